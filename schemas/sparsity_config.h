@@ -1,0 +1,75 @@
+// The sparsity section of an experiment spec: N:M recipes, phases and locations
+// (../shared/spec/sparsity-method.md §1-§6). Plain C++: used by the trainer's engine, the coordinator's
+// validation and nmctl alike, so it depends on neither LibTorch nor protobuf.
+#ifndef NMSPARSE_SCHEMAS_SPARSITY_CONFIG_H_
+#define NMSPARSE_SCHEMAS_SPARSITY_CONFIG_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "yaml-cpp/yaml.h"
+
+namespace nmsparse {
+
+enum class SparsityType { kDense, kStructuredNM, kSrste, kUnstructured };
+enum class DecayType { kStep, kLinear, kExp };
+enum class StructureDecayType { kSparsify, kFine, kDensify };
+enum class SparseDim { kRow, kCol };
+enum class PhaseKind { kDense, kSparse, kFineTune };
+
+// A location that can be sparsified (§5). FF is both MLP linears; O the attention output projection; C convs.
+enum class SparsityLocation { kFF, kQ, kK, kV, kO, kC };
+
+struct NM {
+  int n = 2;
+  int m = 4;
+  friend bool operator==(const NM& a, const NM& b) { return a.n == b.n && a.m == b.m; }
+  friend bool operator!=(const NM& a, const NM& b) { return !(a == b); }
+};
+
+struct PhaseSpec {
+  PhaseKind kind = PhaseKind::kSparse;
+  double fraction = 1.0;  // Of total epochs.
+};
+
+struct SparsityConfig {
+  SparsityType sparsity_type = SparsityType::kDense;
+  NM nm{2, 4};      // n_sparsity:m_sparsity, for FF, O and C.
+  NM nm_qkv{2, 4};  // n_sparsity_qkv:m_sparsity_qkv, for Q, K and V (defaults to nm when not given).
+  DecayType decay_type = DecayType::kStep;
+  double decay_coef = 2e-4;
+  bool structure_decay_flag = false;
+  StructureDecayType structure_decay_type = StructureDecayType::kSparsify;
+  int structure_decay_start_multiple = 8;
+  double dense_fraction = 0.0;      // YAML key dense_steps.
+  double fine_tune_fraction = 0.0;  // YAML key fine_tune_steps.
+  std::vector<SparsityLocation> locations = {SparsityLocation::kFF};  // YAML key sparsity_loc.
+  SparseDim sparse_dim = SparseDim::kRow;
+  double prune_rate = 0.5;     // UNSTRUCTURED only.
+  double srste_lambda = 2e-4;
+  std::vector<PhaseSpec> phases;  // Empty: dense_fraction / fine_tune_fraction decide.
+
+  bool HasLocation(SparsityLocation loc) const;
+};
+
+// Parses the sparsity keys of `node` (a YAML map) with the reference's key names; values are
+// case-insensitive. `path` prefixes key names in errors (e.g. "sparsity."). Unknown keys, wrong types and
+// out-of-range values are InvalidArgument errors naming the key, the value, the allowed range and the line.
+absl::StatusOr<SparsityConfig> ParseSparsityConfig(const YAML::Node& node, const std::string& path);
+
+// True for the keys ParseSparsityConfig understands (so that a flat reference config can route them).
+bool IsSparsityKey(const std::string& key);
+
+// Canonical YAML map of every key with its value (defaults filled in), in a fixed order; parses back to an
+// equal config. Enum values are upper case as in the reference.
+YAML::Node SparsityConfigToYaml(const SparsityConfig& config);
+
+std::string ToString(SparsityType type);
+std::string ToString(DecayType type);
+std::string ToString(StructureDecayType type);
+std::string ToString(SparsityLocation location);
+
+}  // namespace nmsparse
+
+#endif  // NMSPARSE_SCHEMAS_SPARSITY_CONFIG_H_
