@@ -267,6 +267,21 @@ bool SparsityConfig::HasLocation(SparsityLocation loc) const {
   return std::find(locations.begin(), locations.end(), loc) != locations.end();
 }
 
+bool operator==(const PhaseSpec& a, const PhaseSpec& b) {
+  return a.kind == b.kind && a.fraction == b.fraction;
+}
+
+bool operator==(const SparsityConfig& a, const SparsityConfig& b) {
+  return a.sparsity_type == b.sparsity_type && a.nm == b.nm && a.nm_qkv == b.nm_qkv &&
+         a.decay_type == b.decay_type && a.decay_coef == b.decay_coef &&
+         a.structure_decay_flag == b.structure_decay_flag &&
+         a.structure_decay_type == b.structure_decay_type &&
+         a.structure_decay_start_multiple == b.structure_decay_start_multiple &&
+         a.dense_fraction == b.dense_fraction && a.fine_tune_fraction == b.fine_tune_fraction &&
+         a.locations == b.locations && a.sparse_dim == b.sparse_dim && a.prune_rate == b.prune_rate &&
+         a.srste_lambda == b.srste_lambda && a.phases == b.phases;
+}
+
 std::string ToString(SparsityType type) {
   switch (type) {
     case SparsityType::kDense:

@@ -53,6 +53,10 @@ struct SparsityConfig {
   bool HasLocation(SparsityLocation loc) const;
 };
 
+bool operator==(const PhaseSpec& a, const PhaseSpec& b);
+bool operator==(const SparsityConfig& a, const SparsityConfig& b);
+inline bool operator!=(const SparsityConfig& a, const SparsityConfig& b) { return !(a == b); }
+
 // Parses the sparsity keys of `node` (a YAML map) with the reference's key names; values are
 // case-insensitive. `path` prefixes key names in errors (e.g. "sparsity."). Unknown keys, wrong types and
 // out-of-range values are InvalidArgument errors naming the key, the value, the allowed range and the line.

@@ -77,12 +77,14 @@ TEST(SparsityConfigTest, LocationForms) {
   auto all = Parse("sparsity_loc: COFFQ");
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(SparsityLocationsToString(all->locations), "FF,Q,O,C");
-  EXPECT_EQ(ErrorOf("sparsity_loc: FX"),
-            "line 1: sparsity.sparsity_loc: value 'FX' is not a set of locations: must be letters/words over FF, "
-            "Q, K, V, O, C (e.g. FF, FFQKV, FF,Q,K,V)");
-  EXPECT_EQ(ErrorOf("sparsity_loc: ''"),
-            "line 1: sparsity.sparsity_loc: value '' names no location: must name at least one of FF, Q, K, V, "
-            "O, C");
+  EXPECT_EQ(
+      ErrorOf("sparsity_loc: FX"),
+      "line 1: sparsity.sparsity_loc: value 'FX' is not a set of locations: must be letters/words over FF, "
+      "Q, K, V, O, C (e.g. FF, FFQKV, FF,Q,K,V)");
+  EXPECT_EQ(
+      ErrorOf("sparsity_loc: ''"),
+      "line 1: sparsity.sparsity_loc: value '' names no location: must name at least one of FF, Q, K, V, "
+      "O, C");
 }
 
 TEST(SparsityConfigTest, RangeErrorsNameKeyValueRangeAndLine) {
@@ -94,13 +96,16 @@ TEST(SparsityConfigTest, RangeErrorsNameKeyValueRangeAndLine) {
             "line 1: sparsity.n_sparsity_qkv: value 9 is out of range: must be <= m_sparsity_qkv (8)");
   EXPECT_EQ(ErrorOf("dense_steps: 1.0\n"),
             "line 1: sparsity.dense_steps: value 1.0 is out of range: must be in [0, 1)");
-  EXPECT_EQ(ErrorOf("dense_steps: 0.6\nfine_tune_steps: 0.4\n"),
-            "line 2: sparsity.fine_tune_steps: value 0.4 is out of range: dense_steps + fine_tune_steps must be "
-            "< 1 (got 1)");
-  EXPECT_EQ(ErrorOf("decay_coef: -1\n"), "line 1: sparsity.decay_coef: value -1 is out of range: must be >= 0");
-  EXPECT_EQ(ErrorOf("structure_decay_start_multiple: 6\n"),
-            "line 1: sparsity.structure_decay_start_multiple: value 6 is out of range: must be a power of two "
-            "(1, 2, 4, 8, ...)");
+  EXPECT_EQ(
+      ErrorOf("dense_steps: 0.6\nfine_tune_steps: 0.4\n"),
+      "line 2: sparsity.fine_tune_steps: value 0.4 is out of range: dense_steps + fine_tune_steps must be "
+      "< 1 (got 1)");
+  EXPECT_EQ(ErrorOf("decay_coef: -1\n"),
+            "line 1: sparsity.decay_coef: value -1 is out of range: must be >= 0");
+  EXPECT_EQ(
+      ErrorOf("structure_decay_start_multiple: 6\n"),
+      "line 1: sparsity.structure_decay_start_multiple: value 6 is out of range: must be a power of two "
+      "(1, 2, 4, 8, ...)");
 }
 
 TEST(SparsityConfigTest, TypeAndKeyErrors) {
@@ -112,11 +117,12 @@ TEST(SparsityConfigTest, TypeAndKeyErrors) {
   EXPECT_EQ(ErrorOf("decay_coef: [1]\n"), "line 1: sparsity.decay_coef: value [1] is not a number");
   EXPECT_EQ(ErrorOf("structure_decay_flag: maybe\n"),
             "line 1: sparsity.structure_decay_flag: value 'maybe' is not a boolean: must be true or false");
-  EXPECT_EQ(ErrorOf("sparsity_type: DENSE\nm_sparsty: 4\n"),
-            "line 2: sparsity.m_sparsty: unknown key; known keys: sparsity_type, n_sparsity, m_sparsity, "
-            "n_sparsity_qkv, m_sparsity_qkv, decay_type, decay_coef, structure_decay_flag, structure_decay_type, "
-            "structure_decay_start_multiple, dense_steps, fine_tune_steps, sparsity_loc, sparse_dim, prune_rate, "
-            "srste_lambda, phases");
+  EXPECT_EQ(
+      ErrorOf("sparsity_type: DENSE\nm_sparsty: 4\n"),
+      "line 2: sparsity.m_sparsty: unknown key; known keys: sparsity_type, n_sparsity, m_sparsity, "
+      "n_sparsity_qkv, m_sparsity_qkv, decay_type, decay_coef, structure_decay_flag, structure_decay_type, "
+      "structure_decay_start_multiple, dense_steps, fine_tune_steps, sparsity_loc, sparse_dim, prune_rate, "
+      "srste_lambda, phases");
   EXPECT_EQ(ErrorOf("algorithm: rigl\n"),
             "line 1: sparsity.algorithm: dynamic unstructured sparsity (§7) is not supported yet");
   EXPECT_EQ(ErrorOf("[1, 2]"), "line 1: sparsity: value [1, 2] is not a map of sparsity keys");
@@ -143,7 +149,8 @@ TEST(SparsityConfigTest, PhasesBothForms) {
   EXPECT_EQ(shorthand->phases[0].kind, PhaseKind::kSparse);
   EXPECT_DOUBLE_EQ(shorthand->phases[0].fraction, 0.8);
   EXPECT_EQ(shorthand->phases[1].kind, PhaseKind::kDense);
-  auto canonical = Parse("phases:\n  - {kind: SPARSE, fraction: 0.7}\n  - {kind: fine_tune, fraction: 0.3}\n");
+  auto canonical =
+      Parse("phases:\n  - {kind: SPARSE, fraction: 0.7}\n  - {kind: fine_tune, fraction: 0.3}\n");
   ASSERT_TRUE(canonical.ok()) << canonical.status();
   EXPECT_EQ(canonical->phases[1].kind, PhaseKind::kFineTune);
 
@@ -153,9 +160,10 @@ TEST(SparsityConfigTest, PhasesBothForms) {
             "line 3: sparsity.phases[1]: value 'warm' is not one of DENSE, SPARSE, FINE_TUNE");
   EXPECT_EQ(ErrorOf("phases:\n  - {sparse: 1.5}\n"),
             "line 2: sparsity.phases[0].sparse: value 1.5 is out of range: must be in [0, 1]");
-  EXPECT_EQ(ErrorOf("dense_steps: 0.1\nphases: [{sparse: 1}]\n"),
-            "line 2: sparsity.phases: cannot be combined with dense_steps / fine_tune_steps: give the dense and "
-            "fine-tune parts as phases");
+  EXPECT_EQ(
+      ErrorOf("dense_steps: 0.1\nphases: [{sparse: 1}]\n"),
+      "line 2: sparsity.phases: cannot be combined with dense_steps / fine_tune_steps: give the dense and "
+      "fine-tune parts as phases");
 }
 
 TEST(SparsityConfigTest, CanonicalYamlRoundTrips) {

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -142,6 +144,35 @@ absl::Status CheckKeys(const YAML::Node& map, const std::string& prefix,
     }
   }
   return absl::OkStatus();
+}
+
+absl::Status WithFile(const absl::Status& status, const std::string& file_name) {
+  if (status.ok() || file_name.empty()) return status;
+  std::string message(status.message());
+  constexpr char kLine[] = "line ";
+  if (message.rfind(kLine, 0) == 0) {
+    message = absl::StrCat(file_name, ":", message.substr(sizeof(kLine) - 1));
+  } else {
+    message = absl::StrCat(file_name, ": ", message);
+  }
+  return absl::Status(status.code(), message);
+}
+
+absl::StatusOr<YAML::Node> LoadYaml(const std::string& text, const std::string& file_name) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    const std::string where = file_name.empty() ? "line " : file_name + ":";
+    return absl::InvalidArgumentError(absl::StrCat(where, e.mark.line + 1, ": YAML syntax error: ", e.msg));
+  }
+}
+
+absl::StatusOr<std::string> ReadTextFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 }  // namespace yaml_util

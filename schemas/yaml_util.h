@@ -53,6 +53,16 @@ std::string FormatDouble(double value);
 absl::Status CheckKeys(const YAML::Node& map, const std::string& prefix,
                        const std::vector<std::string>& known);
 
+// Rewrites a "line L: ..." message into "FILE:L: ..." (and prefixes "FILE: " to messages without a line),
+// keeping the status code. An empty file name leaves the status as it is.
+absl::Status WithFile(const absl::Status& status, const std::string& file_name);
+
+// Parses YAML text; a syntax error becomes InvalidArgument "FILE:LINE: YAML syntax error: ...".
+absl::StatusOr<YAML::Node> LoadYaml(const std::string& text, const std::string& file_name);
+
+// Reads a whole file; NotFound names the path.
+absl::StatusOr<std::string> ReadTextFile(const std::string& path);
+
 // Upper-cased copy (ASCII).
 std::string Upper(std::string s);
 
