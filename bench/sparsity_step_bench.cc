@@ -122,7 +122,7 @@ void MaskMicroBenchmark() {
   rule.recipe = nmsparse::Recipe::kDecay;
   rule.decay = 0.5f;
   std::printf("\nmask of one [1536, 384] weight (median of %d):\n", absl::GetFlag(FLAGS_mask_reps));
-  for (NM nm : std::vector<NM>{{2, 4}, {1, 8}, {4, 8}, {8, 64}, {16, 32}, {8, 1024}}) {
+  for (NM nm : std::vector<NM>{{2, 4}, {1, 8}, {4, 8}, {8, 64}, {16, 32}, {16, 128}, {8, 256}, {8, 1024}}) {
     const double ms = MicroMs([&] { NMMask(w, nm, SparseDim::kRow, false); });
     const double col = MicroMs([&] { NMMask(w, nm, SparseDim::kCol, false); });
     std::printf("  NMMask %d:%-4d row %7.3f ms   col %7.3f ms\n", nm.n, nm.m, ms, col);

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <functional>
 #include <vector>
 
@@ -29,9 +31,9 @@ void SelectArgMax(const float* src, float* dst, int64_t begin, int64_t end, int6
     const float* in = src + g * m;
     float* out = dst + g * m;
     int64_t best = 0;
-    float best_mag = std::fabs(in[0]);
+    float best_mag = Magnitude(in[0]);
     for (int64_t i = 1; i < m; ++i) {
-      const float mag = std::fabs(in[i]);
+      const float mag = Magnitude(in[i]);
       if (mag > best_mag) {
         best_mag = mag;
         best = i;
@@ -48,9 +50,9 @@ void SelectAllButArgMin(const float* src, float* dst, int64_t begin, int64_t end
     const float* in = src + g * m;
     float* out = dst + g * m;
     int64_t worst = 0;
-    float worst_mag = std::fabs(in[0]);
+    float worst_mag = Magnitude(in[0]);
     for (int64_t i = 1; i < m; ++i) {
-      const float mag = std::fabs(in[i]);
+      const float mag = Magnitude(in[i]);
       if (mag <= worst_mag) {
         worst_mag = mag;
         worst = i;
@@ -70,12 +72,44 @@ void SelectByRank(const float* src, float* dst, int64_t begin, int64_t end, int 
     const float* in = src + g * M;
     float* out = dst + g * M;
     float mag[M];
-    for (int i = 0; i < M; ++i) mag[i] = std::fabs(in[i]);
+    for (int i = 0; i < M; ++i) mag[i] = Magnitude(in[i]);
     for (int i = 0; i < M; ++i) {
       // Fixed trip count and no branches, so that the compiler can vectorise over k.
       int rank = 0;
       for (int k = 0; k < M; ++k) rank += (mag[k] > mag[i]) | ((mag[k] == mag[i]) & (k < i));
       out[i] = value[rank < n];  // A load, not a branch: kept/pruned is a coin flip for 2:4.
+    }
+  }
+}
+
+// Medium M known at compile time: the n-th largest magnitude t found bit by bit on the magnitudes' IEEE bit
+// patterns (monotone for non-negative floats), 31 fixed-length counting passes that the compiler vectorises;
+// then keep |w| > t and the first (n - #{|w| > t}) elements with |w| == t.
+template <int M>
+void SelectByBisection(const float* src, float* dst, int64_t begin, int64_t end, int n, float pruned) {
+  const float value[2] = {pruned, 1.f};
+  for (int64_t g = begin; g < end; ++g) {
+    const float* in = src + g * M;
+    float* out = dst + g * M;
+    int32_t bits[M];  // Non-negative floats: signed compares order them (no unsigned SIMD compare).
+    for (int i = 0; i < M; ++i) {
+      const float mag = Magnitude(in[i]);
+      std::memcpy(&bits[i], &mag, sizeof(mag));
+    }
+    int32_t threshold = 0;  // Largest t with #{bits >= t} >= n, built from the top bit down.
+    for (int b = 30; b >= 0; --b) {
+      const int32_t candidate = threshold | (int32_t{1} << b);
+      int count = 0;
+      for (int i = 0; i < M; ++i) count += bits[i] >= candidate;
+      if (count >= n) threshold = candidate;
+    }
+    int above = 0;
+    for (int i = 0; i < M; ++i) above += bits[i] > threshold;
+    int ties_left = n - above;
+    for (int i = 0; i < M; ++i) {
+      const bool tie = (bits[i] == threshold) & (ties_left > 0);
+      ties_left -= tie;
+      out[i] = value[(bits[i] > threshold) | tie];
     }
   }
 }
@@ -153,6 +187,12 @@ void SelectGroups(const float* src, float* dst, int64_t begin, int64_t end, int6
       return SelectByRank<8>(src, dst, begin, end, static_cast<int>(n), pruned);
     case 16:
       return SelectByRank<16>(src, dst, begin, end, static_cast<int>(n), pruned);
+    case 32:
+      return SelectByBisection<32>(src, dst, begin, end, static_cast<int>(n), pruned);
+    case 64:
+      return SelectByBisection<64>(src, dst, begin, end, static_cast<int>(n), pruned);
+    case 128:
+      return SelectByBisection<128>(src, dst, begin, end, static_cast<int>(n), pruned);
     default:
       break;
   }
