@@ -27,6 +27,12 @@ int IntFromEnv(const char* name, int fallback) {
   return parsed;
 }
 
+// c10::Error's what() carries a C++ backtrace; one line is enough for a log.
+std::string Message(const std::exception& e) {
+  if (const auto* c10_error = dynamic_cast<const c10::Error*>(&e)) return c10_error->what_without_backtrace();
+  return e.what();
+}
+
 bool IsLoopback(const std::string& addr) {
   return addr == "localhost" || addr == "127.0.0.1" || addr.rfind("127.", 0) == 0;
 }
@@ -96,7 +102,7 @@ Distributed::Distributed(const DistributedEnv& env, std::chrono::milliseconds ti
     throw;
   } catch (const std::exception& e) {
     throw DistributedError(std::string("rendezvous at ") + env_.master_addr + ":" +
-                           std::to_string(env_.master_port) + " failed: " + e.what());
+                           std::to_string(env_.master_port) + " failed: " + Message(e));
   }
 }
 
@@ -107,7 +113,7 @@ void Distributed::AllReduceSum(torch::Tensor& flat) {
     std::vector<torch::Tensor> tensors = {flat};
     impl_->allreduce(tensors);
   } catch (const std::exception& e) {
-    throw DistributedError(std::string("all-reduce failed (a rank died or timed out): ") + e.what());
+    throw DistributedError("all-reduce failed (a rank died or timed out): " + Message(e));
   }
 }
 
@@ -122,7 +128,7 @@ void Distributed::BroadcastModel(torch::nn::Module& model) {
       std::vector<torch::Tensor> one = {t.data()};
       impl_->broadcast(one);
     } catch (const std::exception& e) {
-      throw DistributedError(std::string("broadcast of the initial model failed: ") + e.what());
+      throw DistributedError("broadcast of the initial model failed: " + Message(e));
     }
   }
 }
