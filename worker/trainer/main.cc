@@ -91,8 +91,7 @@ int Main(int argc, char** argv) {
   }
   options.threads = threads > 0 ? threads : std::max(1, config->resources.cpu_threads);
   if (validate_only) {
-    DescribeRun(*config, std::cout);
-    return kExitOk;
+    return DescribeRun(*config, std::cout);
   }
   std::signal(SIGTERM, OnTerminate);
   std::signal(SIGINT, OnTerminate);

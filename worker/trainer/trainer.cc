@@ -393,12 +393,22 @@ int RunTraining(const ExperimentConfig& config, const TrainerOptions& options) {
   return run.Train();
 }
 
-void DescribeRun(const ExperimentConfig& config, std::ostream& out) {
+int DescribeRun(const ExperimentConfig& config, std::ostream& out) {
   const ModelArch arch = ResolveArch(config);
-  RunData data = LoadData(config, arch);
-  const int64_t steps_per_epoch = std::max<int64_t>(
-      1, data.train->size() / std::max<int64_t>(1, int64_t{config.data.batch_size} *
-                                                       std::max(1, config.optimizer.grad_accum_steps)));
+  const int64_t per_step =
+      std::max<int64_t>(1, int64_t{config.data.batch_size} * std::max(1, config.optimizer.grad_accum_steps));
+  int64_t steps_per_epoch = 1;
+  std::string data_error;
+  try {
+    RunData data = LoadData(config, arch);
+    steps_per_epoch = std::max<int64_t>(1, data.train->size() / per_step);
+    out << "data " << config.data.dataset << ": " << data.train->size() << " training / " << data.eval->size()
+        << " evaluation images, " << steps_per_epoch << " optimizer steps per epoch\n";
+  } catch (const TrainerError& e) {
+    data_error = e.what();
+    out << "data " << config.data.dataset << ": NOT USABLE: " << data_error
+        << " (N:M stages below assume 1 step per epoch)\n";
+  }
   auto model = CreateModel(arch);
   auto engine = MakeEngine(config, steps_per_epoch, *model);
   int64_t params = 0;
@@ -406,8 +416,6 @@ void DescribeRun(const ExperimentConfig& config, std::ostream& out) {
   out << "model " << arch.name << ": " << params << " parameters, " << ForwardFlops(arch) / 1e9
       << " GFLOPs forward per image, input " << arch.in_chans << "x" << arch.img_size << "x" << arch.img_size
       << ", " << arch.num_classes << " classes\n";
-  out << "data " << config.data.dataset << ": " << data.train->size() << " training / " << data.eval->size()
-      << " evaluation images, " << steps_per_epoch << " optimizer steps per epoch\n";
   out << "sparse layers: " << engine->SparseLayerNames().size() << "\n";
   // Walk the epochs and print the per-layer rules wherever the phase or N:M stage changes.
   std::string previous;
@@ -426,6 +434,7 @@ void DescribeRun(const ExperimentConfig& config, std::ostream& out) {
           << "\n";
     }
   }
+  return data_error.empty() ? kExitOk : kExitData;
 }
 
 }  // namespace nmsparse

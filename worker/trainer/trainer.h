@@ -30,8 +30,9 @@ struct TrainerOptions {
 int RunTraining(const ExperimentConfig& config, const TrainerOptions& options);
 
 // --validate-only: builds model and engine, prints the architecture, parameter count and the N:M of every
-// sparse layer per phase to `out` without training. Throws TrainerError like RunTraining.
-void DescribeRun(const ExperimentConfig& config, std::ostream& out);
+// sparse layer per phase to `out` without training. Returns kExitOk, or kExitData when the dataset is not
+// usable (printed, the rest is still described). Throws TrainerError on a bad spec.
+int DescribeRun(const ExperimentConfig& config, std::ostream& out);
 
 }  // namespace nmsparse
 

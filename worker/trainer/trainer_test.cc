@@ -152,7 +152,7 @@ schedule: {epochs: 4}
 sparsity: {sparsity_type: SRSTE, n_sparsity: 1, m_sparsity: 8, sparsity_loc: FF, dense_steps: 0.25}
 )");
   std::ostringstream out;
-  DescribeRun(config, out);
+  EXPECT_EQ(DescribeRun(config, out), kExitOk);
   EXPECT_NE(out.str().find("27978 parameters"), std::string::npos) << out.str();
   EXPECT_NE(out.str().find("from epoch 0: phase dense"), std::string::npos) << out.str();
   EXPECT_NE(out.str().find("from epoch 1: phase sparse, N:M 1:8"), std::string::npos) << out.str();
