@@ -5,11 +5,14 @@
 
 #include <cmath>
 #include <fstream>
+#include <iostream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "nlohmann/json.hpp"
+#include "schemas/structure_decay.h"
 #include "worker/sparsity/decay.h"
 #include "worker/sparsity/layer_rule.h"
 #include "worker/sparsity/nm_mask.h"
@@ -172,6 +175,47 @@ void CheckDecayForward(const std::string& kind, DecayType type) {
 
 TEST_F(GoldenTest, LinearDecayForward) { CheckDecayForward("linear_decay_forward", DecayType::kLinear); }
 TEST_F(GoldenTest, ExpDecayForward) { CheckDecayForward("exp_decay_forward", DecayType::kExp); }
+
+// The SDGF stage table (schemas/structure_decay, used by the engine) against the reference's
+// get_decay_config: epoch -> "N:M", exactly.
+TEST_F(GoldenTest, StructureDecaySchedules) {
+  for (const json& c : CasesOfKind("sdgf_schedule")) {
+    SCOPED_TRACE(c.at("id").get<std::string>());
+    const json& p = c.at("params");
+    const int total = p.at("total_epochs").get<int>();
+    SparsityConfig config;
+    config.sparsity_type = SparsityType::kStructuredNM;
+    config.structure_decay_flag = true;
+    const std::string type = p.at("structure_decay_type").get<std::string>();
+    if (type != "sparsify" && type != "fine") {
+      std::cout << "[  SKIPPED ] " << c.at("id").get<std::string>() << ": structure_decay_type " << type
+                << "\n";
+      continue;
+    }
+    config.structure_decay_type = type == "fine" ? StructureDecayType::kFine : StructureDecayType::kSparsify;
+    // Fractions whose int(fraction * T) is exactly the case's epoch counts.
+    config.dense_fraction = (p.at("dense_epochs").get<int>() + 0.5) / total;
+    config.fine_tune_fraction = (p.at("fine_tune_epochs").get<int>() + 0.5) / total;
+    ASSERT_EQ(DenseEpochs(config, total), p.at("dense_epochs").get<int>());
+    ASSERT_EQ(FineTuneEpochs(config, total), p.at("fine_tune_epochs").get<int>());
+    const NM target{p.at("N").get<int>(), p.at("M").get<int>()};
+    std::map<int, std::string> actual;
+    for (const auto& [epoch, nm] : StructureDecayStages(config, total, target)) {
+      actual[epoch] = std::to_string(nm.n) + ":" + std::to_string(nm.m);
+    }
+    std::map<int, std::string> expected;
+    for (const auto& [epoch, nm] : c.at("expected").items())
+      expected[std::stoi(epoch)] = nm.get<std::string>();
+    EXPECT_EQ(actual, expected);
+    for (int epoch = p.at("dense_epochs").get<int>(); epoch < total; ++epoch) {
+      auto it = expected.upper_bound(epoch);
+      ASSERT_NE(it, expected.begin());
+      const NM nm = StageAtEpoch(config, total, target, epoch);
+      EXPECT_EQ(std::to_string(nm.n) + ":" + std::to_string(nm.m), std::prev(it)->second)
+          << "epoch " << epoch;
+    }
+  }
+}
 
 }  // namespace
 }  // namespace nmsparse

@@ -147,7 +147,7 @@ absl::StatusOr<std::vector<EngineLayer>> CollectLayers(const SparsityConfig& con
                                                        torch::nn::Module& model) {
   std::vector<EngineLayer> layers;
   std::vector<bool> location_found(6, false);
-  for (const auto& item : model.named_modules()) {
+  for (const auto& item : model.named_modules(/*name_prefix=*/"", /*include_self=*/false)) {
     std::vector<SparsityLocation> locs = BlockLocationsOf(item.key());
     bool any = false;
     for (SparsityLocation loc : locs) any = any || config.HasLocation(loc);
