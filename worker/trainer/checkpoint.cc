@@ -67,13 +67,13 @@ void SaveCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch:
 }
 
 bool LoadCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
-                    TrainState* state) {
+                    TrainState* state, torch::Device device) {
   const std::string path = CheckpointPath(out_dir);
   struct stat st;
   if (stat(path.c_str(), &st) != 0) return false;
   try {
     torch::serialize::InputArchive archive, model_archive, optimizer_archive, state_archive;
-    archive.load_from(path);
+    archive.load_from(path, device);
     archive.read("model", model_archive);
     archive.read("optimizer", optimizer_archive);
     archive.read("state", state_archive);
@@ -92,6 +92,7 @@ bool LoadCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch:
     state->epoch_seconds = ReadScalar(state_archive, "epoch_seconds");
     torch::Tensor rng;
     state_archive.read("torch_rng", rng);
+    rng = rng.cpu();
     auto gen = at::detail::getDefaultCPUGenerator();
     std::lock_guard<std::mutex> lock(gen.mutex());
     gen.set_state(rng);
@@ -103,7 +104,7 @@ bool LoadCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch:
 
 void LoadModelFromCheckpoint(const std::string& path, torch::nn::Module& model) {
   torch::serialize::InputArchive archive, model_archive;
-  archive.load_from(path);
+  archive.load_from(path, torch::kCPU);
   archive.read("model", model_archive);
   model.load(model_archive);
 }

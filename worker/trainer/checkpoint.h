@@ -35,8 +35,9 @@ void SaveCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch:
                     const TrainState& state);
 
 // False when `out_dir` holds no checkpoint; throws std::runtime_error on an unreadable or mismatched one.
+// Tensors are mapped onto `device` (the model's).
 bool LoadCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
-                    TrainState* state);
+                    TrainState* state, torch::Device device = torch::kCPU);
 
 // Model parameters and buffers only (for comparing runs and evaluation tools).
 void LoadModelFromCheckpoint(const std::string& path, torch::nn::Module& model);

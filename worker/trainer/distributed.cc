@@ -2,8 +2,10 @@
 
 #include <torch/torch.h>
 
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#ifdef USE_C10D_GLOO
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#endif
 #ifdef NMSPARSE_WITH_NCCL
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
@@ -67,8 +69,9 @@ struct Distributed::Impl {
   }
 };
 
-Distributed::Distributed(const DistributedEnv& env, std::chrono::milliseconds timeout, bool use_nccl)
-    : env_(env), impl_(std::make_unique<Impl>()) {
+Distributed::Distributed(const DistributedEnv& env, std::chrono::milliseconds timeout, bool use_nccl,
+                         torch::Device device)
+    : env_(env), device_(device), impl_(std::make_unique<Impl>()) {
   if (env_.world_size <= 1) return;
   try {
     c10d::TCPStoreOptions options;
@@ -89,6 +92,7 @@ Distributed::Distributed(const DistributedEnv& env, std::chrono::milliseconds ti
 #else
     if (use_nccl) throw DistributedError("NCCL requested but this nmtrain was built without NCCL");
 #endif
+#ifdef USE_C10D_GLOO
     auto gloo = c10d::ProcessGroupGloo::Options::create(timeout);
     if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"); ifname != nullptr && *ifname != '\0') {
       gloo->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(ifname));
@@ -98,6 +102,9 @@ Distributed::Distributed(const DistributedEnv& env, std::chrono::milliseconds ti
       gloo->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
     }
     impl_->Bind(c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, env_.rank, env_.world_size, gloo));
+#else
+    throw DistributedError("this nmtrain was built without Gloo; multi-rank CPU runs need it");
+#endif
   } catch (const DistributedError&) {
     throw;
   } catch (const std::exception& e) {
@@ -164,8 +171,9 @@ void Distributed::AverageGradients(const std::vector<torch::Tensor>& params, int
 
 std::vector<double> Distributed::SumAcrossRanks(const std::vector<double>& values) {
   if (env_.world_size <= 1) return values;
-  auto t = torch::tensor(values, torch::kFloat64);
+  auto t = torch::tensor(values, torch::kFloat64).to(device_);
   AllReduceSum(t);
+  t = t.cpu();
   return std::vector<double>(t.data_ptr<double>(), t.data_ptr<double>() + t.numel());
 }
 

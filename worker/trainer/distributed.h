@@ -36,7 +36,9 @@ DistributedEnv ReadDistributedEnv();
 class Distributed {
  public:
   // Rendezvous (waits up to `timeout` for all ranks); throws DistributedError when it fails.
-  Distributed(const DistributedEnv& env, std::chrono::milliseconds timeout, bool use_nccl = false);
+  // `device`: where collectives' tensors live (a CUDA device for NCCL).
+  Distributed(const DistributedEnv& env, std::chrono::milliseconds timeout, bool use_nccl = false,
+              torch::Device device = torch::kCPU);
   ~Distributed();
 
   int rank() const { return env_.rank; }
@@ -55,6 +57,7 @@ class Distributed {
   void AllReduceSum(torch::Tensor& flat);
   struct Impl;
   DistributedEnv env_;
+  torch::Device device_;
   std::unique_ptr<Impl> impl_;
 };
 

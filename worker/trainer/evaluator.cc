@@ -7,7 +7,7 @@
 namespace nmsparse {
 
 EvalResult Evaluate(ClassifierImpl& model, const Dataset& data, const Normalization& norm, int64_t batch_size,
-                    Distributed& dist) {
+                    Distributed& dist, torch::Device device) {
   torch::NoGradGuard no_grad;
   model.eval();
   const int world = dist.world_size();
@@ -16,7 +16,8 @@ EvalResult Evaluate(ClassifierImpl& model, const Dataset& data, const Normalizat
   std::vector<int64_t> indices;
   auto run = [&] {
     auto batch = LoadBatch(data, indices, norm);
-    auto logits = model.forward(batch.images);
+    batch.labels = batch.labels.to(device);
+    auto logits = model.forward(batch.images.to(device));
     loss_sum +=
         torch::nn::functional::cross_entropy(
             logits, batch.labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))

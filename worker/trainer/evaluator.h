@@ -21,7 +21,7 @@ struct EvalResult {
 
 // Puts the model in eval mode and back in train mode afterwards.
 EvalResult Evaluate(ClassifierImpl& model, const Dataset& data, const Normalization& norm, int64_t batch_size,
-                    Distributed& dist);
+                    Distributed& dist, torch::Device device = torch::kCPU);
 
 }  // namespace nmsparse
 

@@ -1,6 +1,7 @@
 // nmtrain: trains one run of an experiment spec on this machine's ranks (docs/nmtrain.md).
 //
-//   nmtrain --spec run.yaml --out DIR [--resume] [--threads N] [--timeout-s S] [--validate-only] [--help]
+//   nmtrain --spec run.yaml --out DIR [--resume] [--threads N] [--device cpu|cuda] [--timeout-s S]
+//           [--validate-only] [--help]
 //
 // Rank 0 prints one JSON object per line on stdout (epoch, step and final metrics); progress goes to stderr.
 // Exit codes: 0 ok, 2 usage or bad spec, 3 data error, 4 training error, 5 distributed failure, 143 SIGTERM.
@@ -24,11 +25,13 @@ std::atomic<bool> g_stop{false};
 void OnTerminate(int) { g_stop.store(true); }
 
 constexpr char kUsageText[] =
-    "usage: nmtrain --spec FILE --out DIR [--resume] [--threads N] [--timeout-s S] [--validate-only]\n"
+    "usage: nmtrain --spec FILE --out DIR [--resume] [--threads N] [--device D] [--timeout-s S]\n"
+    "               [--validate-only]\n"
     "  --spec FILE       experiment spec (YAML), or a flat timm reference config\n"
     "  --out DIR         checkpoint and spec.yaml go here (rank 0)\n"
     "  --resume          continue from DIR/checkpoint.pt when present (starts fresh when absent)\n"
     "  --threads N       intra-op threads per rank (default: the spec's resources.cpu_threads)\n"
+    "  --device D        cpu (default) or cuda (GPU LOCAL_RANK; NCCL between ranks in CUDA builds)\n"
     "  --timeout-s S     rendezvous / collective timeout in seconds (default 60)\n"
     "  --validate-only   print the model, its parameter count and every sparse layer's N:M; do not train\n"
     "ranks: RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT (torchrun's variables)\n"
@@ -66,6 +69,8 @@ int Main(int argc, char** argv) {
       validate_only = true;
     } else if (arg == "--threads") {
       if (!value(&v) || !absl::SimpleAtoi(v, &threads) || threads < 1) return Usage("--threads needs N >= 1");
+    } else if (arg == "--device") {
+      if (!value(&options.device)) return Usage("--device needs cpu or cuda");
     } else if (arg == "--timeout-s") {
       int seconds = 0;
       if (!value(&v) || !absl::SimpleAtoi(v, &seconds) || seconds < 1)

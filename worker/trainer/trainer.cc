@@ -141,6 +141,19 @@ void AddSparsityFields(const SparsityEngine& engine, bool with_layers, MetricLin
   }
 }
 
+torch::Device ResolveDevice(const std::string& name, int local_rank) {
+  if (name == "cpu") return torch::kCPU;
+  if (name != "cuda") throw TrainerError(kExitUsage, "--device: '" + name + "' is neither cpu nor cuda");
+  if (!torch::cuda::is_available()) {
+    throw TrainerError(kExitUsage, "--device cuda: this LibTorch has no CUDA or no GPU is visible");
+  }
+  if (local_rank >= static_cast<int>(torch::cuda::device_count())) {
+    throw TrainerError(kExitUsage, "LOCAL_RANK " + std::to_string(local_rank) + " but only " +
+                                       std::to_string(torch::cuda::device_count()) + " GPU(s) are visible");
+  }
+  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(local_rank));
+}
+
 void MakeDirs(const std::string& path) {
   for (size_t pos = 1; pos <= path.size(); ++pos) {
     if (pos == path.size() || path[pos] == '/') mkdir(path.substr(0, pos).c_str(), 0755);
@@ -157,7 +170,9 @@ class Run {
   Run(const ExperimentConfig& config, const TrainerOptions& options)
       : c_(config), o_(options), log_(*options.log), arch_(ResolveArch(config)) {
     torch::set_num_threads(std::max(1, options.threads));
-    dist_ = std::make_unique<Distributed>(ReadDistributedEnv(), options.timeout);
+    const DistributedEnv env = ReadDistributedEnv();
+    device_ = ResolveDevice(options.device, env.local_rank);
+    dist_ = std::make_unique<Distributed>(env, options.timeout, device_.is_cuda(), device_);
     rank_prefix_ = dist_->world_size() > 1 ? "[rank " + std::to_string(dist_->rank()) + "] " : "";
     data_ = LoadData(config, arch_);
     const int accum = std::max(1, config.optimizer.grad_accum_steps);
@@ -180,6 +195,7 @@ class Run {
     torch::manual_seed(config.seed);  // Same initial weights on every rank; rank 0's are broadcast anyway.
     model_ = CreateModel(
         arch_, DropOptions{config.model.drop_rate, config.model.drop_path_rate, config.model.attn_drop_rate});
+    model_->to(device_);
     engine_ = MakeEngine(config, steps_per_epoch_, *model_);
     optimizer_ = MakeAdamW(*model_, config.optimizer);
     const int64_t total = steps_per_epoch_ * config.schedule.epochs;
@@ -217,7 +233,7 @@ class Run {
     bool resumed = false;
     if (o_.resume) {
       try {
-        resumed = LoadCheckpoint(o_.out_dir, *model_, *optimizer_, &state_);
+        resumed = LoadCheckpoint(o_.out_dir, *model_, *optimizer_, &state_, device_);
       } catch (const std::exception& e) {
         throw TrainerError(kExitTraining, e.what());
       }
@@ -254,7 +270,9 @@ class Run {
       bool finite = true;
       for (int k = 0; k < accum_; ++k) {
         auto batch = loader_->Get(epoch, step * accum_ + k);
-        auto targets = SmoothedTargets(batch.labels, arch_.num_classes, c_.optimizer.label_smoothing);
+        batch.images = batch.images.to(device_);
+        auto targets =
+            SmoothedTargets(batch.labels, arch_.num_classes, c_.optimizer.label_smoothing).to(device_);
         Mixup(batch.images, targets, c_.optimizer.mixup_alpha,
               HashCombine(c_.seed ^ 0x3ab1c0deULL, static_cast<uint64_t>(state_.global_step * accum_ + k)));
         auto loss = SoftTargetCrossEntropy(model_->forward(batch.images), targets);
@@ -306,7 +324,8 @@ class Run {
   }
 
   void FinishEpoch(int epoch) {
-    const EvalResult eval = Evaluate(*model_, *data_.eval, data_.norm, c_.data.eval_batch_size, *dist_);
+    const EvalResult eval =
+        Evaluate(*model_, *data_.eval, data_.norm, c_.data.eval_batch_size, *dist_, device_);
     const double loss = state_.epoch_samples > 0 ? state_.epoch_loss_sum / state_.epoch_samples : 0.0;
     const double images_per_s = state_.epoch_seconds > 0 ? state_.epoch_samples / state_.epoch_seconds : 0.0;
     state_.best_top1 = std::max(state_.best_top1, eval.top1);
@@ -349,7 +368,7 @@ class Run {
 
   void EmitFinal() {
     if (last_eval_.images == 0) {  // Resumed after the last epoch: evaluate the final weights once more.
-      last_eval_ = Evaluate(*model_, *data_.eval, data_.norm, c_.data.eval_batch_size, *dist_);
+      last_eval_ = Evaluate(*model_, *data_.eval, data_.norm, c_.data.eval_batch_size, *dist_, device_);
       state_.best_top1 = std::max(state_.best_top1, last_eval_.top1);
     }
     if (!dist_->is_root()) return;
@@ -368,6 +387,7 @@ class Run {
   const TrainerOptions& o_;
   std::ostream& log_;
   ModelArch arch_;
+  torch::Device device_ = torch::kCPU;
   std::unique_ptr<Distributed> dist_;
   std::string rank_prefix_;
   RunData data_;

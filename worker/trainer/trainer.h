@@ -18,6 +18,7 @@ struct TrainerOptions {
   std::string out_dir;                       // Checkpoint, spec.yaml; created when missing.
   bool resume = false;                       // Continue from <out_dir>/checkpoint.pt when present.
   int threads = 1;                           // Intra-op threads per rank.
+  std::string device = "cpu";                // "cpu", or "cuda": GPU LOCAL_RANK, NCCL between ranks.
   std::chrono::milliseconds timeout{60000};  // Rendezvous and collective timeout.
   std::ostream* metrics = &std::cout;        // Metric lines (rank 0 only).
   std::ostream* log = &std::cerr;            // Human progress.
