@@ -142,7 +142,8 @@ void SimulateRun(v1::WorkerGateway::Stub* gw, int64_t worker, v1::Assignment a, 
 }
 
 void Makespan() {
-  const int n = absl::GetFlag(FLAGS_runs), run_ms = absl::GetFlag(FLAGS_run_ms), slots = absl::GetFlag(FLAGS_slots);
+  const int n = absl::GetFlag(FLAGS_runs), run_ms = absl::GetFlag(FLAGS_run_ms),
+            slots = absl::GetFlag(FLAGS_slots);
   std::string db = FreshDb("makespan");
   auto server = StartServer(db);
   auto channel = Channel(server->address());
@@ -213,9 +214,10 @@ void Makespan() {
   for (auto& t : runs) t.join();
   double ideal = static_cast<double>(n) * run_ms / slots;
   double ratio = Ms(makespan) / ideal;
-  std::printf("makespan: %d runs x %d ms on %d slots: makespan %.0f ms, ideal %.0f ms, ratio %.4f "
-              "(overhead %.2f%%, target <= 2%%: %s)\n",
-              n, run_ms, slots, Ms(makespan), ideal, ratio, (ratio - 1) * 100, ratio <= 1.02 ? "met" : "MISSED");
+  std::printf(
+      "makespan: %d runs x %d ms on %d slots: makespan %.0f ms, ideal %.0f ms, ratio %.4f "
+      "(overhead %.2f%%, target <= 2%%: %s)\n",
+      n, run_ms, slots, Ms(makespan), ideal, ratio, (ratio - 1) * 100, ratio <= 1.02 ? "met" : "MISSED");
   server->Shutdown();
   Cleanup(db);
 }
@@ -239,9 +241,10 @@ void Submit() {
     std::fprintf(stderr, "submit failed: %s (%d runs)\n", s.error_message().c_str(), resp.runs_size());
     std::exit(1);
   }
-  std::printf("submit: %d-run sweep acknowledged and stored in %.0f ms (of which expansion+validation alone "
-              "%.0f ms), ratio to the 2000 ms target %.3f (%s)\n",
-              n, Ms(ack), Ms(expand), Ms(ack) / 2000, Ms(ack) <= 2000 ? "met" : "MISSED");
+  std::printf(
+      "submit: %d-run sweep acknowledged and stored in %.0f ms (of which expansion+validation alone "
+      "%.0f ms), ratio to the 2000 ms target %.3f (%s)\n",
+      n, Ms(ack), Ms(expand), Ms(ack) / 2000, Ms(ack) <= 2000 ? "met" : "MISSED");
   server->Shutdown();
   Cleanup(db);
 }
@@ -252,7 +255,8 @@ void Heartbeats() {
   std::string db = FreshDb("heartbeat");
   auto server = StartServer(db);
   std::vector<std::unique_ptr<v1::WorkerGateway::Stub>> stubs;
-  for (int t = 0; t < threads; ++t) stubs.push_back(v1::WorkerGateway::NewStub(Channel(server->address(), t + 1)));
+  for (int t = 0; t < threads; ++t)
+    stubs.push_back(v1::WorkerGateway::NewStub(Channel(server->address(), t + 1)));
   std::vector<int64_t> ids(workers);
   for (int i = 0; i < workers; ++i) {
     grpc::ClientContext ctx;
@@ -289,14 +293,16 @@ void Heartbeats() {
   std::vector<double> all;
   for (auto& v : latencies) all.insert(all.end(), v.begin(), v.end());
   double p50 = Percentile(all, 0.5), p99 = Percentile(all, 0.99), max = Percentile(all, 1.0);
-  std::printf("heartbeat: %d workers at 1 Hz for %d s: %zu calls, %d errors, p50 %.2f ms, p99 %.2f ms, max %.2f ms; "
-              "p99 ratio to the 20 ms target %.3f (%s)\n",
-              workers, seconds, all.size(), errors.load(), p50, p99, max, p99 / 20, p99 <= 20 ? "met" : "MISSED");
+  std::printf(
+      "heartbeat: %d workers at 1 Hz for %d s: %zu calls, %d errors, p50 %.2f ms, p99 %.2f ms, max %.2f ms; "
+      "p99 ratio to the 20 ms target %.3f (%s)\n",
+      workers, seconds, all.size(), errors.load(), p50, p99, max, p99 / 20, p99 <= 20 ? "met" : "MISSED");
   server->Shutdown();
   Cleanup(db);
 }
 
-// Fills the database with `n` runs of one sweep (a tenth succeeded with metrics, the rest queued) and a worker.
+// Fills the database with `n` runs of one sweep (a tenth succeeded with metrics, the rest queued) and a
+// worker.
 absl::Status Populate(const std::string& db, int n) {
   NM_ASSIGN_OR_RETURN(auto store, server::Store::Open(db));
   v1::SweepSpec spec = BenchSweep("restart", 1);
@@ -350,9 +356,10 @@ void Restart() {
     std::fprintf(stderr, "restart check failed: %s (%u runs)\n", s.error_message().c_str(), total);
     std::exit(1);
   }
-  std::printf("restart: %d runs in the database (filled in %.0f ms): serving and answered GetSweep with all "
-              "counts in %.0f ms, ratio to the 2000 ms target %.3f (%s)\n",
-              n, Ms(populate), Ms(serving), Ms(serving) / 2000, Ms(serving) <= 2000 ? "met" : "MISSED");
+  std::printf(
+      "restart: %d runs in the database (filled in %.0f ms): serving and answered GetSweep with all "
+      "counts in %.0f ms, ratio to the 2000 ms target %.3f (%s)\n",
+      n, Ms(populate), Ms(serving), Ms(serving) / 2000, Ms(serving) <= 2000 ? "met" : "MISSED");
   server->Shutdown();
   Cleanup(db);
 }
@@ -369,7 +376,8 @@ int main(int argc, char** argv) {
   if (all || scenario == "heartbeat") any = true, nmsparse::bench::Heartbeats();
   if (all || scenario == "makespan") any = true, nmsparse::bench::Makespan();
   if (!any) {
-    std::fprintf(stderr, "unknown --scenario=%s (makespan, submit, heartbeat, restart, all)\n", scenario.c_str());
+    std::fprintf(stderr, "unknown --scenario=%s (makespan, submit, heartbeat, restart, all)\n",
+                 scenario.c_str());
     return 2;
   }
   return 0;
