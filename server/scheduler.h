@@ -24,7 +24,9 @@ class Scheduler {
   void Stop();
   // Asks for a pass soon (coalesced).
   void Kick();
-  // One pass now: stores the placements in one transaction, then pushes them. Returns how many were made.
+  // One pass now, on the caller's thread (passes never overlap): stores the placements in one transaction,
+  // then pushes them. Returns how many were made. CompleteRun calls it directly, so a freed slot is refilled
+  // without a thread hop.
   absl::StatusOr<int> RunPass();
 
  private:
@@ -32,6 +34,7 @@ class Scheduler {
   Store* store_;
   AssignmentHub* hub_;
   absl::Duration interval_;
+  absl::Mutex pass_mu_;  // Serialises passes.
   absl::Mutex mu_;
   bool kicked_ ABSL_GUARDED_BY(mu_) = false;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
