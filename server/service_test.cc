@@ -400,6 +400,16 @@ TEST_F(ServiceTest, CancelRunningRunStopsItThroughTheWorker) {
   EXPECT_EQ(GetRun(ra.run_id()).state(), v1::RUNNING);
   ASSERT_TRUE(Complete(ra, v1::CANCELLED).ok());
   EXPECT_EQ(GetRun(ra.run_id()).state(), v1::CANCELLED);
+  // A watch of the cancelled run replays its history and ends.
+  v1::WatchRunRequest wreq;
+  wreq.set_run_id(ra.run_id());
+  grpc::ClientContext wctx;
+  wctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  auto stream = server_->coordinator().WatchRun(&wctx, wreq);
+  v1::RunEvent e, last;
+  while (stream->Read(&e)) last = e;
+  ASSERT_TRUE(stream->Finish().ok());
+  EXPECT_EQ(last.state().to(), v1::CANCELLED);
   int64_t other = resp.runs(0).id() == ra.run_id() ? resp.runs(1).id() : resp.runs(0).id();
   EXPECT_EQ(GetRun(other).state(), v1::CANCELLED);
 }
