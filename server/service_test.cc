@@ -218,6 +218,25 @@ TEST_F(ServiceTest, FullLifecycleWatchBestAndExport) {
     grpc::ClientContext ctx;
     ASSERT_TRUE(server_->gateway().ReportLog(&ctx, log, &ack).ok());
   }
+  {
+    v1::ListWorkersResponse workers;
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(server_->coordinator().ListWorkers(&ctx, v1::ListWorkersRequest(), &workers).ok());
+    ASSERT_EQ(workers.workers_size(), 1);
+    EXPECT_TRUE(workers.workers(0).alive());
+    EXPECT_EQ(workers.workers(0).free_slots(), 0u);
+    EXPECT_EQ(workers.workers(0).running_runs_size(), 2);
+  }
+  {
+    v1::GetLogsRequest lreq;
+    lreq.set_run_id(first.run_id());
+    v1::GetLogsResponse logs;
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(server_->coordinator().GetLogs(&ctx, lreq, &logs).ok());
+    ASSERT_EQ(logs.lines_size(), 1);
+    EXPECT_EQ(logs.lines(0).text(), "epoch 1 done");
+    EXPECT_EQ(logs.lines(0).attempt(), 1u);
+  }
   ASSERT_TRUE(Complete(first, v1::SUCCEEDED, 0.7).ok());
   ASSERT_TRUE(Start(Attempt(got[1].run_id(), 1)).ok());
   ASSERT_TRUE(Complete(Attempt(got[1].run_id(), 1), v1::SUCCEEDED, 0.9).ok());
