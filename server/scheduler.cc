@@ -79,37 +79,16 @@ absl::StatusOr<int> Scheduler::RunPass() {
 }
 
 void Scheduler::Start() {
-  absl::MutexLock lock(&mu_);
-  stop_ = false;
-  if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
-}
-
-void Scheduler::Stop() {
-  {
-    absl::MutexLock lock(&mu_);
-    stop_ = true;
-  }
-  if (thread_.joinable()) thread_.join();
-}
-
-void Scheduler::Kick() {
-  absl::MutexLock lock(&mu_);
-  kicked_ = true;
-}
-
-void Scheduler::Loop() {
-  while (true) {
-    {
-      absl::MutexLock lock(&mu_);
-      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return kicked_ || stop_; };
-      mu_.AwaitWithTimeout(absl::Condition(&ready), interval_);
-      if (stop_) return;
-      kicked_ = false;
-    }
+  loop_.Start(interval_, [this] {
     absl::StatusOr<int> placed = RunPass();
-    if (!placed.ok())
+    if (!placed.ok()) {
       std::fprintf(stderr, "nmserver: scheduling pass failed: %s\n", placed.status().ToString().c_str());
-  }
+    }
+  });
 }
+
+void Scheduler::Stop() { loop_.Stop(); }
+
+void Scheduler::Kick() { loop_.Wake(); }
 
 }  // namespace nmsparse::server

@@ -4,12 +4,11 @@
 #ifndef NMSPARSE_SERVER_SCHEDULER_H_
 #define NMSPARSE_SERVER_SCHEDULER_H_
 
-#include <thread>
-
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/assignment_hub.h"
+#include "server/background_loop.h"
 #include "server/store/store.h"
 
 namespace nmsparse::server {
@@ -30,15 +29,11 @@ class Scheduler {
   absl::StatusOr<int> RunPass();
 
  private:
-  void Loop();
   Store* store_;
   AssignmentHub* hub_;
   absl::Duration interval_;
   absl::Mutex pass_mu_;  // Serialises passes.
-  absl::Mutex mu_;
-  bool kicked_ ABSL_GUARDED_BY(mu_) = false;
-  bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread thread_;
+  BackgroundLoop loop_;
 };
 
 }  // namespace nmsparse::server
