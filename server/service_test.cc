@@ -472,3 +472,19 @@ TEST_F(ServiceTest, RestartKeepsStateAndReattachesRunningAttempts) {
 
 }  // namespace
 }  // namespace nmsparse::server
+
+namespace nmsparse::server {
+namespace {
+
+TEST(NmServerTest, SecondServerOnTheSameAddressIsRefused) {
+  testing::TestServer first(testing::TempDbPath("first"));
+  ServerOptions o;
+  o.listen = first.server().address();
+  o.db_path = testing::TempDbPath("second");
+  o.expand = testing::GridExpand;
+  auto second = NmServer::Start(o);
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable) << second.status();
+}
+
+}  // namespace
+}  // namespace nmsparse::server
