@@ -62,11 +62,12 @@ void Cleanup(const std::string& path) {
   for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
 }
 
-std::unique_ptr<NmServer> StartServer(const std::string& db) {
+std::unique_ptr<NmServer> StartServer(const std::string& db,
+                                      server::SweepExpander expand = server::ExpandWithSchemas) {
   ServerOptions o;
   o.listen = "127.0.0.1:0";
   o.db_path = db;
-  o.expand = server::ExpandWithSchemas;
+  o.expand = std::move(expand);
   auto s = NmServer::Start(o);
   if (!s.ok()) {
     std::fprintf(stderr, "cannot start nmserver: %s\n", s.status().ToString().c_str());
@@ -282,31 +283,43 @@ void Makespan() {
   Cleanup(db);
 }
 
-void Submit() {
-  const int n = absl::GetFlag(FLAGS_submit_runs);
-  std::string db = FreshDb("submit");
-  auto server = StartServer(db);
+// One SubmitSweep of `spec` to a fresh server; returns the time until it was acknowledged.
+absl::Duration SubmitOnce(const v1::SweepSpec& spec, server::SweepExpander expand, const std::string& name) {
+  std::string db = FreshDb(name);
+  auto server = StartServer(db, std::move(expand));
   auto coord = v1::Coordinator::NewStub(Channel(server->address()));
   v1::SubmitSweepRequest req;
-  *req.mutable_spec() = BenchSweep("submit", n);
-  absl::Time e0 = absl::Now();
-  auto expanded = server::ExpandWithSchemas(req.spec());
-  absl::Duration expand = absl::Now() - e0;
+  *req.mutable_spec() = spec;
   absl::Time t0 = absl::Now();
   v1::SubmitSweepResponse resp;
   grpc::ClientContext ctx;
   grpc::Status s = coord->SubmitSweep(&ctx, req, &resp);
   absl::Duration ack = absl::Now() - t0;
-  if (!s.ok() || resp.runs_size() != n || !expanded.ok()) {
+  if (!s.ok() || resp.runs_size() != spec.grid(0).values_size()) {
     std::fprintf(stderr, "submit failed: %s (%d runs)\n", s.error_message().c_str(), resp.runs_size());
     std::exit(1);
   }
-  std::printf(
-      "submit: %d-run sweep acknowledged and stored in %.0f ms (of which expansion+validation alone "
-      "%.0f ms), ratio to the 2000 ms target %.3f (%s)\n",
-      n, Ms(ack), Ms(expand), Ms(ack) / 2000, Ms(ack) <= 2000 ? "met" : "MISSED");
   server->Shutdown();
   Cleanup(db);
+  return ack;
+}
+
+void Submit() {
+  const int n = absl::GetFlag(FLAGS_submit_runs);
+  v1::SweepSpec spec = BenchSweep("submit", n);
+  absl::Duration ack = SubmitOnce(spec, server::ExpandWithSchemas, "submit");
+  // The same submission with the expansion done beforehand: what the coordinator itself adds (idempotency and
+  // fit checks, reuse lookups, storing sweep, runs, labels and history in one transaction, the response).
+  absl::Time e0 = absl::Now();
+  auto expanded = server::ExpandWithSchemas(spec);
+  absl::Duration expand = absl::Now() - e0;
+  if (!expanded.ok()) std::exit(1);
+  absl::Duration own = SubmitOnce(
+      spec, [&expanded](const v1::SweepSpec&) { return *expanded; }, "submit-pre");
+  std::printf(
+      "submit: %d-run sweep acknowledged and stored in %.0f ms, ratio to the 2000 ms target %.3f (%s); "
+      "ExpandSweep alone %.0f ms; the coordinator's own part (expansion precomputed) %.0f ms, ratio %.3f\n",
+      n, Ms(ack), Ms(ack) / 2000, Ms(ack) <= 2000 ? "met" : "MISSED", Ms(expand), Ms(own), Ms(own) / 2000);
 }
 
 void Heartbeats() {
