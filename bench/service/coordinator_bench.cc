@@ -25,6 +25,7 @@
 #include "nmsparse/v1/coordinator.grpc.pb.h"
 #include "nmsparse/v1/worker_gateway.grpc.pb.h"
 #include "server/nm_server.h"
+#include "server/parallel_expander.h"
 #include "server/schemas_expander.h"
 #include "server/store/event_table.h"
 #include "server/store/run_table.h"
@@ -62,8 +63,14 @@ void Cleanup(const std::string& path) {
   for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
 }
 
+// nmserver's expander: the schemas library's, spread over the machine's cores.
+server::SweepExpander ServerExpander() {
+  return server::ParallelExpander(server::ExpandWithSchemas,
+                                  static_cast<int>(std::thread::hardware_concurrency()));
+}
+
 std::unique_ptr<NmServer> StartServer(const std::string& db,
-                                      server::SweepExpander expand = server::ExpandWithSchemas) {
+                                      server::SweepExpander expand = ServerExpander()) {
   ServerOptions o;
   o.listen = "127.0.0.1:0";
   o.db_path = db;
@@ -307,7 +314,7 @@ absl::Duration SubmitOnce(const v1::SweepSpec& spec, server::SweepExpander expan
 void Submit() {
   const int n = absl::GetFlag(FLAGS_submit_runs);
   v1::SweepSpec spec = BenchSweep("submit", n);
-  absl::Duration ack = SubmitOnce(spec, server::ExpandWithSchemas, "submit");
+  absl::Duration ack = SubmitOnce(spec, ServerExpander(), "submit");
   // The same submission with the expansion done beforehand: what the coordinator itself adds (idempotency and
   // fit checks, reuse lookups, storing sweep, runs, labels and history in one transaction, the response).
   absl::Time e0 = absl::Now();
@@ -318,7 +325,8 @@ void Submit() {
       spec, [&expanded](const v1::SweepSpec&) { return *expanded; }, "submit-pre");
   std::printf(
       "submit: %d-run sweep acknowledged and stored in %.0f ms, ratio to the 2000 ms target %.3f (%s); "
-      "ExpandSweep alone %.0f ms; the coordinator's own part (expansion precomputed) %.0f ms, ratio %.3f\n",
+      "ExpandSweep alone (serial) %.0f ms; the coordinator's own part (expansion precomputed) %.0f ms, ratio "
+      "%.3f\n",
       n, Ms(ack), Ms(ack) / 2000, Ms(ack) <= 2000 ? "met" : "MISSED", Ms(expand), Ms(own), Ms(own) / 2000);
 }
 
