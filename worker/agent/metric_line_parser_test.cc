@@ -43,10 +43,10 @@ TEST(MetricLineParserTest, OtherLinesAreLogLines) {
   EXPECT_FALSE(ParseMetricLine("epoch 3 loss 0.7").has_value());
   EXPECT_FALSE(ParseMetricLine("").has_value());
   EXPECT_FALSE(ParseMetricLine("{not json}").has_value());
-  EXPECT_FALSE(ParseMetricLine(R"({"loss":1.0})").has_value());               // no kind
-  EXPECT_FALSE(ParseMetricLine(R"({"kind":"banner","epoch":1})").has_value());  // unknown kind
-  EXPECT_FALSE(ParseMetricLine(R"({"kind":3,"epoch":1})").has_value());         // kind not a string
-  EXPECT_FALSE(ParseMetricLine(R"({"kind":"epoch","epoch":-1})").has_value());  // negative counter
+  EXPECT_FALSE(ParseMetricLine(R"({"loss":1.0})").has_value());                  // no kind
+  EXPECT_FALSE(ParseMetricLine(R"({"kind":"banner","epoch":1})").has_value());   // unknown kind
+  EXPECT_FALSE(ParseMetricLine(R"({"kind":3,"epoch":1})").has_value());          // kind not a string
+  EXPECT_FALSE(ParseMetricLine(R"({"kind":"epoch","epoch":-1})").has_value());   // negative counter
   EXPECT_FALSE(ParseMetricLine(R"({"kind":"epoch","epoch":1.5})").has_value());  // fractional counter
   EXPECT_FALSE(ParseMetricLine(R"({"kind":"epoch","epoch":"2"})").has_value());  // counter as string
   EXPECT_FALSE(ParseMetricLine(R"([{"kind":"epoch"}])").has_value());

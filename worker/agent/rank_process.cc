@@ -69,8 +69,8 @@ absl::StatusOr<std::string> ResolveProgram(const std::string& program) {
 }
 
 absl::StatusOr<std::unique_ptr<RankProcess>> RankProcess::Start(const RankCommand& command,
-                                                                 LineCallback on_stdout,
-                                                                 LineCallback on_stderr) {
+                                                                LineCallback on_stdout,
+                                                                LineCallback on_stderr) {
   if (command.argv.empty()) return absl::InvalidArgumentError("empty command");
   absl::StatusOr<std::string> program = ResolveProgram(command.argv[0]);
   if (!program.ok()) return program.status();

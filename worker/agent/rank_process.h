@@ -37,8 +37,8 @@ class RankProcess {
   // Starts the command. The child gets its own process group, an empty signal mask and default signal
   // handlers, stdin from /dev/null, and SIGTERM when the thread that started it dies (PR_SET_PDEATHSIG), so
   // call Start from a thread that outlives the process. Fails if the program cannot be executed.
-  static absl::StatusOr<std::unique_ptr<RankProcess>> Start(const RankCommand& command, LineCallback on_stdout,
-                                                            LineCallback on_stderr);
+  static absl::StatusOr<std::unique_ptr<RankProcess>> Start(const RankCommand& command,
+                                                            LineCallback on_stdout, LineCallback on_stderr);
 
   RankProcess(const RankProcess&) = delete;
   RankProcess& operator=(const RankProcess&) = delete;

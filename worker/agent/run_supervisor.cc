@@ -1,9 +1,9 @@
 #include "worker/agent/run_supervisor.h"
 
 #include <netinet/in.h>
-#include <sys/stat.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -30,8 +30,8 @@ constexpr auto kPollInterval = std::chrono::milliseconds(50);
 
 // The agent's environment without the variables that the rank's own values replace.
 std::vector<std::string> BaseEnvironment() {
-  static const char* kReplaced[] = {"RANK=",        "WORLD_SIZE=",  "LOCAL_RANK=",          "MASTER_ADDR=",
-                                    "MASTER_PORT=", "CUDA_VISIBLE_DEVICES="};
+  static const char* kReplaced[] = {
+      "RANK=", "WORLD_SIZE=", "LOCAL_RANK=", "MASTER_ADDR=", "MASTER_PORT=", "CUDA_VISIBLE_DEVICES="};
   std::vector<std::string> env;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     absl::string_view entry(*e);
@@ -111,7 +111,9 @@ RunSupervisor::~RunSupervisor() {
   Join();
 }
 
-void RunSupervisor::Start() { thread_ = std::thread([this] { Main(); }); }
+void RunSupervisor::Start() {
+  thread_ = std::thread([this] { Main(); });
+}
 
 void RunSupervisor::Stop(StopReason reason) {
   StopReason expected = StopReason::kNone;
@@ -180,7 +182,8 @@ RunOutcome RunSupervisor::Supervise() {
     command.env.push_back(absl::StrCat("WORLD_SIZE=", world));
     command.env.push_back(absl::StrCat("MASTER_ADDR=", launch_.master_addr));
     command.env.push_back(absl::StrCat("MASTER_PORT=", port));
-    command.env.push_back(absl::StrCat("CUDA_VISIBLE_DEVICES=", device.gpu >= 0 ? absl::StrCat(device.gpu) : ""));
+    command.env.push_back(
+        absl::StrCat("CUDA_VISIBLE_DEVICES=", device.gpu >= 0 ? absl::StrCat(device.gpu) : ""));
     command.cwd = launch_.run_dir;
     const uint32_t rank = static_cast<uint32_t>(r);
     absl::StatusOr<std::unique_ptr<RankProcess>> process = RankProcess::Start(
@@ -261,7 +264,8 @@ RunOutcome RunSupervisor::Supervise() {
     const auto [rank, code] = *first_failure;
     outcome.state = v1::FAILED;
     outcome.exit_code = code;
-    outcome.message = absl::StrCat("rank ", rank, " exited with code ", code, " (", DescribeTrainerExit(code), ")");
+    outcome.message =
+        absl::StrCat("rank ", rank, " exited with code ", code, " (", DescribeTrainerExit(code), ")");
     if (!tail.empty()) absl::StrAppend(&outcome.message, ":\n", tail);
     return outcome;
   }

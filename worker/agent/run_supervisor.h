@@ -29,11 +29,11 @@ struct RankDevice {
 struct RunLaunch {
   int64_t run_id = 0;
   uint32_t attempt = 0;
-  std::string spec_yaml;          // Written to <run_dir>/spec.yaml.
-  std::string run_dir;            // Spec and checkpoints; the same directory for every attempt of the run.
-  std::string trainer;            // The nmtrain binary.
+  std::string spec_yaml;  // Written to <run_dir>/spec.yaml.
+  std::string run_dir;    // Spec and checkpoints; the same directory for every attempt of the run.
+  std::string trainer;    // The nmtrain binary.
   std::vector<std::string> trainer_args;  // Extra arguments (e.g. --threads N).
-  std::vector<RankDevice> ranks;  // One per rank; rank 0 first.
+  std::vector<RankDevice> ranks;          // One per rank; rank 0 first.
   std::string master_addr = "127.0.0.1";
   std::chrono::milliseconds kill_grace{5000};  // SIGTERM -> SIGKILL.
 };
@@ -54,10 +54,10 @@ struct RunOutcome {
 };
 
 struct RunCallbacks {
-  std::function<void()> on_started;                        // Every rank was started.
-  std::function<void(v1::MetricPoint)> on_metric;          // run_id/attempt set; seq/at_ms left to the server.
+  std::function<void()> on_started;                // Every rank was started.
+  std::function<void(v1::MetricPoint)> on_metric;  // run_id/attempt set; seq/at_ms left to the server.
   std::function<void(uint32_t rank, absl::string_view)> on_log;
-  std::function<void(const RunOutcome&)> on_done;          // Last call, from the supervisor's thread.
+  std::function<void(const RunOutcome&)> on_done;  // Last call, from the supervisor's thread.
 };
 
 // The meaning of an nmtrain exit code, for messages.
@@ -94,7 +94,7 @@ class RunSupervisor {
   std::atomic<StopReason> stop_{StopReason::kNone};
   std::atomic<bool> done_{false};
 
-  std::mutex mu_;  // Guards what the reader threads fill in.
+  std::mutex mu_;                        // Guards what the reader threads fill in.
   std::deque<std::string> stderr_tail_;  // Last stderr lines of any rank, for the failure message.
   std::map<std::string, double> final_metrics_;
 };
