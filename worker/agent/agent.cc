@@ -107,6 +107,7 @@ absl::Status Agent::RegisterOnce() {
   for (const v1::RunAttempt& run : RunningAttempts()) *request.add_running() = run;
   absl::StatusOr<v1::RegisterResponse> response = client_->Register(request);
   if (!response.ok()) return response.status();
+  client_->set_worker_id(response->worker_id());
   {
     std::lock_guard<std::mutex> lock(mu_);
     worker_id_ = response->worker_id();

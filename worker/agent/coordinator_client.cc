@@ -27,6 +27,9 @@ CoordinatorClient::~CoordinatorClient() = default;
 
 void CoordinatorClient::SetDeadline(grpc::ClientContext* context) const {
   context->set_deadline(std::chrono::system_clock::now() + rpc_timeout_);
+  // Lets the coordinator check that a report comes from the worker that holds the run.
+  const int64_t worker_id = worker_id_.load();
+  if (worker_id != 0) context->AddMetadata("nmsparse-worker-id", std::to_string(worker_id));
 }
 
 absl::StatusOr<v1::RegisterResponse> CoordinatorClient::Register(const v1::RegisterRequest& request) {

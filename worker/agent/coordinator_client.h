@@ -3,6 +3,7 @@
 #ifndef NMSPARSE_WORKER_AGENT_COORDINATOR_CLIENT_H_
 #define NMSPARSE_WORKER_AGENT_COORDINATOR_CLIENT_H_
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -29,6 +30,9 @@ class CoordinatorClient {
 
   const std::string& address() const { return address_; }
 
+  // Sent as "nmsparse-worker-id" metadata with every call once known (0: not sent).
+  void set_worker_id(int64_t worker_id) { worker_id_ = worker_id; }
+
   absl::StatusOr<v1::RegisterResponse> Register(const v1::RegisterRequest& request);
   absl::StatusOr<v1::HeartbeatResponse> Heartbeat(const v1::HeartbeatRequest& request);
   absl::Status StartRun(const v1::RunAttempt& run);
@@ -54,6 +58,7 @@ class CoordinatorClient {
   std::mutex stream_mu_;
   grpc::ClientContext* stream_context_ = nullptr;  // The open assignment stream, for CancelAssignments.
   bool stream_cancelled_ = false;
+  std::atomic<int64_t> worker_id_{0};
 };
 
 }  // namespace nmsparse::agent
