@@ -23,20 +23,20 @@ struct ModelArch {
   int patch_size = 16;
   int in_chans = 3;
   int num_classes = 1000;
-  int embed_dim = 768;            // ViT width; SwinV2 width of the first stage.
-  int depth = 12;                 // ViT only.
-  int num_heads = 12;             // ViT only.
-  std::vector<int> depths;        // SwinV2 only, one per stage.
-  std::vector<int> stage_heads;   // SwinV2 only, one per stage.
-  int window_size = 8;            // SwinV2 only.
+  int embed_dim = 768;           // ViT width; SwinV2 width of the first stage.
+  int depth = 12;                // ViT only.
+  int num_heads = 12;            // ViT only.
+  std::vector<int> depths;       // SwinV2 only, one per stage.
+  std::vector<int> stage_heads;  // SwinV2 only, one per stage.
+  int window_size = 8;           // SwinV2 only.
   double mlp_ratio = 4.0;
   bool qkv_bias = true;
-  bool class_token = true;        // ViT: timm's cls_token with global_pool "token".
+  bool class_token = true;  // ViT: timm's cls_token with global_pool "token".
 };
 
 // One weight that a sparsity location can cover, named by its timm parameter name (e.g.
-// "blocks.3.mlp.fc1.weight", "layers.1.blocks.0.attn.qkv.weight"). A fused qkv weight appears three times, once
-// per Q, K, V block, each with the block's own [dim, dim] shape and `row_offset` into the fused weight.
+// "blocks.3.mlp.fc1.weight", "layers.1.blocks.0.attn.qkv.weight"). A fused qkv weight appears three times,
+// once per Q, K, V block, each with the block's own [dim, dim] shape and `row_offset` into the fused weight.
 struct LayerShape {
   std::string name;
   SparsityLocation location = SparsityLocation::kFF;

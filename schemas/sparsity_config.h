@@ -42,16 +42,20 @@ struct SparsityConfig {
   bool structure_decay_flag = false;
   StructureDecayType structure_decay_type = StructureDecayType::kSparsify;
   int structure_decay_start_multiple = 8;
-  double dense_fraction = 0.0;      // YAML key dense_steps.
-  double fine_tune_fraction = 0.0;  // YAML key fine_tune_steps.
+  double dense_fraction = 0.0;                                        // YAML key dense_steps.
+  double fine_tune_fraction = 0.0;                                    // YAML key fine_tune_steps.
   std::vector<SparsityLocation> locations = {SparsityLocation::kFF};  // YAML key sparsity_loc.
   SparseDim sparse_dim = SparseDim::kRow;
-  double prune_rate = 0.5;     // UNSTRUCTURED only.
+  double prune_rate = 0.5;  // UNSTRUCTURED only.
   double srste_lambda = 2e-4;
   std::vector<PhaseSpec> phases;  // Empty: dense_fraction / fine_tune_fraction decide.
 
   bool HasLocation(SparsityLocation loc) const;
 };
+
+bool operator==(const PhaseSpec& a, const PhaseSpec& b);
+bool operator==(const SparsityConfig& a, const SparsityConfig& b);
+inline bool operator!=(const SparsityConfig& a, const SparsityConfig& b) { return !(a == b); }
 
 // Parses the sparsity keys of `node` (a YAML map) with the reference's key names; values are
 // case-insensitive. `path` prefixes key names in errors (e.g. "sparsity."). Unknown keys, wrong types and
@@ -69,6 +73,20 @@ std::string ToString(SparsityType type);
 std::string ToString(DecayType type);
 std::string ToString(StructureDecayType type);
 std::string ToString(SparsityLocation location);
+std::string ToString(SparseDim dim);
+std::string ToString(PhaseKind kind);
+
+// Parses a sparsity_loc value: letters/words over FF, Q, K, V, O, C, optionally separated by commas, spaces
+// or
+// '+' ("FF", "FFQKV", "FF,Q,K,V"), case-insensitive. Result in canonical order FF, Q, K, V, O, C, without
+// duplicates. InvalidArgument names the offending text.
+absl::StatusOr<std::vector<SparsityLocation>> ParseSparsityLocations(const std::string& text);
+
+// Canonical sparsity_loc text: the locations in canonical order joined by commas, e.g. "FF,Q,K,V".
+std::string SparsityLocationsToString(const std::vector<SparsityLocation>& locations);
+
+// The N:M a location uses: nm_qkv for Q, K and V, nm for FF, O and C (§5).
+NM TargetFor(const SparsityConfig& config, SparsityLocation location);
 
 }  // namespace nmsparse
 

@@ -1,0 +1,108 @@
+// An experiment spec: the declarative description of one training run, with the fields and YAML keys of
+// proto/nmsparse/v1/experiment.proto. Plain C++ (no LibTorch, no protobuf): nmtrain reads it, nmserver and
+// nmctl validate and hash it. Flat timm train.py configs of the paper's reference code are accepted too
+// (schemas/reference_config.h).
+#ifndef NMSPARSE_SCHEMAS_EXPERIMENT_CONFIG_H_
+#define NMSPARSE_SCHEMAS_EXPERIMENT_CONFIG_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "schemas/sparsity_config.h"
+#include "yaml-cpp/yaml.h"
+
+namespace nmsparse {
+
+struct ModelConfig {
+  std::string name;     // A catalogued model (schemas/model_catalog.h); required.
+  int num_classes = 0;  // 0: the model's own.
+  int img_size = 0;     // 0: the model's own.
+  int in_chans = 0;     // 0: the model's own.
+  double drop_rate = 0.0;
+  double drop_path_rate = 0.0;
+  double attn_drop_rate = 0.0;
+};
+
+struct DataConfig {
+  std::string dataset = "fashion_mnist";  // fashion_mnist | synthetic | shards (canonical: lower case).
+  std::string path;                       // Empty: the dataset's default location.
+  int train_subset = 0;                   // First N training images (0: all).
+  int eval_subset = 0;                    // First N evaluation images (0: all).
+  int batch_size = 128;                   // Global, split evenly over ranks.
+  int eval_batch_size = 256;
+  int random_crop_padding = 0;  // 0: off.
+  double hflip = 0.0;           // Probability.
+  int synthetic_size = 1024;    // Images of the synthetic dataset.
+};
+
+struct OptimizerConfig {
+  std::string name = "adamw";
+  double lr = 1e-3;
+  double weight_decay = 0.05;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double clip_grad_norm = 0.0;  // 0: no clipping.
+  double label_smoothing = 0.0;
+  double mixup_alpha = 0.0;  // 0: no mixup.
+  int grad_accum_steps = 1;
+};
+
+struct ScheduleConfig {
+  int epochs = 1;
+  double warmup_epochs = 0.0;  // Linear warm-up, counted in optimizer steps.
+  double min_lr = 1e-6;        // Cosine decay floor.
+  double warmup_lr = 1e-6;
+  int log_every_steps = 0;  // 0: per epoch only.
+};
+
+struct ResourceConfig {
+  int gpus = 1;         // Ranks on one node; on a CPU worker, CPU slots.
+  int cpu_threads = 1;  // Intra-op threads per rank.
+};
+
+struct ExperimentConfig {
+  std::string name;
+  uint64_t seed = 0;
+  ModelConfig model;
+  DataConfig data;
+  OptimizerConfig optimizer;
+  ScheduleConfig schedule;
+  ResourceConfig resources;
+  SparsityConfig sparsity;
+};
+
+bool operator==(const ExperimentConfig& a, const ExperimentConfig& b);
+inline bool operator!=(const ExperimentConfig& a, const ExperimentConfig& b) { return !(a == b); }
+
+// Parses an experiment spec map (or a flat reference config, detected by a scalar top-level `model`). Errors
+// are InvalidArgument "FILE:LINE: key.path: reason" (just "key.path: reason" for nodes without a source
+// position). Warnings (reference keys that are accepted but ignored) are appended to `warnings` when it is
+// non-null.
+absl::StatusOr<ExperimentConfig> ParseExperimentNode(const YAML::Node& node, const std::string& file_name,
+                                                     std::vector<std::string>* warnings = nullptr);
+absl::StatusOr<ExperimentConfig> ParseExperimentYaml(const std::string& text, const std::string& file_name,
+                                                     std::vector<std::string>* warnings = nullptr);
+absl::StatusOr<ExperimentConfig> LoadExperimentFile(const std::string& path,
+                                                    std::vector<std::string>* warnings = nullptr);
+
+// Semantic checks beyond single keys: the model exists and fits the data, every sparsified layer's numel is a
+// multiple of M for every N:M it will ever use (all SDGF stages), batch divisible by gpus, warm-up within the
+// run, ... InvalidArgument "key.path: reason".
+absl::Status ValidateExperiment(const ExperimentConfig& config);
+
+// Canonical YAML: every key with defaults filled in, in a fixed order, enum values upper case, numbers in
+// their shortest exact form. Parses back to an equal config; its text is what ContentHash hashes.
+YAML::Node ExperimentConfigToYaml(const ExperimentConfig& config);
+std::string CanonicalYaml(const ExperimentConfig& config);
+
+// The top-level keys of an experiment spec and the keys of each section, in canonical order (for overrides,
+// error messages and the JSON schema test).
+const std::vector<std::string>& ExperimentSectionKeys(const std::string& section);
+
+}  // namespace nmsparse
+
+#endif  // NMSPARSE_SCHEMAS_EXPERIMENT_CONFIG_H_

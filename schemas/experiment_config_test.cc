@@ -1,0 +1,231 @@
+#include "schemas/experiment_config.h"
+
+#include "gtest/gtest.h"
+#include "schemas/content_hash.h"
+
+namespace nmsparse {
+namespace {
+
+constexpr char kMicro[] = R"(name: micro-srste
+seed: 7
+model:
+  name: vit_micro_patch4_28
+  drop_path_rate: 0.1
+data:
+  dataset: fashion_mnist
+  train_subset: 10000
+  batch_size: 128
+optimizer:
+  lr: 0.002
+  weight_decay: 0.05
+schedule:
+  epochs: 3
+  warmup_epochs: 0.5
+resources:
+  gpus: 2
+  cpu_threads: 1
+sparsity:
+  sparsity_type: SRSTE
+  n_sparsity: 1
+  m_sparsity: 8
+  sparsity_loc: FF,Q,K,V
+)";
+
+ExperimentConfig MustParse(const std::string& text) {
+  auto config = ParseExperimentYaml(text, "test.yaml");
+  EXPECT_TRUE(config.ok()) << config.status();
+  return config.ok() ? *config : ExperimentConfig();
+}
+
+std::string ParseError(const std::string& text) {
+  auto config = ParseExperimentYaml(text, "exp.yaml");
+  EXPECT_FALSE(config.ok()) << text;
+  return std::string(config.status().message());
+}
+
+std::string ValidateError(const std::string& text) {
+  absl::Status st = ValidateExperiment(MustParse(text));
+  EXPECT_FALSE(st.ok()) << text;
+  return std::string(st.message());
+}
+
+TEST(ExperimentConfigTest, ParsesNestedSpecWithDefaults) {
+  ExperimentConfig c = MustParse(kMicro);
+  EXPECT_EQ(c.name, "micro-srste");
+  EXPECT_EQ(c.seed, 7u);
+  EXPECT_EQ(c.model.name, "vit_micro_patch4_28");
+  EXPECT_DOUBLE_EQ(c.model.drop_path_rate, 0.1);
+  EXPECT_EQ(c.data.train_subset, 10000);
+  EXPECT_EQ(c.data.eval_batch_size, 256);
+  EXPECT_DOUBLE_EQ(c.optimizer.lr, 0.002);
+  EXPECT_DOUBLE_EQ(c.optimizer.beta2, 0.999);
+  EXPECT_EQ(c.schedule.epochs, 3);
+  EXPECT_EQ(c.resources.gpus, 2);
+  EXPECT_EQ(c.sparsity.sparsity_type, SparsityType::kSrste);
+  EXPECT_EQ(c.sparsity.nm_qkv, (NM{1, 8}));
+  EXPECT_TRUE(ValidateExperiment(c).ok()) << ValidateExperiment(c);
+
+  ExperimentConfig defaults = MustParse("model: {name: vit_nano_patch7_28}\n");
+  EXPECT_EQ(defaults.data.dataset, "fashion_mnist");
+  EXPECT_EQ(defaults.data.batch_size, 128);
+  EXPECT_EQ(defaults.optimizer.name, "adamw");
+  EXPECT_DOUBLE_EQ(defaults.optimizer.weight_decay, 0.05);
+  EXPECT_DOUBLE_EQ(defaults.optimizer.eps, 1e-8);
+  EXPECT_EQ(defaults.schedule.epochs, 1);
+  EXPECT_EQ(defaults.resources.gpus, 1);
+  EXPECT_EQ(defaults.sparsity.sparsity_type, SparsityType::kDense);
+}
+
+TEST(ExperimentConfigTest, ErrorsNameFileLineKeyAndValue) {
+  EXPECT_EQ(ParseError("model:\n  name: vit_nano_patch7_28\ndata:\n  batch_size: 0\n"),
+            "exp.yaml:4: data.batch_size: value 0 is out of range: must be >= 1");
+  EXPECT_EQ(ParseError("data:\n  dataset: IMAGENET\n"),
+            "exp.yaml:2: data.dataset: value 'IMAGENET' is not one of fashion_mnist, synthetic, shards");
+  EXPECT_EQ(ParseError("optimizer:\n  name: sgd\n"),
+            "exp.yaml:2: optimizer.name: value 'sgd' is not one of adamw");
+  EXPECT_EQ(ParseError("schedule:\n  epochs: 3\n  warmup: 1\n"),
+            "exp.yaml:3: schedule.warmup: unknown key; known keys: epochs, warmup_epochs, min_lr, warmup_lr, "
+            "log_every_steps");
+  EXPECT_EQ(
+      ParseError("modle: {name: x}\n"),
+      "exp.yaml:1: modle: unknown key; known keys: name, seed, model, data, optimizer, schedule, resources, "
+      "sparsity");
+  EXPECT_EQ(ParseError("seed: -1\n"), "exp.yaml:1: seed: value -1 is out of range: must be >= 0");
+  EXPECT_EQ(ParseError("sparsity:\n  m_sparsity: 0\n"),
+            "exp.yaml:2: sparsity.m_sparsity: value 0 is out of range: must be >= 1");
+  EXPECT_EQ(ParseError("data: [1]\n"), "exp.yaml:1: data: value [1] is not a map");
+  EXPECT_EQ(ParseError("model: {name: a\n"), "exp.yaml:2: YAML syntax error: end of map flow not found");
+  EXPECT_EQ(ParseError("data:\n  hflip: 0.5\n  hflip: 0.2\n"), "exp.yaml:3: data.hflip: duplicate key");
+  EXPECT_EQ(ParseError("- 1\n"), "exp.yaml:1: (top level): expected a map of experiment keys");
+  auto missing = LoadExperimentFile("/nonexistent/exp.yaml");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(ExperimentConfigTest, CaseInsensitiveValues) {
+  ExperimentConfig c = MustParse(
+      "model: {name: vit_nano_patch7_28}\ndata: {dataset: Synthetic}\noptimizer: {name: AdamW}\n"
+      "sparsity: {sparsity_type: structured_nm, decay_type: linear, structure_decay_flag: True}\n");
+  EXPECT_EQ(c.data.dataset, "synthetic");
+  EXPECT_EQ(c.optimizer.name, "adamw");
+  EXPECT_EQ(c.sparsity.decay_type, DecayType::kLinear);
+  EXPECT_TRUE(c.sparsity.structure_decay_flag);
+}
+
+TEST(ExperimentConfigTest, CanonicalYamlRoundTrips) {
+  ExperimentConfig c = MustParse(kMicro);
+  c.sparsity.phases = {{PhaseKind::kSparse, 0.8}, {PhaseKind::kDense, 0.2}};
+  c.optimizer.lr = 0.1 + 0.2;  // Not representable in short decimal: must still round-trip exactly.
+  const std::string canonical = CanonicalYaml(c);
+  ExperimentConfig again = MustParse(canonical);
+  EXPECT_TRUE(again == c) << canonical;
+  EXPECT_EQ(CanonicalYaml(again), canonical);
+  EXPECT_NE(canonical.find("sparsity_type: SRSTE\n"), std::string::npos);
+  EXPECT_NE(canonical.find("  dataset: fashion_mnist\n"), std::string::npos);
+  EXPECT_EQ(canonical.rfind("name: micro-srste\nseed: 7\nmodel:\n  name: vit_micro_patch4_28\n", 0), 0u)
+      << canonical;
+  // Every key appears, defaults included.
+  for (const char* key : {"eval_batch_size:", "grad_accum_steps:", "log_every_steps:", "cpu_threads:",
+                          "structure_decay_start_multiple:", "phases:"}) {
+    EXPECT_NE(canonical.find(key), std::string::npos) << key;
+  }
+}
+
+TEST(ExperimentConfigTest, HashIgnoresFormattingButNotValues) {
+  const std::string reordered = R"(sparsity:
+  sparsity_loc: [q, k, v, ff]
+  m_sparsity: 8
+  n_sparsity: 1
+  sparsity_type: srste
+resources: {cpu_threads: 1, gpus: 2}
+schedule: {warmup_epochs: 5e-1, epochs: 3}
+optimizer: {weight_decay: 0.050, lr: 2.0e-3, beta1: 0.9}
+data: {batch_size: 128, train_subset: 10000, dataset: FASHION_MNIST}
+model: {drop_path_rate: .1, name: vit_micro_patch4_28}
+seed: 7
+name: micro-srste
+)";
+  const std::string h1 = ContentHash(MustParse(kMicro));
+  EXPECT_EQ(h1.size(), 64u);
+  EXPECT_EQ(h1.find_first_not_of("0123456789abcdef"), std::string::npos);
+  EXPECT_EQ(ContentHash(MustParse(reordered)), h1);
+  EXPECT_EQ(ContentHash(MustParse(CanonicalYaml(MustParse(kMicro)))), h1);
+
+  ExperimentConfig other = MustParse(kMicro);
+  other.sparsity.nm.m = 16;
+  EXPECT_NE(ContentHash(other), h1);
+  other = MustParse(kMicro);
+  other.seed = 8;
+  EXPECT_NE(ContentHash(other), h1);
+  other = MustParse(kMicro);
+  other.optimizer.lr = 0.0020000000000000001;  // Same double: same hash.
+  EXPECT_EQ(ContentHash(other), h1);
+  EXPECT_EQ(Sha256Hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}
+
+TEST(ExperimentConfigTest, ValidationChecksModelDataAndShapes) {
+  EXPECT_EQ(ValidateError("data: {dataset: synthetic}\n"),
+            "model.name: missing: every experiment names a model");
+  EXPECT_EQ(
+      ValidateError("model: {name: vit_giant}\n").rfind("model.name: unknown model 'vit_giant'; known", 0),
+      0u);
+  EXPECT_EQ(ValidateError("model: {name: vit_base_patch16_224}\n"),
+            "model: fashion_mnist images are 28x28x1 in 10 classes, but vit_base_patch16_224 is set up for "
+            "224x224x3 in 1000 classes: set model.img_size, model.in_chans, model.num_classes");
+  EXPECT_EQ(ValidateError("model: {name: vit_base_patch16_224}\ndata: {dataset: shards}\n"),
+            "data.path: missing: the shards dataset needs the directory of its shards");
+  EXPECT_EQ(
+      ValidateError("model: {name: vit_nano_patch7_28}\ndata: {batch_size: 100}\nresources: {gpus: 3}\n"),
+      "data.batch_size: value 100 is not divisible by resources.gpus (3): the global batch is split evenly "
+      "over ranks");
+  EXPECT_EQ(ValidateError("model: {name: vit_nano_patch7_28, img_size: 30}\ndata: {dataset: synthetic}\n"),
+            "model.img_size: value 30 is not a multiple of the patch size 7 of vit_nano_patch7_28");
+  EXPECT_EQ(ValidateError("model: {name: vit_nano_patch7_28}\nschedule: {epochs: 2, warmup_epochs: 3}\n"),
+            "schedule.warmup_epochs: value 3 is out of range: must be <= schedule.epochs (2)");
+}
+
+TEST(ExperimentConfigTest, ValidationChecksEveryNMEverUsed) {
+  // Patch embedding [32, 1, 7, 7] = 1568 weights: a multiple of 32, not of 64.
+  const std::string conv = "model: {name: vit_nano_patch7_28}\nsparsity: {sparsity_type: STRUCTURED_NM, ";
+  EXPECT_TRUE(ValidateExperiment(MustParse(conv + "n_sparsity: 1, m_sparsity: 32, sparsity_loc: C}\n")).ok());
+  EXPECT_EQ(
+      ValidateError(conv + "n_sparsity: 1, m_sparsity: 64, sparsity_loc: FFC}\n"),
+      "sparsity: layer patch_embed.proj.weight (C, shape [32, 1, 7, 7], 1568 weights) cannot use 1:64: its "
+      "number of weights is not a multiple of M = 64");
+  // 1:8 is fine, but SDGF-Geometric passes 8:64 first (a later stage is named with its start epoch).
+  const std::string sdgf =
+      conv + "n_sparsity: 1, m_sparsity: 8, sparsity_loc: C, structure_decay_flag: true, ";
+  EXPECT_TRUE(ValidateExperiment(MustParse(sdgf + "structure_decay_type: sparsify}\n")).ok());
+  // With one epoch every stage starts at 0 and the target wins: only 1:8 is ever used.
+  EXPECT_TRUE(ValidateExperiment(MustParse(sdgf + "structure_decay_type: fine}\n")).ok());
+  EXPECT_EQ(
+      ValidateError(sdgf + "structure_decay_type: fine}\nschedule: {epochs: 8}\n"),
+      "sparsity: layer patch_embed.proj.weight (C, shape [32, 1, 7, 7], 1568 weights) cannot use 8:64: its "
+      "number of weights is not a multiple of M = 64");
+  EXPECT_EQ(ValidateError(sdgf + "structure_decay_type: densify, dense_steps: 0.5}\nschedule: {epochs: 8}\n"),
+            "sparsity: layer patch_embed.proj.weight (C, shape [32, 1, 7, 7], 1568 weights) cannot use 1:64 "
+            "(structure decay stage from epoch 4): its number of weights is not a multiple of M = 64");
+  // SR-STE ignores the structure decay.
+  EXPECT_TRUE(ValidateExperiment(MustParse(conv + "sparsity_type: SRSTE, n_sparsity: 1, m_sparsity: 8, "
+                                                  "sparsity_loc: C, structure_decay_flag: true, "
+                                                  "structure_decay_type: fine}\n"))
+                  .ok());
+  // Q/K/V use their own ratio: 3 does not divide 32 * 32.
+  EXPECT_EQ(
+      ValidateError(conv + "sparsity_loc: FFQKV, n_sparsity_qkv: 1, m_sparsity_qkv: 3}\n"),
+      "sparsity: layer blocks.0.attn.qkv.weight (Q, shape [32, 32], 1024 weights) cannot use 1:3: its number "
+      "of weights is not a multiple of M = 3");
+}
+
+TEST(ExperimentConfigTest, SwinV2GridMustTile) {
+  EXPECT_TRUE(ValidateExperiment(MustParse("model: {name: swinv2_micro_window7_28}\n")).ok());
+  EXPECT_TRUE(
+      ValidateExperiment(MustParse("model: {name: swinv2_tiny_window8_256}\ndata: {dataset: synthetic}\n"))
+          .ok());
+  EXPECT_EQ(
+      ValidateError("model: {name: swinv2_micro_window7_28, img_size: 24}\ndata: {dataset: synthetic}\n"),
+      "model.img_size: value 24 gives a 12x12 token grid at stage 0 of swinv2_micro_window7_28, which window "
+      "7 and the 2x2 patch merging cannot tile");
+}
+
+}  // namespace
+}  // namespace nmsparse

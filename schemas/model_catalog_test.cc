@@ -1,0 +1,106 @@
+#include "schemas/model_catalog.h"
+
+#include "gtest/gtest.h"
+
+namespace nmsparse {
+namespace {
+
+const std::vector<SparsityLocation> kAll = {SparsityLocation::kFF, SparsityLocation::kQ,
+                                            SparsityLocation::kK,  SparsityLocation::kV,
+                                            SparsityLocation::kO,  SparsityLocation::kC};
+
+int64_t Count(const std::string& name) {
+  auto arch = LookupModel(name);
+  EXPECT_TRUE(arch.ok()) << arch.status();
+  return ParameterCount(*arch);
+}
+
+// Published timm parameter counts (ViT: timm model cards; SwinV2-T: 28,347,154, small and base agree with the
+// cards' 49.73M / 87.92M).
+TEST(ModelCatalogTest, ParameterCountsMatchTimm) {
+  EXPECT_EQ(Count("vit_tiny_patch16_224"), 5717416);
+  EXPECT_EQ(Count("vit_small_patch16_224"), 22050664);
+  EXPECT_EQ(Count("vit_base_patch16_224"), 86567656);
+  EXPECT_EQ(Count("vit_large_patch16_224"), 304326632);
+  EXPECT_EQ(Count("swinv2_tiny_window8_256"), 28347154);
+  EXPECT_EQ(Count("swinv2_small_window8_256"), 49728418);
+  EXPECT_EQ(Count("swinv2_base_window8_256"), 87918816);
+}
+
+TEST(ModelCatalogTest, SmallModelsForFashionMnist) {
+  EXPECT_EQ(Count("vit_nano_patch7_28"), 27978);
+  EXPECT_EQ(Count("vit_micro_patch4_28"), 205066);
+  EXPECT_EQ(Count("swinv2_micro_window7_28"), 146806);
+  auto micro = LookupModel("vit_micro_patch4_28");
+  ASSERT_TRUE(micro.ok());
+  EXPECT_EQ(micro->img_size / micro->patch_size, 7);  // 49 patches + cls = 50 tokens.
+  EXPECT_EQ(micro->in_chans, 1);
+  EXPECT_EQ(micro->num_classes, 10);
+}
+
+TEST(ModelCatalogTest, OverridesAndUnknownNames) {
+  auto arch = LookupModel("vit_base_patch16_224", 32, 1, 10);
+  ASSERT_TRUE(arch.ok());
+  EXPECT_EQ(arch->img_size, 32);
+  EXPECT_EQ(arch->in_chans, 1);
+  EXPECT_EQ(arch->num_classes, 10);
+  auto missing = LookupModel("vit_huge");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("unknown model 'vit_huge'"), std::string::npos);
+  EXPECT_NE(missing.status().message().find("vit_micro_patch4_28"), std::string::npos);
+  auto names = ModelNames();
+  EXPECT_EQ(names.size(), 10u);
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+}
+
+TEST(ModelCatalogTest, VitLayersInModuleOrder) {
+  auto arch = LookupModel("vit_base_patch16_224");
+  ASSERT_TRUE(arch.ok());
+  auto layers = SparsifiableLayers(*arch, kAll);
+  ASSERT_EQ(layers.size(), 1u + 12u * 6u);
+  EXPECT_EQ(layers[0].name, "patch_embed.proj.weight");
+  EXPECT_EQ(layers[0].shape, (std::vector<int64_t>{768, 3, 16, 16}));
+  EXPECT_EQ(layers[1].name, "blocks.0.attn.qkv.weight");
+  EXPECT_EQ(layers[1].location, SparsityLocation::kQ);
+  EXPECT_EQ(layers[2].location, SparsityLocation::kK);
+  EXPECT_EQ(layers[2].row_offset, 768);
+  EXPECT_EQ(layers[3].location, SparsityLocation::kV);
+  EXPECT_EQ(layers[3].row_offset, 1536);
+  EXPECT_EQ(layers[3].shape, (std::vector<int64_t>{768, 768}));
+  EXPECT_EQ(layers[4].name, "blocks.0.attn.proj.weight");
+  EXPECT_EQ(layers[5].name, "blocks.0.mlp.fc1.weight");
+  EXPECT_EQ(layers[5].shape, (std::vector<int64_t>{3072, 768}));
+  EXPECT_EQ(layers[6].name, "blocks.0.mlp.fc2.weight");
+  EXPECT_EQ(layers[6].shape, (std::vector<int64_t>{768, 3072}));
+  EXPECT_EQ(layers[6].numel(), 768 * 3072);
+  EXPECT_EQ(layers.back().name, "blocks.11.mlp.fc2.weight");
+
+  auto ff = SparsifiableLayers(*arch, {SparsityLocation::kFF});
+  ASSERT_EQ(ff.size(), 24u);
+  for (const auto& l : ff) EXPECT_EQ(l.location, SparsityLocation::kFF);
+}
+
+TEST(ModelCatalogTest, SwinLayersPerStage) {
+  auto arch = LookupModel("swinv2_tiny_window8_256");
+  ASSERT_TRUE(arch.ok());
+  auto layers = SparsifiableLayers(*arch, {SparsityLocation::kFF, SparsityLocation::kQ});
+  ASSERT_EQ(layers.size(), 12u * 3u);
+  EXPECT_EQ(layers[0].name, "layers.0.blocks.0.attn.qkv.weight");
+  EXPECT_EQ(layers[0].shape, (std::vector<int64_t>{96, 96}));
+  EXPECT_EQ(layers[1].name, "layers.0.blocks.0.mlp.fc1.weight");
+  EXPECT_EQ(layers[1].shape, (std::vector<int64_t>{384, 96}));
+  EXPECT_EQ(layers.back().name, "layers.3.blocks.1.mlp.fc2.weight");
+  EXPECT_EQ(layers.back().shape, (std::vector<int64_t>{768, 3072}));
+  for (const auto& l : layers) {
+    EXPECT_EQ(l.name.find("downsample"), std::string::npos);
+    EXPECT_EQ(l.name.find("cpb_mlp"), std::string::npos);
+  }
+  auto micro = LookupModel("swinv2_micro_window7_28");
+  ASSERT_TRUE(micro.ok());
+  auto conv = SparsifiableLayers(*micro, {SparsityLocation::kC});
+  ASSERT_EQ(conv.size(), 1u);
+  EXPECT_EQ(conv[0].shape, (std::vector<int64_t>{32, 1, 2, 2}));
+}
+
+}  // namespace
+}  // namespace nmsparse

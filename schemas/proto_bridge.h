@@ -1,0 +1,39 @@
+// Conversion between YAML and the v1 protobuf messages by reflection: YAML keys are field names, enums go by
+// name (case-insensitive), lists are repeated fields, maps are map fields, nested maps are nested messages.
+// An ExperimentConfig travels as an ExperimentSpec through its canonical YAML, so the wire form says exactly
+// what the spec file says.
+#ifndef NMSPARSE_SCHEMAS_PROTO_BRIDGE_H_
+#define NMSPARSE_SCHEMAS_PROTO_BRIDGE_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "google/protobuf/message.h"
+#include "nmsparse/v1/experiment.pb.h"
+#include "schemas/experiment_config.h"
+#include "yaml-cpp/yaml.h"
+
+namespace nmsparse {
+
+// Fills `message` (cleared first) from a YAML map. Errors are InvalidArgument "line L: key.path: reason" (the
+// path is prefixed by `path` when non-empty): unknown fields, wrong types, out-of-range integers, unknown
+// enum names.
+absl::Status YamlToMessage(const YAML::Node& node, google::protobuf::Message* message,
+                           const std::string& path = "");
+
+// A YAML map of `message`: set sub-messages, non-empty repeated and map fields, every number and bool (proto3
+// cannot tell 0 from unset, and 0 is meaningful, e.g. weight_decay: 0), non-empty strings, and enums other
+// than their 0 (UNSPECIFIED) value, by name.
+YAML::Node MessageToYaml(const google::protobuf::Message& message);
+
+// The wire form of a config: its canonical YAML as an ExperimentSpec.
+v1::ExperimentSpec ToProto(const ExperimentConfig& config);
+
+// A config from the wire: parsed and checked key by key like a spec file (not ValidateExperiment-ed). Errors
+// name the key path ("optimizer.beta1: value 1 is out of range: ...").
+absl::StatusOr<ExperimentConfig> FromProto(const v1::ExperimentSpec& spec);
+
+}  // namespace nmsparse
+
+#endif  // NMSPARSE_SCHEMAS_PROTO_BRIDGE_H_

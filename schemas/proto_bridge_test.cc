@@ -1,0 +1,122 @@
+#include "schemas/proto_bridge.h"
+
+#include "gtest/gtest.h"
+#include "nmsparse/v1/sweep.pb.h"
+
+namespace nmsparse {
+namespace {
+
+ExperimentConfig Sample() {
+  auto c = ParseExperimentYaml(R"(
+name: bridge
+seed: 12345678901
+model: {name: vit_micro_patch4_28, drop_path_rate: 0.1}
+data: {dataset: synthetic, train_subset: 100, hflip: 0.5}
+optimizer: {lr: 0.003, weight_decay: 0, clip_grad_norm: 1}
+schedule: {epochs: 4, warmup_epochs: 1}
+resources: {gpus: 2}
+sparsity:
+  sparsity_type: STRUCTURED_NM
+  decay_type: EXP
+  n_sparsity: 1
+  m_sparsity: 16
+  n_sparsity_qkv: 2
+  m_sparsity_qkv: 8
+  sparsity_loc: FF,Q,K,V,O
+  structure_decay_flag: true
+  structure_decay_type: densify
+  phases: []
+)",
+                               "sample.yaml");
+  EXPECT_TRUE(c.ok()) << c.status();
+  return *c;
+}
+
+TEST(ProtoBridgeTest, ConfigProtoConfigRoundTrip) {
+  const ExperimentConfig config = Sample();
+  const v1::ExperimentSpec spec = ToProto(config);
+  EXPECT_EQ(spec.name(), "bridge");
+  EXPECT_EQ(spec.seed(), 12345678901u);
+  EXPECT_EQ(spec.model().name(), "vit_micro_patch4_28");
+  EXPECT_EQ(spec.data().dataset(), "synthetic");
+  EXPECT_EQ(spec.optimizer().weight_decay(), 0.0);
+  EXPECT_EQ(spec.sparsity().sparsity_type(), v1::SparsitySpec::STRUCTURED_NM);
+  EXPECT_EQ(spec.sparsity().structure_decay_type(), v1::SparsitySpec::DENSIFY);
+  EXPECT_EQ(spec.sparsity().m_sparsity_qkv(), 8u);
+  EXPECT_EQ(spec.sparsity().sparsity_loc(), "FF,Q,K,V,O");
+  auto back = FromProto(spec);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(*back == config) << CanonicalYaml(*back) << "\nvs\n" << CanonicalYaml(config);
+
+  ExperimentConfig phased = config;
+  phased.sparsity.structure_decay_flag = false;
+  phased.sparsity.phases = {{PhaseKind::kSparse, 0.75}, {PhaseKind::kFineTune, 0.25}};
+  const v1::ExperimentSpec phased_spec = ToProto(phased);
+  ASSERT_EQ(phased_spec.sparsity().phases_size(), 2);
+  EXPECT_EQ(phased_spec.sparsity().phases(1).kind(), v1::Phase::FINE_TUNE);
+  auto phased_back = FromProto(phased_spec);
+  ASSERT_TRUE(phased_back.ok()) << phased_back.status();
+  EXPECT_TRUE(*phased_back == phased);
+}
+
+TEST(ProtoBridgeTest, WireZerosStayZeros) {
+  ExperimentConfig config = Sample();
+  config.optimizer.weight_decay = 0.0;
+  config.seed = 0;
+  auto back = FromProto(ToProto(config));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->optimizer.weight_decay, 0.0);
+  EXPECT_EQ(back->seed, 0u);
+}
+
+TEST(ProtoBridgeTest, FromProtoReportsBadValuesByKeyPath) {
+  v1::ExperimentSpec spec = ToProto(Sample());
+  spec.mutable_optimizer()->set_beta1(1.5);
+  auto bad = FromProto(spec);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "optimizer.beta1: value 1.5 is out of range: must be in [0, 1)");
+  spec = ToProto(Sample());
+  spec.mutable_sparsity()->add_dynamic();
+  EXPECT_EQ(FromProto(spec).status().message(),
+            "sparsity.dynamic: dynamic unstructured sparsity (§7) is not supported yet");
+}
+
+TEST(ProtoBridgeTest, GenericReflectionHandlesEnumsListsAndMaps) {
+  YAML::Node node = YAML::Load(R"(
+name: g
+grid:
+  - name: recipe
+    values:
+      - label: dense
+        set: {sparsity.sparsity_type: DENSE}
+      - label: srste
+        set: {sparsity.sparsity_type: srste, sparsity.m_sparsity: "8"}
+random:
+  - {key: optimizer.lr, min: 0.0001, max: 0.01, log: True}
+  - {key: data.dataset, choices: [synthetic, fashion_mnist]}
+seed: 3
+)");
+  v1::SweepSpec sweep;
+  ASSERT_TRUE(YamlToMessage(node, &sweep).ok());
+  ASSERT_EQ(sweep.grid_size(), 1);
+  EXPECT_EQ(sweep.grid(0).values(1).set().at("sparsity.m_sparsity"), "8");
+  EXPECT_TRUE(sweep.random(0).log());
+  EXPECT_EQ(sweep.random(1).choices_size(), 2);
+  v1::SweepSpec again;
+  ASSERT_TRUE(YamlToMessage(MessageToYaml(sweep), &again).ok());
+  EXPECT_EQ(again.SerializeAsString(), sweep.SerializeAsString());
+
+  v1::Phase phase;
+  EXPECT_TRUE(YamlToMessage(YAML::Load("{kind: fine_tune, fraction: 0.5}"), &phase).ok());
+  EXPECT_EQ(phase.kind(), v1::Phase::FINE_TUNE);
+  EXPECT_EQ(YamlToMessage(YAML::Load("{kind: warm}"), &phase).message(),
+            "line 1: kind: value 'warm' is not one of DENSE, SPARSE, FINE_TUNE");
+  EXPECT_EQ(YamlToMessage(YAML::Load("{kind: DENSE, frac: 1}"), &phase, "phases[0]").message(),
+            "line 1: phases[0].frac: unknown key; known keys: kind, fraction");
+  v1::UpdateSchedule update;
+  EXPECT_EQ(YamlToMessage(YAML::Load("freq: -1"), &update).message(),
+            "line 1: freq: value -1 is out of range: must be >= 0");
+}
+
+}  // namespace
+}  // namespace nmsparse

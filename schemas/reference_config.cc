@@ -1,0 +1,330 @@
+#include "schemas/reference_config.h"
+
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "schemas/yaml_util.h"
+
+namespace nmsparse {
+namespace {
+
+using yaml_util::Error;
+
+// train.py keys mapped one to one onto a nested key path.
+const std::map<std::string, std::string>& MappedKeys() {
+  static const auto* keys = new std::map<std::string, std::string>{
+      {"num_classes", "model.num_classes"},
+      {"img_size", "model.img_size"},
+      {"in_chans", "model.in_chans"},
+      {"drop", "model.drop_rate"},
+      {"drop_path", "model.drop_path_rate"},
+      {"batch_size", "data.batch_size"},
+      {"validation_batch_size", "data.eval_batch_size"},
+      {"hflip", "data.hflip"},
+      {"data_dir", "data.path"},
+      {"opt_eps", "optimizer.eps"},
+      {"weight_decay", "optimizer.weight_decay"},
+      {"clip_grad", "optimizer.clip_grad_norm"},
+      {"smoothing", "optimizer.label_smoothing"},
+      {"mixup", "optimizer.mixup_alpha"},
+      {"grad_accum_steps", "optimizer.grad_accum_steps"},
+      {"epochs", "schedule.epochs"},
+      {"warmup_epochs", "schedule.warmup_epochs"},
+      {"warmup_lr", "schedule.warmup_lr"},
+      {"min_lr", "schedule.min_lr"},
+      {"log_interval", "schedule.log_every_steps"},
+      {"seed", "seed"},
+      {"experiment", "name"},
+  };
+  return *keys;
+}
+
+// Keys read by hand below (model, dataset, opt, opt_betas, clip_mode, lr and its batch-size scaling).
+const std::set<std::string>& SpecialKeys() {
+  static const auto* keys = new std::set<std::string>{
+      "model", "dataset", "opt", "opt_betas", "clip_mode", "lr", "lr_base", "lr_base_size", "lr_base_scale"};
+  return *keys;
+}
+
+// train.py keys nmsparse does not implement, with timm's default (YAML text): accepted, and reported when set
+// to anything else. Covers every key of the reference's vit_base_training.yaml and other common train.py
+// flags.
+const std::map<std::string, std::string>& IgnoredKeys() {
+  static const auto* keys = new std::map<std::string, std::string>{
+      {"aa", "~"},
+      {"amp", "false"},
+      {"amp_dtype", "float16"},
+      {"amp_impl", "native"},
+      {"aot_autograd", "false"},
+      {"aug_repeats", "0"},
+      {"aug_splits", "0"},
+      {"bce_loss", "false"},
+      {"bce_target_thresh", "~"},
+      {"bce_sum", "false"},
+      {"bn_eps", "~"},
+      {"bn_momentum", "~"},
+      {"channels_last", "false"},
+      {"checkpoint_freq_epoch", "~"},
+      {"checkpoint_hist", "10"},
+      {"class_map", "''"},
+      {"color_jitter", "0.4"},
+      {"cooldown_epochs", "0"},
+      {"crop_pct", "~"},
+      {"cutmix", "0"},
+      {"cutmix_minmax", "~"},
+      {"data", "~"},
+      {"dataset_download", "false"},
+      {"decay_epochs", "90"},
+      {"decay_milestones", "[90, 180, 270]"},
+      {"decay_rate", "0.1"},
+      {"device", "cuda"},
+      {"dist_bn", "reduce"},
+      {"drop_block", "~"},
+      {"drop_connect", "~"},
+      {"epoch_repeats", "0"},
+      {"eval_metric", "top1"},
+      {"fast_norm", "false"},
+      {"force_cpu", "false"},
+      {"fuser", "''"},
+      {"gp", "token"},  // ViT's own pooling: what nmsparse's ViT does.
+      {"grad_checkpointing", "false"},
+      {"initial_checkpoint", "''"},
+      {"input_size", "~"},
+      {"interpolation", "''"},
+      {"jsd_loss", "false"},
+      {"layer_decay", "~"},
+      {"local_rank", "0"},
+      {"log_wandb", "false"},
+      {"lr_cycle_decay", "0.5"},
+      {"lr_cycle_limit", "1"},
+      {"lr_cycle_mul", "1.0"},
+      {"lr_k_decay", "1.0"},
+      {"lr_noise", "~"},
+      {"lr_noise_pct", "0.67"},
+      {"lr_noise_std", "1.0"},
+      {"mean", "~"},
+      {"mixup_mode", "batch"},
+      {"mixup_off_epoch", "0"},
+      {"mixup_prob", "1.0"},
+      {"mixup_switch_prob", "0.5"},
+      {"model_ema", "false"},
+      {"model_ema_decay", "0.9998"},
+      {"model_ema_force_cpu", "false"},
+      {"momentum", "0.9"},
+      {"no_aug", "false"},
+      {"no_ddp_bb", "false"},
+      {"no_prefetcher", "false"},
+      {"no_resume_opt", "false"},
+      {"output", "''"},
+      {"patience_epochs", "10"},
+      {"pin_mem", "false"},
+      {"pretrained", "false"},
+      {"ratio", "[0.75, 1.3333333333333333]"},
+      {"recount", "1"},
+      {"recovery_interval", "0"},
+      {"remode", "pixel"},
+      {"reprob", "0"},
+      {"resplit", "false"},
+      {"resume", "''"},
+      {"save_images", "false"},
+      {"scale", "[0.08, 1.0]"},
+      {"sched", "cosine"},  // The schedule nmsparse implements.
+      {"sched_on_updates", "false"},
+      {"split_bn", "false"},
+      {"start_epoch", "~"},
+      {"std", "~"},
+      {"sync_bn", "false"},
+      {"torchcompile", "~"},
+      {"torchscript", "false"},
+      {"train_interpolation", "random"},
+      {"train_split", "train"},
+      {"tta", "0"},
+      {"use_multi_epochs_loader", "false"},
+      {"val_split", "validation"},
+      {"vflip", "0"},
+      {"warmup_prefix", "false"},
+      {"worker_seeding", "all"},
+      {"workers", "4"},
+  };
+  return *keys;
+}
+
+bool SameScalar(const std::string& a, const std::string& b) {
+  char* end_a = nullptr;
+  char* end_b = nullptr;
+  const double da = std::strtod(a.c_str(), &end_a);
+  const double db = std::strtod(b.c_str(), &end_b);
+  if (!a.empty() && !b.empty() && *end_a == '\0' && *end_b == '\0') return da == db;
+  return absl::EqualsIgnoreCase(a, b);
+}
+
+// YAML values equal up to number formatting and the case of booleans.
+bool SameValue(const YAML::Node& a, const YAML::Node& b) {
+  if (yaml_util::IsNullish(a) || yaml_util::IsNullish(b))
+    return yaml_util::IsNullish(a) && yaml_util::IsNullish(b);
+  if (a.IsScalar() && b.IsScalar()) return SameScalar(a.Scalar(), b.Scalar());
+  if (a.IsSequence() && b.IsSequence() && a.size() == b.size()) {
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (!SameValue(a[i], b[i])) return false;
+    }
+    return true;
+  }
+  return false;
+}
+
+void Set(YAML::Node* nested, const std::string& path, const YAML::Node& value) {
+  const size_t dot = path.find('.');
+  if (dot == std::string::npos) {
+    (*nested)[path] = value;
+  } else {
+    (*nested)[path.substr(0, dot)][path.substr(dot + 1)] = value;
+  }
+}
+
+// train.py's learning rate: lr, or lr_base scaled by the global batch over lr_base_size.
+absl::StatusOr<YAML::Node> ReferenceLr(const YAML::Node& node) {
+  if (!yaml_util::IsNullish(node["lr"])) return node["lr"];
+  if (yaml_util::IsNullish(node["lr_base"])) return YAML::Node();  // Neither: nmsparse's default lr.
+  auto base = yaml_util::ReadDouble(node["lr_base"], "lr_base", 0.0);
+  if (!base.ok()) return base.status();
+  double base_size = 256, batch = 128, accum = 1;  // train.py's defaults.
+  for (auto [key, out] : {std::pair<const char*, double*>{"lr_base_size", &base_size},
+                          {"batch_size", &batch},
+                          {"grad_accum_steps", &accum}}) {
+    if (yaml_util::IsNullish(node[key])) continue;
+    auto v = yaml_util::ReadDouble(node[key], key, 1.0);
+    if (!v.ok()) return v.status();
+    *out = *v;
+  }
+  std::string scale;
+  if (!yaml_util::IsNullish(node["lr_base_scale"])) {
+    auto s = yaml_util::ReadString(node["lr_base_scale"], "lr_base_scale");
+    if (!s.ok()) return s.status();
+    scale = absl::AsciiStrToLower(*s);
+  }
+  if (scale.empty()) {  // train.py: sqrt for adaptive optimizers (ada*, lamb), linear otherwise.
+    const std::string opt =
+        yaml_util::IsNullish(node["opt"]) ? "sgd" : absl::AsciiStrToLower(node["opt"].as<std::string>());
+    scale = absl::StrContains(opt, "ada") || absl::StrContains(opt, "lamb") ? "sqrt" : "linear";
+  }
+  if (scale != "sqrt" && scale != "linear") {
+    return Error(node["lr_base_scale"], "lr_base_scale",
+                 "value '" + scale + "' is not one of sqrt, linear (or '' for train.py's choice)");
+  }
+  double ratio = batch * accum / base_size;
+  if (scale == "sqrt") ratio = std::sqrt(ratio);
+  return YAML::Node(yaml_util::FormatDouble(*base * ratio));
+}
+
+absl::Status MapSpecialKeys(const YAML::Node& node, YAML::Node* nested, std::vector<std::string>* warnings) {
+  auto name = yaml_util::ReadString(node["model"], "model");
+  if (!name.ok()) return name.status();
+  (*nested)["model"]["name"] = node["model"];
+  if (!yaml_util::IsNullish(node["opt"])) {
+    auto opt = yaml_util::ReadString(node["opt"], "opt");
+    if (!opt.ok()) return opt.status();
+    if (absl::AsciiStrToLower(*opt) != "adamw") {
+      return Error(node["opt"], "opt",
+                   "value '" + *opt + "' is not supported: nmsparse implements adamw only");
+    }
+  }
+  if (!yaml_util::IsNullish(node["clip_mode"])) {
+    auto mode = yaml_util::ReadString(node["clip_mode"], "clip_mode");
+    if (!mode.ok()) return mode.status();
+    if (absl::AsciiStrToLower(*mode) != "norm") {
+      return Error(node["clip_mode"], "clip_mode", "value '" + *mode + "' is not supported: only norm");
+    }
+  }
+  const YAML::Node betas = node["opt_betas"];
+  if (!yaml_util::IsNullish(betas)) {
+    if (!betas.IsSequence() || betas.size() != 2) {
+      return Error(betas, "opt_betas", "value " + yaml_util::Describe(betas) + " is not a list of two betas");
+    }
+    (*nested)["optimizer"]["beta1"] = betas[0];
+    (*nested)["optimizer"]["beta2"] = betas[1];
+  }
+  auto lr = ReferenceLr(node);
+  if (!lr.ok()) return lr.status();
+  if (lr->IsDefined() && !lr->IsNull()) (*nested)["optimizer"]["lr"] = *lr;
+  const YAML::Node dataset = node["dataset"];
+  if (!yaml_util::IsNullish(dataset)) {
+    auto text = yaml_util::ReadString(dataset, "dataset");
+    if (!text.ok()) return text.status();
+    const std::string lower = absl::AsciiStrToLower(*text);
+    if (lower.empty()) return absl::OkStatus();
+    if (absl::StrContains(lower, "fashion")) {
+      (*nested)["data"]["dataset"] = "fashion_mnist";
+    } else if (lower == "synthetic") {
+      (*nested)["data"]["dataset"] = "synthetic";
+    } else {
+      (*nested)["data"]["dataset"] = "shards";
+      if (warnings != nullptr) {
+        warnings->push_back("reference key dataset = " + *text +
+                            " is read as nmsparse shards (docs/data-format.md) at data_dir");
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// "line L: optimizer.clip_grad_norm: ..." -> "line L: clip_grad: ..." so that errors name the key as written.
+absl::Status RenameNestedPath(const absl::Status& status) {
+  std::string message(status.message());
+  for (const auto& [flat, path] : MappedKeys()) {
+    const std::string needle = ": " + path + ": ";
+    const size_t at = message.find(needle);
+    if (at != std::string::npos) {
+      message.replace(at, needle.size(), ": " + flat + ": ");
+      return absl::Status(status.code(), message);
+    }
+  }
+  const std::string sparsity = ": sparsity.";
+  if (const size_t at = message.find(sparsity); at != std::string::npos)
+    message.replace(at, sparsity.size(), ": ");
+  return absl::Status(status.code(), message);
+}
+
+}  // namespace
+
+bool IsFlatReferenceConfig(const YAML::Node& node) {
+  return node.IsMap() && node["model"] && node["model"].IsScalar();
+}
+
+bool IsReferenceKey(const std::string& key) {
+  return MappedKeys().count(key) > 0 || SpecialKeys().count(key) > 0 || IgnoredKeys().count(key) > 0;
+}
+
+absl::StatusOr<ExperimentConfig> ParseReferenceConfig(const YAML::Node& node,
+                                                      std::vector<std::string>* warnings) {
+  YAML::Node nested(YAML::NodeType::Map);
+  std::set<std::string> seen;
+  for (const auto& kv : node) {
+    const std::string key = kv.first.as<std::string>();
+    if (!seen.insert(key).second) return Error(kv.first, key, "duplicate key");
+    const YAML::Node& value = kv.second;
+    if (IsSparsityKey(key)) {
+      nested["sparsity"][key] = value;
+    } else if (auto mapped = MappedKeys().find(key); mapped != MappedKeys().end()) {
+      if (!yaml_util::IsNullish(value)) Set(&nested, mapped->second, value);
+    } else if (auto ignored = IgnoredKeys().find(key); ignored != IgnoredKeys().end()) {
+      // null (unset) and timm's own default change nothing; anything else is worth a warning.
+      const bool neutral = yaml_util::IsNullish(value) || SameValue(value, YAML::Load(ignored->second));
+      if (!neutral && warnings != nullptr) {
+        warnings->push_back("ignored reference key: " + key + " = " + yaml_util::Describe(value));
+      }
+    } else if (SpecialKeys().count(key) == 0) {
+      return Error(kv.first, key, "unknown key: neither a timm train.py key nor an nmsparse key");
+    }
+  }
+  if (auto st = MapSpecialKeys(node, &nested, warnings); !st.ok()) return st;
+  // `experiment: ''` means no name; the nested parser would keep it anyway.
+  auto config = ParseExperimentNode(nested, "");
+  if (!config.ok()) return RenameNestedPath(config.status());
+  return config;
+}
+
+}  // namespace nmsparse

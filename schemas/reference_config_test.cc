@@ -1,0 +1,102 @@
+#include "schemas/reference_config.h"
+
+#include <algorithm>
+
+#include "gtest/gtest.h"
+
+namespace nmsparse {
+namespace {
+
+bool Has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+TEST(ReferenceConfigTest, PaperConfigLoadsUnchanged) {
+  std::vector<std::string> warnings;
+  auto c = LoadExperimentFile("schemas/testdata/reference_vit_base_training.yaml", &warnings);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->model.name, "vit_base_patch16_224");
+  EXPECT_EQ(c->model.num_classes, 0);  // null: the model's own 1000.
+  EXPECT_DOUBLE_EQ(c->model.drop_rate, 0.1);
+  EXPECT_DOUBLE_EQ(c->model.drop_path_rate, 0.1);
+  EXPECT_EQ(c->data.dataset, "shards");
+  EXPECT_EQ(c->data.path, "tmp/scratch/datasets");
+  EXPECT_EQ(c->data.batch_size, 256);
+  EXPECT_DOUBLE_EQ(c->data.hflip, 0.5);
+  // lr: null, so lr_base 1e-3 * sqrt(256 / 4096) (train.py's sqrt scaling for adamw).
+  EXPECT_DOUBLE_EQ(c->optimizer.lr, 0.00025);
+  EXPECT_DOUBLE_EQ(c->optimizer.weight_decay, 0.01);
+  EXPECT_DOUBLE_EQ(c->optimizer.eps, 1e-8);
+  EXPECT_DOUBLE_EQ(c->optimizer.beta1, 0.9);
+  EXPECT_DOUBLE_EQ(c->optimizer.clip_grad_norm, 1.0);
+  EXPECT_DOUBLE_EQ(c->optimizer.mixup_alpha, 0.5);
+  EXPECT_DOUBLE_EQ(c->optimizer.label_smoothing, 0.0);
+  EXPECT_EQ(c->schedule.epochs, 350);
+  EXPECT_DOUBLE_EQ(c->schedule.warmup_epochs, 15);
+  EXPECT_DOUBLE_EQ(c->schedule.warmup_lr, 1e-7);
+  EXPECT_DOUBLE_EQ(c->schedule.min_lr, 1e-7);
+  EXPECT_EQ(c->schedule.log_every_steps, 50);
+  EXPECT_EQ(c->seed, 0u);
+  EXPECT_EQ(c->sparsity.sparsity_type, SparsityType::kStructuredNM);
+  EXPECT_EQ(c->sparsity.decay_type, DecayType::kExp);
+  EXPECT_DOUBLE_EQ(c->sparsity.decay_coef, 1e-4);
+  EXPECT_EQ(c->sparsity.nm, (NM{1, 32}));
+  EXPECT_EQ(c->sparsity.nm_qkv, (NM{1, 8}));
+  EXPECT_EQ(c->sparsity.structure_decay_type, StructureDecayType::kFine);
+  EXPECT_FALSE(c->sparsity.structure_decay_flag);
+  EXPECT_TRUE(ValidateExperiment(*c).ok()) << ValidateExperiment(*c);
+
+  EXPECT_TRUE(Has(warnings, "ignored reference key: aa = rand-m15-n2-p1-mstd0"));
+  EXPECT_TRUE(Has(warnings, "ignored reference key: amp = true"));
+  EXPECT_TRUE(Has(warnings, "ignored reference key: bce_loss = true"));
+  EXPECT_TRUE(Has(warnings, "ignored reference key: workers = 16"));
+  EXPECT_TRUE(Has(warnings,
+                  "reference key dataset = torch/imagenet-1k is read as nmsparse shards "
+                  "(docs/data-format.md) at data_dir"));
+  // Neutral values (timm's defaults, nulls) are not reported.
+  for (const auto& w : warnings) {
+    for (const char* quiet : {"momentum", "sched ", "reprob", "cutmix ", "ratio", "gp ", "color_jitter"}) {
+      EXPECT_EQ(w.find(std::string("key: ") + quiet), std::string::npos) << w;
+    }
+  }
+}
+
+TEST(ReferenceConfigTest, LrScalingAndErrors) {
+  auto linear = ParseExperimentYaml(
+      "model: vit_nano_patch7_28\nopt: adamw\nlr: null\nlr_base: 0.004\nlr_base_size: 512\nlr_base_scale: "
+      "linear\n"
+      "batch_size: 64\n",
+      "flat.yaml");
+  ASSERT_TRUE(linear.ok()) << linear.status();
+  EXPECT_DOUBLE_EQ(linear->optimizer.lr, 0.0005);
+  auto direct = ParseExperimentYaml("model: vit_nano_patch7_28\nlr: 0.01\nlr_base: 0.004\n", "flat.yaml");
+  ASSERT_TRUE(direct.ok());
+  EXPECT_DOUBLE_EQ(direct->optimizer.lr, 0.01);
+  auto betas =
+      ParseExperimentYaml("model: vit_nano_patch7_28\nopt_betas: [0.8, 0.95]\nsparsity_loc: ffqkv\n", "");
+  ASSERT_TRUE(betas.ok()) << betas.status();
+  EXPECT_DOUBLE_EQ(betas->optimizer.beta2, 0.95);
+  EXPECT_EQ(betas->sparsity.locations.size(), 4u);
+
+  auto err = [](const std::string& text) {
+    auto c = ParseExperimentYaml(text, "flat.yaml");
+    EXPECT_FALSE(c.ok()) << text;
+    return std::string(c.status().message());
+  };
+  EXPECT_EQ(err("model: vit_nano_patch7_28\nfoo: 1\n"),
+            "flat.yaml:2: foo: unknown key: neither a timm train.py key nor an nmsparse key");
+  EXPECT_EQ(err("model: vit_nano_patch7_28\nopt: sgd\n"),
+            "flat.yaml:2: opt: value 'sgd' is not supported: nmsparse implements adamw only");
+  EXPECT_EQ(err("model: vit_nano_patch7_28\nclip_grad: -1\n"),
+            "flat.yaml:2: clip_grad: value -1 is out of range: must be >= 0");
+  EXPECT_EQ(err("model: vit_nano_patch7_28\nm_sparsity: 0\n"),
+            "flat.yaml:2: m_sparsity: value 0 is out of range: must be >= 1");
+  EXPECT_EQ(err("model: vit_nano_patch7_28\nopt_betas: [0.9]\n"),
+            "flat.yaml:2: opt_betas: value [0.9] is not a list of two betas");
+  EXPECT_TRUE(IsReferenceKey("aa"));
+  EXPECT_TRUE(IsReferenceKey("lr_base_size"));
+  EXPECT_FALSE(IsReferenceKey("m_sparsity"));
+}
+
+}  // namespace
+}  // namespace nmsparse

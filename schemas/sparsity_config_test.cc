@@ -1,0 +1,196 @@
+#include "schemas/sparsity_config.h"
+
+#include "gtest/gtest.h"
+
+namespace nmsparse {
+namespace {
+
+absl::StatusOr<SparsityConfig> Parse(const std::string& text) {
+  return ParseSparsityConfig(YAML::Load(text), "sparsity.");
+}
+
+std::string ErrorOf(const std::string& text) {
+  auto config = Parse(text);
+  EXPECT_FALSE(config.ok()) << text;
+  EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
+  return std::string(config.status().message());
+}
+
+TEST(SparsityConfigTest, DefaultsWhenEmpty) {
+  auto config = ParseSparsityConfig(YAML::Node(), "sparsity.");
+  ASSERT_TRUE(config.ok());
+  EXPECT_EQ(config->sparsity_type, SparsityType::kDense);
+  EXPECT_EQ(config->nm, (NM{2, 4}));
+  EXPECT_EQ(config->locations, std::vector<SparsityLocation>{SparsityLocation::kFF});
+}
+
+TEST(SparsityConfigTest, ReferenceKeysCaseInsensitive) {
+  auto config = Parse(R"(
+sparsity_type: structured_nm
+decay_type: Exp
+decay_coef: 0.0001
+dense_steps: 0
+fine_tune_steps: 0
+structure_decay_flag: False
+structure_decay_type: fine
+n_sparsity: 1
+m_sparsity: 32
+sparsity_loc: FF
+n_sparsity_qkv: 1
+m_sparsity_qkv: 8
+sparse_dim: row
+)");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->sparsity_type, SparsityType::kStructuredNM);
+  EXPECT_EQ(config->decay_type, DecayType::kExp);
+  EXPECT_DOUBLE_EQ(config->decay_coef, 1e-4);
+  EXPECT_FALSE(config->structure_decay_flag);
+  EXPECT_EQ(config->structure_decay_type, StructureDecayType::kFine);
+  EXPECT_EQ(config->nm, (NM{1, 32}));
+  EXPECT_EQ(config->nm_qkv, (NM{1, 8}));
+  EXPECT_EQ(config->sparse_dim, SparseDim::kRow);
+  EXPECT_EQ(TargetFor(*config, SparsityLocation::kFF), (NM{1, 32}));
+  EXPECT_EQ(TargetFor(*config, SparsityLocation::kK), (NM{1, 8}));
+}
+
+TEST(SparsityConfigTest, QkvDefaultsToMainRatio) {
+  auto config = Parse("n_sparsity: 1\nm_sparsity: 8\nsparsity_loc: FFQKV\n");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->nm_qkv, (NM{1, 8}));
+  auto partial = Parse("n_sparsity: 1\nm_sparsity: 8\nn_sparsity_qkv: 2\n");
+  ASSERT_TRUE(partial.ok()) << partial.status();
+  EXPECT_EQ(partial->nm_qkv, (NM{2, 8}));
+  auto null_qkv = Parse("n_sparsity: 1\nm_sparsity: 16\nn_sparsity_qkv: null\nm_sparsity_qkv: ~\n");
+  ASSERT_TRUE(null_qkv.ok());
+  EXPECT_EQ(null_qkv->nm_qkv, (NM{1, 16}));
+}
+
+TEST(SparsityConfigTest, LocationForms) {
+  using L = SparsityLocation;
+  const std::vector<L> ffqkv = {L::kFF, L::kQ, L::kK, L::kV};
+  for (const char* text : {"sparsity_loc: FFQKV", "sparsity_loc: FF,Q,K,V", "sparsity_loc: [ff, q, k, v]",
+                           "sparsity_loc: qkvff", "sparsity_loc: FF+QKV"}) {
+    auto config = Parse(text);
+    ASSERT_TRUE(config.ok()) << text << ": " << config.status();
+    EXPECT_EQ(config->locations, ffqkv) << text;
+  }
+  auto all = Parse("sparsity_loc: COFFQ");
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(SparsityLocationsToString(all->locations), "FF,Q,O,C");
+  EXPECT_EQ(
+      ErrorOf("sparsity_loc: FX"),
+      "line 1: sparsity.sparsity_loc: value 'FX' is not a set of locations: must be letters/words over FF, "
+      "Q, K, V, O, C (e.g. FF, FFQKV, FF,Q,K,V)");
+  EXPECT_EQ(
+      ErrorOf("sparsity_loc: ''"),
+      "line 1: sparsity.sparsity_loc: value '' names no location: must name at least one of FF, Q, K, V, "
+      "O, C");
+}
+
+TEST(SparsityConfigTest, RangeErrorsNameKeyValueRangeAndLine) {
+  EXPECT_EQ(ErrorOf("n_sparsity: 1\nm_sparsity: 0\n"),
+            "line 2: sparsity.m_sparsity: value 0 is out of range: must be >= 1");
+  EXPECT_EQ(ErrorOf("n_sparsity: 5\nm_sparsity: 4\n"),
+            "line 1: sparsity.n_sparsity: value 5 is out of range: must be <= m_sparsity (4)");
+  EXPECT_EQ(ErrorOf("n_sparsity_qkv: 9\nm_sparsity_qkv: 8\n"),
+            "line 1: sparsity.n_sparsity_qkv: value 9 is out of range: must be <= m_sparsity_qkv (8)");
+  EXPECT_EQ(ErrorOf("dense_steps: 1.0\n"),
+            "line 1: sparsity.dense_steps: value 1.0 is out of range: must be in [0, 1)");
+  EXPECT_EQ(
+      ErrorOf("dense_steps: 0.6\nfine_tune_steps: 0.4\n"),
+      "line 2: sparsity.fine_tune_steps: value 0.4 is out of range: dense_steps + fine_tune_steps must be "
+      "< 1 (got 1)");
+  EXPECT_EQ(ErrorOf("decay_coef: -1\n"),
+            "line 1: sparsity.decay_coef: value -1 is out of range: must be >= 0");
+  EXPECT_EQ(
+      ErrorOf("structure_decay_start_multiple: 6\n"),
+      "line 1: sparsity.structure_decay_start_multiple: value 6 is out of range: must be a power of two "
+      "(1, 2, 4, 8, ...)");
+}
+
+TEST(SparsityConfigTest, TypeAndKeyErrors) {
+  EXPECT_EQ(ErrorOf("sparsity_type: SPARSE\n"),
+            "line 1: sparsity.sparsity_type: value 'SPARSE' is not one of DENSE, STRUCTURED_NM, SRSTE, "
+            "UNSTRUCTURED");
+  EXPECT_EQ(ErrorOf("\nn_sparsity: two\n"), "line 2: sparsity.n_sparsity: value 'two' is not an integer");
+  EXPECT_EQ(ErrorOf("n_sparsity: 1.5\n"), "line 1: sparsity.n_sparsity: value '1.5' is not an integer");
+  EXPECT_EQ(ErrorOf("decay_coef: [1]\n"), "line 1: sparsity.decay_coef: value [1] is not a number");
+  EXPECT_EQ(ErrorOf("structure_decay_flag: maybe\n"),
+            "line 1: sparsity.structure_decay_flag: value 'maybe' is not a boolean: must be true or false");
+  EXPECT_EQ(
+      ErrorOf("sparsity_type: DENSE\nm_sparsty: 4\n"),
+      "line 2: sparsity.m_sparsty: unknown key; known keys: sparsity_type, n_sparsity, m_sparsity, "
+      "n_sparsity_qkv, m_sparsity_qkv, decay_type, decay_coef, structure_decay_flag, structure_decay_type, "
+      "structure_decay_start_multiple, dense_steps, fine_tune_steps, sparsity_loc, sparse_dim, prune_rate, "
+      "srste_lambda, phases");
+  EXPECT_EQ(ErrorOf("algorithm: rigl\n"),
+            "line 1: sparsity.algorithm: dynamic unstructured sparsity (§7) is not supported yet");
+  EXPECT_EQ(ErrorOf("[1, 2]"), "line 1: sparsity: value [1, 2] is not a map of sparsity keys");
+  EXPECT_TRUE(IsSparsityKey("m_sparsity"));
+  EXPECT_TRUE(IsSparsityKey("algorithm"));
+  EXPECT_FALSE(IsSparsityKey("lr"));
+}
+
+TEST(SparsityConfigTest, BoolSpellings) {
+  for (const char* t : {"true", "True", "TRUE", "yes", "on"}) {
+    auto c = Parse(std::string("structure_decay_flag: ") + t);
+    ASSERT_TRUE(c.ok()) << t;
+    EXPECT_TRUE(c->structure_decay_flag) << t;
+  }
+  auto off = Parse("structure_decay_flag: Off");
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(off->structure_decay_flag);
+}
+
+TEST(SparsityConfigTest, PhasesBothForms) {
+  auto shorthand = Parse("sparsity_type: SRSTE\nphases: [{sparse: 0.8}, {dense: 0.2}]\n");
+  ASSERT_TRUE(shorthand.ok()) << shorthand.status();
+  ASSERT_EQ(shorthand->phases.size(), 2u);
+  EXPECT_EQ(shorthand->phases[0].kind, PhaseKind::kSparse);
+  EXPECT_DOUBLE_EQ(shorthand->phases[0].fraction, 0.8);
+  EXPECT_EQ(shorthand->phases[1].kind, PhaseKind::kDense);
+  auto canonical =
+      Parse("phases:\n  - {kind: SPARSE, fraction: 0.7}\n  - {kind: fine_tune, fraction: 0.3}\n");
+  ASSERT_TRUE(canonical.ok()) << canonical.status();
+  EXPECT_EQ(canonical->phases[1].kind, PhaseKind::kFineTune);
+
+  EXPECT_EQ(ErrorOf("phases: [{sparse: 0.8}, {dense: 0.1}]\n"),
+            "line 1: sparsity.phases: phase fractions sum to 0.9: must sum to 1");
+  EXPECT_EQ(ErrorOf("phases:\n  - {sparse: 0.5}\n  - {warm: 0.5}\n"),
+            "line 3: sparsity.phases[1]: value 'warm' is not one of DENSE, SPARSE, FINE_TUNE");
+  EXPECT_EQ(ErrorOf("phases:\n  - {sparse: 1.5}\n"),
+            "line 2: sparsity.phases[0].sparse: value 1.5 is out of range: must be in [0, 1]");
+  EXPECT_EQ(
+      ErrorOf("dense_steps: 0.1\nphases: [{sparse: 1}]\n"),
+      "line 2: sparsity.phases: cannot be combined with dense_steps / fine_tune_steps: give the dense and "
+      "fine-tune parts as phases");
+}
+
+TEST(SparsityConfigTest, CanonicalYamlRoundTrips) {
+  auto config = Parse(R"(
+sparsity_type: srste
+n_sparsity: 1
+m_sparsity: 8
+n_sparsity_qkv: 2
+m_sparsity_qkv: 4
+decay_coef: 0.0003
+srste_lambda: 0.1
+sparsity_loc: qkv ff
+phases: [{sparse: 0.8}, {dense: 0.2}]
+)");
+  ASSERT_TRUE(config.ok()) << config.status();
+  YAML::Emitter out;
+  out << SparsityConfigToYaml(*config);
+  auto again = ParseSparsityConfig(YAML::Load(out.c_str()), "sparsity.");
+  ASSERT_TRUE(again.ok()) << again.status() << "\n" << out.c_str();
+  YAML::Emitter out2;
+  out2 << SparsityConfigToYaml(*again);
+  EXPECT_EQ(std::string(out.c_str()), std::string(out2.c_str()));
+  EXPECT_EQ(again->nm_qkv, (NM{2, 4}));
+  EXPECT_EQ(again->phases.size(), 2u);
+  EXPECT_NE(std::string(out.c_str()).find("sparsity_type: SRSTE\n"), std::string::npos);
+  EXPECT_NE(std::string(out.c_str()).find("sparsity_loc: FF,Q,K,V\n"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace nmsparse
