@@ -7,6 +7,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "server/nm_server.h"
+#include "server/schemas_expander.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50151", "host:port to serve on (port 0: any free port)");
 ABSL_FLAG(std::string, db, "./nmsparse.db", "SQLite database file (created if missing)");
@@ -24,6 +25,7 @@ int main(int argc, char** argv) {
   options.lease_ms = absl::GetFlag(FLAGS_lease_ms);
   options.grace_ms = absl::GetFlag(FLAGS_grace_ms);
   options.schedule_interval_ms = absl::GetFlag(FLAGS_schedule_interval_ms);
+  options.expand = nmsparse::server::ExpandWithSchemas;
   if (options.lease_ms <= 0 || options.grace_ms < 0 || options.schedule_interval_ms <= 0) {
     std::fprintf(stderr, "nmserver: --lease_ms and --schedule_interval_ms must be > 0, --grace_ms >= 0\n");
     return 2;

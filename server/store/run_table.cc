@@ -150,19 +150,21 @@ absl::StatusOr<RunRecord> LoadRun(Database* db, int64_t id, RunDetail detail) {
 }
 
 absl::StatusOr<std::vector<RunRecord>> QueryRuns(Database* db, const RunFilter& f, RunDetail detail) {
-  // Unused filters compare against themselves so one cached statement serves every combination.
-  std::string sql = absl::StrCat(SelectColumns(detail),
-                                 " WHERE (?1 = 0 OR sweep_id = ?1) AND (?2 = 0 OR state = ?2) AND "
-                                 "(?3 = 0 OR worker_id = ?3) AND (?4 = 0 OR state IN (2, 3)) "
-                                 "ORDER BY sweep_id, idx LIMIT ?5");
+  // Only the filters in use appear in the SQL, so SQLite can pick the matching index.
+  std::vector<std::string> where;
+  if (f.sweep_id != 0) where.push_back("sweep_id = ?1");
+  if (f.state != v1::RUN_STATE_UNSPECIFIED) where.push_back("state = ?2");
+  if (f.worker_id != 0) where.push_back("worker_id = ?3");
+  if (f.active_only) where.push_back("state IN (2, 3)");
+  std::string sql = absl::StrCat(SelectColumns(detail), where.empty() ? "" : " WHERE ",
+                                 absl::StrJoin(where, " AND "), " ORDER BY sweep_id, idx LIMIT ?4");
   std::vector<RunRecord> out;
   {
     NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare(sql));
-    st->Bind(1, f.sweep_id)
-        .Bind(2, static_cast<int>(f.state))
-        .Bind(3, f.worker_id)
-        .Bind(4, f.active_only ? 1 : 0)
-        .Bind(5, f.limit == 0 ? int64_t{-1} : static_cast<int64_t>(f.limit));
+    if (f.sweep_id != 0) st->Bind(1, f.sweep_id);
+    if (f.state != v1::RUN_STATE_UNSPECIFIED) st->Bind(2, static_cast<int>(f.state));
+    if (f.worker_id != 0) st->Bind(3, f.worker_id);
+    st->Bind(4, f.limit == 0 ? int64_t{-1} : static_cast<int64_t>(f.limit));
     while (true) {
       NM_ASSIGN_OR_RETURN(bool row, st->Step());
       if (!row) break;

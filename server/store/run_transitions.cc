@@ -15,8 +15,8 @@ absl::Status SetState(Database* db, const RunRecord& cur, v1::RunState to, uint3
   // The message says why a run ended or went back to the queue; assignment and start keep the last one.
   bool keep_message = IsActive(to);
   NM_ASSIGN_OR_RETURN(Stmt st,
-                      db->Prepare("UPDATE runs SET state = ?, attempt = ?, message = CASE WHEN ?7 THEN "
-                                  "message ELSE ?3 END WHERE id = ? AND state = ? AND attempt = ?"));
+                      db->Prepare("UPDATE runs SET state = ?1, attempt = ?2, message = CASE WHEN ?7 THEN "
+                                  "message ELSE ?3 END WHERE id = ?4 AND state = ?5 AND attempt = ?6"));
   NM_RETURN_IF_ERROR(st->Bind(1, static_cast<int>(to))
                          .Bind(2, attempt)
                          .BindText(3, reason)

@@ -1,0 +1,119 @@
+#include "schemas/layer_plan.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "schemas/model_catalog.h"
+#include "schemas/structure_decay.h"
+
+namespace nmsparse {
+namespace {
+
+std::string NMText(const NM& nm) { return absl::StrCat(nm.n, ":", nm.m); }
+
+std::string SparseText(const SparsityConfig& s, const NM& nm, bool hard) {
+  switch (s.sparsity_type) {
+    case SparsityType::kSrste:
+      return "SR-STE " + NMText(nm);
+    case SparsityType::kUnstructured:
+      return absl::StrCat("prune ", std::round(s.prune_rate * 1000) / 10, "%");
+    default:
+      return NMText(nm) + (hard ? " hard" : "");
+  }
+}
+
+void Add(std::vector<LayerPlanStage>* stages, int start, int end, const std::string& phase, NM nm,
+         const std::string& text) {
+  if (end > start) stages->push_back({start, end, phase, nm, text});
+}
+
+// The timeline of dense_steps / structure decay / fine_tune_steps (§3, §4).
+std::vector<LayerPlanStage> DefaultTimeline(const SparsityConfig& s, int total, NM target) {
+  std::vector<LayerPlanStage> stages;
+  const int d = DenseEpochs(s, total);
+  const int f = FineTuneEpochs(s, total);
+  // Fine-tune covers epochs > T - f (strictly greater, as the reference does).
+  const int fine_start = f > 0 ? std::min(total, total - f + 1) : total;
+  const bool srste = s.sparsity_type == SparsityType::kSrste;
+  const auto decay =
+      srste ? std::vector<std::pair<int, NM>>{{d, target}} : StructureDecayStages(s, total, target);
+  Add(&stages, 0, d, "dense", {0, 0}, "dense");
+  for (size_t i = 0; i < decay.size(); ++i) {
+    const int start = decay[i].first;
+    const int end = std::min(fine_start, i + 1 < decay.size() ? decay[i + 1].first : total);
+    Add(&stages, start, end, "sparse", decay[i].second, SparseText(s, decay[i].second, false));
+  }
+  const NM last = decay.back().second;
+  Add(&stages, fine_start, total, "fine_tune", last, SparseText(s, last, !srste));
+  return stages;
+}
+
+std::vector<LayerPlanStage> PhaseTimeline(const SparsityConfig& s, int total, NM target) {
+  std::vector<LayerPlanStage> stages;
+  double sum = 0.0;
+  for (size_t i = 0; i < s.phases.size(); ++i) {
+    const int start = static_cast<int>(sum * total);
+    sum += s.phases[i].fraction;
+    const int end = i + 1 == s.phases.size() ? total : static_cast<int>(sum * total);
+    switch (s.phases[i].kind) {
+      case PhaseKind::kDense:
+        Add(&stages, start, end, "dense", {0, 0}, "dense");
+        break;
+      case PhaseKind::kSparse:
+        Add(&stages, start, end, "sparse", target, SparseText(s, target, false));
+        break;
+      case PhaseKind::kFineTune:
+        Add(&stages, start, end, "fine_tune", target,
+            SparseText(s, target, s.sparsity_type != SparsityType::kSrste));
+        break;
+    }
+  }
+  return stages;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<LayerPlanRow>> DescribeLayerPlan(const ExperimentConfig& config) {
+  auto arch =
+      LookupModel(config.model.name, config.model.img_size, config.model.in_chans, config.model.num_classes);
+  if (!arch.ok()) return arch.status();
+  const SparsityConfig& s = config.sparsity;
+  std::vector<LayerPlanRow> rows;
+  if (s.sparsity_type == SparsityType::kDense) return rows;
+  for (const LayerShape& layer : SparsifiableLayers(*arch, s.locations)) {
+    LayerPlanRow row{layer.name, layer.location, layer.shape, layer.row_offset, {}};
+    NM target = TargetFor(s, layer.location);
+    if (s.sparsity_type == SparsityType::kUnstructured) target = {0, 0};
+    row.stages = s.phases.empty() ? DefaultTimeline(s, config.schedule.epochs, target)
+                                  : PhaseTimeline(s, config.schedule.epochs, target);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::string FormatLayerPlan(const std::vector<LayerPlanRow>& rows) {
+  if (rows.empty()) return "no sparse layers (dense run)\n";
+  size_t name_width = 5;
+  for (const auto& row : rows) name_width = std::max(name_width, row.name.size());
+  std::string out;
+  for (const auto& row : rows) {
+    std::vector<std::string> dims;
+    for (int64_t d : row.shape) dims.push_back(absl::StrCat(d));
+    std::string name = row.name;
+    name.resize(name_width, ' ');
+    std::string shape = "[" + absl::StrJoin(dims, ", ") + "]";
+    shape.resize(std::max<size_t>(shape.size(), 16), ' ');
+    std::string loc = ToString(row.location);
+    loc.resize(3, ' ');
+    std::vector<std::string> stages;
+    for (const auto& st : row.stages) {
+      stages.push_back(absl::StrCat("epochs ", st.start_epoch, "-", st.end_epoch - 1, ": ", st.text));
+    }
+    absl::StrAppend(&out, name, "  ", loc, shape, "  ", absl::StrJoin(stages, "; "), "\n");
+  }
+  return out;
+}
+
+}  // namespace nmsparse

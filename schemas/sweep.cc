@@ -1,0 +1,441 @@
+#include "schemas/sweep.h"
+
+#include <cmath>
+#include <random>
+#include <set>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "schemas/content_hash.h"
+#include "schemas/proto_bridge.h"
+#include "schemas/reference_config.h"
+#include "schemas/yaml_util.h"
+
+namespace nmsparse {
+namespace {
+
+using yaml_util::Error;
+
+const std::vector<std::string>& SweepKeys() {
+  static const auto* keys = new std::vector<std::string>{
+      "name", "base",     "base_file",   "grid",         "random",          "num_samples",
+      "seed", "priority", "max_retries", "gpus_per_run", "idempotency_key", "no_reuse"};
+  return *keys;
+}
+
+// The YAML text of an override value: a scalar's own text, a collection in flow form, "" for null.
+std::string ValueText(const YAML::Node& node) {
+  if (yaml_util::IsNullish(node)) return "";
+  if (node.IsScalar()) return node.Scalar();
+  YAML::Emitter out;
+  out << YAML::Flow << node;
+  return out.c_str();
+}
+
+// The node an override value text stands for. Plain scalars stay strings without a source position (their
+// errors name the key path, not a line of a text that is not a file); collections are parsed.
+absl::StatusOr<YAML::Node> ValueNode(const std::string& text, const std::string& key_path) {
+  const std::string lower = absl::AsciiStrToLower(text);
+  if (text.empty() || lower == "~" || lower == "null") return YAML::Node(YAML::NodeType::Null);
+  if (text.front() == '[' || text.front() == '{') {
+    auto node = yaml_util::LoadYaml(text, "");
+    if (!node.ok()) return absl::InvalidArgumentError(absl::StrCat(key_path, ": ", node.status().message()));
+    return *node;
+  }
+  return YAML::Node(text);
+}
+
+std::string Dirname(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "" : path.substr(0, slash + 1);
+}
+
+absl::Status CheckPathAt(const YAML::Node& at, const std::string& key_path, const std::string& error_path) {
+  absl::Status st = CheckKeyPath(key_path);
+  if (st.ok()) return st;
+  return Error(at, error_path, std::string(st.message()));
+}
+
+absl::StatusOr<v1::AxisValue> LabelledValue(const std::string& label, const YAML::Node& label_node,
+                                            const YAML::Node& set, const std::string& path) {
+  if (!set.IsMap() || set.size() == 0) {
+    return Error(set.IsDefined() ? set : label_node, path,
+                 "value " + yaml_util::Describe(set) + " is not a map of key.path: value overrides");
+  }
+  v1::AxisValue value;
+  value.set_label(label);
+  for (const auto& kv : set) {
+    const std::string key = kv.first.as<std::string>();
+    if (auto st = CheckPathAt(kv.first, key, path + "." + key); !st.ok()) return st;
+    (*value.mutable_set())[key] = ValueText(kv.second);
+  }
+  return value;
+}
+
+// One grid axis: a list of values for a key path, a map label -> overrides, or {values: [...]}.
+absl::StatusOr<v1::GridAxis> ParseAxis(const std::string& name, const YAML::Node& name_node,
+                                       const YAML::Node& node, const std::string& path) {
+  v1::GridAxis axis;
+  axis.set_name(name);
+  if (node.IsSequence()) {
+    if (auto st = CheckPathAt(name_node, name, path); !st.ok()) return st;
+    for (const auto& element : node) {
+      v1::AxisValue* value = axis.add_values();
+      value->set_label(ValueText(element));
+      (*value->mutable_set())[name] = ValueText(element);
+    }
+  } else if (node.IsMap() && node.size() == 1 && node["values"] && node["values"].IsSequence()) {
+    const YAML::Node values = node["values"];
+    for (size_t i = 0; i < values.size(); ++i) {
+      const YAML::Node entry = values[i];
+      const std::string entry_path = absl::StrCat(path, ".values[", i, "]");
+      absl::StatusOr<v1::AxisValue> value;
+      if (entry.IsMap() && entry["label"]) {
+        if (auto st = yaml_util::CheckKeys(entry, entry_path + ".", {"label", "set"}); !st.ok()) return st;
+        auto label = yaml_util::ReadString(entry["label"], entry_path + ".label");
+        if (!label.ok()) return label.status();
+        value = LabelledValue(*label, entry["label"], entry["set"], entry_path + ".set");
+      } else if (entry.IsMap() && entry.size() == 1) {
+        const std::string label = entry.begin()->first.as<std::string>();
+        value = LabelledValue(label, entry.begin()->first, entry.begin()->second, entry_path + "." + label);
+      } else {
+        return Error(entry, entry_path,
+                     "value " + yaml_util::Describe(entry) + " is not {label: L, set: {...}} or {L: {...}}");
+      }
+      if (!value.ok()) return value.status();
+      *axis.add_values() = *value;
+    }
+  } else if (node.IsMap()) {
+    for (const auto& kv : node) {
+      const std::string label = kv.first.as<std::string>();
+      auto value = LabelledValue(label, kv.first, kv.second, path + "." + label);
+      if (!value.ok()) return value.status();
+      *axis.add_values() = *value;
+    }
+  } else {
+    return Error(node, path,
+                 "value " + yaml_util::Describe(node) +
+                     " is not a list of values, a map label -> overrides, or {values: [...]}");
+  }
+  if (axis.values_size() == 0) return Error(node, path, "an axis needs at least one value");
+  std::set<std::string> labels;
+  for (const auto& v : axis.values()) {
+    if (!labels.insert(v.label()).second) return Error(node, path, "duplicate label '" + v.label() + "'");
+  }
+  return axis;
+}
+
+absl::StatusOr<v1::RandomAxis> ParseRandomAxis(const std::string& key, const YAML::Node& key_node,
+                                               const YAML::Node& node, const std::string& path) {
+  if (auto st = CheckPathAt(key_node, key, path); !st.ok()) return st;
+  if (!node.IsMap()) {
+    return Error(
+        node, path,
+        "value " + yaml_util::Describe(node) + " is not {min, max, log, integer} or {choices: [...]}");
+  }
+  v1::RandomAxis axis;
+  axis.set_key(key);
+  if (node["choices"]) {
+    if (auto st = yaml_util::CheckKeys(node, path + ".", {"choices"}); !st.ok()) return st;
+    const YAML::Node choices = node["choices"];
+    if (!choices.IsSequence() || choices.size() == 0) {
+      return Error(choices, path + ".choices",
+                   "value " + yaml_util::Describe(choices) + " is not a non-empty list");
+    }
+    for (const auto& c : choices) axis.add_choices(ValueText(c));
+    return axis;
+  }
+  if (auto st = yaml_util::CheckKeys(node, path + ".", {"min", "max", "log", "integer"}); !st.ok()) return st;
+  for (const char* bound : {"min", "max"}) {
+    if (!node[bound]) return Error(node, path + "." + bound, "missing: a range needs min and max");
+  }
+  auto min = yaml_util::ReadDouble(node["min"], path + ".min");
+  if (!min.ok()) return min.status();
+  auto max = yaml_util::ReadDouble(node["max"], path + ".max", *min);
+  if (!max.ok()) return max.status();
+  axis.set_min(*min);
+  axis.set_max(*max);
+  if (node["log"]) {
+    auto log = yaml_util::ReadBool(node["log"], path + ".log");
+    if (!log.ok()) return log.status();
+    axis.set_log(*log);
+    if (*log && *min <= 0) {
+      return Error(node["min"], path + ".min",
+                   "value " + node["min"].Scalar() + " is out of range: log needs min > 0");
+    }
+  }
+  if (node["integer"]) {
+    auto integer = yaml_util::ReadBool(node["integer"], path + ".integer");
+    if (!integer.ok()) return integer.status();
+    axis.set_integer(*integer);
+  }
+  return axis;
+}
+
+// Reads the base spec (inline or from base_file) into its resolved wire form.
+absl::Status ParseBase(const YAML::Node& node, const std::string& file_name, v1::SweepSpec* sweep,
+                       std::vector<std::string>* warnings) {
+  const YAML::Node base = node["base"];
+  const YAML::Node base_file = node["base_file"];
+  if (base && base_file) return Error(base_file, "base_file", "give either base or base_file, not both");
+  if (!base && !base_file)
+    return Error(node, "base", "missing: a sweep needs a base spec (base or base_file)");
+  absl::StatusOr<ExperimentConfig> config;
+  if (base) {
+    config = ParseExperimentNode(base, "", warnings);  // The caller adds the file name.
+  } else {
+    auto path = yaml_util::ReadString(base_file, "base_file");
+    if (!path.ok()) return path.status();
+    const std::string resolved =
+        (!path->empty() && path->front() == '/') ? *path : Dirname(file_name) + *path;
+    config = LoadExperimentFile(resolved, warnings);
+    if (!config.ok() && config.status().code() == absl::StatusCode::kNotFound) {
+      return Error(base_file, "base_file", std::string(config.status().message()));
+    }
+  }
+  if (!config.ok()) return config.status();
+  *sweep->mutable_base() = ToProto(*config);
+  return absl::OkStatus();
+}
+
+absl::Status ParseSweepNode(const YAML::Node& node, const std::string& file_name, v1::SweepSpec* sweep,
+                            std::vector<std::string>* warnings) {
+  if (!node.IsMap()) return Error(node, "(top level)", "expected a map of sweep keys");
+  if (auto st = yaml_util::CheckKeys(node, "", SweepKeys()); !st.ok()) return st;
+  if (auto st = ParseBase(node, file_name, sweep, warnings); !st.ok()) return st;
+  if (node["name"]) {
+    auto name = yaml_util::ReadString(node["name"], "name");
+    if (!name.ok()) return name.status();
+    sweep->set_name(*name);
+  }
+  if (const YAML::Node grid = node["grid"]; !yaml_util::IsNullish(grid)) {
+    if (!grid.IsMap())
+      return Error(grid, "grid", "value " + yaml_util::Describe(grid) + " is not a map of axes");
+    for (const auto& kv : grid) {
+      const std::string name = kv.first.as<std::string>();
+      auto axis = ParseAxis(name, kv.first, kv.second, "grid." + name);
+      if (!axis.ok()) return axis.status();
+      *sweep->add_grid() = *axis;
+    }
+  }
+  if (const YAML::Node random = node["random"]; !yaml_util::IsNullish(random)) {
+    if (!random.IsMap()) {
+      return Error(random, "random",
+                   "value " + yaml_util::Describe(random) + " is not a map key.path -> range");
+    }
+    for (const auto& kv : random) {
+      const std::string key = kv.first.as<std::string>();
+      auto axis = ParseRandomAxis(key, kv.first, kv.second, "random." + key);
+      if (!axis.ok()) return axis.status();
+      *sweep->add_random() = *axis;
+    }
+  }
+  // The remaining scalars map one to one onto SweepSpec fields.
+  YAML::Node scalars(YAML::NodeType::Map);
+  for (const char* key :
+       {"num_samples", "seed", "priority", "max_retries", "gpus_per_run", "idempotency_key", "no_reuse"}) {
+    if (node[key]) scalars[key] = node[key];
+  }
+  v1::SweepSpec rest;
+  if (auto st = YamlToMessage(scalars, &rest); !st.ok()) return st;
+  sweep->MergeFrom(rest);
+  return absl::OkStatus();
+}
+
+// Draws of the random axes, as documented in the header.
+class RandomDraws {
+ public:
+  explicit RandomDraws(uint64_t seed) : rng_(seed) {}
+
+  std::string Draw(const v1::RandomAxis& axis) {
+    const double u = static_cast<double>(rng_() >> 11) * 0x1.0p-53;
+    if (axis.choices_size() > 0) {
+      const int n = axis.choices_size();
+      return axis.choices(std::min(n - 1, static_cast<int>(u * n)));
+    }
+    if (axis.integer()) {
+      const double lo = std::ceil(axis.min()), hi = std::floor(axis.max());
+      return absl::StrCat(static_cast<int64_t>(std::min(hi, lo + std::floor(u * (hi - lo + 1)))));
+    }
+    const double value =
+        axis.log() ? std::exp(std::log(axis.min()) + u * (std::log(axis.max()) - std::log(axis.min())))
+                   : axis.min() + u * (axis.max() - axis.min());
+    return yaml_util::FormatDouble(value);
+  }
+
+ private:
+  std::mt19937_64 rng_;
+};
+
+// One run's overrides: key path -> value text, with their labels.
+struct Point {
+  std::vector<std::pair<std::string, std::string>> labels;
+  std::vector<std::pair<std::string, std::string>> set;
+};
+
+std::vector<Point> GridPoints(const v1::SweepSpec& sweep) {
+  std::vector<Point> points(1);
+  for (const v1::GridAxis& axis : sweep.grid()) {
+    std::vector<Point> next;
+    for (const Point& p : points) {
+      for (const v1::AxisValue& v : axis.values()) {
+        Point q = p;
+        q.labels.emplace_back(axis.name(), v.label());
+        // Protobuf maps have no order: apply a value's overrides sorted by key path.
+        std::map<std::string, std::string> sorted(v.set().begin(), v.set().end());
+        for (const auto& kv : sorted) q.set.push_back(kv);
+        next.push_back(std::move(q));
+      }
+    }
+    points = std::move(next);
+  }
+  return points;
+}
+
+bool Sets(const Point& p, const std::string& key) {
+  for (const auto& kv : p.set) {
+    if (kv.first == key) return true;
+  }
+  return false;
+}
+
+// QKV follows N:M when the base's QKV ratio is the defaulted one (see the header).
+void CarryQkv(const v1::SweepSpec& sweep, Point* p) {
+  const v1::SparsitySpec& s = sweep.base().sparsity();
+  const std::vector<std::pair<std::string, std::string>> pairs = {{"n_sparsity", "n_sparsity_qkv"},
+                                                                  {"m_sparsity", "m_sparsity_qkv"}};
+  if (s.n_sparsity() != s.n_sparsity_qkv() || s.m_sparsity() != s.m_sparsity_qkv()) return;
+  if (Sets(*p, "sparsity.n_sparsity_qkv") || Sets(*p, "sparsity.m_sparsity_qkv")) return;
+  std::vector<std::pair<std::string, std::string>> extra;
+  for (const auto& [main, qkv] : pairs) {
+    for (const auto& kv : p->set) {
+      if (kv.first == "sparsity." + main) extra.emplace_back("sparsity." + qkv, kv.second);
+    }
+  }
+  p->set.insert(p->set.end(), extra.begin(), extra.end());
+}
+
+absl::StatusOr<ResolvedRun> Resolve(const v1::SweepSpec& sweep, const YAML::Node& base, int index,
+                                    Point point) {
+  ResolvedRun run;
+  run.index = index;
+  run.labels = point.labels;
+  const std::string who = absl::StrCat(
+      "run ", index, point.labels.empty() ? "" : " (" + LabelsToString(point.labels) + ")", ": ");
+  auto fail = [&who](const absl::Status& st) {
+    return absl::Status(st.code(), who + std::string(st.message()));
+  };
+  CarryQkv(sweep, &point);
+  if (sweep.gpus_per_run() > 0) point.set.emplace_back("resources.gpus", absl::StrCat(sweep.gpus_per_run()));
+  YAML::Node spec = YAML::Clone(base);
+  for (const auto& [key, value] : point.set) {
+    if (auto st = ApplyOverride(spec, key, value); !st.ok()) return fail(st);
+  }
+  auto config = ParseExperimentNode(spec, "");
+  if (!config.ok()) return fail(config.status());
+  if (auto st = ValidateExperiment(*config); !st.ok()) return fail(st);
+  run.config = *config;
+  run.canonical_yaml = CanonicalYaml(*config);
+  run.content_hash = Sha256Hex(run.canonical_yaml);
+  run.spec = ToProto(*config);
+  return run;
+}
+
+}  // namespace
+
+std::string LabelsToString(const std::vector<std::pair<std::string, std::string>>& labels) {
+  std::vector<std::string> parts;
+  for (const auto& [axis, label] : labels) parts.push_back(axis + "=" + label);
+  return absl::StrJoin(parts, ", ");
+}
+
+absl::Status CheckKeyPath(const std::string& key_path) {
+  const std::vector<std::string> parts = absl::StrSplit(key_path, '.');
+  const auto& top = ExperimentSectionKeys("");
+  auto known = [](const std::vector<std::string>& keys, const std::string& key) {
+    return std::find(keys.begin(), keys.end(), key) != keys.end();
+  };
+  if (!known(top, parts[0])) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown key path '", key_path, "': known top-level keys: ", absl::StrJoin(top, ", ")));
+  }
+  const auto& section = ExperimentSectionKeys(parts[0]);
+  if (section.empty()) {  // name, seed: scalars.
+    if (parts.size() == 1) return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown key path '", key_path, "': ", parts[0], " has no keys"));
+  }
+  if (parts.size() != 2 || !known(section, parts[1])) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown key path '", key_path, "': known keys of ",
+                                                   parts[0], ": ", absl::StrJoin(section, ", ")));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ApplyOverride(YAML::Node& spec, const std::string& key_path, const std::string& value_text) {
+  auto value = ValueNode(value_text, key_path);
+  if (!value.ok()) return value.status();
+  if (IsFlatReferenceConfig(spec)) {
+    if (!IsReferenceKey(key_path) && !IsSparsityKey(key_path)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown key path '", key_path,
+                       "': a flat reference config takes timm train.py keys and "
+                       "sparsity keys"));
+    }
+    spec[key_path] = *value;
+    return absl::OkStatus();
+  }
+  if (auto st = CheckKeyPath(key_path); !st.ok()) return st;
+  const size_t dot = key_path.find('.');
+  if (dot == std::string::npos) {
+    spec[key_path] = *value;
+    return absl::OkStatus();
+  }
+  const std::string section = key_path.substr(0, dot);
+  if (!spec[section] || !spec[section].IsMap()) spec[section] = YAML::Node(YAML::NodeType::Map);
+  YAML::Node map = spec[section];
+  map[key_path.substr(dot + 1)] = *value;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::SweepSpec> ParseSweepYaml(const std::string& text, const std::string& file_name,
+                                             std::vector<std::string>* warnings) {
+  auto node = yaml_util::LoadYaml(text, file_name);
+  if (!node.ok()) return node.status();
+  v1::SweepSpec sweep;
+  if (auto st = ParseSweepNode(*node, file_name, &sweep, warnings); !st.ok()) {
+    return yaml_util::WithFile(st, file_name);
+  }
+  return sweep;
+}
+
+absl::StatusOr<v1::SweepSpec> ParseSweepFile(const std::string& path, std::vector<std::string>* warnings) {
+  auto text = yaml_util::ReadTextFile(path);
+  if (!text.ok()) return text.status();
+  return ParseSweepYaml(*text, path, warnings);
+}
+
+absl::StatusOr<std::vector<ResolvedRun>> ExpandSweep(const v1::SweepSpec& sweep) {
+  const YAML::Node base = MessageToYaml(sweep.base());
+  RandomDraws draws(sweep.seed());
+  const int samples = sweep.random_size() == 0 ? 1 : std::max<int>(1, sweep.num_samples());
+  std::vector<ResolvedRun> runs;
+  for (const Point& grid_point : GridPoints(sweep)) {
+    for (int s = 0; s < samples; ++s) {
+      Point point = grid_point;
+      for (const v1::RandomAxis& axis : sweep.random()) {
+        const std::string value = draws.Draw(axis);
+        point.labels.emplace_back(axis.key(), value);
+        point.set.emplace_back(axis.key(), value);
+      }
+      auto run = Resolve(sweep, base, static_cast<int>(runs.size()), std::move(point));
+      if (!run.ok()) return run.status();
+      runs.push_back(std::move(*run));
+    }
+  }
+  return runs;
+}
+
+}  // namespace nmsparse

@@ -1,0 +1,273 @@
+#include "schemas/sweep.h"
+
+#include <cstdio>
+#include <fstream>
+#include <set>
+
+#include "gtest/gtest.h"
+#include "schemas/layer_plan.h"
+
+namespace nmsparse {
+namespace {
+
+constexpr char kBase[] = R"(base:
+  name: s
+  model: {name: vit_nano_patch7_28}
+  data: {dataset: synthetic, batch_size: 32}
+  schedule: {epochs: 4}
+  sparsity: {sparsity_type: SRSTE, n_sparsity: 2, m_sparsity: 4}
+)";
+
+v1::SweepSpec MustParse(const std::string& text) {
+  auto sweep = ParseSweepYaml(text, "sweep.yaml");
+  EXPECT_TRUE(sweep.ok()) << sweep.status();
+  return sweep.ok() ? *sweep : v1::SweepSpec();
+}
+
+std::string ParseError(const std::string& text) {
+  auto sweep = ParseSweepYaml(text, "sweep.yaml");
+  EXPECT_FALSE(sweep.ok()) << text;
+  return std::string(sweep.status().message());
+}
+
+std::vector<ResolvedRun> MustExpand(const v1::SweepSpec& sweep) {
+  auto runs = ExpandSweep(sweep);
+  EXPECT_TRUE(runs.ok()) << runs.status();
+  return runs.ok() ? *runs : std::vector<ResolvedRun>();
+}
+
+TEST(SweepTest, GridIsCartesianProductInAxisOrder) {
+  const auto sweep = MustParse(std::string("name: g\n") + kBase + R"(grid:
+  recipe:
+    dense: {sparsity.sparsity_type: DENSE}
+    mdgf_exp: {sparsity.sparsity_type: STRUCTURED_NM, sparsity.decay_type: EXP, sparsity.decay_coef: 0.01}
+  sparsity.m_sparsity: [4, 8, 16]
+priority: 5
+max_retries: 2
+idempotency_key: abc
+)");
+  EXPECT_EQ(sweep.name(), "g");
+  EXPECT_EQ(sweep.priority(), 5);
+  EXPECT_EQ(sweep.max_retries(), 2u);
+  EXPECT_EQ(sweep.idempotency_key(), "abc");
+  ASSERT_EQ(sweep.grid_size(), 2);
+  const auto runs = MustExpand(sweep);
+  ASSERT_EQ(runs.size(), 6u);
+  EXPECT_EQ(LabelsToString(runs[0].labels), "recipe=dense, sparsity.m_sparsity=4");
+  EXPECT_EQ(LabelsToString(runs[1].labels), "recipe=dense, sparsity.m_sparsity=8");
+  EXPECT_EQ(LabelsToString(runs[5].labels), "recipe=mdgf_exp, sparsity.m_sparsity=16");
+  EXPECT_EQ(runs[5].index, 5);
+  EXPECT_EQ(runs[5].config.sparsity.sparsity_type, SparsityType::kStructuredNM);
+  EXPECT_EQ(runs[5].config.sparsity.decay_type, DecayType::kExp);
+  EXPECT_DOUBLE_EQ(runs[5].config.sparsity.decay_coef, 0.01);
+  EXPECT_EQ(runs[5].config.sparsity.nm, (NM{2, 16}));
+  // The base's QKV ratio was the defaulted one: it follows the axis.
+  EXPECT_EQ(runs[5].config.sparsity.nm_qkv, (NM{2, 16}));
+  EXPECT_EQ(runs[5].canonical_yaml, CanonicalYaml(runs[5].config));
+  EXPECT_EQ(runs[5].spec.sparsity().m_sparsity(), 16u);
+  std::set<std::string> hashes;
+  for (const auto& r : runs) hashes.insert(r.content_hash);
+  EXPECT_EQ(hashes.size(), 6u);
+  // Deterministic: the same sweep expands to the same hashes.
+  EXPECT_EQ(MustExpand(sweep)[3].content_hash, runs[3].content_hash);
+}
+
+TEST(SweepTest, ValuesListFormsAndGpusPerRun) {
+  const auto sweep = MustParse(std::string(kBase) + R"(grid:
+  lr:
+    values:
+      - {label: low, set: {optimizer.lr: 1e-4}}
+      - high: {optimizer.lr: 1e-2, data.hflip: 0.5}
+  sparsity.phases: ["[{sparse: 0.5}, {dense: 0.5}]", [{sparse: 1}]]
+gpus_per_run: 2
+)");
+  const auto runs = MustExpand(sweep);
+  ASSERT_EQ(runs.size(), 4u);
+  EXPECT_EQ(runs[0].labels[0].second, "low");
+  EXPECT_DOUBLE_EQ(runs[0].config.optimizer.lr, 1e-4);
+  EXPECT_EQ(runs[0].config.sparsity.phases.size(), 2u);
+  EXPECT_EQ(runs[1].labels[1].second, "[{sparse: 1}]");
+  EXPECT_DOUBLE_EQ(runs[3].config.data.hflip, 0.5);
+  for (const auto& r : runs) EXPECT_EQ(r.config.resources.gpus, 2);
+}
+
+TEST(SweepTest, RandomAxesAreSeededAndDeterministic) {
+  const std::string text = std::string(kBase) + R"(grid:
+  sparsity.m_sparsity: [4, 8]
+random:
+  optimizer.lr: {min: 1e-4, max: 1e-2, log: true}
+  optimizer.grad_accum_steps: {min: 1, max: 4, integer: true}
+  data.dataset: {choices: [synthetic, SYNTHETIC]}
+num_samples: 5
+seed: 42
+)";
+  const auto runs = MustExpand(MustParse(text));
+  ASSERT_EQ(runs.size(), 10u);
+  std::set<double> lrs;
+  for (const auto& r : runs) {
+    EXPECT_GE(r.config.optimizer.lr, 1e-4);
+    EXPECT_LE(r.config.optimizer.lr, 1e-2);
+    EXPECT_GE(r.config.optimizer.grad_accum_steps, 1);
+    EXPECT_LE(r.config.optimizer.grad_accum_steps, 4);
+    lrs.insert(r.config.optimizer.lr);
+    ASSERT_EQ(r.labels.size(), 4u);
+    EXPECT_EQ(r.labels[1].first, "optimizer.lr");
+  }
+  EXPECT_EQ(lrs.size(), 10u);
+  EXPECT_EQ(runs[0].labels[0].second, "4");
+  EXPECT_EQ(runs[5].labels[0].second, "8");
+  const auto again = MustExpand(MustParse(text));
+  for (size_t i = 0; i < runs.size(); ++i) EXPECT_EQ(again[i].content_hash, runs[i].content_hash);
+  auto other_seed = MustParse(text);
+  other_seed.set_seed(43);
+  EXPECT_NE(MustExpand(other_seed)[0].config.optimizer.lr, runs[0].config.optimizer.lr);
+}
+
+TEST(SweepTest, ParseErrorsNameFileLineAndPath) {
+  EXPECT_EQ(ParseError("name: x\n"),
+            "sweep.yaml:1: base: missing: a sweep needs a base spec (base or base_file)");
+  EXPECT_EQ(
+      ParseError(std::string(kBase) + "grid:\n  sparsity.m_sparsty: [4, 8]\n"),
+      "sweep.yaml:8: grid.sparsity.m_sparsty: unknown key path 'sparsity.m_sparsty': known keys of sparsity: "
+      "sparsity_type, n_sparsity, m_sparsity, n_sparsity_qkv, m_sparsity_qkv, decay_type, decay_coef, "
+      "structure_decay_flag, structure_decay_type, structure_decay_start_multiple, dense_steps, "
+      "fine_tune_steps, sparsity_loc, sparse_dim, prune_rate, srste_lambda, phases");
+  EXPECT_EQ(
+      ParseError(std::string(kBase) + "grid:\n  recipe:\n    a: {optimizer.lrate: 1}\n"),
+      "sweep.yaml:9: grid.recipe.a.optimizer.lrate: unknown key path 'optimizer.lrate': known keys of "
+      "optimizer: name, lr, weight_decay, beta1, beta2, eps, clip_grad_norm, label_smoothing, mixup_alpha, "
+      "grad_accum_steps");
+  EXPECT_EQ(ParseError(std::string(kBase) + "grid:\n  recipe: 3\n"),
+            "sweep.yaml:8: grid.recipe: value 3 is not a list of values, a map label -> overrides, or "
+            "{values: [...]}");
+  EXPECT_EQ(ParseError(std::string(kBase) + "random:\n  optimizer.lr: {min: 0, max: 1, log: true}\n"),
+            "sweep.yaml:8: random.optimizer.lr.min: value 0 is out of range: log needs min > 0");
+  EXPECT_EQ(ParseError(std::string(kBase) + "random:\n  optimizer.lr: {min: 2, max: 1}\n"),
+            "sweep.yaml:8: random.optimizer.lr.max: value 1 is out of range: must be >= 2");
+  EXPECT_EQ(ParseError(std::string(kBase) + "num_samples: -1\n"),
+            "sweep.yaml:7: num_samples: value -1 is out of range: must be >= 0");
+  EXPECT_EQ(
+      ParseError(std::string(kBase) + "grids: {}\n"),
+      "sweep.yaml:7: grids: unknown key; known keys: name, base, base_file, grid, random, num_samples, seed, "
+      "priority, max_retries, gpus_per_run, idempotency_key, no_reuse");
+  EXPECT_EQ(ParseError("base:\n  model: {name: vit_nano_patch7_28}\n  data: {batch_size: 0}\n"),
+            "sweep.yaml:3: data.batch_size: value 0 is out of range: must be >= 1");
+  EXPECT_EQ(ParseError("base_file: missing.yaml\n"), "sweep.yaml:1: base_file: cannot read missing.yaml");
+}
+
+TEST(SweepTest, ExpansionErrorsNameRunLabelsAndKey) {
+  auto bad = ExpandSweep(MustParse(std::string(kBase) + "grid:\n  sparsity.m_sparsity: [4, 3]\n"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(
+      bad.status().message(),
+      "run 1 (sparsity.m_sparsity=3): sparsity: layer blocks.0.mlp.fc1.weight (FF, shape [128, 32], 4096 "
+      "weights) cannot use 2:3: its number of weights is not a multiple of M = 3");
+  auto wrong_type =
+      ExpandSweep(MustParse(std::string(kBase) + "grid:\n  recipe: {x: {sparsity.n_sparsity: two}}\n"));
+  EXPECT_EQ(wrong_type.status().message(),
+            "run 0 (recipe=x): sparsity.n_sparsity: value 'two' is not an integer");
+}
+
+TEST(SweepTest, BaseFileRelativeToSweepFile) {
+  const std::string dir = ::testing::TempDir();
+  std::ofstream(dir + "/base.yaml") << "model: {name: vit_nano_patch7_28}\ndata: {dataset: synthetic}\n";
+  std::ofstream(dir + "/sweep.yaml") << "base_file: base.yaml\ngrid:\n  seed: [1, 2, 3]\n";
+  auto sweep = ParseSweepFile(dir + "/sweep.yaml");
+  ASSERT_TRUE(sweep.ok()) << sweep.status();
+  EXPECT_EQ(sweep->base().data().dataset(), "synthetic");
+  auto runs = ExpandSweep(*sweep);
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  ASSERT_EQ(runs->size(), 3u);
+  EXPECT_EQ((*runs)[2].config.seed, 3u);
+}
+
+TEST(SweepTest, ApplyOverride) {
+  YAML::Node spec = YAML::Load("model: {name: vit_nano_patch7_28}\n");
+  ASSERT_TRUE(ApplyOverride(spec, "sparsity.m_sparsity", "8").ok());
+  ASSERT_TRUE(ApplyOverride(spec, "sparsity.n_sparsity", "1").ok());
+  ASSERT_TRUE(ApplyOverride(spec, "seed", "9").ok());
+  ASSERT_TRUE(ApplyOverride(spec, "sparsity.phases", "[{sparse: 0.8}, {dense: 0.2}]").ok());
+  auto config = ParseExperimentNode(spec, "");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->sparsity.nm, (NM{1, 8}));
+  EXPECT_EQ(config->seed, 9u);
+  EXPECT_EQ(config->sparsity.phases.size(), 2u);
+  ASSERT_TRUE(ApplyOverride(spec, "seed", "").ok());  // Back to the default.
+  EXPECT_EQ(ParseExperimentNode(spec, "")->seed, 0u);
+
+  EXPECT_EQ(
+      ApplyOverride(spec, "optimizer.learning_rate", "1").message(),
+      "unknown key path 'optimizer.learning_rate': known keys of optimizer: name, lr, weight_decay, beta1, "
+      "beta2, eps, clip_grad_norm, label_smoothing, mixup_alpha, grad_accum_steps");
+  EXPECT_EQ(
+      ApplyOverride(spec, "lr", "1").message(),
+      "unknown key path 'lr': known top-level keys: name, seed, model, data, optimizer, schedule, resources, "
+      "sparsity");
+  EXPECT_EQ(ApplyOverride(spec, "seed.x", "1").message(), "unknown key path 'seed.x': seed has no keys");
+  EXPECT_EQ(ApplyOverride(spec, "model.name.x", "1").message().substr(0, 40),
+            "unknown key path 'model.name.x': known k");
+
+  YAML::Node flat = YAML::Load("model: vit_nano_patch7_28\nm_sparsity: 4\n");
+  ASSERT_TRUE(ApplyOverride(flat, "m_sparsity", "8").ok());
+  ASSERT_TRUE(ApplyOverride(flat, "lr", "0.01").ok());
+  EXPECT_EQ(ParseExperimentNode(flat, "")->sparsity.nm.m, 8);
+  EXPECT_EQ(ApplyOverride(flat, "sparsity.m_sparsity", "8").message(),
+            "unknown key path 'sparsity.m_sparsity': a flat reference config takes timm train.py keys and "
+            "sparsity keys");
+}
+
+TEST(LayerPlanTest, StagesPerLayer) {
+  auto config = ParseExperimentYaml(R"(
+model: {name: vit_nano_patch7_28}
+schedule: {epochs: 10}
+sparsity:
+  sparsity_type: STRUCTURED_NM
+  n_sparsity: 1
+  m_sparsity: 8
+  n_sparsity_qkv: 2
+  m_sparsity_qkv: 4
+  sparsity_loc: FFQ
+  structure_decay_flag: true
+  structure_decay_type: sparsify
+  dense_steps: 0.2
+  fine_tune_steps: 0.2
+)",
+                                    "");
+  ASSERT_TRUE(config.ok()) << config.status();
+  auto rows = DescribeLayerPlan(*config);
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 6u);  // 2 blocks x (Q, fc1, fc2).
+  const LayerPlanRow& fc1 = (*rows)[1];
+  EXPECT_EQ(fc1.name, "blocks.0.mlp.fc1.weight");
+  // d = f = 2, K = 4 over 6 epochs: starts 2, 3, 5, 6; fine-tune for epochs > 8.
+  ASSERT_EQ(fc1.stages.size(), 6u);
+  EXPECT_EQ(fc1.stages[0].text, "dense");
+  EXPECT_EQ(fc1.stages[1].text, "7:8");
+  EXPECT_EQ(fc1.stages[1].start_epoch, 2);
+  EXPECT_EQ(fc1.stages[4].text, "1:8");
+  EXPECT_EQ(fc1.stages[4].end_epoch, 9);
+  EXPECT_EQ(fc1.stages[5].text, "1:8 hard");
+  EXPECT_EQ(fc1.stages[5].start_epoch, 9);
+  const LayerPlanRow& q = (*rows)[0];
+  EXPECT_EQ(q.location, SparsityLocation::kQ);
+  EXPECT_EQ(q.stages[1].text, "3:4");
+  const std::string table = FormatLayerPlan(*rows);
+  EXPECT_NE(table.find("blocks.0.mlp.fc1.weight   FF [128, 32]         epochs 0-1: dense; epochs 2-2: 7:8; "
+                       "epochs 3-4: 4:8; epochs 5-5: 2:8; epochs 6-8: 1:8; epochs 9-9: 1:8 hard"),
+            std::string::npos)
+      << table;
+
+  config->sparsity = SparsityConfig();
+  config->sparsity.sparsity_type = SparsityType::kSrste;
+  config->sparsity.phases = {{PhaseKind::kSparse, 0.8}, {PhaseKind::kDense, 0.2}};
+  rows = DescribeLayerPlan(*config);
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ((*rows)[0].stages.size(), 2u);
+  EXPECT_EQ((*rows)[0].stages[0].text, "SR-STE 2:4");
+  EXPECT_EQ((*rows)[0].stages[1].start_epoch, 8);
+  config->sparsity.sparsity_type = SparsityType::kDense;
+  EXPECT_EQ(FormatLayerPlan(*DescribeLayerPlan(*config)), "no sparse layers (dense run)\n");
+}
+
+}  // namespace
+}  // namespace nmsparse
