@@ -1,0 +1,96 @@
+// Every example under schemas/examples parses and validates, the sweeps expand to their documented run
+// counts, and the JSON schemas name every key the parser knows.
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "gtest/gtest.h"
+#include "schemas/experiment_config.h"
+#include "schemas/layer_plan.h"
+#include "schemas/sweep.h"
+
+namespace nmsparse {
+namespace {
+
+const std::string kDir = "schemas/examples/";
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(ExamplesTest, SingleExperimentsValidate) {
+  for (const char* file : {"micro_vit_srste.yaml", "reference_vit_base_training.yaml"}) {
+    std::vector<std::string> warnings;
+    auto config = LoadExperimentFile(kDir + file, &warnings);
+    ASSERT_TRUE(config.ok()) << config.status();
+    EXPECT_TRUE(ValidateExperiment(*config).ok()) << file << ": " << ValidateExperiment(*config);
+    auto plan = DescribeLayerPlan(*config);
+    ASSERT_TRUE(plan.ok());
+    EXPECT_FALSE(plan->empty()) << file;
+  }
+  auto micro = LoadExperimentFile(kDir + "micro_vit_srste.yaml");
+  EXPECT_EQ(micro->sparsity.sparsity_type, SparsityType::kSrste);
+  EXPECT_EQ(micro->model.name, "vit_micro_patch4_28");
+  // The commented copy of the reference config reads exactly as the verbatim fixture.
+  auto fixture = LoadExperimentFile("schemas/testdata/reference_vit_base_training.yaml");
+  auto example = LoadExperimentFile(kDir + "reference_vit_base_training.yaml");
+  ASSERT_TRUE(fixture.ok() && example.ok());
+  EXPECT_EQ(CanonicalYaml(*fixture), CanonicalYaml(*example));
+}
+
+TEST(ExamplesTest, QuickSweepExpandsToFourRecipes) {
+  auto sweep = ParseSweepFile(kDir + "quick_fmnist_sweep.yaml");
+  ASSERT_TRUE(sweep.ok()) << sweep.status();
+  auto runs = ExpandSweep(*sweep);
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  ASSERT_EQ(runs->size(), 4u);
+  std::vector<std::string> labels;
+  for (const auto& r : *runs) labels.push_back(r.labels[0].second);
+  EXPECT_EQ(labels, (std::vector<std::string>{"dense", "srste_2_4", "srste_1_8", "mdgf_exp_1_8"}));
+  const ExperimentConfig& mdgf = (*runs)[3].config;
+  EXPECT_EQ(mdgf.sparsity.decay_type, DecayType::kExp);
+  EXPECT_EQ(mdgf.sparsity.nm, (NM{1, 8}));
+  EXPECT_EQ(mdgf.sparsity.nm_qkv, (NM{1, 8}));
+  EXPECT_EQ(mdgf.sparsity.locations.size(), 4u);
+  EXPECT_EQ(mdgf.data.train_subset, 10000);
+}
+
+TEST(ExamplesTest, PaperTableSweepExpandsTo25Runs) {
+  auto sweep = ParseSweepFile(kDir + "vit_b_paper_table_sweep.yaml");
+  ASSERT_TRUE(sweep.ok()) << sweep.status();
+  auto runs = ExpandSweep(*sweep);
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  ASSERT_EQ(runs->size(), 25u);
+  std::set<std::string> hashes;
+  for (const auto& r : *runs) hashes.insert(r.content_hash);
+  EXPECT_EQ(hashes.size(), 25u);
+  const ResolvedRun& last = runs->back();
+  EXPECT_EQ(LabelsToString(last.labels), "recipe=sdgf_geometric, nm=1:32");
+  EXPECT_TRUE(last.config.sparsity.structure_decay_flag);
+  EXPECT_EQ(last.config.sparsity.structure_decay_type, StructureDecayType::kFine);
+  EXPECT_EQ(last.config.sparsity.nm, (NM{1, 32}));
+  EXPECT_EQ(last.config.resources.gpus, 8);
+}
+
+TEST(ExamplesTest, JsonSchemasNameEveryKey) {
+  const std::string experiment = ReadAll("schemas/experiment.schema.json");
+  const std::string sweep = ReadAll("schemas/sweep.schema.json");
+  ASSERT_FALSE(experiment.empty());
+  ASSERT_FALSE(sweep.empty());
+  EXPECT_NE(experiment.find("https://json-schema.org/draft/2020-12/schema"), std::string::npos);
+  for (const char* section : {"", "model", "data", "optimizer", "schedule", "resources", "sparsity"}) {
+    for (const std::string& key : ExperimentSectionKeys(section)) {
+      EXPECT_NE(experiment.find("\"" + key + "\": {"), std::string::npos) << section << "." << key;
+    }
+  }
+  for (const char* key : {"name", "base", "base_file", "grid", "random", "num_samples", "seed", "priority",
+                          "max_retries", "gpus_per_run", "idempotency_key", "no_reuse"}) {
+    EXPECT_NE(sweep.find(std::string("\"") + key + "\": {"), std::string::npos) << key;
+  }
+}
+
+}  // namespace
+}  // namespace nmsparse

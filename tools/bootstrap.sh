@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs every Debian package nmsparse builds, tests and runs with. Idempotent: when all are present it
+# does nothing (no apt-get update, no network). Everything else the build needs is in the repository.
+set -euo pipefail
+
+PACKAGES=(
+  bazel-bootstrap            # Bazel 4.2.3, offline with the stubs in third_party/
+  g++ clang-format
+  libtorch-dev libgloo-dev   # LibTorch 1.13 (CPU) with c10d/Gloo
+  libopenblas0-openmp        # fast BLAS for LibTorch (the default reference BLAS is ~10x slower)
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libabsl-dev libsqlite3-dev libyaml-cpp-dev libssl-dev zlib1g-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev
+  dataset-fashion-mnist      # the embedded default dataset (/usr/share/datasets/fashion-mnist)
+)
+if [[ "${NMSPARSE_BENCH:-0}" == 1 ]]; then
+  PACKAGES+=(python3-torch)  # PyTorch from Python over the same LibTorch, the trainer benchmark's baseline
+fi
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$pkg")
+done
+
+if ((${#missing[@]})); then
+  echo "bootstrap: installing ${missing[*]}" >&2
+  SUDO=""
+  [[ $(id -u) == 0 ]] || SUDO="sudo"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# OpenBLAS must be the libblas.so.3 that LibTorch loads.
+blas=$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3 || true)
+if [[ "$blas" != *openblas* ]]; then
+  echo "bootstrap: warning: libblas.so.3 is $blas, not OpenBLAS; LibTorch will be slow" >&2
+fi

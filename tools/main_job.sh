@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The main job: a small N:M sweep on Fashion-MNIST through the real coordinator, worker and trainer, ending in
+# a results table. Installs what is missing (idempotent) and builds first.
+#
+# With NMSPARSE_COORDINATOR=host:port set, the sweep goes to that coordinator (its workers train it). Without
+# it, an embedded coordinator (SQLite under .nmsparse/) and one local CPU worker are started and stopped here.
+# Usage: tools/main_job.sh [sweep.yaml] [nmctl submit options, e.g. --set schedule.epochs=1]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+sweep=${1:-schemas/examples/quick_fmnist_sweep.yaml}
+shift || true
+
+bash tools/bootstrap.sh
+bazel build --disk_cache="${HOME}/.cache/nmsparse-bazel-disk" \
+  //server:nmserver //worker/agent:nmworker //worker/trainer:nmtrain //cli:nmctl 2>&1 |
+  grep -vE 'linux-sandbox|^\[[0-9,]+ / [0-9,]+\]' | tail -n 3
+bin="$root/bazel-bin"
+state="$root/.nmsparse"
+mkdir -p "$state"
+
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+}
+trap cleanup EXIT
+
+if [[ -z "${NMSPARSE_COORDINATOR:-}" ]]; then
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  export NMSPARSE_COORDINATOR="127.0.0.1:${port}"
+  "$bin/server/nmserver" --listen="$NMSPARSE_COORDINATOR" --db="$state/nmsparse.db" \
+    >"$state/nmserver.log" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 100); do grep -q "listening" "$state/nmserver.log" && break; sleep 0.1; done
+  grep -q "listening" "$state/nmserver.log" || { cat "$state/nmserver.log"; exit 1; }
+  # Two cores: one CPU slot training with both threads beats two slots contending (docs/benchmarks.md).
+  "$bin/worker/agent/nmworker" --coordinator="$NMSPARSE_COORDINATOR" --work_dir="$state/worker" \
+    --trainer="$bin/worker/trainer/nmtrain" --cpu-slots=1 >"$state/nmworker.log" 2>&1 &
+  pids+=($!)
+  echo "main job: embedded coordinator on $NMSPARSE_COORDINATOR, logs in $state/" >&2
+fi
+
+nmctl="$bin/cli/nmctl"
+sweep_id=$("$nmctl" submit "$sweep" --json "$@" | python3 -c 'import json,sys; print(json.load(sys.stdin)["sweep"]["id"])')
+echo "main job: sweep $sweep_id submitted from $sweep" >&2
+"$nmctl" follow "$sweep_id"
+"$nmctl" compare "$sweep_id" --metric top1
