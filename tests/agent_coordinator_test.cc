@@ -3,6 +3,7 @@
 // --resume, exit codes). The fake keeps these tests about the agent and the service protocol - registration,
 // assignments, reports, cancellation, failures, coordinator restarts, requeue with resume - and fast; the
 // end-to-end test with the real nmtrain is tests/service_e2e_test.sh.
+#include <grpcpp/grpcpp.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,8 +15,6 @@
 #include <memory>
 #include <string>
 #include <thread>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -71,7 +70,8 @@ absl::StatusOr<std::vector<server::NewRun>> Expand(const v1::SweepSpec& spec) {
       auto it = value.set().find(key);
       return it == value.set().end() ? fallback : it->second;
     };
-    run.resolved_spec = absl::StrCat("epochs: ", get("epochs", "3"), "\nbehaviour: ", get("behaviour", "ok"), "\n");
+    run.resolved_spec =
+        absl::StrCat("epochs: ", get("epochs", "3"), "\nbehaviour: ", get("behaviour", "ok"), "\n");
     run.content_hash = absl::StrCat(spec.name(), "-", value.label());
     run.spec.mutable_schedule()->set_epochs(std::stoi(get("epochs", "3")));
     run.gpus = 1;
@@ -118,7 +118,8 @@ class AgentCoordinatorTest : public ::testing::Test {
     options.slots = *agent::BuildSlots("none", 1, {});
     options.kill_grace = std::chrono::milliseconds(1000);
     options.max_backoff = std::chrono::milliseconds(300);
-    agents_.push_back(std::make_unique<agent::Agent>(options, std::make_unique<agent::CoordinatorClient>(address_)));
+    agents_.push_back(
+        std::make_unique<agent::Agent>(options, std::make_unique<agent::CoordinatorClient>(address_)));
     agents_.back()->Start();
     return agents_.back().get();
   }
@@ -262,9 +263,11 @@ TEST_F(AgentCoordinatorTest, CoordinatorRestartMidRunLosesNothing) {
   const int port = server_->port();
   server_->Shutdown();
   server_.reset();
-  std::this_thread::sleep_for(std::chrono::milliseconds(700));  // The run goes on; reports wait in the outbox.
+  std::this_thread::sleep_for(
+      std::chrono::milliseconds(700));  // The run goes on; reports wait in the outbox.
   StartServer(port);
-  ASSERT_TRUE(WaitFor(sweep, [](const auto& runs) { return AllIn(runs, v1::SUCCEEDED); }, std::chrono::seconds(30)));
+  ASSERT_TRUE(WaitFor(
+      sweep, [](const auto& runs) { return AllIn(runs, v1::SUCCEEDED); }, std::chrono::seconds(30)));
   unsetenv("FAKE_EPOCH_SECONDS");
   for (const v1::Run& run : Runs(sweep)) {
     const v1::GetRunResponse full = GetRun(run.id());
@@ -283,7 +286,8 @@ TEST_F(AgentCoordinatorTest, StoppedAgentsRunIsRequeuedAndResumedByAnother) {
   std::this_thread::sleep_for(std::chrono::milliseconds(800));  // A few epochs, with checkpoints.
   first->Shutdown(std::chrono::milliseconds(2000));
   StartAgent("b");
-  ASSERT_TRUE(WaitFor(sweep, [](const auto& runs) { return AllIn(runs, v1::SUCCEEDED); }, std::chrono::seconds(30)));
+  ASSERT_TRUE(WaitFor(
+      sweep, [](const auto& runs) { return AllIn(runs, v1::SUCCEEDED); }, std::chrono::seconds(30)));
   unsetenv("FAKE_EPOCH_SECONDS");
   const int64_t run_id = Runs(sweep)[0].id();
   const v1::GetRunResponse full = GetRun(run_id);
