@@ -42,6 +42,11 @@ absl::StatusOr<v1::GetRunResponse> GetRun(const CommandContext& context, int64_t
   return response;
 }
 
+bool ConfirmedFinal(const CommandContext& context, int64_t run_id) {
+  absl::StatusOr<v1::GetRunResponse> run = GetRun(context, run_id);
+  return run.ok() && IsFinal(run->run().state());
+}
+
 std::string CompactJson(const google::protobuf::Message& message) {
   google::protobuf::util::JsonPrintOptions options;
   options.preserve_proto_field_names = true;
@@ -60,6 +65,14 @@ std::string PointText(const v1::MetricPoint& point) {
   }
   for (const auto& [name, value] : point.labels()) parts.push_back(absl::StrCat(name, "=", value));
   return absl::StrJoin(parts, " ");
+}
+
+// Metric points, log lines and state changes share one sequence per run; a re-opened watch goes on after it.
+int64_t EventSeq(const v1::RunEvent& event) {
+  if (event.has_metric()) return event.metric().seq();
+  if (event.has_log()) return event.log().seq();
+  if (event.has_state()) return event.state().seq();
+  return -1;
 }
 
 int ExitForFinalState(v1::RunState state) { return state == v1::SUCCEEDED ? kExitOk : kExitRunFailed; }
@@ -89,17 +102,21 @@ int RunWatchCommand(const CommandContext& context) {
     std::unique_ptr<grpc::ClientReader<v1::RunEvent>> reader =
         context.connection().stub().WatchRun(rpc.get(), request);
     v1::RunEvent event;
-    while (reader->Read(&event)) {
+    bool ended = false;
+    while (!ended && reader->Read(&event)) {
       failures = 0;
+      // The agent reports a run's metrics and logs before its end, so a final state is its last event; once
+      // the coordinator confirms it, stop reading rather than rely on the stream being closed.
+      ended = event.has_state() && IsFinal(event.state().to()) && ConfirmedFinal(context, *id);
       if (context.json) {
         if (event.has_log() && !show_logs) continue;
         out << CompactJson(event) << "\n" << std::flush;
-        if (event.has_metric()) next_seq = std::max(next_seq, event.metric().seq() + 1);
+        next_seq = std::max(next_seq, EventSeq(event) + 1);
         continue;
       }
+      next_seq = std::max(next_seq, EventSeq(event) + 1);
       if (event.has_metric()) {
         const v1::MetricPoint& p = event.metric();
-        next_seq = std::max(next_seq, p.seq() + 1);
         if (p.kind() == "step") {
           out << "  step " << p.step() << "  " << PointText(p) << "\n";
         } else {
@@ -108,12 +125,18 @@ int RunWatchCommand(const CommandContext& context) {
         }
       } else if (event.has_state()) {
         const v1::StateChange& s = event.state();
-        out << "state " << v1::RunState_Name(s.from()) << " -> " << v1::RunState_Name(s.to()) << " (attempt "
-            << s.attempt() << (s.reason().empty() ? "" : ", " + s.reason()) << ")\n";
+        out << "state " << (s.from() == v1::RUN_STATE_UNSPECIFIED ? "" : v1::RunState_Name(s.from()) + " -> ")
+            << v1::RunState_Name(s.to()) << " (attempt " << s.attempt()
+            << (s.reason().empty() ? "" : ", " + s.reason()) << ")\n";
       } else if (event.has_log() && show_logs) {
         out << "  [rank " << event.log().rank() << "] " << event.log().text() << "\n";
       }
       out << std::flush;
+    }
+    if (ended) {
+      rpc->TryCancel();
+      reader->Finish();
+      break;
     }
     absl::Status status = context.connection().Check(reader->Finish());
     if (status.ok()) break;

@@ -291,7 +291,8 @@ TEST_F(AgentCoordinatorTest, StoppedAgentsRunIsRequeuedAndResumedByAnother) {
   unsetenv("FAKE_EPOCH_SECONDS");
   const int64_t run_id = Runs(sweep)[0].id();
   const v1::GetRunResponse full = GetRun(run_id);
-  EXPECT_EQ(full.run().attempt(), 2u);
+  // Attempt 2 may still go to the stopped agent (alive until its lease runs out); a later one resumes.
+  EXPECT_GE(full.run().attempt(), 2u);
   EXPECT_TRUE(absl::StrContains(Logs(run_id), "resumed from epoch")) << Logs(run_id);
   EXPECT_EQ(CountKind(full, "final"), 1);
   EXPECT_DOUBLE_EQ(full.run().final_metrics().at("top1"), 90.25);
