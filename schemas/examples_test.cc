@@ -1,5 +1,6 @@
 // Every example under schemas/examples parses and validates, the sweeps expand to their documented run
 // counts, and the JSON schemas name every key the parser knows.
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -39,6 +40,28 @@ TEST(ExamplesTest, SingleExperimentsValidate) {
   auto example = LoadExperimentFile(kDir + "reference_vit_base_training.yaml");
   ASSERT_TRUE(fixture.ok() && example.ok());
   EXPECT_EQ(CanonicalYaml(*fixture), CanonicalYaml(*example));
+}
+
+// Every file of examples/, whatever its name: sweeps (a base or base_file key) expand, experiments validate.
+TEST(ExamplesTest, EveryExampleFileLoads) {
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(kDir)) {
+    const std::string path = entry.path().string();
+    if (entry.path().extension() != ".yaml") continue;
+    ++files;
+    const YAML::Node top = YAML::LoadFile(path);
+    if (top["base"] || top["base_file"]) {
+      auto sweep = ParseSweepFile(path);
+      ASSERT_TRUE(sweep.ok()) << sweep.status();
+      auto runs = ExpandSweep(*sweep);
+      EXPECT_TRUE(runs.ok()) << path << ": " << runs.status();
+    } else {
+      auto config = LoadExperimentFile(path);
+      ASSERT_TRUE(config.ok()) << config.status();
+      EXPECT_TRUE(ValidateExperiment(*config).ok()) << path << ": " << ValidateExperiment(*config);
+    }
+  }
+  EXPECT_GE(files, 4);
 }
 
 TEST(ExamplesTest, QuickSweepExpandsToFourRecipes) {

@@ -20,7 +20,10 @@ std::string SparseText(const SparsityConfig& s, const NM& nm, bool hard) {
     case SparsityType::kUnstructured:
       return absl::StrCat("prune ", std::round(s.prune_rate * 1000) / 10, "%");
     default:
-      return NMText(nm) + (hard ? " hard" : "");
+      if (hard) return NMText(nm) + " hard";
+      if (s.decay_type == DecayType::kLinear) return NMText(nm) + " MDGF-Linear";
+      if (s.decay_type == DecayType::kExp) return NMText(nm) + " MDGF-Exp";
+      return NMText(nm);
   }
 }
 

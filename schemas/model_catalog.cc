@@ -9,16 +9,23 @@
 namespace nmsparse {
 namespace {
 
-ModelArch Vit(const std::string& name, int img, int patch, int chans, int classes, int dim, int depth,
-              int heads) {
+// What every family shares: the name, the input and the stem.
+ModelArch Common(const std::string& name, ModelFamily family, int img, int patch, int chans, int classes,
+                 int dim) {
   ModelArch a;
   a.name = name;
-  a.family = ModelFamily::kVit;
+  a.family = family;
   a.img_size = img;
   a.patch_size = patch;
   a.in_chans = chans;
   a.num_classes = classes;
   a.embed_dim = dim;
+  return a;
+}
+
+ModelArch Vit(const std::string& name, int img, int patch, int chans, int classes, int dim, int depth,
+              int heads) {
+  ModelArch a = Common(name, ModelFamily::kVit, img, patch, chans, classes, dim);
   a.depth = depth;
   a.num_heads = heads;
   a.class_token = true;
@@ -27,14 +34,7 @@ ModelArch Vit(const std::string& name, int img, int patch, int chans, int classe
 
 ModelArch SwinV2(const std::string& name, int img, int patch, int chans, int classes, int embed,
                  std::vector<int> depths, std::vector<int> heads, int window) {
-  ModelArch a;
-  a.name = name;
-  a.family = ModelFamily::kSwinV2;
-  a.img_size = img;
-  a.patch_size = patch;
-  a.in_chans = chans;
-  a.num_classes = classes;
-  a.embed_dim = embed;
+  ModelArch a = Common(name, ModelFamily::kSwinV2, img, patch, chans, classes, embed);
   a.depth = 0;
   a.num_heads = 0;
   a.depths = std::move(depths);

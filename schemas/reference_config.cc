@@ -274,7 +274,9 @@ absl::Status MapSpecialKeys(const YAML::Node& node, YAML::Node* nested, std::vec
 // "line L: optimizer.clip_grad_norm: ..." -> "line L: clip_grad: ..." so that errors name the key as written.
 absl::Status RenameNestedPath(const absl::Status& status) {
   std::string message(status.message());
-  for (const auto& [flat, path] : MappedKeys()) {
+  std::vector<std::pair<std::string, std::string>> renames(MappedKeys().begin(), MappedKeys().end());
+  renames.emplace_back("lr", "optimizer.lr");
+  for (const auto& [flat, path] : renames) {
     const std::string needle = ": " + path + ": ";
     const size_t at = message.find(needle);
     if (at != std::string::npos) {

@@ -89,6 +89,8 @@ TEST(ReferenceConfigTest, LrScalingAndErrors) {
             "flat.yaml:2: opt: value 'sgd' is not supported: nmsparse implements adamw only");
   EXPECT_EQ(err("model: vit_nano_patch7_28\nclip_grad: -1\n"),
             "flat.yaml:2: clip_grad: value -1 is out of range: must be >= 0");
+  EXPECT_EQ(err("model: vit_nano_patch7_28\nlr: fast\n"),
+            "flat.yaml:2: lr: value 'fast' is not a finite number");
   EXPECT_EQ(err("model: vit_nano_patch7_28\nm_sparsity: 0\n"),
             "flat.yaml:2: m_sparsity: value 0 is out of range: must be >= 1");
   EXPECT_EQ(err("model: vit_nano_patch7_28\nopt_betas: [0.9]\n"),

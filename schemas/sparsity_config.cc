@@ -459,6 +459,7 @@ YAML::Node SparsityConfigToYaml(const SparsityConfig& c) {
     entry["fraction"] = yaml_util::FormatDouble(p.fraction);
     phases.push_back(entry);
   }
+  phases.SetStyle(YAML::EmitterStyle::Flow);  // "phases: []" / "phases: [{kind: SPARSE, fraction: 0.8}]".
   out["phases"] = phases;
   return out;
 }

@@ -1,0 +1,126 @@
+#!/usr/bin/python3
+"""The baseline of bench/nmtrain_vs_pytorch.sh: vit_micro_patch4_28 (timm's VisionTransformer layout: dim 64,
+depth 4, 4 heads, patch 4, class token) trained on Fashion-MNIST with the recipe nmtrain uses (AdamW with timm's
+weight-decay groups, label-smoothed soft-target cross-entropy, batch 128), in PyTorch from Python (Debian's
+torch). Prints one JSON line with the training throughput; data is decoded and normalised before timing starts.
+"""
+import argparse
+import gzip
+import json
+import math
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def read_idx(path):
+    with gzip.open(path, "rb") as f:
+        data = f.read()
+    ndim = data[3]
+    dims = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(ndim)]
+    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
+
+
+class Attention(nn.Module):
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads = heads
+        self.scale = (dim // heads) ** -0.5
+        self.qkv = nn.Linear(dim, dim * 3)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        b, n, c = x.shape
+        q, k, v = self.qkv(x).reshape(b, n, 3, self.heads, c // self.heads).permute(2, 0, 3, 1, 4).unbind(0)
+        attn = ((q * self.scale) @ k.transpose(-2, -1)).softmax(-1)
+        return self.proj((attn @ v).transpose(1, 2).reshape(b, n, c))
+
+
+class Mlp(nn.Module):
+    def __init__(self, dim, hidden):
+        super().__init__()
+        self.fc1 = nn.Linear(dim, hidden)
+        self.fc2 = nn.Linear(hidden, dim)
+
+    def forward(self, x):
+        return self.fc2(F.gelu(self.fc1(x)))
+
+
+class Block(nn.Module):
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.norm1 = nn.LayerNorm(dim, eps=1e-6)
+        self.attn = Attention(dim, heads)
+        self.norm2 = nn.LayerNorm(dim, eps=1e-6)
+        self.mlp = Mlp(dim, dim * 4)
+
+    def forward(self, x):
+        x = x + self.attn(self.norm1(x))
+        return x + self.mlp(self.norm2(x))
+
+
+class MicroVit(nn.Module):
+    def __init__(self, img=28, patch=4, chans=1, classes=10, dim=64, depth=4, heads=4):
+        super().__init__()
+        self.patch_embed = nn.Conv2d(chans, dim, patch, patch)
+        self.cls_token = nn.Parameter(torch.zeros(1, 1, dim))
+        self.pos_embed = nn.Parameter(torch.randn(1, (img // patch) ** 2 + 1, dim) * 0.02)
+        self.blocks = nn.ModuleList([Block(dim, heads) for _ in range(depth)])
+        self.norm = nn.LayerNorm(dim, eps=1e-6)
+        self.head = nn.Linear(dim, classes)
+        for m in self.modules():
+            if isinstance(m, nn.Linear):
+                nn.init.trunc_normal_(m.weight, std=0.02)
+                nn.init.zeros_(m.bias)
+
+    def forward(self, x):
+        x = self.patch_embed(x).flatten(2).transpose(1, 2)
+        x = torch.cat([self.cls_token.expand(x.shape[0], -1, -1), x], 1) + self.pos_embed
+        for blk in self.blocks:
+            x = blk(x)
+        return self.head(self.norm(x)[:, 0])
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
+    p.add_argument("--images", type=int, default=4096)
+    p.add_argument("--batch", type=int, default=128)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--warmup-steps", type=int, default=2)
+    a = p.parse_args()
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(0)
+    images = read_idx(f"{a.data}/train-images-idx3-ubyte.gz")[: a.images]
+    labels = read_idx(f"{a.data}/train-labels-idx1-ubyte.gz")[: a.images]
+    x = (torch.from_numpy(images.copy()).float().div(255).unsqueeze(1) - 0.2860) / 0.3530
+    y = torch.from_numpy(labels.astype(np.int64))
+    model = MicroVit()
+    decay = [p for n, p in model.named_parameters() if p.ndim > 1 and n not in ("pos_embed", "cls_token")]
+    no_decay = [p for n, p in model.named_parameters() if not (p.ndim > 1 and n not in ("pos_embed", "cls_token"))]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.05}, {"params": no_decay, "weight_decay": 0.0}],
+                            lr=2e-3)
+    steps = a.images // a.batch
+    perm = torch.randperm(a.images)
+    timed_images, start = 0, None
+    for step in range(steps):
+        if step == a.warmup_steps:
+            start = time.perf_counter()
+        idx = perm[step * a.batch:(step + 1) * a.batch]
+        targets = torch.full((a.batch, 10), 0.1 / 10).scatter_(1, y[idx].unsqueeze(1), 1 - 0.1 + 0.1 / 10)
+        loss = torch.sum(-targets * F.log_softmax(model(x[idx]), -1), -1).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        if start is not None:
+            timed_images += a.batch
+    seconds = time.perf_counter() - start
+    print(json.dumps({"impl": "pytorch", "torch": torch.__version__, "images_per_s": timed_images / seconds,
+                      "loss": loss.item(), "threads": a.threads}))
+
+
+if __name__ == "__main__":
+    main()
