@@ -129,7 +129,7 @@ grpc::Status CoordinatorService::WatchRun(grpc::ServerContext* ctx, const v1::Wa
     absl::Status s = store_->Read([&](Database* db) -> absl::Status {
       // The run's state is read before its events, so a final state seen here has its events in the batch.
       NM_ASSIGN_OR_RETURN(RunRecord r, LoadRun(db, req->run_id(), RunDetail::kSummary));
-      final = IsFinal(r.run.state()) && !r.cancel_requested;
+      final = IsFinal(r.run.state());
       NM_ASSIGN_OR_RETURN(events, EventsFrom(db, req->run_id(), next, kWatchBatch));
       return absl::OkStatus();
     });

@@ -37,31 +37,15 @@ absl::StatusOr<int> LeaseManager::Check(int64_t now_ms) {
 }
 
 void LeaseManager::Start() {
-  absl::MutexLock lock(&mu_);
-  stop_ = false;
-  if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
-}
-
-void LeaseManager::Stop() {
-  {
-    absl::MutexLock lock(&mu_);
-    stop_ = true;
-  }
-  if (thread_.joinable()) thread_.join();
-}
-
-void LeaseManager::Loop() {
   absl::Duration period =
       absl::Milliseconds(std::clamp<int64_t>(std::min(options_.lease_ms, options_.grace_ms) / 4, 10, 200));
-  while (true) {
-    {
-      absl::MutexLock lock(&mu_);
-      if (mu_.AwaitWithTimeout(absl::Condition(&stop_), period)) return;
-    }
+  loop_.Start(period, [this] {
     absl::StatusOr<int> moved = Check(NowMs());
     if (!moved.ok())
       std::fprintf(stderr, "nmserver: lease check failed: %s\n", moved.status().ToString().c_str());
-  }
+  });
 }
+
+void LeaseManager::Stop() { loop_.Stop(); }
 
 }  // namespace nmsparse::server

@@ -7,10 +7,9 @@
 
 #include <cstdint>
 #include <functional>
-#include <thread>
 
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
+#include "server/background_loop.h"
 #include "server/store/store.h"
 
 namespace nmsparse::server {
@@ -34,13 +33,10 @@ class LeaseManager {
   void Stop();
 
  private:
-  void Loop();
   Store* store_;
   LeaseOptions options_;
   std::function<void()> on_requeue_;
-  absl::Mutex mu_;
-  bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread thread_;
+  BackgroundLoop loop_;
 };
 
 }  // namespace nmsparse::server

@@ -2,11 +2,13 @@
 // Prints "nmserver listening on ADDR" on stderr once serving; SIGTERM or SIGINT shut it down cleanly.
 #include <csignal>
 #include <cstdio>
+#include <thread>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "server/nm_server.h"
+#include "server/parallel_expander.h"
 #include "server/schemas_expander.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50151", "host:port to serve on (port 0: any free port)");
@@ -25,7 +27,8 @@ int main(int argc, char** argv) {
   options.lease_ms = absl::GetFlag(FLAGS_lease_ms);
   options.grace_ms = absl::GetFlag(FLAGS_grace_ms);
   options.schedule_interval_ms = absl::GetFlag(FLAGS_schedule_interval_ms);
-  options.expand = nmsparse::server::ExpandWithSchemas;
+  options.expand = nmsparse::server::ParallelExpander(nmsparse::server::ExpandWithSchemas,
+                                                      static_cast<int>(std::thread::hardware_concurrency()));
   if (options.lease_ms <= 0 || options.grace_ms < 0 || options.schedule_interval_ms <= 0) {
     std::fprintf(stderr, "nmserver: --lease_ms and --schedule_interval_ms must be > 0, --grace_ms >= 0\n");
     return 2;

@@ -58,6 +58,9 @@ absl::StatusOr<std::unique_ptr<NmServer>> NmServer::Start(ServerOptions options)
   builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &port);
   builder.RegisterService(p->coordinator.get());
   builder.RegisterService(p->gateway.get());
+  // One coordinator per address: without this gRPC sets SO_REUSEPORT and a second nmserver would share the
+  // port.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(64 << 20);
   builder.SetMaxSendMessageSize(256 << 20);
   p->server = builder.BuildAndStart();

@@ -1,5 +1,6 @@
 #include "server/scheduler.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 
@@ -35,11 +36,15 @@ absl::StatusOr<std::vector<NodeFree>> FreeNodes(Database* db, const AssignmentHu
 
 // Walks the queue in order, placing what fits, until no slot is left.
 absl::StatusOr<std::vector<Placement>> Plan(Database* db, std::vector<NodeFree> nodes) {
-  size_t free_total = 0;
-  for (const NodeFree& n : nodes) free_total += n.free_slots.size();
+  size_t free_total = 0, max_free = 0;
+  for (const NodeFree& n : nodes) {
+    free_total += n.free_slots.size();
+    max_free = std::max(max_free, n.free_slots.size());
+  }
   std::vector<Placement> plan;
   if (free_total == 0) return plan;
-  NM_RETURN_IF_ERROR(ScanQueue(db, [&](const QueuedRun& q) {
+  // Runs needing more slots than any node has free cannot be placed in this pass: SQLite skips them.
+  NM_RETURN_IF_ERROR(ScanQueue(db, static_cast<uint32_t>(max_free), [&](const QueuedRun& q) {
     std::optional<Placement> p = PlaceGang(&nodes, q.run_id, q.gpus);
     if (p) {
       free_total -= p->slots.size();
@@ -53,6 +58,7 @@ absl::StatusOr<std::vector<Placement>> Plan(Database* db, std::vector<NodeFree> 
 }  // namespace
 
 absl::StatusOr<int> Scheduler::RunPass() {
+  absl::MutexLock pass(&pass_mu_);
   std::vector<std::pair<int64_t, v1::Assignment>> made;
   NM_RETURN_IF_ERROR(store_->Write([&](Database* db) -> absl::Status {
     made.clear();
@@ -73,37 +79,16 @@ absl::StatusOr<int> Scheduler::RunPass() {
 }
 
 void Scheduler::Start() {
-  absl::MutexLock lock(&mu_);
-  stop_ = false;
-  if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
-}
-
-void Scheduler::Stop() {
-  {
-    absl::MutexLock lock(&mu_);
-    stop_ = true;
-  }
-  if (thread_.joinable()) thread_.join();
-}
-
-void Scheduler::Kick() {
-  absl::MutexLock lock(&mu_);
-  kicked_ = true;
-}
-
-void Scheduler::Loop() {
-  while (true) {
-    {
-      absl::MutexLock lock(&mu_);
-      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return kicked_ || stop_; };
-      mu_.AwaitWithTimeout(absl::Condition(&ready), interval_);
-      if (stop_) return;
-      kicked_ = false;
-    }
+  loop_.Start(interval_, [this] {
     absl::StatusOr<int> placed = RunPass();
-    if (!placed.ok())
+    if (!placed.ok()) {
       std::fprintf(stderr, "nmserver: scheduling pass failed: %s\n", placed.status().ToString().c_str());
-  }
+    }
+  });
 }
+
+void Scheduler::Stop() { loop_.Stop(); }
+
+void Scheduler::Kick() { loop_.Wake(); }
 
 }  // namespace nmsparse::server

@@ -4,12 +4,11 @@
 #ifndef NMSPARSE_SERVER_SCHEDULER_H_
 #define NMSPARSE_SERVER_SCHEDULER_H_
 
-#include <thread>
-
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/assignment_hub.h"
+#include "server/background_loop.h"
 #include "server/store/store.h"
 
 namespace nmsparse::server {
@@ -24,18 +23,17 @@ class Scheduler {
   void Stop();
   // Asks for a pass soon (coalesced).
   void Kick();
-  // One pass now: stores the placements in one transaction, then pushes them. Returns how many were made.
+  // One pass now, on the caller's thread (passes never overlap): stores the placements in one transaction,
+  // then pushes them. Returns how many were made. CompleteRun calls it directly, so a freed slot is refilled
+  // without a thread hop.
   absl::StatusOr<int> RunPass();
 
  private:
-  void Loop();
   Store* store_;
   AssignmentHub* hub_;
   absl::Duration interval_;
-  absl::Mutex mu_;
-  bool kicked_ ABSL_GUARDED_BY(mu_) = false;
-  bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread thread_;
+  absl::Mutex pass_mu_;  // Serialises passes.
+  BackgroundLoop loop_;
 };
 
 }  // namespace nmsparse::server

@@ -218,6 +218,25 @@ TEST_F(ServiceTest, FullLifecycleWatchBestAndExport) {
     grpc::ClientContext ctx;
     ASSERT_TRUE(server_->gateway().ReportLog(&ctx, log, &ack).ok());
   }
+  {
+    v1::ListWorkersResponse workers;
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(server_->coordinator().ListWorkers(&ctx, v1::ListWorkersRequest(), &workers).ok());
+    ASSERT_EQ(workers.workers_size(), 1);
+    EXPECT_TRUE(workers.workers(0).alive());
+    EXPECT_EQ(workers.workers(0).free_slots(), 0u);
+    EXPECT_EQ(workers.workers(0).running_runs_size(), 2);
+  }
+  {
+    v1::GetLogsRequest lreq;
+    lreq.set_run_id(first.run_id());
+    v1::GetLogsResponse logs;
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(server_->coordinator().GetLogs(&ctx, lreq, &logs).ok());
+    ASSERT_EQ(logs.lines_size(), 1);
+    EXPECT_EQ(logs.lines(0).text(), "epoch 1 done");
+    EXPECT_EQ(logs.lines(0).attempt(), 1u);
+  }
   ASSERT_TRUE(Complete(first, v1::SUCCEEDED, 0.7).ok());
   ASSERT_TRUE(Start(Attempt(got[1].run_id(), 1)).ok());
   ASSERT_TRUE(Complete(Attempt(got[1].run_id(), 1), v1::SUCCEEDED, 0.9).ok());
@@ -400,6 +419,16 @@ TEST_F(ServiceTest, CancelRunningRunStopsItThroughTheWorker) {
   EXPECT_EQ(GetRun(ra.run_id()).state(), v1::RUNNING);
   ASSERT_TRUE(Complete(ra, v1::CANCELLED).ok());
   EXPECT_EQ(GetRun(ra.run_id()).state(), v1::CANCELLED);
+  // A watch of the cancelled run replays its history and ends.
+  v1::WatchRunRequest wreq;
+  wreq.set_run_id(ra.run_id());
+  grpc::ClientContext wctx;
+  wctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  auto stream = server_->coordinator().WatchRun(&wctx, wreq);
+  v1::RunEvent e, last;
+  while (stream->Read(&e)) last = e;
+  ASSERT_TRUE(stream->Finish().ok());
+  EXPECT_EQ(last.state().to(), v1::CANCELLED);
   int64_t other = resp.runs(0).id() == ra.run_id() ? resp.runs(1).id() : resp.runs(0).id();
   EXPECT_EQ(GetRun(other).state(), v1::CANCELLED);
 }
@@ -439,6 +468,22 @@ TEST_F(ServiceTest, RestartKeepsStateAndReattachesRunningAttempts) {
   auto got = back.WaitAssignments(1);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].run_id(), runs[1].id());
+}
+
+}  // namespace
+}  // namespace nmsparse::server
+
+namespace nmsparse::server {
+namespace {
+
+TEST(NmServerTest, SecondServerOnTheSameAddressIsRefused) {
+  testing::TestServer first(testing::TempDbPath("first"));
+  ServerOptions o;
+  o.listen = first.server().address();
+  o.db_path = testing::TempDbPath("second");
+  o.expand = testing::GridExpand;
+  auto second = NmServer::Start(o);
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable) << second.status();
 }
 
 }  // namespace

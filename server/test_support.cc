@@ -105,13 +105,13 @@ std::vector<v1::Slot> GpuSlots(int n) {
   return out;
 }
 
-TestServer::TestServer(const std::string& db_path, int64_t lease_ms, int64_t grace_ms) {
+TestServer::TestServer(const std::string& db_path, int64_t lease_ms, int64_t grace_ms, SweepExpander expand) {
   options_.listen = "127.0.0.1:0";
   options_.db_path = db_path;
   options_.lease_ms = lease_ms;
   options_.grace_ms = grace_ms;
   options_.schedule_interval_ms = 100;
-  options_.expand = GridExpand;
+  options_.expand = std::move(expand);
   Restart();
 }
 

@@ -39,7 +39,8 @@ std::vector<v1::Slot> GpuSlots(int n);
 // nmserver in-process on 127.0.0.1:0 with the grid expander, and stubs over a real channel.
 class TestServer {
  public:
-  explicit TestServer(const std::string& db_path, int64_t lease_ms = 10000, int64_t grace_ms = 5000);
+  explicit TestServer(const std::string& db_path, int64_t lease_ms = 10000, int64_t grace_ms = 5000,
+                      SweepExpander expand = GridExpand);
   ~TestServer();
   void Restart();
   void Stop();

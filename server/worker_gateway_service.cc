@@ -215,12 +215,12 @@ grpc::Status WorkerGatewayService::CompleteRun(grpc::ServerContext* ctx, const v
     NM_RETURN_IF_ERROR(CheckReport(db, ctx, req->run()).status());
     return CompleteAttempt(db, *req, NowMs());
   });
-  if (s.ok()) {
-    resp->set_accepted(1);
-    scheduler_->Kick();
-  }
   changes_->Notify();
-  return ToGrpc(s);
+  if (!s.ok()) return ToGrpc(s);
+  resp->set_accepted(1);
+  absl::StatusOr<int> placed = scheduler_->RunPass();  // Refill the freed slots now.
+  if (!placed.ok()) scheduler_->Kick();                // Retried by the scheduler thread.
+  return grpc::Status::OK;
 }
 
 }  // namespace nmsparse::server

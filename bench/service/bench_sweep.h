@@ -1,5 +1,5 @@
-// The sweep the service benchmarks submit: a small valid base spec and one grid axis over `seed` with n values,
-// so every run has its own content hash (nothing is reused).
+// The sweep the service benchmarks submit: a small valid base spec and one grid axis over `seed` with n
+// values, so every run has its own content hash (nothing is reused).
 #ifndef NMSPARSE_BENCH_SERVICE_BENCH_SWEEP_H_
 #define NMSPARSE_BENCH_SERVICE_BENCH_SWEEP_H_
 

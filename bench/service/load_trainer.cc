@@ -2,6 +2,8 @@
 // exit code 0 on success) without training anything. nmworker runs it like nmtrain:
 //   load_trainer --spec FILE --out DIR [--resume] [--sleep_ms 500] [--epochs 1] [--top1 0.5]
 // It sleeps sleep_ms in total, spread over the epochs, printing one epoch line per epoch, then a final line.
+// Defaults may also come from the environment (NMSPARSE_LOAD_SLEEP_MS, NMSPARSE_LOAD_EPOCHS), which the agent
+// passes through to its ranks; flags win.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +20,8 @@ struct Options {
 
 // Unknown arguments (--spec, --out, --resume, ...) are accepted and ignored: the agent passes nmtrain's.
 bool Parse(int argc, char** argv, Options* o) {
+  if (const char* v = std::getenv("NMSPARSE_LOAD_SLEEP_MS")) o->sleep_ms = std::strtol(v, nullptr, 10);
+  if (const char* v = std::getenv("NMSPARSE_LOAD_EPOCHS")) o->epochs = std::strtol(v, nullptr, 10);
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](const char* name) -> const char* {

@@ -92,7 +92,7 @@ absl::Status InsertLabels(Database* db, int64_t run_id, const NewRun& run) {
 
 }  // namespace
 
-absl::Status ScanQueue(Database* db, const std::function<bool(const QueuedRun&)>& visit);
+absl::Status ScanQueue(Database* db, uint32_t max_gpus, const std::function<bool(const QueuedRun&)>& visit);
 
 std::string FormatSlots(const std::vector<uint32_t>& slots) { return absl::StrJoin(slots, ","); }
 
@@ -177,16 +177,17 @@ absl::StatusOr<std::vector<RunRecord>> QueryRuns(Database* db, const RunFilter& 
 
 absl::StatusOr<std::vector<QueuedRun>> QueuedInOrder(Database* db) {
   std::vector<QueuedRun> out;
-  NM_RETURN_IF_ERROR(ScanQueue(db, [&out](const QueuedRun& q) {
+  NM_RETURN_IF_ERROR(ScanQueue(db, UINT32_MAX, [&out](const QueuedRun& q) {
     out.push_back(q);
     return true;
   }));
   return out;
 }
 
-absl::Status ScanQueue(Database* db, const std::function<bool(const QueuedRun&)>& visit) {
-  NM_ASSIGN_OR_RETURN(Stmt st,
-                      db->Prepare("SELECT id, gpus FROM runs WHERE state = 1 ORDER BY priority DESC, id"));
+absl::Status ScanQueue(Database* db, uint32_t max_gpus, const std::function<bool(const QueuedRun&)>& visit) {
+  NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("SELECT id, gpus FROM runs WHERE state = 1 AND gpus <= ? ORDER BY "
+                                           "priority DESC, id"));
+  st->Bind(1, max_gpus);
   while (true) {
     NM_ASSIGN_OR_RETURN(bool row, st->Step());
     if (!row || !visit(QueuedRun{st->Int(0), static_cast<uint32_t>(st->Int(1))})) return absl::OkStatus();

@@ -70,8 +70,9 @@ struct QueuedRun {
 };
 absl::StatusOr<std::vector<QueuedRun>> QueuedInOrder(Database* db);
 
-// Scans the queue in order and hands each run to `visit` until it returns false.
-absl::Status ScanQueue(Database* db, const std::function<bool(const QueuedRun&)>& visit);
+// Scans the queue in order and hands each run needing at most `max_gpus` slots to `visit` until it returns
+// false.
+absl::Status ScanQueue(Database* db, uint32_t max_gpus, const std::function<bool(const QueuedRun&)>& visit);
 
 // The slots held by ASSIGNED and RUNNING runs, per worker id.
 absl::StatusOr<std::vector<std::pair<int64_t, std::vector<uint32_t>>>> HeldSlots(Database* db);
