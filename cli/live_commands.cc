@@ -120,7 +120,9 @@ int RunWatchCommand(const CommandContext& context) {
         if (p.kind() == "step") {
           out << "  step " << p.step() << "  " << PointText(p) << "\n";
         } else {
-          out << RenderProgressBar(p.epoch(), epochs, kBarWidth, "epochs") << "  "
+          // Epoch points carry the 0-based index of the epoch just finished (docs/nmtrain.md).
+          const double done = p.kind() == "final" ? epochs : p.epoch() + 1.0;
+          out << RenderProgressBar(done, epochs, kBarWidth, "epochs") << "  "
               << (p.kind() == "final" ? "final " : "") << PointText(p) << "\n";
         }
       } else if (event.has_state()) {

@@ -37,7 +37,7 @@ epochs=$(sed -n 's/^epochs: *//p' "$spec")
 behaviour=$(sed -n 's/^behaviour: *//p' "$spec")
 echo $$ > "$out/pid.$RANK"
 start=0
-if [ "$resume" = 1 ] && [ -f "$out/ckpt" ]; then start=$(cat "$out/ckpt"); echo "resumed from epoch $start"; fi
+if [ "$resume" = 1 ] && [ -f "$out/ckpt" ]; then start=$(cat "$out/ckpt"); echo "resuming from checkpoint at epoch $start"; fi
 [ "$behaviour" = fail ] && { echo "diverged: loss is nan" >&2; exit 4; }
 e=$start
 while [ "$e" -lt "$epochs" ]; do
@@ -293,7 +293,7 @@ TEST_F(AgentCoordinatorTest, StoppedAgentsRunIsRequeuedAndResumedByAnother) {
   const v1::GetRunResponse full = GetRun(run_id);
   // Attempt 2 may still go to the stopped agent (alive until its lease runs out); a later one resumes.
   EXPECT_GE(full.run().attempt(), 2u);
-  EXPECT_TRUE(absl::StrContains(Logs(run_id), "resumed from epoch")) << Logs(run_id);
+  EXPECT_TRUE(absl::StrContains(Logs(run_id), "resuming from")) << Logs(run_id);
   EXPECT_EQ(CountKind(full, "final"), 1);
   EXPECT_DOUBLE_EQ(full.run().final_metrics().at("top1"), 90.25);
 }

@@ -173,7 +173,7 @@ kill -KILL "${worker_pid[$victim]}"
 unset "worker_pid[$victim]"
 check "killed worker's run succeeds after requeue" wait_runs "$kill_sweep" "all(r['state']=='SUCCEEDED' for r in runs)" 300
 check "it took another attempt" test "$(ctl run "$kill_run" --json | json "d['run']['attempt']")" -ge 2
-check "the retry resumed from a checkpoint" bash -c "'$nmctl' logs '$kill_run' | grep -qi resum"
+check "the retry resumed from a checkpoint" bash -c "'$nmctl' logs '$kill_run' | grep -q 'resuming from'"
 check "final metrics recorded once" test "$(final_points "$kill_run")" = 1
 [[ -z "${worker_pid[w1]:-}" ]] && start_worker w1
 [[ -z "${worker_pid[w2]:-}" ]] && start_worker w2
