@@ -34,9 +34,9 @@ if [[ -z "${NMSPARSE_COORDINATOR:-}" ]]; then
   pids+=($!)
   for _ in $(seq 100); do grep -q "listening" "$state/nmserver.log" && break; sleep 0.1; done
   grep -q "listening" "$state/nmserver.log" || { cat "$state/nmserver.log"; exit 1; }
-  # Two cores: one CPU slot training with both threads beats two slots contending (docs/benchmarks.md).
+  # Two cores: two single-threaded CPU slots train two runs at once.
   "$bin/worker/agent/nmworker" --coordinator="$NMSPARSE_COORDINATOR" --work_dir="$state/worker" \
-    --trainer="$bin/worker/trainer/nmtrain" --cpu-slots=1 >"$state/nmworker.log" 2>&1 &
+    --trainer="$bin/worker/trainer/nmtrain" --cpu-slots=2 >"$state/nmworker.log" 2>&1 &
   pids+=($!)
   echo "main job: embedded coordinator on $NMSPARSE_COORDINATOR, logs in $state/" >&2
 fi
