@@ -23,7 +23,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 struct Field {
   std::string key;
   std::function<absl::Status(const YAML::Node& value, const std::string& path)> read;
-  std::function<YAML::Node()> write;
+  std::function<std::string()> write;  // The canonical scalar text.
 };
 
 Field IntField(const std::string& key, int* p, int64_t min, int64_t max = kIntMax) {
@@ -34,7 +34,7 @@ Field IntField(const std::string& key, int* p, int64_t min, int64_t max = kIntMa
             *p = static_cast<int>(*r);
             return absl::OkStatus();
           },
-          [=] { return YAML::Node(*p); }};
+          [=] { return absl::StrCat(*p); }};
 }
 
 Field U64Field(const std::string& key, uint64_t* p) {
@@ -45,7 +45,7 @@ Field U64Field(const std::string& key, uint64_t* p) {
             *p = static_cast<uint64_t>(*r);
             return absl::OkStatus();
           },
-          [=] { return YAML::Node(absl::StrCat(*p)); }};
+          [=] { return absl::StrCat(*p); }};
 }
 
 Field DoubleField(const std::string& key, double* p, double min, double max = kInf, bool max_open = false) {
@@ -56,7 +56,7 @@ Field DoubleField(const std::string& key, double* p, double min, double max = kI
             *p = *r;
             return absl::OkStatus();
           },
-          [=] { return YAML::Node(yaml_util::FormatDouble(*p)); }};
+          [=] { return yaml_util::FormatDouble(*p); }};
 }
 
 Field StringField(const std::string& key, std::string* p) {
@@ -67,7 +67,7 @@ Field StringField(const std::string& key, std::string* p) {
             *p = *r;
             return absl::OkStatus();
           },
-          [=] { return YAML::Node(*p); }};
+          [=] { return absl::StrCat(*p); }};
 }
 
 // A string from a fixed set, case-insensitive, stored lower case.
@@ -81,7 +81,7 @@ Field ChoiceField(const std::string& key, std::string* p, std::vector<std::strin
             *p = *r;
             return absl::OkStatus();
           },
-          [=] { return YAML::Node(*p); }};
+          [=] { return absl::StrCat(*p); }};
 }
 
 std::vector<Field> ModelFields(ModelConfig* m) {
@@ -129,13 +129,28 @@ std::vector<Field> ResourceFields(ResourceConfig* r) {
   return {IntField("gpus", &r->gpus, 1), IntField("cpu_threads", &r->cpu_threads, 0)};
 }
 
+// The map sections of a spec, in canonical order.
+const std::vector<std::string>& SectionNames() {
+  static const auto* names =
+      new std::vector<std::string>{"model", "data", "optimizer", "schedule", "resources"};
+  return *names;
+}
+
+// The fields of section `name` bound to `c`; empty for a name that is not a map section.
+std::vector<Field> SectionFields(const std::string& name, ExperimentConfig* c) {
+  if (name == "model") return ModelFields(&c->model);
+  if (name == "data") return DataFields(&c->data);
+  if (name == "optimizer") return OptimizerFields(&c->optimizer);
+  if (name == "schedule") return ScheduleFields(&c->schedule);
+  if (name == "resources") return ResourceFields(&c->resources);
+  return {};
+}
+
 // The sections of a spec in canonical order, bound to `c`.
 std::vector<std::pair<std::string, std::vector<Field>>> Sections(ExperimentConfig* c) {
-  return {{"model", ModelFields(&c->model)},
-          {"data", DataFields(&c->data)},
-          {"optimizer", OptimizerFields(&c->optimizer)},
-          {"schedule", ScheduleFields(&c->schedule)},
-          {"resources", ResourceFields(&c->resources)}};
+  std::vector<std::pair<std::string, std::vector<Field>>> sections;
+  for (const std::string& name : SectionNames()) sections.emplace_back(name, SectionFields(name, c));
+  return sections;
 }
 
 std::vector<std::string> KeysOf(const std::vector<Field>& fields) {
@@ -170,38 +185,55 @@ const std::vector<std::string>& TopLevelKeys() {
   return *keys;
 }
 
+// Copies section `name` (model, data, optimizer, schedule or resources) of `from` into `to`.
+void CopySection(const ExperimentConfig& from, const std::string& name, ExperimentConfig* to) {
+  if (name == "model") to->model = from.model;
+  if (name == "data") to->data = from.data;
+  if (name == "optimizer") to->optimizer = from.optimizer;
+  if (name == "schedule") to->schedule = from.schedule;
+  if (name == "resources") to->resources = from.resources;
+}
+
+// Parses one top-level key into `c`, replacing what `c` had for it (a null value leaves the default).
+absl::Status ParseTopLevelKey(const YAML::Node& key_node, const std::string& key, const YAML::Node& value,
+                              ExperimentConfig* c) {
+  const ExperimentConfig defaults;
+  if (key == "name") {
+    c->name = defaults.name;
+    if (yaml_util::IsNullish(value)) return absl::OkStatus();
+    return StringField("name", &c->name).read(value, key);
+  }
+  if (key == "seed") {
+    c->seed = defaults.seed;
+    if (yaml_util::IsNullish(value)) return absl::OkStatus();
+    return U64Field("seed", &c->seed).read(value, key);
+  }
+  if (key == "sparsity") {
+    auto sparsity = ParseSparsityConfig(value, "sparsity.");
+    if (!sparsity.ok()) return sparsity.status();
+    c->sparsity = *sparsity;
+    return absl::OkStatus();
+  }
+  ExperimentConfig section = defaults;  // Parsed into a default config; only section `key` is copied back.
+  const std::vector<Field> fields = SectionFields(key, &section);
+  if (fields.empty()) {
+    return Error(key_node, key, "unknown key; known keys: " + absl::StrJoin(TopLevelKeys(), ", "));
+  }
+  if (auto st = ParseSection(value, key, fields); !st.ok()) return st;
+  if (section.resources.cpu_threads == 0) section.resources.cpu_threads = 1;  // The wire's "0: 1".
+  CopySection(section, key, c);
+  return absl::OkStatus();
+}
+
 // Parses the nested form; errors carry "line L: " prefixes.
 absl::StatusOr<ExperimentConfig> ParseNested(const YAML::Node& node) {
   ExperimentConfig c;
   std::set<std::string> seen;
-  auto sections = Sections(&c);
   for (const auto& kv : node) {
     const std::string key = kv.first.as<std::string>();
     if (!seen.insert(key).second) return Error(kv.first, key, "duplicate key");
-    const YAML::Node& value = kv.second;
-    if (key == "name") {
-      if (yaml_util::IsNullish(value)) continue;
-      if (auto st = StringField("name", &c.name).read(value, key); !st.ok()) return st;
-    } else if (key == "seed") {
-      if (yaml_util::IsNullish(value)) continue;
-      if (auto st = U64Field("seed", &c.seed).read(value, key); !st.ok()) return st;
-    } else if (key == "sparsity") {
-      auto sparsity = ParseSparsityConfig(value, "sparsity.");
-      if (!sparsity.ok()) return sparsity.status();
-      c.sparsity = *sparsity;
-    } else {
-      bool found = false;
-      for (const auto& [name, fields] : sections) {
-        if (name != key) continue;
-        found = true;
-        if (auto st = ParseSection(value, name, fields); !st.ok()) return st;
-      }
-      if (!found) {
-        return Error(kv.first, key, "unknown key; known keys: " + absl::StrJoin(TopLevelKeys(), ", "));
-      }
-    }
+    if (auto st = ParseTopLevelKey(kv.first, key, kv.second, &c); !st.ok()) return st;
   }
-  if (c.resources.cpu_threads == 0) c.resources.cpu_threads = 1;  // The wire's "0: 1".
   return c;
 }
 
@@ -338,24 +370,38 @@ absl::Status ValidateExperiment(const ExperimentConfig& c) {
   return ValidateSparsity(c, *arch);
 }
 
-YAML::Node ExperimentConfigToYaml(const ExperimentConfig& config) {
+std::vector<CanonicalSection> CanonicalSections(const ExperimentConfig& config) {
   ExperimentConfig c = config;  // Field writers read through non-const pointers.
-  YAML::Node out(YAML::NodeType::Map);
-  out["name"] = c.name;
-  out["seed"] = U64Field("seed", &c.seed).write();
+  std::vector<CanonicalSection> out;
+  out.push_back({"", {{"name", c.name}, {"seed", U64Field("seed", &c.seed).write()}}});
   for (const auto& [name, fields] : Sections(&c)) {
-    YAML::Node section(YAML::NodeType::Map);
-    for (const auto& f : fields) section[f.key] = f.write();
-    out[name] = section;
+    CanonicalSection& section = out.emplace_back(CanonicalSection{name, {}});
+    for (const auto& f : fields) section.keys.emplace_back(f.key, f.write());
   }
-  out["sparsity"] = SparsityConfigToYaml(c.sparsity);
+  out.push_back({"sparsity", SparsityScalarTexts(c.sparsity)});
   return out;
 }
 
-std::string CanonicalYaml(const ExperimentConfig& config) {
+YAML::Node ExperimentConfigToYaml(const ExperimentConfig& config) {
+  YAML::Node out(YAML::NodeType::Map);
+  for (const CanonicalSection& section : CanonicalSections(config)) {
+    YAML::Node map = section.name.empty() ? out : YAML::Node(YAML::NodeType::Map);
+    for (const auto& [key, text] : section.keys) map[key] = text;
+    if (!section.name.empty()) out[section.name] = map;
+  }
+  out["sparsity"]["phases"] = PhasesToYaml(config.sparsity.phases);
+  return out;
+}
+
+std::string CanonicalYamlByEmitter(const ExperimentConfig& config) {
   YAML::Emitter out;
   out << ExperimentConfigToYaml(config);
   return std::string(out.c_str()) + "\n";
+}
+
+absl::Status ParseExperimentKey(const YAML::Node& key_node, const YAML::Node& value,
+                                ExperimentConfig* config) {
+  return ParseTopLevelKey(key_node, key_node.as<std::string>(), value, config);
 }
 
 }  // namespace nmsparse

@@ -38,11 +38,13 @@ seed: 11
 gpus_per_run: 2
 )";
 
-std::vector<ResolvedRun> Expand(const std::string& text) {
+using Expander = absl::StatusOr<std::vector<ResolvedRun>> (*)(const v1::SweepSpec&);
+
+std::vector<ResolvedRun> Expand(const std::string& text, Expander expand = &ExpandSweep) {
   auto sweep = ParseSweepYaml(text, "pinned.yaml");
   EXPECT_TRUE(sweep.ok()) << sweep.status();
   if (!sweep.ok()) return {};
-  auto runs = ExpandSweep(*sweep);
+  auto runs = expand(*sweep);
   EXPECT_TRUE(runs.ok()) << runs.status();
   return runs.ok() ? *runs : std::vector<ResolvedRun>();
 }
@@ -127,6 +129,14 @@ TEST(SweepPinnedTest, HashesAndTextsAreUnchanged) {
             "fraction: 0.25}]\n");
 }
 
+TEST(SweepPinnedTest, FastExpansionEqualsGenericOne) {
+  const auto fast = Expand(kSweep);
+  const auto generic = Expand(kSweep, &ExpandSweepGeneric);
+  ASSERT_EQ(fast.size(), generic.size());
+  EXPECT_EQ(DigestOfAll(fast), DigestOfAll(generic));
+  for (size_t i = 0; i < fast.size(); ++i) EXPECT_EQ(fast[i].config, generic[i].config) << i;
+}
+
 TEST(SweepPinnedTest, BenchSweepHashes) {
   std::string text =
       "base:\n  model: {name: vit_micro_patch4_28}\n  data: {dataset: synthetic, batch_size: "
@@ -166,6 +176,7 @@ TEST(SweepPinnedTest, ErrorsAreUnchanged) {
     auto runs = ExpandSweep(*sweep);
     EXPECT_FALSE(runs.ok()) << grid;
     all += runs.status().ToString() + "\n";
+    EXPECT_EQ(runs.status(), ExpandSweepGeneric(*sweep).status());
   }
   EXPECT_EQ(
       all,
