@@ -10,9 +10,9 @@
 namespace nmsparse {
 namespace {
 
-// Words YAML readers may take for null or booleans: the emitter may quote them.
+// Words YAML readers take for null: the emitter quotes them (true/false it writes plain).
 bool IsReservedWord(const std::string& text) {
-  static const char* const kWords[] = {"null", "~", "true", "false", "yes", "no", "on", "off", "y", "n"};
+  static const char* const kWords[] = {"null", "~"};
   const std::string lower = absl::AsciiStrToLower(text);
   for (const char* word : kWords) {
     if (lower == word) return true;

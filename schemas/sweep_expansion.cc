@@ -149,8 +149,10 @@ class Resolver {
 
 absl::StatusOr<std::vector<ResolvedRun>> Expand(const v1::SweepSpec& sweep, bool generic) {
   Resolver resolver(sweep, generic);
+  std::vector<Point> points = RunPoints(sweep);
   std::vector<ResolvedRun> runs;
-  for (Point& point : RunPoints(sweep)) {
+  runs.reserve(points.size());
+  for (Point& point : points) {
     auto run = resolver.Resolve(static_cast<int>(runs.size()), std::move(point));
     if (!run.ok()) return run.status();
     runs.push_back(std::move(*run));
