@@ -206,6 +206,17 @@ TEST_F(ServiceTest, FullLifecycleWatchBestAndExport) {
   EXPECT_EQ(ListRuns(resp.sweep().id())[2].queue_position(), 1);
 
   v1::RunAttempt first = Attempt(got[0].run_id(), 1);
+  {
+    // A report naming another worker as its sender is refused even with the right attempt.
+    v1::StartRunRequest req;
+    *req.mutable_run() = first;
+    v1::Ack ack;
+    grpc::ClientContext ctx;
+    ctx.AddMetadata("nmsparse-worker-id", std::to_string(worker.id() + 1));
+    grpc::Status s = server_->gateway().StartRun(&ctx, req, &ack);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_NE(s.error_message().find("belongs to worker"), std::string::npos) << s.error_message();
+  }
   ASSERT_TRUE(Start(first).ok());
   EXPECT_TRUE(Start(first).ok());  // Repeated StartRun of the same attempt is harmless.
   ASSERT_TRUE(Report(first, 0, 2.0).ok());
