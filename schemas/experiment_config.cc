@@ -19,123 +19,190 @@ using yaml_util::Error;
 constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// One key of a section: how to read it into the config and how to write it back canonically.
+// One key of a spec: how to read it into a config and how to write it back canonically. The tables of fields
+// are built once; a field reaches its value through `ref`, a capture-less accessor.
 struct Field {
   std::string key;
-  std::function<absl::Status(const YAML::Node& value, const std::string& path)> read;
-  std::function<YAML::Node()> write;
+  std::function<absl::Status(ExperimentConfig* c, const YAML::Node& value, const std::string& path)> read;
+  std::function<std::string(const ExperimentConfig& c)> write;  // The canonical scalar text.
 };
 
-Field IntField(const std::string& key, int* p, int64_t min, int64_t max = kIntMax) {
+template <typename T>
+using Ref = T* (*)(ExperimentConfig*);
+
+// The value `ref` reaches in a const config (the accessors only take addresses).
+template <typename T>
+const T& Get(Ref<T> ref, const ExperimentConfig& c) {
+  return *ref(const_cast<ExperimentConfig*>(&c));
+}
+
+Field IntField(const std::string& key, Ref<int> ref, int64_t min, int64_t max = kIntMax) {
   return {key,
-          [=](const YAML::Node& v, const std::string& path) -> absl::Status {
+          [=](ExperimentConfig* c, const YAML::Node& v, const std::string& path) -> absl::Status {
             auto r = yaml_util::ReadInt(v, path, min, max);
             if (!r.ok()) return r.status();
-            *p = static_cast<int>(*r);
+            *ref(c) = static_cast<int>(*r);
             return absl::OkStatus();
           },
-          [=] { return YAML::Node(*p); }};
+          [=](const ExperimentConfig& c) { return absl::StrCat(Get(ref, c)); }};
 }
 
-Field U64Field(const std::string& key, uint64_t* p) {
+Field U64Field(const std::string& key, Ref<uint64_t> ref) {
   return {key,
-          [=](const YAML::Node& v, const std::string& path) -> absl::Status {
+          [=](ExperimentConfig* c, const YAML::Node& v, const std::string& path) -> absl::Status {
             auto r = yaml_util::ReadInt(v, path, 0);
             if (!r.ok()) return r.status();
-            *p = static_cast<uint64_t>(*r);
+            *ref(c) = static_cast<uint64_t>(*r);
             return absl::OkStatus();
           },
-          [=] { return YAML::Node(absl::StrCat(*p)); }};
+          [=](const ExperimentConfig& c) { return absl::StrCat(Get(ref, c)); }};
 }
 
-Field DoubleField(const std::string& key, double* p, double min, double max = kInf, bool max_open = false) {
+Field DoubleField(const std::string& key, Ref<double> ref, double min, double max = kInf,
+                  bool max_open = false) {
   return {key,
-          [=](const YAML::Node& v, const std::string& path) -> absl::Status {
+          [=](ExperimentConfig* c, const YAML::Node& v, const std::string& path) -> absl::Status {
             auto r = yaml_util::ReadDouble(v, path, min, max, max_open);
             if (!r.ok()) return r.status();
-            *p = *r;
+            *ref(c) = *r;
             return absl::OkStatus();
           },
-          [=] { return YAML::Node(yaml_util::FormatDouble(*p)); }};
+          [=](const ExperimentConfig& c) { return yaml_util::FormatDouble(Get(ref, c)); }};
 }
 
-Field StringField(const std::string& key, std::string* p) {
+Field StringField(const std::string& key, Ref<std::string> ref) {
   return {key,
-          [=](const YAML::Node& v, const std::string& path) -> absl::Status {
+          [=](ExperimentConfig* c, const YAML::Node& v, const std::string& path) -> absl::Status {
             auto r = yaml_util::ReadString(v, path);
             if (!r.ok()) return r.status();
-            *p = *r;
+            *ref(c) = *r;
             return absl::OkStatus();
           },
-          [=] { return YAML::Node(*p); }};
+          [=](const ExperimentConfig& c) { return Get(ref, c); }};
 }
 
 // A string from a fixed set, case-insensitive, stored lower case.
-Field ChoiceField(const std::string& key, std::string* p, std::vector<std::string> allowed) {
+Field ChoiceField(const std::string& key, Ref<std::string> ref, const std::vector<std::string>& allowed) {
+  std::vector<std::pair<std::string, std::string>> names;
+  for (const auto& a : allowed) names.emplace_back(a, a);
   return {key,
-          [=](const YAML::Node& v, const std::string& path) -> absl::Status {
-            std::vector<std::pair<std::string, std::string>> names;
-            for (const auto& a : allowed) names.emplace_back(a, a);
+          [=](ExperimentConfig* c, const YAML::Node& v, const std::string& path) -> absl::Status {
             auto r = yaml_util::ReadEnum(v, path, names);
             if (!r.ok()) return r.status();
-            *p = *r;
+            *ref(c) = *r;
             return absl::OkStatus();
           },
-          [=] { return YAML::Node(*p); }};
+          [=](const ExperimentConfig& c) { return Get(ref, c); }};
 }
 
-std::vector<Field> ModelFields(ModelConfig* m) {
-  return {StringField("name", &m->name),
-          IntField("num_classes", &m->num_classes, 0),
-          IntField("img_size", &m->img_size, 0),
-          IntField("in_chans", &m->in_chans, 0),
-          DoubleField("drop_rate", &m->drop_rate, 0.0, 1.0, true),
-          DoubleField("drop_path_rate", &m->drop_path_rate, 0.0, 1.0, true),
-          DoubleField("attn_drop_rate", &m->attn_drop_rate, 0.0, 1.0, true)};
+using C = ExperimentConfig*;
+
+std::vector<Field> TopLevelScalarFields() {
+  return {StringField("name", [](C c) { return &c->name; }), U64Field("seed", [](C c) { return &c->seed; })};
 }
 
-std::vector<Field> DataFields(DataConfig* d) {
-  return {ChoiceField("dataset", &d->dataset, {"fashion_mnist", "synthetic", "shards"}),
-          StringField("path", &d->path),
-          IntField("train_subset", &d->train_subset, 0),
-          IntField("eval_subset", &d->eval_subset, 0),
-          IntField("batch_size", &d->batch_size, 1),
-          IntField("eval_batch_size", &d->eval_batch_size, 1),
-          IntField("random_crop_padding", &d->random_crop_padding, 0),
-          DoubleField("hflip", &d->hflip, 0.0, 1.0),
-          IntField("synthetic_size", &d->synthetic_size, 1)};
+std::vector<Field> ModelFields() {
+  return {StringField("name", [](C c) { return &c->model.name; }),
+          IntField(
+              "num_classes", [](C c) { return &c->model.num_classes; }, 0),
+          IntField(
+              "img_size", [](C c) { return &c->model.img_size; }, 0),
+          IntField(
+              "in_chans", [](C c) { return &c->model.in_chans; }, 0),
+          DoubleField(
+              "drop_rate", [](C c) { return &c->model.drop_rate; }, 0.0, 1.0, true),
+          DoubleField(
+              "drop_path_rate", [](C c) { return &c->model.drop_path_rate; }, 0.0, 1.0, true),
+          DoubleField(
+              "attn_drop_rate", [](C c) { return &c->model.attn_drop_rate; }, 0.0, 1.0, true)};
 }
 
-std::vector<Field> OptimizerFields(OptimizerConfig* o) {
-  return {ChoiceField("name", &o->name, {"adamw"}),
-          DoubleField("lr", &o->lr, 0.0),
-          DoubleField("weight_decay", &o->weight_decay, 0.0),
-          DoubleField("beta1", &o->beta1, 0.0, 1.0, true),
-          DoubleField("beta2", &o->beta2, 0.0, 1.0, true),
-          DoubleField("eps", &o->eps, 0.0),
-          DoubleField("clip_grad_norm", &o->clip_grad_norm, 0.0),
-          DoubleField("label_smoothing", &o->label_smoothing, 0.0, 1.0, true),
-          DoubleField("mixup_alpha", &o->mixup_alpha, 0.0),
-          IntField("grad_accum_steps", &o->grad_accum_steps, 1)};
+std::vector<Field> DataFields() {
+  return {
+      ChoiceField("dataset", [](C c) { return &c->data.dataset; }, {"fashion_mnist", "synthetic", "shards"}),
+      StringField("path", [](C c) { return &c->data.path; }),
+      IntField(
+          "train_subset", [](C c) { return &c->data.train_subset; }, 0),
+      IntField(
+          "eval_subset", [](C c) { return &c->data.eval_subset; }, 0),
+      IntField(
+          "batch_size", [](C c) { return &c->data.batch_size; }, 1),
+      IntField(
+          "eval_batch_size", [](C c) { return &c->data.eval_batch_size; }, 1),
+      IntField(
+          "random_crop_padding", [](C c) { return &c->data.random_crop_padding; }, 0),
+      DoubleField(
+          "hflip", [](C c) { return &c->data.hflip; }, 0.0, 1.0),
+      IntField(
+          "synthetic_size", [](C c) { return &c->data.synthetic_size; }, 1)};
 }
 
-std::vector<Field> ScheduleFields(ScheduleConfig* s) {
-  return {IntField("epochs", &s->epochs, 1), DoubleField("warmup_epochs", &s->warmup_epochs, 0.0),
-          DoubleField("min_lr", &s->min_lr, 0.0), DoubleField("warmup_lr", &s->warmup_lr, 0.0),
-          IntField("log_every_steps", &s->log_every_steps, 0)};
+std::vector<Field> OptimizerFields() {
+  return {ChoiceField("name", [](C c) { return &c->optimizer.name; }, {"adamw"}),
+          DoubleField(
+              "lr", [](C c) { return &c->optimizer.lr; }, 0.0),
+          DoubleField(
+              "weight_decay", [](C c) { return &c->optimizer.weight_decay; }, 0.0),
+          DoubleField(
+              "beta1", [](C c) { return &c->optimizer.beta1; }, 0.0, 1.0, true),
+          DoubleField(
+              "beta2", [](C c) { return &c->optimizer.beta2; }, 0.0, 1.0, true),
+          DoubleField(
+              "eps", [](C c) { return &c->optimizer.eps; }, 0.0),
+          DoubleField(
+              "clip_grad_norm", [](C c) { return &c->optimizer.clip_grad_norm; }, 0.0),
+          DoubleField(
+              "label_smoothing", [](C c) { return &c->optimizer.label_smoothing; }, 0.0, 1.0, true),
+          DoubleField(
+              "mixup_alpha", [](C c) { return &c->optimizer.mixup_alpha; }, 0.0),
+          IntField(
+              "grad_accum_steps", [](C c) { return &c->optimizer.grad_accum_steps; }, 1)};
 }
 
-std::vector<Field> ResourceFields(ResourceConfig* r) {
-  return {IntField("gpus", &r->gpus, 1), IntField("cpu_threads", &r->cpu_threads, 0)};
+std::vector<Field> ScheduleFields() {
+  return {IntField(
+              "epochs", [](C c) { return &c->schedule.epochs; }, 1),
+          DoubleField(
+              "warmup_epochs", [](C c) { return &c->schedule.warmup_epochs; }, 0.0),
+          DoubleField(
+              "min_lr", [](C c) { return &c->schedule.min_lr; }, 0.0),
+          DoubleField(
+              "warmup_lr", [](C c) { return &c->schedule.warmup_lr; }, 0.0),
+          IntField(
+              "log_every_steps", [](C c) { return &c->schedule.log_every_steps; }, 0)};
 }
 
-// The sections of a spec in canonical order, bound to `c`.
-std::vector<std::pair<std::string, std::vector<Field>>> Sections(ExperimentConfig* c) {
-  return {{"model", ModelFields(&c->model)},
-          {"data", DataFields(&c->data)},
-          {"optimizer", OptimizerFields(&c->optimizer)},
-          {"schedule", ScheduleFields(&c->schedule)},
-          {"resources", ResourceFields(&c->resources)}};
+std::vector<Field> ResourceFields() {
+  return {IntField(
+              "gpus", [](C c) { return &c->resources.gpus; }, 1),
+          IntField(
+              "cpu_threads", [](C c) { return &c->resources.cpu_threads; }, 0)};
+}
+
+using SectionTable = std::vector<std::pair<std::string, std::vector<Field>>>;
+
+// The map sections of a spec in canonical order, built once.
+const SectionTable& Sections() {
+  static const auto* sections = new SectionTable{{"model", ModelFields()},
+                                                 {"data", DataFields()},
+                                                 {"optimizer", OptimizerFields()},
+                                                 {"schedule", ScheduleFields()},
+                                                 {"resources", ResourceFields()}};
+  return *sections;
+}
+
+// The fields of section `name`, or nullptr for a name that is not a map section.
+const std::vector<Field>* SectionFields(const std::string& name) {
+  for (const auto& [section, fields] : Sections()) {
+    if (section == name) return &fields;
+  }
+  return nullptr;
+}
+
+// name and seed.
+const std::vector<Field>& TopLevelScalars() {
+  static const auto* fields = new std::vector<Field>(TopLevelScalarFields());
+  return *fields;
 }
 
 std::vector<std::string> KeysOf(const std::vector<Field>& fields) {
@@ -145,7 +212,7 @@ std::vector<std::string> KeysOf(const std::vector<Field>& fields) {
 }
 
 absl::Status ParseSection(const YAML::Node& node, const std::string& section,
-                          const std::vector<Field>& fields) {
+                          const std::vector<Field>& fields, ExperimentConfig* c) {
   if (yaml_util::IsNullish(node)) return absl::OkStatus();
   if (!node.IsMap()) return Error(node, section, "value " + yaml_util::Describe(node) + " is not a map");
   std::set<std::string> seen;
@@ -159,7 +226,7 @@ absl::Status ParseSection(const YAML::Node& node, const std::string& section,
       return Error(kv.first, path, "unknown key; known keys: " + absl::StrJoin(KeysOf(fields), ", "));
     }
     if (yaml_util::IsNullish(kv.second)) continue;
-    if (auto st = field->read(kv.second, path); !st.ok()) return st;
+    if (auto st = field->read(c, kv.second, path); !st.ok()) return st;
   }
   return absl::OkStatus();
 }
@@ -170,38 +237,52 @@ const std::vector<std::string>& TopLevelKeys() {
   return *keys;
 }
 
+// Copies section `name` (model, data, optimizer, schedule or resources) of `from` into `to`.
+void CopySection(const ExperimentConfig& from, const std::string& name, ExperimentConfig* to) {
+  if (name == "model") to->model = from.model;
+  if (name == "data") to->data = from.data;
+  if (name == "optimizer") to->optimizer = from.optimizer;
+  if (name == "schedule") to->schedule = from.schedule;
+  if (name == "resources") to->resources = from.resources;
+}
+
+// Parses one top-level key into `c`, replacing what `c` had for it (a null value leaves the default).
+absl::Status ParseTopLevelKey(const YAML::Node& key_node, const std::string& key, const YAML::Node& value,
+                              ExperimentConfig* c) {
+  const ExperimentConfig defaults;
+  if (key == "name") c->name = defaults.name;
+  if (key == "seed") c->seed = defaults.seed;
+  for (const Field& field : TopLevelScalars()) {
+    if (field.key != key) continue;
+    if (yaml_util::IsNullish(value)) return absl::OkStatus();
+    return field.read(c, value, key);
+  }
+  if (key == "sparsity") {
+    auto sparsity = ParseSparsityConfig(value, "sparsity.");
+    if (!sparsity.ok()) return sparsity.status();
+    c->sparsity = *sparsity;
+    return absl::OkStatus();
+  }
+  const std::vector<Field>* fields = SectionFields(key);
+  if (fields == nullptr) {
+    return Error(key_node, key, "unknown key; known keys: " + absl::StrJoin(TopLevelKeys(), ", "));
+  }
+  ExperimentConfig section = defaults;  // Parsed into a default config; only section `key` is copied back.
+  if (auto st = ParseSection(value, key, *fields, &section); !st.ok()) return st;
+  if (section.resources.cpu_threads == 0) section.resources.cpu_threads = 1;  // The wire's "0: 1".
+  CopySection(section, key, c);
+  return absl::OkStatus();
+}
+
 // Parses the nested form; errors carry "line L: " prefixes.
 absl::StatusOr<ExperimentConfig> ParseNested(const YAML::Node& node) {
   ExperimentConfig c;
   std::set<std::string> seen;
-  auto sections = Sections(&c);
   for (const auto& kv : node) {
     const std::string key = kv.first.as<std::string>();
     if (!seen.insert(key).second) return Error(kv.first, key, "duplicate key");
-    const YAML::Node& value = kv.second;
-    if (key == "name") {
-      if (yaml_util::IsNullish(value)) continue;
-      if (auto st = StringField("name", &c.name).read(value, key); !st.ok()) return st;
-    } else if (key == "seed") {
-      if (yaml_util::IsNullish(value)) continue;
-      if (auto st = U64Field("seed", &c.seed).read(value, key); !st.ok()) return st;
-    } else if (key == "sparsity") {
-      auto sparsity = ParseSparsityConfig(value, "sparsity.");
-      if (!sparsity.ok()) return sparsity.status();
-      c.sparsity = *sparsity;
-    } else {
-      bool found = false;
-      for (const auto& [name, fields] : sections) {
-        if (name != key) continue;
-        found = true;
-        if (auto st = ParseSection(value, name, fields); !st.ok()) return st;
-      }
-      if (!found) {
-        return Error(kv.first, key, "unknown key; known keys: " + absl::StrJoin(TopLevelKeys(), ", "));
-      }
-    }
+    if (auto st = ParseTopLevelKey(kv.first, key, kv.second, &c); !st.ok()) return st;
   }
-  if (c.resources.cpu_threads == 0) c.resources.cpu_threads = 1;  // The wire's "0: 1".
   return c;
 }
 
@@ -283,8 +364,7 @@ bool operator==(const ExperimentConfig& a, const ExperimentConfig& b) {
 const std::vector<std::string>& ExperimentSectionKeys(const std::string& section) {
   static const auto* keys = [] {
     auto* m = new std::map<std::string, std::vector<std::string>>;
-    ExperimentConfig c;
-    for (const auto& [name, fields] : Sections(&c)) (*m)[name] = KeysOf(fields);
+    for (const auto& [name, fields] : Sections()) (*m)[name] = KeysOf(fields);
     (*m)[""] = TopLevelKeys();
     YAML::Node sparsity = SparsityConfigToYaml(SparsityConfig());
     for (const auto& kv : sparsity) (*m)["sparsity"].push_back(kv.first.as<std::string>());
@@ -338,24 +418,40 @@ absl::Status ValidateExperiment(const ExperimentConfig& c) {
   return ValidateSparsity(c, *arch);
 }
 
-YAML::Node ExperimentConfigToYaml(const ExperimentConfig& config) {
-  ExperimentConfig c = config;  // Field writers read through non-const pointers.
-  YAML::Node out(YAML::NodeType::Map);
-  out["name"] = c.name;
-  out["seed"] = U64Field("seed", &c.seed).write();
-  for (const auto& [name, fields] : Sections(&c)) {
-    YAML::Node section(YAML::NodeType::Map);
-    for (const auto& f : fields) section[f.key] = f.write();
-    out[name] = section;
+std::vector<CanonicalSection> CanonicalSections(const ExperimentConfig& config) {
+  std::vector<CanonicalSection> out;
+  out.reserve(Sections().size() + 2);
+  out.push_back({"", {}});
+  for (const Field& f : TopLevelScalars()) out.back().keys.emplace_back(f.key, f.write(config));
+  for (const auto& [name, fields] : Sections()) {
+    CanonicalSection& section = out.emplace_back(CanonicalSection{name, {}});
+    section.keys.reserve(fields.size());
+    for (const Field& f : fields) section.keys.emplace_back(f.key, f.write(config));
   }
-  out["sparsity"] = SparsityConfigToYaml(c.sparsity);
+  out.push_back({"sparsity", SparsityScalarTexts(config.sparsity)});
   return out;
 }
 
-std::string CanonicalYaml(const ExperimentConfig& config) {
+YAML::Node ExperimentConfigToYaml(const ExperimentConfig& config) {
+  YAML::Node out(YAML::NodeType::Map);
+  for (const CanonicalSection& section : CanonicalSections(config)) {
+    YAML::Node map = section.name.empty() ? out : YAML::Node(YAML::NodeType::Map);
+    for (const auto& [key, text] : section.keys) map[key] = text;
+    if (!section.name.empty()) out[section.name] = map;
+  }
+  out["sparsity"]["phases"] = PhasesToYaml(config.sparsity.phases);
+  return out;
+}
+
+std::string CanonicalYamlByEmitter(const ExperimentConfig& config) {
   YAML::Emitter out;
   out << ExperimentConfigToYaml(config);
   return std::string(out.c_str()) + "\n";
+}
+
+absl::Status ParseExperimentKey(const YAML::Node& key_node, const YAML::Node& value,
+                                ExperimentConfig* config) {
+  return ParseTopLevelKey(key_node, key_node.as<std::string>(), value, config);
 }
 
 }  // namespace nmsparse

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -89,6 +90,13 @@ absl::StatusOr<ExperimentConfig> ParseExperimentYaml(const std::string& text, co
 absl::StatusOr<ExperimentConfig> LoadExperimentFile(const std::string& path,
                                                     std::vector<std::string>* warnings = nullptr);
 
+// Parses top-level key `key_node` of a nested spec (name, seed, model, ..., sparsity) into `config`,
+// replacing what `config` had for it: ParseExperimentNode of a map is these calls in key order on a default
+// config, so a config parsed once can take a few re-parsed keys. Errors as ParseExperimentNode's (without a
+// file name).
+absl::Status ParseExperimentKey(const YAML::Node& key_node, const YAML::Node& value,
+                                ExperimentConfig* config);
+
 // Semantic checks beyond single keys: the model exists and fits the data, every sparsified layer's numel is a
 // multiple of M for every N:M it will ever use (all SDGF stages), batch divisible by gpus, warm-up within the
 // run, ... InvalidArgument "key.path: reason".
@@ -96,8 +104,21 @@ absl::Status ValidateExperiment(const ExperimentConfig& config);
 
 // Canonical YAML: every key with defaults filled in, in a fixed order, enum values upper case, numbers in
 // their shortest exact form. Parses back to an equal config; its text is what ContentHash hashes.
+// The canonical scalar texts of a config, section by section in canonical order: first the top-level scalars
+// (name "", keys name and seed), then model, data, optimizer, schedule, resources and sparsity (whose phase
+// list, not a scalar, comes last as `phases`: PhasesToYaml of config.sparsity.phases).
+struct CanonicalSection {
+  std::string name;
+  std::vector<std::pair<std::string, std::string>> keys;
+};
+std::vector<CanonicalSection> CanonicalSections(const ExperimentConfig& config);
+
+// CanonicalYaml writes the text directly (schemas/canonical_yaml.cc); CanonicalYamlByEmitter is the same text
+// through yaml-cpp's emitter, the reference that tests compare against and the fallback for strings that need
+// quoting.
 YAML::Node ExperimentConfigToYaml(const ExperimentConfig& config);
 std::string CanonicalYaml(const ExperimentConfig& config);
+std::string CanonicalYamlByEmitter(const ExperimentConfig& config);
 
 // The top-level keys of an experiment spec and the keys of each section, in canonical order (for overrides,
 // error messages and the JSON schema test).

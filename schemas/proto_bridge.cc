@@ -238,7 +238,7 @@ YAML::Node MessageToYaml(const Message& message) {
   return out;
 }
 
-v1::ExperimentSpec ToProto(const ExperimentConfig& config) {
+v1::ExperimentSpec ToProtoViaYaml(const ExperimentConfig& config) {
   v1::ExperimentSpec spec;
   const absl::Status st = YamlToMessage(ExperimentConfigToYaml(config), &spec);
   if (!st.ok()) {  // The canonical YAML and experiment.proto are kept in step by proto_bridge_test.

@@ -1,7 +1,7 @@
 // Conversion between YAML and the v1 protobuf messages by reflection: YAML keys are field names, enums go by
 // name (case-insensitive), lists are repeated fields, maps are map fields, nested maps are nested messages.
-// An ExperimentConfig travels as an ExperimentSpec through its canonical YAML, so the wire form says exactly
-// what the spec file says.
+// An ExperimentConfig travels as an ExperimentSpec that holds its canonical YAML's values, so the wire form
+// says exactly what the spec file says.
 #ifndef NMSPARSE_SCHEMAS_PROTO_BRIDGE_H_
 #define NMSPARSE_SCHEMAS_PROTO_BRIDGE_H_
 
@@ -27,8 +27,11 @@ absl::Status YamlToMessage(const YAML::Node& node, google::protobuf::Message* me
 // than their 0 (UNSPECIFIED) value, by name.
 YAML::Node MessageToYaml(const google::protobuf::Message& message);
 
-// The wire form of a config: its canonical YAML as an ExperimentSpec.
+// The wire form of a config: its canonical YAML as an ExperimentSpec. ToProtoViaYaml is literally that
+// (YamlToMessage of ExperimentConfigToYaml); ToProto builds the same message field by field from the struct
+// (schemas/experiment_to_proto.cc), and proto_bridge_test checks that the two agree.
 v1::ExperimentSpec ToProto(const ExperimentConfig& config);
+v1::ExperimentSpec ToProtoViaYaml(const ExperimentConfig& config);
 
 // A config from the wire: parsed and checked key by key like a spec file (not ValidateExperiment-ed). Errors
 // name the key path ("optimizer.beta1: value 1 is out of range: ...").

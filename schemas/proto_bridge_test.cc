@@ -60,6 +60,33 @@ TEST(ProtoBridgeTest, ConfigProtoConfigRoundTrip) {
   EXPECT_TRUE(*phased_back == phased);
 }
 
+// ToProto builds the message field by field; it must be exactly the generic YAML route's message.
+TEST(ProtoBridgeTest, DirectConversionEqualsGenericOne) {
+  ExperimentConfig config = Sample();
+  std::vector<ExperimentConfig> configs = {ExperimentConfig(), config};
+  config.name = "";
+  config.data.path = "/data/shards";
+  config.data.dataset = "shards";
+  config.optimizer.lr = 0.00030518418816570113;
+  config.optimizer.eps = 1e-300;
+  config.sparsity.sparsity_type = SparsityType::kUnstructured;
+  config.sparsity.decay_type = DecayType::kLinear;
+  config.sparsity.structure_decay_type = StructureDecayType::kFine;
+  config.sparsity.sparse_dim = SparseDim::kCol;
+  config.sparsity.locations = {SparsityLocation::kO, SparsityLocation::kC};
+  config.sparsity.phases = {{PhaseKind::kDense, 0.1}, {PhaseKind::kSparse, 0.7}, {PhaseKind::kFineTune, 0.2}};
+  config.resources.cpu_threads = 0;
+  configs.push_back(config);
+  for (const ExperimentConfig& c : configs) {
+    const v1::ExperimentSpec direct = ToProto(c);
+    const v1::ExperimentSpec generic = ToProtoViaYaml(c);
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(direct, generic))
+        << direct.DebugString() << "\nvs\n"
+        << generic.DebugString();
+    EXPECT_EQ(direct.SerializeAsString(), generic.SerializeAsString());
+  }
+}
+
 TEST(ProtoBridgeTest, WireZerosStayZeros) {
   ExperimentConfig config = Sample();
   config.optimizer.weight_decay = 0.0;

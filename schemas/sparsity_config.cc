@@ -434,33 +434,41 @@ absl::StatusOr<SparsityConfig> ParseSparsityConfig(const YAML::Node& node, const
   return config;
 }
 
-YAML::Node SparsityConfigToYaml(const SparsityConfig& c) {
-  YAML::Node out(YAML::NodeType::Map);
-  out["sparsity_type"] = ToString(c.sparsity_type);
-  out["n_sparsity"] = c.nm.n;
-  out["m_sparsity"] = c.nm.m;
-  out["n_sparsity_qkv"] = c.nm_qkv.n;
-  out["m_sparsity_qkv"] = c.nm_qkv.m;
-  out["decay_type"] = ToString(c.decay_type);
-  out["decay_coef"] = yaml_util::FormatDouble(c.decay_coef);
-  out["structure_decay_flag"] = c.structure_decay_flag ? "true" : "false";
-  out["structure_decay_type"] = ToString(c.structure_decay_type);
-  out["structure_decay_start_multiple"] = c.structure_decay_start_multiple;
-  out["dense_steps"] = yaml_util::FormatDouble(c.dense_fraction);
-  out["fine_tune_steps"] = yaml_util::FormatDouble(c.fine_tune_fraction);
-  out["sparsity_loc"] = SparsityLocationsToString(c.locations);
-  out["sparse_dim"] = ToString(c.sparse_dim);
-  out["prune_rate"] = yaml_util::FormatDouble(c.prune_rate);
-  out["srste_lambda"] = yaml_util::FormatDouble(c.srste_lambda);
-  YAML::Node phases(YAML::NodeType::Sequence);
-  for (const PhaseSpec& p : c.phases) {
+std::vector<std::pair<std::string, std::string>> SparsityScalarTexts(const SparsityConfig& c) {
+  return {{"sparsity_type", ToString(c.sparsity_type)},
+          {"n_sparsity", absl::StrCat(c.nm.n)},
+          {"m_sparsity", absl::StrCat(c.nm.m)},
+          {"n_sparsity_qkv", absl::StrCat(c.nm_qkv.n)},
+          {"m_sparsity_qkv", absl::StrCat(c.nm_qkv.m)},
+          {"decay_type", ToString(c.decay_type)},
+          {"decay_coef", yaml_util::FormatDouble(c.decay_coef)},
+          {"structure_decay_flag", c.structure_decay_flag ? "true" : "false"},
+          {"structure_decay_type", ToString(c.structure_decay_type)},
+          {"structure_decay_start_multiple", absl::StrCat(c.structure_decay_start_multiple)},
+          {"dense_steps", yaml_util::FormatDouble(c.dense_fraction)},
+          {"fine_tune_steps", yaml_util::FormatDouble(c.fine_tune_fraction)},
+          {"sparsity_loc", SparsityLocationsToString(c.locations)},
+          {"sparse_dim", ToString(c.sparse_dim)},
+          {"prune_rate", yaml_util::FormatDouble(c.prune_rate)},
+          {"srste_lambda", yaml_util::FormatDouble(c.srste_lambda)}};
+}
+
+YAML::Node PhasesToYaml(const std::vector<PhaseSpec>& phases) {
+  YAML::Node out(YAML::NodeType::Sequence);
+  for (const PhaseSpec& p : phases) {
     YAML::Node entry(YAML::NodeType::Map);
     entry["kind"] = ToString(p.kind);
     entry["fraction"] = yaml_util::FormatDouble(p.fraction);
-    phases.push_back(entry);
+    out.push_back(entry);
   }
-  phases.SetStyle(YAML::EmitterStyle::Flow);  // "phases: []" / "phases: [{kind: SPARSE, fraction: 0.8}]".
-  out["phases"] = phases;
+  out.SetStyle(YAML::EmitterStyle::Flow);  // "phases: []" / "phases: [{kind: SPARSE, fraction: 0.8}]".
+  return out;
+}
+
+YAML::Node SparsityConfigToYaml(const SparsityConfig& c) {
+  YAML::Node out(YAML::NodeType::Map);
+  for (const auto& [key, text] : SparsityScalarTexts(c)) out[key] = text;
+  out["phases"] = PhasesToYaml(c.phases);
   return out;
 }
 

@@ -5,6 +5,7 @@
 #define NMSPARSE_SCHEMAS_SPARSITY_CONFIG_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -68,6 +69,11 @@ bool IsSparsityKey(const std::string& key);
 // Canonical YAML map of every key with its value (defaults filled in), in a fixed order; parses back to an
 // equal config. Enum values are upper case as in the reference.
 YAML::Node SparsityConfigToYaml(const SparsityConfig& config);
+
+// The same, split for writers that do not go through YAML nodes: the scalar keys with their canonical texts
+// in order, and the phase list (the last key, `phases`) as a flow-style YAML list.
+std::vector<std::pair<std::string, std::string>> SparsityScalarTexts(const SparsityConfig& config);
+YAML::Node PhasesToYaml(const std::vector<PhaseSpec>& phases);
 
 std::string ToString(SparsityType type);
 std::string ToString(DecayType type);

@@ -1,14 +1,11 @@
 #include "schemas/sweep.h"
 
-#include <cmath>
-#include <random>
 #include <set>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "schemas/content_hash.h"
 #include "schemas/proto_bridge.h"
 #include "schemas/reference_config.h"
 #include "schemas/yaml_util.h"
@@ -244,112 +241,7 @@ absl::Status ParseSweepNode(const YAML::Node& node, const std::string& file_name
   return absl::OkStatus();
 }
 
-// Draws of the random axes, as documented in the header.
-class RandomDraws {
- public:
-  explicit RandomDraws(uint64_t seed) : rng_(seed) {}
-
-  std::string Draw(const v1::RandomAxis& axis) {
-    const double u = static_cast<double>(rng_() >> 11) * 0x1.0p-53;
-    if (axis.choices_size() > 0) {
-      const int n = axis.choices_size();
-      return axis.choices(std::min(n - 1, static_cast<int>(u * n)));
-    }
-    if (axis.integer()) {
-      const double lo = std::ceil(axis.min()), hi = std::floor(axis.max());
-      return absl::StrCat(static_cast<int64_t>(std::min(hi, lo + std::floor(u * (hi - lo + 1)))));
-    }
-    const double value =
-        axis.log() ? std::exp(std::log(axis.min()) + u * (std::log(axis.max()) - std::log(axis.min())))
-                   : axis.min() + u * (axis.max() - axis.min());
-    return yaml_util::FormatDouble(value);
-  }
-
- private:
-  std::mt19937_64 rng_;
-};
-
-// One run's overrides: key path -> value text, with their labels.
-struct Point {
-  std::vector<std::pair<std::string, std::string>> labels;
-  std::vector<std::pair<std::string, std::string>> set;
-};
-
-std::vector<Point> GridPoints(const v1::SweepSpec& sweep) {
-  std::vector<Point> points(1);
-  for (const v1::GridAxis& axis : sweep.grid()) {
-    std::vector<Point> next;
-    for (const Point& p : points) {
-      for (const v1::AxisValue& v : axis.values()) {
-        Point q = p;
-        q.labels.emplace_back(axis.name(), v.label());
-        // Protobuf maps have no order: apply a value's overrides sorted by key path.
-        std::map<std::string, std::string> sorted(v.set().begin(), v.set().end());
-        for (const auto& kv : sorted) q.set.push_back(kv);
-        next.push_back(std::move(q));
-      }
-    }
-    points = std::move(next);
-  }
-  return points;
-}
-
-bool Sets(const Point& p, const std::string& key) {
-  for (const auto& kv : p.set) {
-    if (kv.first == key) return true;
-  }
-  return false;
-}
-
-// QKV follows N:M when the base's QKV ratio is the defaulted one (see the header).
-void CarryQkv(const v1::SweepSpec& sweep, Point* p) {
-  const v1::SparsitySpec& s = sweep.base().sparsity();
-  const std::vector<std::pair<std::string, std::string>> pairs = {{"n_sparsity", "n_sparsity_qkv"},
-                                                                  {"m_sparsity", "m_sparsity_qkv"}};
-  if (s.n_sparsity() != s.n_sparsity_qkv() || s.m_sparsity() != s.m_sparsity_qkv()) return;
-  if (Sets(*p, "sparsity.n_sparsity_qkv") || Sets(*p, "sparsity.m_sparsity_qkv")) return;
-  std::vector<std::pair<std::string, std::string>> extra;
-  for (const auto& [main, qkv] : pairs) {
-    for (const auto& kv : p->set) {
-      if (kv.first == "sparsity." + main) extra.emplace_back("sparsity." + qkv, kv.second);
-    }
-  }
-  p->set.insert(p->set.end(), extra.begin(), extra.end());
-}
-
-absl::StatusOr<ResolvedRun> Resolve(const v1::SweepSpec& sweep, const YAML::Node& base, int index,
-                                    Point point) {
-  ResolvedRun run;
-  run.index = index;
-  run.labels = point.labels;
-  const std::string who = absl::StrCat(
-      "run ", index, point.labels.empty() ? "" : " (" + LabelsToString(point.labels) + ")", ": ");
-  auto fail = [&who](const absl::Status& st) {
-    return absl::Status(st.code(), who + std::string(st.message()));
-  };
-  CarryQkv(sweep, &point);
-  if (sweep.gpus_per_run() > 0) point.set.emplace_back("resources.gpus", absl::StrCat(sweep.gpus_per_run()));
-  YAML::Node spec = YAML::Clone(base);
-  for (const auto& [key, value] : point.set) {
-    if (auto st = ApplyOverride(spec, key, value); !st.ok()) return fail(st);
-  }
-  auto config = ParseExperimentNode(spec, "");
-  if (!config.ok()) return fail(config.status());
-  if (auto st = ValidateExperiment(*config); !st.ok()) return fail(st);
-  run.config = *config;
-  run.canonical_yaml = CanonicalYaml(*config);
-  run.content_hash = Sha256Hex(run.canonical_yaml);
-  run.spec = ToProto(*config);
-  return run;
-}
-
 }  // namespace
-
-std::string LabelsToString(const std::vector<std::pair<std::string, std::string>>& labels) {
-  std::vector<std::string> parts;
-  for (const auto& [axis, label] : labels) parts.push_back(axis + "=" + label);
-  return absl::StrJoin(parts, ", ");
-}
 
 absl::Status CheckKeyPath(const std::string& key_path) {
   const std::vector<std::string> parts = absl::StrSplit(key_path, '.');
@@ -415,27 +307,6 @@ absl::StatusOr<v1::SweepSpec> ParseSweepFile(const std::string& path, std::vecto
   auto text = yaml_util::ReadTextFile(path);
   if (!text.ok()) return text.status();
   return ParseSweepYaml(*text, path, warnings);
-}
-
-absl::StatusOr<std::vector<ResolvedRun>> ExpandSweep(const v1::SweepSpec& sweep) {
-  const YAML::Node base = MessageToYaml(sweep.base());
-  RandomDraws draws(sweep.seed());
-  const int samples = sweep.random_size() == 0 ? 1 : std::max<int>(1, sweep.num_samples());
-  std::vector<ResolvedRun> runs;
-  for (const Point& grid_point : GridPoints(sweep)) {
-    for (int s = 0; s < samples; ++s) {
-      Point point = grid_point;
-      for (const v1::RandomAxis& axis : sweep.random()) {
-        const std::string value = draws.Draw(axis);
-        point.labels.emplace_back(axis.key(), value);
-        point.set.emplace_back(axis.key(), value);
-      }
-      auto run = Resolve(sweep, base, static_cast<int>(runs.size()), std::move(point));
-      if (!run.ok()) return run.status();
-      runs.push_back(std::move(*run));
-    }
-  }
-  return runs;
 }
 
 }  // namespace nmsparse

@@ -75,6 +75,12 @@ struct ResolvedRun {
 // resolved, so "QKV defaults to N:M" must be kept here). gpus_per_run, when non-zero, sets resources.gpus.
 absl::StatusOr<std::vector<ResolvedRun>> ExpandSweep(const v1::SweepSpec& sweep);
 
+// The same runs and errors resolved the generic way: every run's whole spec re-parsed from YAML and
+// validated, its canonical YAML written by yaml-cpp's emitter and its wire spec made by reflection
+// (ToProtoViaYaml). About ten times slower: the reference that sweep tests and bench/sweep_expand_bench
+// compare ExpandSweep with.
+absl::StatusOr<std::vector<ResolvedRun>> ExpandSweepGeneric(const v1::SweepSpec& sweep);
+
 // "recipe=srste, sparsity.m_sparsity=8".
 std::string LabelsToString(const std::vector<std::pair<std::string, std::string>>& labels);
 

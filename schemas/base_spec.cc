@@ -1,0 +1,52 @@
+#include "schemas/base_spec.h"
+
+#include <set>
+
+#include "schemas/reference_config.h"
+#include "schemas/sweep.h"
+
+namespace nmsparse {
+namespace {
+
+// The top-level keys (name, seed, model, ..., sparsity) that `overrides` set or reach into.
+std::set<std::string> TouchedKeys(const Overrides& overrides) {
+  std::set<std::string> keys;
+  for (const auto& [key_path, value] : overrides) keys.insert(key_path.substr(0, key_path.find('.')));
+  return keys;
+}
+
+}  // namespace
+
+BaseSpec::BaseSpec(const YAML::Node& base) : node_(base), parsed_(ParseExperimentNode(base, "")) {
+  incremental_ = parsed_.ok() && !IsFlatReferenceConfig(base);
+}
+
+absl::StatusOr<ExperimentConfig> BaseSpec::ParseWhole(const Overrides& overrides) const {
+  YAML::Node spec = YAML::Clone(node_);
+  for (const auto& [key, value] : overrides) {
+    if (auto st = ApplyOverride(spec, key, value); !st.ok()) return st;
+  }
+  return ParseExperimentNode(spec, "");
+}
+
+absl::StatusOr<ExperimentConfig> BaseSpec::WithOverrides(const Overrides& overrides) const {
+  if (!incremental_) return ParseWhole(overrides);
+  // The touched keys of the base, in the base's order; keys the base lacks are appended by ApplyOverride in
+  // the order it meets them, as in the whole spec.
+  const std::set<std::string> touched = TouchedKeys(overrides);
+  YAML::Node partial(YAML::NodeType::Map);
+  for (const auto& kv : node_) {
+    const std::string key = kv.first.as<std::string>();
+    if (touched.count(key) > 0) partial[key] = YAML::Clone(kv.second);
+  }
+  for (const auto& [key, value] : overrides) {
+    if (auto st = ApplyOverride(partial, key, value); !st.ok()) return st;
+  }
+  ExperimentConfig config = *parsed_;
+  for (const auto& kv : partial) {
+    if (auto st = ParseExperimentKey(kv.first, kv.second, &config); !st.ok()) return st;
+  }
+  return config;
+}
+
+}  // namespace nmsparse

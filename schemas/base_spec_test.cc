@@ -1,0 +1,62 @@
+// BaseSpec::WithOverrides re-parses only the touched keys; it must give the config and the error that
+// re-parsing the whole overridden spec (ParseWhole) gives.
+#include "schemas/base_spec.h"
+
+#include "gtest/gtest.h"
+
+namespace nmsparse {
+namespace {
+
+constexpr char kBase[] = R"(model: {name: vit_nano_patch7_28}
+data: {dataset: synthetic, batch_size: 32}
+optimizer: {lr: 0.001}
+resources: {gpus: 1, cpu_threads: 2}
+sparsity: {sparsity_type: SRSTE, n_sparsity: 2, m_sparsity: 4}
+)";
+
+void ExpectSameAsWhole(const BaseSpec& base, const Overrides& overrides) {
+  const auto fast = base.WithOverrides(overrides);
+  const auto whole = base.ParseWhole(overrides);
+  ASSERT_EQ(fast.status(), whole.status());
+  if (fast.ok()) {
+    EXPECT_EQ(*fast, *whole);
+    EXPECT_EQ(fast->seed, whole->seed);
+    EXPECT_EQ(fast->resources.cpu_threads, whole->resources.cpu_threads);
+  }
+}
+
+TEST(BaseSpecTest, OverridesEqualWholeReparse) {
+  const BaseSpec base(YAML::Load(kBase));
+  const std::vector<Overrides> cases = {
+      {},
+      {{"seed", "9"}},
+      {{"name", "x"}, {"seed", "3"}},
+      {{"optimizer.lr", ""}},                             // Null: back to the default, not the base's value.
+      {{"resources.cpu_threads", "0"}},                   // The wire's "0: 1".
+      {{"schedule.epochs", "3"}},                         // A section the base lacks.
+      {{"sparsity.n_sparsity", "5"}},                     // Cross-field error in a re-parsed section.
+      {{"data.batch_size", "0"}, {"optimizer.lr", "x"}},  // Two errors: the first in spec order wins.
+      {{"optimizer.lr", "x"}, {"data.batch_size", "0"}},
+      {{"seed", "x"}, {"name", "[1]"}},  // Keys the base lacks are appended in the order they are set.
+      {{"name", "[1]"}, {"seed", "x"}},
+      {{"sparsity.phases", "[{sparse: 0.5}]"}},
+      {{"model.bogus", "1"}},
+      {{"optimizer.lr", "[1"}},
+  };
+  for (const Overrides& overrides : cases) {
+    SCOPED_TRACE(overrides.empty() ? "none" : overrides[0].first);
+    ExpectSameAsWhole(base, overrides);
+  }
+}
+
+TEST(BaseSpecTest, FlatAndBrokenBasesTakeTheWholeWay) {
+  const BaseSpec flat(YAML::Load("model: vit_nano_patch7_28\nm_sparsity: 4\n"));
+  ExpectSameAsWhole(flat, {{"m_sparsity", "8"}, {"lr", "0.01"}});
+  ExpectSameAsWhole(flat, {{"sparsity.m_sparsity", "8"}});
+  const BaseSpec broken(YAML::Load("model: {name: vit_nano_patch7_28}\ndata: {batch_size: 0}\n"));
+  ExpectSameAsWhole(broken, {{"seed", "1"}});
+  ExpectSameAsWhole(broken, {{"data.batch_size", "8"}});
+}
+
+}  // namespace
+}  // namespace nmsparse

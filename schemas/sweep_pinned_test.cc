@@ -1,0 +1,221 @@
+// Pins what ExpandSweep produces (canonical YAML, content hashes, wire specs, errors) to values computed with
+// the yaml-cpp based expansion, before it was rewritten for speed: run content hashes identify runs in the
+// coordinator's database, so they must never change by accident.
+#include <string>
+
+#include "gtest/gtest.h"
+#include "schemas/content_hash.h"
+#include "schemas/sweep.h"
+
+namespace nmsparse {
+namespace {
+
+// A sweep over every kind of override: labelled and list axes, QKV carry-over, phases, strings, random
+// floats (uniform and log), integers and choices, gpus_per_run.
+constexpr char kSweep[] = R"(name: pinned
+base:
+  name: pinned-base
+  seed: 7
+  model: {name: vit_nano_patch7_28, drop_path_rate: 0.1}
+  data: {dataset: synthetic, batch_size: 32, hflip: 0.5}
+  optimizer: {lr: 3e-4, clip_grad_norm: 1.0}
+  schedule: {epochs: 4, warmup_epochs: 0.5, min_lr: 1.0e-5}
+  sparsity: {sparsity_type: SRSTE, n_sparsity: 2, m_sparsity: 4, sparsity_loc: FFQKV}
+grid:
+  recipe:
+    dense: {sparsity.sparsity_type: DENSE}
+    mdgf: {sparsity.sparsity_type: STRUCTURED_NM, sparsity.decay_type: EXP, sparsity.decay_coef: 0.02}
+    phased: {sparsity.phases: "[{dense: 0.25}, {sparse: 0.5}, {fine_tune: 0.25}]", name: "phased run"}
+    sdgf: {sparsity.structure_decay_flag: true, sparsity.dense_steps: 0.1, sparsity.fine_tune_steps: 0.2}
+  sparsity.m_sparsity: [4, 8, 16]
+random:
+  optimizer.lr: {min: 1e-5, max: 1e-2, log: true}
+  optimizer.weight_decay: {min: 0, max: 0.1}
+  optimizer.grad_accum_steps: {min: 1, max: 4, integer: true}
+  data.dataset: {choices: [synthetic, SYNTHETIC]}
+num_samples: 3
+seed: 11
+gpus_per_run: 2
+)";
+
+using Expander = absl::StatusOr<std::vector<ResolvedRun>> (*)(const v1::SweepSpec&);
+
+std::vector<ResolvedRun> Expand(const std::string& text, Expander expand = &ExpandSweep) {
+  auto sweep = ParseSweepYaml(text, "pinned.yaml");
+  EXPECT_TRUE(sweep.ok()) << sweep.status();
+  if (!sweep.ok()) return {};
+  auto runs = expand(*sweep);
+  EXPECT_TRUE(runs.ok()) << runs.status();
+  return runs.ok() ? *runs : std::vector<ResolvedRun>();
+}
+
+// One digest over everything a run carries, in run order.
+std::string DigestOfAll(const std::vector<ResolvedRun>& runs) {
+  std::string all;
+  for (const ResolvedRun& r : runs) {
+    std::string wire;
+    r.spec.SerializeToString(&wire);
+    all += LabelsToString(r.labels) + "\n" + r.canonical_yaml + r.content_hash + "\n" + wire + "\n";
+  }
+  return Sha256Hex(all);
+}
+
+TEST(SweepPinnedTest, HashesAndTextsAreUnchanged) {
+  const auto runs = Expand(kSweep);
+  ASSERT_EQ(runs.size(), 36u);
+  EXPECT_EQ(runs[0].content_hash, "1aeace7103e2767fd18a8f17d2f2a1db78a2c8614ee2d82a0e6a1fd7a80dbf1c");
+  EXPECT_EQ(runs[17].content_hash, "90081c8f5b03a5bf264b8a9c17c7ab13b1afed216935707552cb68b1bb3ec305");
+  EXPECT_EQ(runs[35].content_hash, "56f836c757cf2b67709af022514ed32ca76332e6312b351286e4323580568f12");
+  EXPECT_EQ(DigestOfAll(runs), "1702d3f86c2ccd7234d98a0e81f1064deb54bd7da551d699e7f9b98fa54277b3");
+  EXPECT_EQ(runs[20].canonical_yaml,
+            "name: phased run\n"
+            "seed: 7\n"
+            "model:\n"
+            "  name: vit_nano_patch7_28\n"
+            "  num_classes: 0\n"
+            "  img_size: 0\n"
+            "  in_chans: 0\n"
+            "  drop_rate: 0\n"
+            "  drop_path_rate: 0.1\n"
+            "  attn_drop_rate: 0\n"
+            "data:\n"
+            "  dataset: synthetic\n"
+            "  path: \"\"\n"
+            "  train_subset: 0\n"
+            "  eval_subset: 0\n"
+            "  batch_size: 32\n"
+            "  eval_batch_size: 256\n"
+            "  random_crop_padding: 0\n"
+            "  hflip: 0.5\n"
+            "  synthetic_size: 1024\n"
+            "optimizer:\n"
+            "  name: adamw\n"
+            "  lr: 0.00030518418816570113\n"
+            "  weight_decay: 0.015033278855578314\n"
+            "  beta1: 0.9\n"
+            "  beta2: 0.999\n"
+            "  eps: 1e-08\n"
+            "  clip_grad_norm: 1\n"
+            "  label_smoothing: 0\n"
+            "  mixup_alpha: 0\n"
+            "  grad_accum_steps: 4\n"
+            "schedule:\n"
+            "  epochs: 4\n"
+            "  warmup_epochs: 0.5\n"
+            "  min_lr: 1e-05\n"
+            "  warmup_lr: 1e-06\n"
+            "  log_every_steps: 0\n"
+            "resources:\n"
+            "  gpus: 2\n"
+            "  cpu_threads: 1\n"
+            "sparsity:\n"
+            "  sparsity_type: SRSTE\n"
+            "  n_sparsity: 2\n"
+            "  m_sparsity: 4\n"
+            "  n_sparsity_qkv: 2\n"
+            "  m_sparsity_qkv: 4\n"
+            "  decay_type: STEP\n"
+            "  decay_coef: 0.0002\n"
+            "  structure_decay_flag: false\n"
+            "  structure_decay_type: SPARSIFY\n"
+            "  structure_decay_start_multiple: 8\n"
+            "  dense_steps: 0\n"
+            "  fine_tune_steps: 0\n"
+            "  sparsity_loc: FF,Q,K,V\n"
+            "  sparse_dim: ROW\n"
+            "  prune_rate: 0.5\n"
+            "  srste_lambda: 0.0002\n"
+            "  phases: [{kind: DENSE, fraction: 0.25}, {kind: SPARSE, fraction: 0.5}, {kind: FINE_TUNE, "
+            "fraction: 0.25}]\n");
+}
+
+TEST(SweepPinnedTest, FastExpansionEqualsGenericOne) {
+  const auto fast = Expand(kSweep);
+  const auto generic = Expand(kSweep, &ExpandSweepGeneric);
+  ASSERT_EQ(fast.size(), generic.size());
+  EXPECT_EQ(DigestOfAll(fast), DigestOfAll(generic));
+  for (size_t i = 0; i < fast.size(); ++i) EXPECT_EQ(fast[i].config, generic[i].config) << i;
+}
+
+TEST(SweepPinnedTest, BenchSweepHashes) {
+  std::string text =
+      "base:\n  model: {name: vit_micro_patch4_28}\n  data: {dataset: synthetic, batch_size: "
+      "32}\n  schedule: {epochs: 1}\n  sparsity: {sparsity_type: SRSTE, n_sparsity: 2, "
+      "m_sparsity: 4}\ngrid:\n  seed: [0, 1, 9223372036854775807]\n";
+  const auto runs = Expand(text);
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(DigestOfAll(runs), "5a3ecfd17bf87d051c094dc967943f21be1b945721c2871c1b79745d003d7a90");
+}
+
+TEST(SweepPinnedTest, ErrorsAreUnchanged) {
+  const std::string base =
+      "base:\n  model: {name: vit_nano_patch7_28}\n  data: {dataset: synthetic}\n"
+      "  sparsity: {sparsity_type: STRUCTURED_NM}\n";
+  const std::vector<std::string> grids = {
+      "grid:\n  sparsity.m_sparsity: [8, 3]\n",
+      "grid:\n  sparsity.n_sparsity: [2, 6]\n",
+      "grid:\n  sparsity.sparsity_loc: [FFQKV]\n  sparsity.m_sparsity_qkv: [3]\n",
+      "grid:\n  optimizer.beta1: [1]\n",
+      "grid:\n  data.batch_size: [33]\n  resources.gpus: [2]\n",
+      "grid:\n  schedule.warmup_epochs: [2]\n",
+      "grid:\n  model.name: [vit_nope]\n",
+      "grid:\n  data.dataset: [fashion_mnist]\n  model.name: [vit_small_patch16_224]\n",
+      "grid:\n  sparsity.phases: [\"[{sparse: 0.5}]\"]\n",
+      "grid:\n  sparsity.sparsity_loc: [FFX]\n",
+      "grid:\n  sparsity.dense_steps: [0.6]\n  sparsity.fine_tune_steps: [0.5]\n",
+      "grid:\n  seed: [-1]\n",
+      "grid:\n  model.img_size: [30]\n",
+      "grid:\n  sparsity.structure_decay_flag: [true]\n  sparsity.m_sparsity: [1024]\n"
+      "  sparsity.n_sparsity: [1]\n  sparsity.structure_decay_type: [FINE]\n  sparsity.dense_steps: [0.25]\n"
+      "  schedule.epochs: [8]\n",
+  };
+  std::string all;
+  for (const std::string& grid : grids) {
+    auto sweep = ParseSweepYaml(base + grid, "e.yaml");
+    ASSERT_TRUE(sweep.ok()) << sweep.status();
+    auto runs = ExpandSweep(*sweep);
+    EXPECT_FALSE(runs.ok()) << grid;
+    all += runs.status().ToString() + "\n";
+    EXPECT_EQ(runs.status(), ExpandSweepGeneric(*sweep).status());
+  }
+  EXPECT_EQ(
+      all,
+      "INVALID_ARGUMENT: run 1 (sparsity.m_sparsity=3): sparsity: layer blocks.0.mlp.fc1.weight (FF, shape "
+      "[128, 32], 4096 weights) cannot use 2:3: its number of weights is not a multiple of M = 3\n"
+      "INVALID_ARGUMENT: run 1 (sparsity.n_sparsity=6): sparsity.n_sparsity: value 6 is out of range: must "
+      "be <= m_sparsity (4)\n"
+      "INVALID_ARGUMENT: run 0 (sparsity.sparsity_loc=FFQKV, sparsity.m_sparsity_qkv=3): sparsity: layer "
+      "blocks.0.attn.qkv.weight (Q, shape [32, 32], 1024 weights) cannot use 2:3: its number of weights is "
+      "not a multiple of M = 3\n"
+      "INVALID_ARGUMENT: run 0 (optimizer.beta1=1): optimizer.beta1: value 1 is out of range: must be in [0, "
+      "1)\n"
+      "INVALID_ARGUMENT: run 0 (data.batch_size=33, resources.gpus=2): data.batch_size: value 33 is not "
+      "divisible by resources.gpus (2): the global batch is split evenly over ranks\n"
+      "INVALID_ARGUMENT: run 0 (schedule.warmup_epochs=2): schedule.warmup_epochs: value 2 is out of range: "
+      "must be <= schedule.epochs (1)\n"
+      "INVALID_ARGUMENT: run 0 (model.name=vit_nope): model.name: unknown model 'vit_nope'; known models: "
+      "swinv2_base_window8_256, swinv2_micro_window7_28, swinv2_small_window8_256, swinv2_tiny_window8_256, "
+      "vit_base_patch16_224, vit_large_patch16_224, vit_micro_patch4_28, vit_nano_patch7_28, "
+      "vit_small_patch16_224, vit_tiny_patch16_224\n"
+      "INVALID_ARGUMENT: run 0 (data.dataset=fashion_mnist, model.name=vit_small_patch16_224): model: "
+      "fashion_mnist images are 28x28x1 in 10 classes, but vit_small_patch16_224 is set up for 224x224x3 in "
+      "1000 classes: set model.img_size, model.in_chans, model.num_classes\n"
+      "INVALID_ARGUMENT: run 0 (sparsity.phases=[{sparse: 0.5}]): line 1: sparsity.phases: phase fractions "
+      "sum to 0.5: must sum to 1\n"
+      "INVALID_ARGUMENT: run 0 (sparsity.sparsity_loc=FFX): sparsity.sparsity_loc: value 'FFX' is not a set "
+      "of locations: must be letters/words over FF, Q, K, V, O, C (e.g. FF, FFQKV, FF,Q,K,V)\n"
+      "INVALID_ARGUMENT: run 0 (sparsity.dense_steps=0.6, sparsity.fine_tune_steps=0.5): "
+      "sparsity.fine_tune_steps: value 0.5 is out of range: dense_steps + fine_tune_steps must be < 1 (got "
+      "1.1)\n"
+      "INVALID_ARGUMENT: run 0 (seed=-1): seed: value -1 is out of range: must be >= 0\n"
+      "INVALID_ARGUMENT: run 0 (model.img_size=30): model.img_size: value 30 is not a multiple of the patch "
+      "size 7 of vit_nano_patch7_28\n"
+      "INVALID_ARGUMENT: run 0 (sparsity.structure_decay_flag=true, sparsity.m_sparsity=1024, "
+      "sparsity.n_sparsity=1, sparsity.structure_decay_type=FINE, sparsity.dense_steps=0.25, "
+      "schedule.epochs=8): sparsity: layer blocks.0.mlp.fc1.weight (FF, shape [128, 32], 4096 weights) "
+      "cannot use 8:8192 (structure decay stage from epoch 2): its number of weights is not a multiple of M "
+      "= 8192\n");
+}
+
+}  // namespace
+}  // namespace nmsparse
