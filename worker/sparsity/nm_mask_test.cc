@@ -57,8 +57,9 @@ void ExpectValidMask(const torch::Tensor& w, NM nm, SparseDim dim, bool is_conv)
 
 TEST(NMMaskTest, ExactlyNPerGroupForRandomShapesAndLayouts) {
   torch::manual_seed(7);
-  const std::vector<NM> nms = {{2, 4}, {1, 4},  {3, 4},   {1, 8},  {4, 8},
-                               {7, 8}, {1, 16}, {15, 16}, {8, 64}, {1, 32}};
+  const std::vector<NM> nms = {{2, 4},    {1, 4},   {3, 4},     {1, 8},    {4, 8},    {7, 8},
+                               {1, 16},   {15, 16}, {8, 64},    {1, 32},   {24, 32},  {40, 64},
+                               {16, 128}, {8, 256}, {250, 256}, {80, 256}, {200, 256}};
   int checked = 0;
   int straddling = 0;
   for (int trial = 0; trial < 20; ++trial) {
@@ -124,14 +125,57 @@ TEST(NMMaskTest, TiesKeepTheLowerIndex) {
       torch::tensor({1.f, 1.f, 0.f, 0.f, 0.f, 1.f, 1.f, 0.f, 0.f, 1.f, 1.f, 0.f, 1.f, 1.f, 0.f, 0.f})
           .view({4, 4});
   EXPECT_TRUE(torch::equal(NMMask(w, {2, 4}, SparseDim::kRow, false), expected));
-  // Large groups take the other code path (nth_element): same rule.
-  const torch::Tensor flat = torch::ones({2, 64});
-  const torch::Tensor mask = NMMask(flat, {8, 64}, SparseDim::kRow, false);
-  EXPECT_TRUE(mask.narrow(1, 0, 8).eq(1).all().item<bool>());
-  EXPECT_TRUE(mask.narrow(1, 8, 56).eq(0).all().item<bool>());
+  // Every kernel path (argmax, all-but-argmin, rank, bisection, insertion keep/prune side, nth_element) keeps
+  // the first N of a group of equal magnitudes, and the larger ones first when some differ.
+  for (NM nm : std::vector<NM>{{1, 8},
+                               {7, 8},
+                               {2, 8},
+                               {16, 32},
+                               {8, 64},
+                               {40, 64},
+                               {16, 128},
+                               {8, 256},
+                               {250, 256},
+                               {80, 256},
+                               {200, 256}}) {
+    torch::Tensor w = torch::ones({2, nm.m}) * 0.5f;
+    w[1][nm.m - 1] = -2.f;  // Second group: one larger magnitude at the end, the rest tied.
+    const torch::Tensor mask = NMMask(w, nm, SparseDim::kRow, false);
+    EXPECT_TRUE(mask[0].narrow(0, 0, nm.n).eq(1).all().item<bool>()) << nm.n << ":" << nm.m;
+    EXPECT_EQ(mask[0].sum().item<float>(), nm.n) << nm.n << ":" << nm.m;
+    EXPECT_EQ(mask[1][nm.m - 1].item<float>(), 1.f) << nm.n << ":" << nm.m;
+    EXPECT_TRUE(mask[1].narrow(0, 0, nm.n - 1).eq(1).all().item<bool>()) << nm.n << ":" << nm.m;
+    EXPECT_EQ(mask[1].sum().item<float>(), nm.n) << nm.n << ":" << nm.m;
+  }
   // Column layout: ties resolve by index in the transposed buffer (lower input row first).
   const torch::Tensor col = NMMask(torch::ones({4, 2}), {1, 4}, SparseDim::kCol, false);
   EXPECT_TRUE(torch::equal(col, torch::tensor({1.f, 1.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f}).view({4, 2})));
+}
+
+TEST(NMMaskTest, TensorOpsPathForOtherDevicesMatchesTheCpuKernels) {
+  // Non-CPU weights (CUDA builds) use SelectTopNWithTensorOps; check it against the kernels here, ties too.
+  torch::manual_seed(12);
+  for (NM nm : std::vector<NM>{{2, 4}, {1, 8}, {7, 8}, {4, 8}, {16, 32}, {8, 64}, {8, 256}, {200, 256}}) {
+    for (const torch::Tensor& w :
+         {torch::randn({24, 256}), torch::randint(0, 3, {24, 256}).to(torch::kFloat)}) {
+      const torch::Tensor kernel = NMMask(w, nm, SparseDim::kRow, false, 0.25f);
+      EXPECT_TRUE(torch::equal(SelectTopNWithTensorOps(w, nm.n, nm.m, 0.25f), kernel)) << nm.n << ":" << nm.m;
+    }
+  }
+  const torch::Tensor w = torch::randint(0, 4, {16, 8}).to(torch::kFloat);
+  EXPECT_TRUE(torch::equal(SelectTopNWithTensorOps(w, UnstructuredKeepCount(128, 0.9), 128, 0.f),
+                           UnstructuredMask(w, 0.9)));
+}
+
+TEST(NMMaskTest, NanCountsAsTheLargestMagnitude) {
+  // A diverged weight must not break the exactly-N invariant (nor nth_element's ordering).
+  for (NM nm : std::vector<NM>{{1, 4}, {3, 4}, {2, 4}, {16, 32}, {8, 256}, {80, 256}}) {
+    torch::Tensor w = torch::randn({2, 256});
+    w[0][3] = NAN;
+    const torch::Tensor mask = NMMask(w, nm, SparseDim::kRow, false);
+    EXPECT_EQ(mask[0][3].item<float>(), 1.f) << nm.n << ":" << nm.m;
+    EXPECT_TRUE(mask.view({-1, nm.m}).sum(1).eq(nm.n).all().item<bool>()) << nm.n << ":" << nm.m;
+  }
 }
 
 TEST(NMMaskTest, PrunedValueGivesTheDecayMultiplier) {

@@ -32,8 +32,8 @@ class SrsteFunction : public torch::autograd::Function<SrsteFunction> {
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
     const variable_list saved = ctx->get_saved_variables();
     const double lambda = ctx->saved_data["lambda"].toDouble();
-    // Same association as the reference: grad + (lambda * (1 - mask)) * weight.
-    torch::Tensor grad = grad_outputs[0] + (lambda * (1 - saved[1])) * saved[0];
+    // g + lambda * (1 - mask) * W; with a binary mask every association gives the same bits.
+    torch::Tensor grad = torch::addcmul(grad_outputs[0], 1 - saved[1], saved[0], lambda);
     return {grad, torch::Tensor(), torch::Tensor()};
   }
 };

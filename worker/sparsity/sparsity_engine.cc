@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "schemas/structure_decay.h"
@@ -31,22 +32,13 @@ struct EngineLayer {
 
 std::string NMString(NM nm) { return absl::StrCat(nm.n, ":", nm.m); }
 
-std::string LocationName(SparsityLocation loc) {
-  switch (loc) {
-    case SparsityLocation::kFF:
-      return "ff";
-    case SparsityLocation::kQ:
-      return "q";
-    case SparsityLocation::kK:
-      return "k";
-    case SparsityLocation::kV:
-      return "v";
-    case SparsityLocation::kO:
-      return "o";
-    case SparsityLocation::kC:
-      return "c";
-  }
-  return "?";
+// "ff", "q", ... as metrics name locations.
+std::string LocationName(SparsityLocation loc) { return absl::AsciiStrToLower(ToString(loc)); }
+
+// What a report calls the sparsity a rule gives a block.
+std::string TargetName(bool sparse, bool unstructured, double prune_rate, NM nm) {
+  if (!sparse) return "dense";
+  return unstructured ? absl::StrCat("unstructured ", prune_rate) : NMString(nm);
 }
 
 bool IsQkv(SparsityLocation loc) {
@@ -146,7 +138,7 @@ absl::Status ValidateLayer(const EngineLayer& layer, const SparsityConfig& confi
 absl::StatusOr<std::vector<EngineLayer>> CollectLayers(const SparsityConfig& config,
                                                        torch::nn::Module& model) {
   std::vector<EngineLayer> layers;
-  std::vector<bool> location_found(6, false);
+  std::vector<bool> location_found(static_cast<int>(SparsityLocation::kC) + 1, false);
   for (const auto& item : model.named_modules(/*name_prefix=*/"", /*include_self=*/false)) {
     std::vector<SparsityLocation> locs = BlockLocationsOf(item.key());
     bool any = false;
@@ -236,9 +228,8 @@ void SparsityEngine::BeginStep(int epoch, int64_t global_step) {
   SparsitySummary& sum = s.summary;
   sum.phase = PhaseName(config.sparsity_type == SparsityType::kDense ? PhaseKind::kDense : phase.kind);
   const bool unstructured = config.sparsity_type == SparsityType::kUnstructured;
-  const std::string unstructured_name = absl::StrCat("unstructured ", config.prune_rate);
-  sum.nm = !sparse ? "dense" : unstructured ? unstructured_name : NMString(nm);
-  sum.nm_qkv = !sparse ? "dense" : unstructured ? unstructured_name : NMString(nm_qkv);
+  sum.nm = TargetName(sparse, unstructured, config.prune_rate, nm);
+  sum.nm_qkv = TargetName(sparse, unstructured, config.prune_rate, nm_qkv);
   sum.decay = decay;
   sum.sparse_step = sparse ? phase.sparse_step : 0;
   sum.epoch = epoch;
@@ -259,9 +250,7 @@ std::vector<SparseLayerReport> SparsityEngine::Report() const {
       r.name = layer.name;
       r.location = LocationName(layer.block_locations[b]);
       r.shape = BlockShape(layer.weight, rule.blocks.size());
-      r.target = !sparse             ? "dense"
-                 : rule.unstructured ? absl::StrCat("unstructured ", rule.prune_rate)
-                                     : NMString(rule.blocks[b].nm);
+      r.target = TargetName(sparse, rule.unstructured, rule.prune_rate, rule.blocks[b].nm);
       r.decay = !sparse ? 1.0 : rule.recipe == Recipe::kSrste ? 0.0 : rule.decay;
       r.zero_fraction = effective.narrow(0, b * rows, rows).eq(0).to(torch::kDouble).mean().item<double>();
       reports.push_back(std::move(r));
