@@ -1,0 +1,41 @@
+// What every nmctl command gets, and the helpers they share for output and errors.
+#ifndef NMSPARSE_CLI_COMMAND_H_
+#define NMSPARSE_CLI_COMMAND_H_
+
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "cli/args.h"
+#include "cli/coordinator_connection.h"
+#include "google/protobuf/message.h"
+
+namespace nmsparse::cli {
+
+struct CommandContext {
+  const ParsedArgs* args = nullptr;
+  std::string coordinator;  // Resolved address.
+  bool json = false;        // --json: machine-readable output on stdout.
+  std::ostream* out = nullptr;
+  std::ostream* err = nullptr;
+
+  // Opened on first use, so that offline commands (validate, help) never connect.
+  CoordinatorConnection& connection() const;
+
+ private:
+  mutable std::unique_ptr<CoordinatorConnection> connection_;
+};
+
+using CommandFn = std::function<int(const CommandContext&)>;
+
+// Prints "nmctl: <message>" on stderr and returns the status's exit code.
+int Fail(const CommandContext& context, const absl::Status& status);
+
+// A message as one JSON document on stdout (proto field names, enums by name, default values included).
+void PrintJson(const CommandContext& context, const google::protobuf::Message& message);
+
+}  // namespace nmsparse::cli
+
+#endif  // NMSPARSE_CLI_COMMAND_H_

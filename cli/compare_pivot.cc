@@ -1,0 +1,117 @@
+#include "cli/compare_pivot.h"
+
+#include <algorithm>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+
+namespace nmsparse::cli {
+namespace {
+
+// Index of `label` in `labels`, appending it when new (labels outside the spec's value list keep their order
+// of appearance).
+size_t IndexOf(std::vector<std::string>* labels, const std::string& label) {
+  auto it = std::find(labels->begin(), labels->end(), label);
+  if (it != labels->end()) return static_cast<size_t>(it - labels->begin());
+  labels->push_back(label);
+  return labels->size() - 1;
+}
+
+// Which state a cell without a succeeded run shows: activity first, then failure.
+int StatePriority(v1::RunState state) {
+  switch (state) {
+    case v1::RUNNING:
+      return 6;
+    case v1::ASSIGNED:
+      return 5;
+    case v1::QUEUED:
+      return 4;
+    case v1::FAILED:
+      return 3;
+    case v1::CANCELLED:
+      return 2;
+    case v1::SUCCEEDED:
+      return 1;  // Succeeded without the metric.
+    default:
+      return 0;
+  }
+}
+
+std::string RunLabel(const v1::Run& run) {
+  std::vector<std::pair<std::string, std::string>> labels(run.labels().begin(), run.labels().end());
+  std::sort(labels.begin(), labels.end());
+  std::string out = absl::StrCat("run ", run.id());
+  for (const auto& [axis, value] : labels) absl::StrAppend(&out, " ", axis, "=", value);
+  return out;
+}
+
+}  // namespace
+
+ComparePivot BuildComparePivot(const v1::SweepSpec& spec, const std::vector<v1::Run>& runs,
+                               const std::string& metric) {
+  ComparePivot pivot;
+  pivot.metric = metric;
+  if (spec.grid_size() > 0) {
+    pivot.row_axis = spec.grid(0).name();
+    for (const v1::AxisValue& v : spec.grid(0).values()) pivot.row_labels.push_back(v.label());
+  }
+  if (spec.grid_size() > 1) {
+    pivot.column_axis = spec.grid(1).name();
+    for (const v1::AxisValue& v : spec.grid(1).values()) pivot.column_labels.push_back(v.label());
+  } else {
+    pivot.column_labels = {metric};
+  }
+  std::vector<std::vector<ComparePivot::Cell>>& cells = pivot.cells;
+  for (const v1::Run& run : runs) {
+    size_t row = 0, column = 0;
+    if (pivot.row_axis.empty()) {
+      row = IndexOf(&pivot.row_labels, RunLabel(run));
+    } else {
+      auto label = run.labels().find(pivot.row_axis);
+      row = IndexOf(&pivot.row_labels, label == run.labels().end() ? "?" : label->second);
+    }
+    if (!pivot.column_axis.empty()) {
+      auto label = run.labels().find(pivot.column_axis);
+      column = IndexOf(&pivot.column_labels, label == run.labels().end() ? "?" : label->second);
+    }
+    if (cells.size() <= row) cells.resize(row + 1);
+    if (cells[row].size() <= column) cells[row].resize(column + 1);
+    ComparePivot::Cell& cell = cells[row][column];
+    ++cell.runs;
+    auto value = run.final_metrics().find(metric);
+    if (run.state() == v1::SUCCEEDED && value != run.final_metrics().end()) {
+      ++cell.succeeded;
+      cell.sum += value->second;
+    } else if (StatePriority(run.state()) > StatePriority(cell.pending)) {
+      cell.pending = run.state();
+    }
+  }
+  cells.resize(pivot.row_labels.size());
+  for (auto& row : cells) row.resize(pivot.column_labels.size());
+  return pivot;
+}
+
+Table RenderComparePivot(const ComparePivot& pivot) {
+  std::vector<std::string> headers = {pivot.row_axis.empty() ? "run" : pivot.row_axis};
+  for (const std::string& c : pivot.column_labels) headers.push_back(c);
+  Table table(headers);
+  for (size_t r = 0; r < pivot.row_labels.size(); ++r) {
+    std::vector<std::string> row = {pivot.row_labels[r]};
+    for (const ComparePivot::Cell& cell : pivot.cells[r]) {
+      if (cell.succeeded > 0) {
+        std::string text = FormatMetric(cell.mean());
+        if (cell.succeeded > 1) absl::StrAppend(&text, " (n=", cell.succeeded, ")");
+        row.push_back(text);
+      } else if (cell.runs > 0) {
+        row.push_back(cell.pending == v1::SUCCEEDED ? "no " + pivot.metric
+                                                    : absl::AsciiStrToLower(v1::RunState_Name(cell.pending)));
+      } else {
+        row.push_back("-");
+      }
+    }
+    table.AddRow(row);
+  }
+  return table;
+}
+
+}  // namespace nmsparse::cli

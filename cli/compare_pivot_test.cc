@@ -1,0 +1,77 @@
+#include "cli/compare_pivot.h"
+
+#include "gtest/gtest.h"
+
+namespace nmsparse::cli {
+namespace {
+
+v1::SweepSpec TwoAxes() {
+  v1::SweepSpec spec;
+  v1::GridAxis* recipe = spec.add_grid();
+  recipe->set_name("recipe");
+  for (const char* label : {"dense", "srste", "mdgf_exp"}) recipe->add_values()->set_label(label);
+  v1::GridAxis* nm = spec.add_grid();
+  nm->set_name("nm");
+  for (const char* label : {"2:4", "1:8"}) nm->add_values()->set_label(label);
+  return spec;
+}
+
+v1::Run MakeRun(int64_t id, const std::string& recipe, const std::string& nm, v1::RunState state,
+                double top1) {
+  v1::Run run;
+  run.set_id(id);
+  run.set_state(state);
+  (*run.mutable_labels())["recipe"] = recipe;
+  if (!nm.empty()) (*run.mutable_labels())["nm"] = nm;
+  if (state == v1::SUCCEEDED) (*run.mutable_final_metrics())["top1"] = top1;
+  return run;
+}
+
+TEST(ComparePivotTest, RowsFirstAxisColumnsSecondAxisInSpecOrder) {
+  const std::vector<v1::Run> runs = {
+      MakeRun(1, "mdgf_exp", "1:8", v1::SUCCEEDED, 70.0), MakeRun(2, "dense", "2:4", v1::SUCCEEDED, 80.0),
+      MakeRun(3, "dense", "2:4", v1::SUCCEEDED, 82.0),    MakeRun(4, "srste", "2:4", v1::RUNNING, 0),
+      MakeRun(5, "srste", "1:8", v1::FAILED, 0),          MakeRun(6, "srste", "1:8", v1::QUEUED, 0),
+  };
+  const ComparePivot pivot = BuildComparePivot(TwoAxes(), runs, "top1");
+  EXPECT_EQ(pivot.row_labels, (std::vector<std::string>{"dense", "srste", "mdgf_exp"}));
+  EXPECT_EQ(pivot.column_labels, (std::vector<std::string>{"2:4", "1:8"}));
+  EXPECT_DOUBLE_EQ(pivot.cells[0][0].mean(), 81.0);
+  EXPECT_EQ(RenderComparePivot(pivot).Render(),
+            "recipe    2:4       1:8\n"
+            "--------  --------  ------\n"
+            "dense     81 (n=2)  -\n"
+            "srste     running   queued\n"
+            "mdgf_exp  -         70\n");
+}
+
+TEST(ComparePivotTest, OneAxisGivesOneColumn) {
+  v1::SweepSpec spec;
+  v1::GridAxis* recipe = spec.add_grid();
+  recipe->set_name("recipe");
+  recipe->add_values()->set_label("dense");
+  recipe->add_values()->set_label("srste");
+  const std::vector<v1::Run> runs = {MakeRun(1, "dense", "", v1::SUCCEEDED, 91.25),
+                                     MakeRun(2, "srste", "", v1::SUCCEEDED, 90.5)};
+  EXPECT_EQ(RenderComparePivot(BuildComparePivot(spec, runs, "top1")).Render(),
+            "recipe   top1\n"
+            "------  -----\n"
+            "dense   91.25\n"
+            "srste    90.5\n");
+}
+
+TEST(ComparePivotTest, NoAxisListsRuns) {
+  const std::vector<v1::Run> runs = {MakeRun(4, "x", "", v1::SUCCEEDED, 50.0)};
+  const ComparePivot pivot = BuildComparePivot(v1::SweepSpec(), runs, "top1");
+  ASSERT_EQ(pivot.row_labels.size(), 1u);
+  EXPECT_EQ(pivot.row_labels[0], "run 4 recipe=x");
+}
+
+TEST(ComparePivotTest, SucceededWithoutTheMetric) {
+  const std::vector<v1::Run> runs = {MakeRun(1, "dense", "2:4", v1::SUCCEEDED, 1.0)};
+  const ComparePivot pivot = BuildComparePivot(TwoAxes(), runs, "top5");
+  EXPECT_NE(RenderComparePivot(pivot).Render().find("no top5"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace nmsparse::cli

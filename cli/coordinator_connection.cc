@@ -1,0 +1,52 @@
+#include "cli/coordinator_connection.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <cstdlib>
+
+#include "absl/strings/str_cat.h"
+#include "cli/exit_codes.h"
+
+namespace nmsparse::cli {
+
+CoordinatorConnection::CoordinatorConnection(std::string address) : address_(std::move(address)) {
+  stub_ = v1::Coordinator::NewStub(grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
+}
+
+std::unique_ptr<grpc::ClientContext> CoordinatorConnection::Context(bool streaming) const {
+  auto context = std::make_unique<grpc::ClientContext>();
+  if (!streaming) context->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  return context;
+}
+
+absl::Status CoordinatorConnection::Check(const grpc::Status& status) const {
+  if (status.ok()) return absl::OkStatus();
+  if (status.error_code() == grpc::StatusCode::UNAVAILABLE) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot reach the coordinator at ", address_, " (", status.error_message(),
+                     "); is nmserver running? Use --coordinator or NMSPARSE_COORDINATOR"));
+  }
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
+}
+
+int ExitCodeFor(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kOk:
+      return kExitOk;
+    case absl::StatusCode::kInvalidArgument:
+      return kExitUsage;
+    case absl::StatusCode::kNotFound:
+      return kExitNotFound;
+    default:
+      return kExitServerError;
+  }
+}
+
+std::string ResolveCoordinatorAddress(const std::string& flag_value) {
+  if (!flag_value.empty()) return flag_value;
+  const char* env = std::getenv("NMSPARSE_COORDINATOR");
+  if (env != nullptr && *env != '\0') return env;
+  return "127.0.0.1:50151";
+}
+
+}  // namespace nmsparse::cli

@@ -1,0 +1,47 @@
+// nmctl's link to the coordinator: the Coordinator stub, a deadline per call, and gRPC errors turned into
+// absl::Status with a message a person can act on (an unreachable coordinator names its address).
+#ifndef NMSPARSE_CLI_COORDINATOR_CONNECTION_H_
+#define NMSPARSE_CLI_COORDINATOR_CONNECTION_H_
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "nmsparse/v1/coordinator.grpc.pb.h"
+
+namespace grpc {
+class ClientContext;
+class Status;
+}  // namespace grpc
+
+namespace nmsparse::cli {
+
+class CoordinatorConnection {
+ public:
+  explicit CoordinatorConnection(std::string address);
+
+  const std::string& address() const { return address_; }
+  v1::Coordinator::Stub& stub() { return *stub_; }
+
+  // A context with the default deadline (30 s); `streaming` leaves it without deadline (watch, follow).
+  std::unique_ptr<grpc::ClientContext> Context(bool streaming = false) const;
+
+  // The status of a finished call, as absl::Status. UNAVAILABLE (and DEADLINE_EXCEEDED before any answer)
+  // become "cannot reach the coordinator at ADDR ...".
+  absl::Status Check(const grpc::Status& status) const;
+
+ private:
+  std::string address_;
+  std::unique_ptr<v1::Coordinator::Stub> stub_;
+};
+
+// The exit code for an error status (docs/nmctl.md): INVALID_ARGUMENT 2, NOT_FOUND 3, anything else 1.
+int ExitCodeFor(const absl::Status& status);
+
+// The coordinator address: the flag if given, else $NMSPARSE_COORDINATOR, else 127.0.0.1:50151.
+std::string ResolveCoordinatorAddress(const std::string& flag_value);
+
+}  // namespace nmsparse::cli
+
+#endif  // NMSPARSE_CLI_COORDINATOR_CONNECTION_H_

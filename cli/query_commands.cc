@@ -1,0 +1,326 @@
+#include "cli/query_commands.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <fstream>
+#include <ostream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "cli/compare_pivot.h"
+#include "cli/exit_codes.h"
+#include "cli/run_format.h"
+#include "cli/table_printer.h"
+#include "google/protobuf/struct.pb.h"
+
+namespace nmsparse::cli {
+namespace {
+
+// The one positional id a command takes.
+absl::StatusOr<int64_t> IdArgument(const CommandContext& context, const std::string& what) {
+  if (context.args->positional.size() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat("'", context.args->command, "' takes one ", what));
+  }
+  return ParseId(context.args->positional[0], what);
+}
+
+absl::StatusOr<v1::Sweep> GetSweep(const CommandContext& context, int64_t sweep_id) {
+  v1::GetSweepRequest request;
+  request.set_sweep_id(sweep_id);
+  v1::Sweep sweep;
+  auto rpc = context.connection().Context();
+  absl::Status status =
+      context.connection().Check(context.connection().stub().GetSweep(rpc.get(), request, &sweep));
+  if (!status.ok()) return status;
+  return sweep;
+}
+
+absl::StatusOr<std::vector<v1::Run>> ListRuns(const CommandContext& context, int64_t sweep_id,
+                                              v1::RunState state) {
+  v1::ListRunsRequest request;
+  request.set_sweep_id(sweep_id);
+  request.set_state(state);
+  v1::ListRunsResponse response;
+  auto rpc = context.connection().Context();
+  absl::Status status =
+      context.connection().Check(context.connection().stub().ListRuns(rpc.get(), request, &response));
+  if (!status.ok()) return status;
+  return std::vector<v1::Run>(response.runs().begin(), response.runs().end());
+}
+
+std::string Count(const v1::Sweep& sweep, const std::string& state) {
+  auto it = sweep.run_counts().find(state);
+  return absl::StrCat(it == sweep.run_counts().end() ? 0 : it->second);
+}
+
+std::string FinalMetricsText(const v1::Run& run) {
+  std::vector<std::string> names;
+  for (const auto& [name, value] : run.final_metrics()) names.push_back(name);
+  std::vector<std::string> parts;
+  for (const std::string& name : OrderMetricNames(names)) {
+    if (parts.size() == 3) break;
+    parts.push_back(absl::StrCat(name, "=", FormatMetric(run.final_metrics().at(name))));
+  }
+  return absl::StrJoin(parts, " ");
+}
+
+std::string StateText(const v1::Run& run) {
+  std::string text = v1::RunState_Name(run.state());
+  if (run.queue_position() > 0) absl::StrAppend(&text, " #", run.queue_position());
+  if (run.reused_from() > 0) absl::StrAppend(&text, " (reused ", run.reused_from(), ")");
+  return text;
+}
+
+}  // namespace
+
+int RunSweepsCommand(const CommandContext& context) {
+  if (!context.args->positional.empty())
+    return Fail(context, absl::InvalidArgumentError("'sweeps' takes no argument"));
+  v1::ListSweepsResponse response;
+  auto rpc = context.connection().Context();
+  absl::Status status = context.connection().Check(
+      context.connection().stub().ListSweeps(rpc.get(), v1::ListSweepsRequest(), &response));
+  if (!status.ok()) return Fail(context, status);
+  if (context.json) {
+    PrintJson(context, response);
+    return kExitOk;
+  }
+  Table table({"ID", "NAME", "RUNS", "QUEUED", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED", "CREATED"});
+  for (const v1::Sweep& sweep : response.sweeps()) {
+    uint32_t total = 0;
+    for (const auto& [state, n] : sweep.run_counts()) total += n;
+    const uint32_t running = std::stoul(Count(sweep, "RUNNING")) + std::stoul(Count(sweep, "ASSIGNED"));
+    table.AddRow({absl::StrCat(sweep.id()), sweep.name() + (sweep.cancelled() ? " (cancelled)" : ""),
+                  absl::StrCat(total), Count(sweep, "QUEUED"), absl::StrCat(running),
+                  Count(sweep, "SUCCEEDED"), Count(sweep, "FAILED"), Count(sweep, "CANCELLED"),
+                  FormatTime(sweep.created_at_ms())});
+  }
+  *context.out << table.Render();
+  return kExitOk;
+}
+
+int RunRunsCommand(const CommandContext& context) {
+  if (!context.args->positional.empty()) {
+    return Fail(context, absl::InvalidArgumentError("'runs' takes no argument (use --sweep S, --state X)"));
+  }
+  int64_t sweep_id = 0;
+  if (auto sweep = context.args->Get("sweep")) {
+    absl::StatusOr<int64_t> id = ParseId(*sweep, "--sweep");
+    if (!id.ok()) return Fail(context, id.status());
+    sweep_id = *id;
+  }
+  v1::RunState state = v1::RUN_STATE_UNSPECIFIED;
+  if (auto name = context.args->Get("state")) {
+    absl::StatusOr<v1::RunState> parsed = ParseRunState(*name);
+    if (!parsed.ok()) return Fail(context, parsed.status());
+    state = *parsed;
+  }
+  absl::StatusOr<std::vector<v1::Run>> runs = ListRuns(context, sweep_id, state);
+  if (!runs.ok()) return Fail(context, runs.status());
+  if (context.json) {
+    v1::ListRunsResponse response;
+    for (v1::Run& run : *runs) *response.add_runs() = std::move(run);
+    PrintJson(context, response);
+    return kExitOk;
+  }
+  Table table({"ID", "SWEEP", "#", "STATE", "TRY", "LABELS", "WORKER", "HASH", "TIME", "FINAL"});
+  const int64_t now = absl::ToUnixMillis(absl::Now());
+  for (const v1::Run& run : *runs) {
+    table.AddRow({absl::StrCat(run.id()), absl::StrCat(run.sweep_id()), absl::StrCat(run.index()),
+                  StateText(run), absl::StrCat(run.attempt()), FormatLabels(run.labels()),
+                  run.worker_id() > 0 ? absl::StrCat(run.worker_id()) : "-", run.content_hash().substr(0, 10),
+                  FormatDuration(run.started_at_ms(), run.finished_at_ms() > 0 ? run.finished_at_ms() : now),
+                  FinalMetricsText(run)});
+  }
+  *context.out << table.Render();
+  return kExitOk;
+}
+
+int RunRunCommand(const CommandContext& context) {
+  absl::StatusOr<int64_t> id = IdArgument(context, "run id");
+  if (!id.ok()) return Fail(context, id.status());
+  v1::GetRunRequest request;
+  request.set_run_id(*id);
+  request.set_include_metrics(true);
+  v1::GetRunResponse response;
+  auto rpc = context.connection().Context();
+  absl::Status status =
+      context.connection().Check(context.connection().stub().GetRun(rpc.get(), request, &response));
+  if (!status.ok()) return Fail(context, status);
+  if (context.json) {
+    PrintJson(context, response);
+    return kExitOk;
+  }
+  const v1::Run& run = response.run();
+  std::ostream& out = *context.out;
+  out << "run " << run.id() << " (sweep " << run.sweep_id() << ", index " << run.index() << ")\n"
+      << "  state:    " << StateText(run) << ", attempt " << run.attempt() << " of up to "
+      << run.max_retries() + 1 << "\n"
+      << "  labels:   " << FormatLabels(run.labels()) << "\n"
+      << "  hash:     " << run.content_hash() << "\n"
+      << "  worker:   " << (run.worker_id() > 0 ? absl::StrCat(run.worker_id()) : "-");
+  if (run.slots_size() > 0) out << " slots " << absl::StrJoin(run.slots(), ",");
+  out << "\n"
+      << "  created:  " << FormatTime(run.created_at_ms()) << "  started: " << FormatTime(run.started_at_ms())
+      << "  finished: " << FormatTime(run.finished_at_ms()) << "\n";
+  if (!run.message().empty()) out << "  message:  " << run.message() << "\n";
+  if (!run.final_metrics().empty()) {
+    std::vector<std::string> names;
+    for (const auto& [name, value] : run.final_metrics()) names.push_back(name);
+    out << "  final:   ";
+    for (const std::string& name : OrderMetricNames(names)) {
+      out << " " << name << "=" << FormatMetric(run.final_metrics().at(name));
+    }
+    out << "\n";
+  }
+  out << "\nspec:\n" << run.resolved_spec();
+  if (!run.resolved_spec().empty() && run.resolved_spec().back() != '\n') out << "\n";
+  Table history({"AT", "FROM", "TO", "TRY", "REASON"});
+  for (const v1::StateChange& change : response.history()) {
+    history.AddRow({FormatTime(change.at_ms()), v1::RunState_Name(change.from()),
+                    v1::RunState_Name(change.to()), absl::StrCat(change.attempt()), change.reason()});
+  }
+  out << "\nstate history:\n" << history.Render();
+  std::vector<v1::MetricPoint> points(response.metrics().begin(), response.metrics().end());
+  out << "\nmetrics (" << points.size() << " points):\n";
+  if (!points.empty()) out << MetricCurveTable(points).Render();
+  return kExitOk;
+}
+
+int RunBestCommand(const CommandContext& context) {
+  absl::StatusOr<int64_t> id = IdArgument(context, "sweep id");
+  if (!id.ok()) return Fail(context, id.status());
+  v1::GetBestRequest request;
+  request.set_sweep_id(*id);
+  request.set_metric(context.args->Get("metric").value_or("top1"));
+  if (auto k = context.args->Get("k")) {
+    absl::StatusOr<int64_t> parsed = ParseId(*k, "-k");
+    if (!parsed.ok()) return Fail(context, parsed.status());
+    request.set_k(static_cast<uint32_t>(*parsed));
+  }
+  request.set_minimize(context.args->Has("minimize"));
+  v1::GetBestResponse response;
+  auto rpc = context.connection().Context();
+  absl::Status status =
+      context.connection().Check(context.connection().stub().GetBest(rpc.get(), request, &response));
+  if (!status.ok()) return Fail(context, status);
+  if (context.json) {
+    PrintJson(context, response);
+    return kExitOk;
+  }
+  Table table({"RANK", "RUN", "LABELS", request.metric(), "HASH"});
+  int rank = 0;
+  for (const v1::Run& run : response.runs()) {
+    auto value = run.final_metrics().find(request.metric());
+    table.AddRow({absl::StrCat(++rank), absl::StrCat(run.id()), FormatLabels(run.labels()),
+                  value == run.final_metrics().end() ? "-" : FormatMetric(value->second),
+                  run.content_hash().substr(0, 10)});
+  }
+  *context.out << table.Render();
+  if (response.runs().empty())
+    *context.out << "(no succeeded run of sweep " << *id << " has " << request.metric() << ")\n";
+  return kExitOk;
+}
+
+int RunCompareCommand(const CommandContext& context) {
+  absl::StatusOr<int64_t> id = IdArgument(context, "sweep id");
+  if (!id.ok()) return Fail(context, id.status());
+  absl::StatusOr<v1::Sweep> sweep = GetSweep(context, *id);
+  if (!sweep.ok()) return Fail(context, sweep.status());
+  absl::StatusOr<std::vector<v1::Run>> runs = ListRuns(context, *id, v1::RUN_STATE_UNSPECIFIED);
+  if (!runs.ok()) return Fail(context, runs.status());
+  const std::string metric = context.args->Get("metric").value_or("top1");
+  const ComparePivot pivot = BuildComparePivot(sweep->spec(), *runs, metric);
+  if (context.json) {
+    // {"metric", "rows": axis, "columns": axis, "table": {row: {column: mean or null}}}
+    google::protobuf::Struct doc;
+    (*doc.mutable_fields())["metric"].set_string_value(metric);
+    (*doc.mutable_fields())["row_axis"].set_string_value(pivot.row_axis);
+    (*doc.mutable_fields())["column_axis"].set_string_value(pivot.column_axis);
+    google::protobuf::Struct* table = (*doc.mutable_fields())["table"].mutable_struct_value();
+    for (size_t r = 0; r < pivot.row_labels.size(); ++r) {
+      google::protobuf::Struct* row = (*table->mutable_fields())[pivot.row_labels[r]].mutable_struct_value();
+      for (size_t c = 0; c < pivot.column_labels.size(); ++c) {
+        const ComparePivot::Cell& cell = pivot.cells[r][c];
+        google::protobuf::Value& value = (*row->mutable_fields())[pivot.column_labels[c]];
+        if (cell.succeeded > 0) {
+          value.set_number_value(cell.mean());
+        } else {
+          value.set_null_value(google::protobuf::NULL_VALUE);
+        }
+      }
+    }
+    PrintJson(context, doc);
+    return kExitOk;
+  }
+  *context.out << "sweep " << sweep->id() << " " << sweep->name() << ": final " << metric;
+  if (!pivot.row_axis.empty()) *context.out << " by " << pivot.row_axis;
+  if (!pivot.column_axis.empty()) *context.out << " x " << pivot.column_axis;
+  *context.out << "\n" << RenderComparePivot(pivot).Render();
+  return kExitOk;
+}
+
+int RunExportCommand(const CommandContext& context) {
+  absl::StatusOr<int64_t> id = IdArgument(context, "sweep id");
+  if (!id.ok()) return Fail(context, id.status());
+  v1::ExportRequest request;
+  request.set_sweep_id(*id);
+  const std::string format = absl::AsciiStrToLower(context.args->Get("format").value_or("csv"));
+  if (format == "csv") {
+    request.set_format(v1::ExportRequest::CSV);
+  } else if (format == "json") {
+    request.set_format(v1::ExportRequest::JSON);
+  } else {
+    return Fail(context,
+                absl::InvalidArgumentError(absl::StrCat("--format: '", format, "' is not csv or json")));
+  }
+  request.set_include_curves(context.args->Has("curves"));
+  v1::ExportResponse response;
+  auto rpc = context.connection().Context();
+  absl::Status status =
+      context.connection().Check(context.connection().stub().Export(rpc.get(), request, &response));
+  if (!status.ok()) return Fail(context, status);
+  if (auto path = context.args->Get("output")) {
+    std::ofstream file(*path, std::ios::trunc | std::ios::binary);
+    file << response.content();
+    if (!file.good()) return Fail(context, absl::PermissionDeniedError(absl::StrCat("cannot write ", *path)));
+    *context.err << "wrote " << response.content().size() << " bytes to " << *path << "\n";
+    return kExitOk;
+  }
+  *context.out << response.content();
+  return kExitOk;
+}
+
+int RunWorkersCommand(const CommandContext& context) {
+  if (!context.args->positional.empty())
+    return Fail(context, absl::InvalidArgumentError("'workers' takes no argument"));
+  v1::ListWorkersResponse response;
+  auto rpc = context.connection().Context();
+  absl::Status status = context.connection().Check(
+      context.connection().stub().ListWorkers(rpc.get(), v1::ListWorkersRequest(), &response));
+  if (!status.ok()) return Fail(context, status);
+  if (context.json) {
+    PrintJson(context, response);
+    return kExitOk;
+  }
+  Table table({"ID", "HOST", "ALIVE", "SLOTS", "FREE", "RUNNING", "LAST HEARTBEAT"});
+  for (const v1::Worker& worker : response.workers()) {
+    std::vector<std::string> slots;
+    for (const v1::Slot& slot : worker.slots()) {
+      slots.push_back(
+          slot.kind() == v1::Slot::GPU
+              ? absl::StrCat("gpu:", slot.name(),
+                             slot.memory_mb() ? absl::StrCat("/", slot.memory_mb() / 1024, "G") : "")
+              : "cpu");
+    }
+    table.AddRow({absl::StrCat(worker.id()), worker.host(), worker.alive() ? "yes" : "no",
+                  absl::StrJoin(slots, ","), absl::StrCat(worker.free_slots()),
+                  absl::StrJoin(worker.running_runs(), ","), FormatTime(worker.last_heartbeat_ms())});
+  }
+  *context.out << table.Render();
+  return kExitOk;
+}
+
+}  // namespace nmsparse::cli

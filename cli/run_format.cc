@@ -1,0 +1,86 @@
+#include "cli/run_format.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/time.h"
+
+namespace nmsparse::cli {
+
+std::string FormatLabels(const google::protobuf::Map<std::string, std::string>& labels) {
+  std::map<std::string, std::string> sorted(labels.begin(), labels.end());
+  std::string out;
+  for (const auto& [axis, value] : sorted) absl::StrAppend(&out, out.empty() ? "" : " ", axis, "=", value);
+  return out;
+}
+
+std::string FormatTime(int64_t ms) {
+  if (ms <= 0) return "-";
+  return absl::FormatTime("%Y-%m-%d %H:%M:%S", absl::FromUnixMillis(ms), absl::UTCTimeZone());
+}
+
+std::string FormatDuration(int64_t from_ms, int64_t to_ms) {
+  if (from_ms <= 0 || to_ms <= 0 || to_ms < from_ms) return "-";
+  const int64_t s = (to_ms - from_ms) / 1000;
+  if (s < 60) return absl::StrCat(s, "s");
+  if (s < 3600) return absl::StrFormat("%dm%02ds", s / 60, s % 60);
+  return absl::StrFormat("%dh%02dm", s / 3600, (s % 3600) / 60);
+}
+
+bool IsFinal(v1::RunState state) {
+  return state == v1::SUCCEEDED || state == v1::FAILED || state == v1::CANCELLED;
+}
+
+absl::StatusOr<v1::RunState> ParseRunState(const std::string& name) {
+  v1::RunState state;
+  if (v1::RunState_Parse(absl::AsciiStrToUpper(name), &state) && state != v1::RUN_STATE_UNSPECIFIED)
+    return state;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown run state '", name, "' (one of queued, assigned, running, succeeded, failed, cancelled)"));
+}
+
+std::vector<std::string> OrderMetricNames(std::vector<std::string> names) {
+  static const std::vector<std::string> kFirst = {"loss", "top1", "top5", "lr", "images_per_s"};
+  auto rank = [](const std::string& name) {
+    auto it = std::find(kFirst.begin(), kFirst.end(), name);
+    return it == kFirst.end() ? kFirst.size() : static_cast<size_t>(it - kFirst.begin());
+  };
+  std::sort(names.begin(), names.end(), [&](const std::string& a, const std::string& b) {
+    return std::make_pair(rank(a), a) < std::make_pair(rank(b), b);
+  });
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+Table MetricCurveTable(const std::vector<v1::MetricPoint>& points) {
+  std::set<std::string> value_names, label_names;
+  for (const v1::MetricPoint& p : points) {
+    for (const auto& [name, v] : p.values()) value_names.insert(name);
+    for (const auto& [name, v] : p.labels()) label_names.insert(name);
+  }
+  const std::vector<std::string> values =
+      OrderMetricNames(std::vector<std::string>(value_names.begin(), value_names.end()));
+  std::vector<std::string> headers = {"kind", "epoch", "step"};
+  headers.insert(headers.end(), values.begin(), values.end());
+  headers.insert(headers.end(), label_names.begin(), label_names.end());
+  Table table(headers);
+  for (const v1::MetricPoint& p : points) {
+    std::vector<std::string> row = {p.kind(), absl::StrCat(p.epoch()), absl::StrCat(p.step())};
+    for (const std::string& name : values) {
+      auto it = p.values().find(name);
+      row.push_back(it == p.values().end() ? "" : FormatMetric(it->second));
+    }
+    for (const std::string& name : label_names) {
+      auto it = p.labels().find(name);
+      row.push_back(it == p.labels().end() ? "" : it->second);
+    }
+    table.AddRow(row);
+  }
+  return table;
+}
+
+}  // namespace nmsparse::cli

@@ -1,0 +1,36 @@
+// How runs, sweeps and metric points read in nmctl's tables.
+#ifndef NMSPARSE_CLI_RUN_FORMAT_H_
+#define NMSPARSE_CLI_RUN_FORMAT_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "cli/table_printer.h"
+#include "nmsparse/v1/sweep.pb.h"
+
+namespace nmsparse::cli {
+
+// "recipe=srste nm=2:4", axes sorted by name.
+std::string FormatLabels(const google::protobuf::Map<std::string, std::string>& labels);
+
+// "2026-11-21 07:40:09" (UTC), or "-" for 0.
+std::string FormatTime(int64_t ms);
+
+// "1m05s" between two instants, or "-" when one is missing.
+std::string FormatDuration(int64_t from_ms, int64_t to_ms);
+
+bool IsFinal(v1::RunState state);
+
+// A run state from its name, case-insensitive ("running", "SUCCEEDED").
+absl::StatusOr<v1::RunState> ParseRunState(const std::string& name);
+
+// Metric names in display order: loss, top1, top5, lr, images_per_s first, then the rest sorted.
+std::vector<std::string> OrderMetricNames(std::vector<std::string> names);
+
+// A run's metric curve: one row per point (kind, epoch, step, then every value and label).
+Table MetricCurveTable(const std::vector<v1::MetricPoint>& points);
+
+}  // namespace nmsparse::cli
+
+#endif  // NMSPARSE_CLI_RUN_FORMAT_H_

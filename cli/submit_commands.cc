@@ -1,0 +1,173 @@
+#include "cli/submit_commands.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <map>
+#include <ostream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "cli/exit_codes.h"
+#include "cli/run_format.h"
+#include "cli/spec_file.h"
+#include "cli/table_printer.h"
+#include "google/protobuf/struct.pb.h"
+#include "schemas/layer_plan.h"
+#include "schemas/sweep.h"
+
+namespace nmsparse::cli {
+namespace {
+
+constexpr size_t kHashPrefix = 12;
+
+absl::StatusOr<v1::SweepSpec> LoadFromArgs(const CommandContext& context) {
+  if (context.args->positional.size() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat("'", context.args->command, "' takes one spec file"));
+  }
+  std::vector<std::string> warnings;
+  absl::StatusOr<v1::SweepSpec> spec =
+      LoadSpecFile(context.args->positional[0], context.args->GetAll("set"), &warnings);
+  for (const std::string& w : warnings) *context.err << "nmctl: warning: " << w << "\n";
+  return spec;
+}
+
+// Expands locally, so that a bad spec is reported with its file before anything is sent.
+absl::StatusOr<std::vector<ResolvedRun>> Expand(const CommandContext& context, const v1::SweepSpec& spec) {
+  absl::StatusOr<std::vector<ResolvedRun>> runs = ExpandSweep(spec);
+  if (!runs.ok()) {
+    return absl::Status(runs.status().code(),
+                        absl::StrCat(context.args->positional[0], ": ", runs.status().message()));
+  }
+  return runs;
+}
+
+}  // namespace
+
+int RunValidateCommand(const CommandContext& context) {
+  absl::StatusOr<v1::SweepSpec> spec = LoadFromArgs(context);
+  if (!spec.ok()) return Fail(context, spec.status());
+  absl::StatusOr<std::vector<ResolvedRun>> runs = Expand(context, *spec);
+  if (!runs.ok()) return Fail(context, runs.status());
+
+  // One layer plan per distinct plan text: the runs that share it are listed together.
+  std::vector<std::pair<std::string, std::vector<int>>> plans;
+  for (const ResolvedRun& run : *runs) {
+    absl::StatusOr<std::vector<LayerPlanRow>> rows = DescribeLayerPlan(run.config);
+    if (!rows.ok()) {
+      return Fail(context,
+                  absl::Status(rows.status().code(), absl::StrCat(context.args->positional[0], ": run ",
+                                                                  run.index, ": ", rows.status().message())));
+    }
+    const std::string text =
+        absl::StrCat(run.config.model.name, "\n",
+                     rows->empty() ? "  dense: no layer is sparsified\n" : FormatLayerPlan(*rows));
+    auto it = std::find_if(plans.begin(), plans.end(), [&](const auto& p) { return p.first == text; });
+    if (it == plans.end()) {
+      plans.push_back({text, {run.index}});
+    } else {
+      it->second.push_back(run.index);
+    }
+  }
+
+  if (context.json) {
+    google::protobuf::Struct doc;
+    (*doc.mutable_fields())["name"].set_string_value(spec->name());
+    google::protobuf::ListValue* list = (*doc.mutable_fields())["runs"].mutable_list_value();
+    for (const ResolvedRun& run : *runs) {
+      google::protobuf::Struct* item = list->add_values()->mutable_struct_value();
+      (*item->mutable_fields())["index"].set_number_value(run.index);
+      (*item->mutable_fields())["content_hash"].set_string_value(run.content_hash);
+      (*item->mutable_fields())["canonical_yaml"].set_string_value(run.canonical_yaml);
+      google::protobuf::Struct* labels = (*item->mutable_fields())["labels"].mutable_struct_value();
+      for (const auto& [axis, value] : run.labels) (*labels->mutable_fields())[axis].set_string_value(value);
+    }
+    google::protobuf::ListValue* plan_list = (*doc.mutable_fields())["layer_plans"].mutable_list_value();
+    for (const auto& [text, indices] : plans) {
+      google::protobuf::Struct* item = plan_list->add_values()->mutable_struct_value();
+      (*item->mutable_fields())["plan"].set_string_value(text);
+      google::protobuf::ListValue* idx = (*item->mutable_fields())["runs"].mutable_list_value();
+      for (int i : indices) idx->add_values()->set_number_value(i);
+    }
+    PrintJson(context, doc);
+    return kExitOk;
+  }
+
+  std::ostream& out = *context.out;
+  out << context.args->positional[0] << ": sweep '" << spec->name() << "', " << runs->size() << " run(s)\n";
+  Table table({"#", "LABELS", "MODEL", "SPARSITY", "EPOCHS", "GPUS", "HASH"});
+  for (const ResolvedRun& run : *runs) {
+    std::vector<std::string> labels;
+    for (const auto& [axis, value] : run.labels) labels.push_back(absl::StrCat(axis, "=", value));
+    const SparsityConfig& s = run.config.sparsity;
+    std::string sparsity = ToString(s.sparsity_type);
+    if (s.sparsity_type == SparsityType::kStructuredNM || s.sparsity_type == SparsityType::kSrste) {
+      absl::StrAppend(&sparsity, " ", s.nm.n, ":", s.nm.m);
+      if (s.nm_qkv != s.nm) absl::StrAppend(&sparsity, " (qkv ", s.nm_qkv.n, ":", s.nm_qkv.m, ")");
+    }
+    table.AddRow({absl::StrCat(run.index), absl::StrJoin(labels, " "), run.config.model.name, sparsity,
+                  absl::StrCat(run.config.schedule.epochs), absl::StrCat(run.config.resources.gpus),
+                  run.content_hash.substr(0, kHashPrefix)});
+  }
+  out << table.Render();
+  for (const auto& [text, indices] : plans) {
+    out << "\nlayer plan of run(s) " << absl::StrJoin(indices, ",") << ": " << text;
+  }
+  return kExitOk;
+}
+
+int RunSubmitCommand(const CommandContext& context) {
+  absl::StatusOr<v1::SweepSpec> spec = LoadFromArgs(context);
+  if (!spec.ok()) return Fail(context, spec.status());
+  if (auto priority = context.args->Get("priority")) {
+    int32_t value = 0;
+    if (!absl::SimpleAtoi(*priority, &value)) {
+      return Fail(context, absl::InvalidArgumentError(
+                               absl::StrCat("--priority: '", *priority, "' is not an integer")));
+    }
+    spec->set_priority(value);
+  }
+  if (auto key = context.args->Get("idempotency-key")) spec->set_idempotency_key(*key);
+  if (context.args->Has("no-reuse")) spec->set_no_reuse(true);
+  absl::StatusOr<std::vector<ResolvedRun>> runs = Expand(context, *spec);
+  if (!runs.ok()) return Fail(context, runs.status());
+
+  v1::SubmitSweepRequest request;
+  *request.mutable_spec() = *spec;
+  request.set_dry_run(context.args->Has("dry-run"));
+  v1::SubmitSweepResponse response;
+  auto rpc = context.connection().Context();
+  absl::Status status =
+      context.connection().Check(context.connection().stub().SubmitSweep(rpc.get(), request, &response));
+  if (!status.ok()) return Fail(context, status);
+  if (context.json) {
+    PrintJson(context, response);
+    return kExitOk;
+  }
+  std::ostream& out = *context.out;
+  int reused = 0;
+  for (const v1::Run& run : response.runs()) reused += run.reused_from() > 0;
+  if (request.dry_run()) {
+    out << "dry run: sweep '" << spec->name() << "' expands to " << response.runs_size()
+        << " run(s); nothing was stored\n";
+  } else if (response.existing()) {
+    out << "sweep " << response.sweep().id() << " '" << response.sweep().name()
+        << "' was already submitted with idempotency key '" << spec->idempotency_key() << "'\n";
+  } else {
+    out << "sweep " << response.sweep().id() << " '" << response.sweep().name()
+        << "': " << response.runs_size() << " run(s) submitted";
+    if (reused > 0) out << ", " << reused << " reused from earlier identical runs";
+    out << "\n";
+  }
+  Table table({"RUN", "#", "LABELS", "STATE", "HASH"});
+  for (const v1::Run& run : response.runs()) {
+    std::string state = v1::RunState_Name(run.state());
+    if (run.reused_from() > 0) absl::StrAppend(&state, " (reused ", run.reused_from(), ")");
+    table.AddRow({run.id() > 0 ? absl::StrCat(run.id()) : "-", absl::StrCat(run.index()),
+                  FormatLabels(run.labels()), state, run.content_hash().substr(0, kHashPrefix)});
+  }
+  out << table.Render();
+  return kExitOk;
+}
+
+}  // namespace nmsparse::cli

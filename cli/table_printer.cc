@@ -1,0 +1,75 @@
+#include "cli/table_printer.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+
+namespace nmsparse::cli {
+namespace {
+
+bool LooksNumeric(const std::string& cell) {
+  double ignored;
+  std::string trimmed = cell;
+  if (!trimmed.empty() && trimmed.back() == '%') trimmed.pop_back();
+  return absl::SimpleAtod(trimmed, &ignored);
+}
+
+// Display width: counts UTF-8 code points, not bytes (progress bars and arrows are multi-byte).
+size_t Width(const std::string& s) {
+  size_t width = 0;
+  for (unsigned char c : s) width += (c & 0xC0) != 0x80;
+  return width;
+}
+
+}  // namespace
+
+void Table::AddRow(std::vector<std::string> cells) {
+  cells.resize(std::max(cells.size(), headers_.size()));
+  rows_.push_back(std::move(cells));
+}
+
+std::string Table::Render() const {
+  size_t columns = headers_.size();
+  for (const auto& row : rows_) columns = std::max(columns, row.size());
+  std::vector<size_t> widths(columns, 0);
+  std::vector<bool> numeric(columns, true);
+  std::vector<bool> any(columns, false);
+  for (size_t c = 0; c < headers_.size(); ++c) widths[c] = Width(headers_[c]);
+  for (const auto& row : rows_) {
+    for (size_t c = 0; c < row.size(); ++c) {
+      widths[c] = std::max(widths[c], Width(row[c]));
+      if (row[c].empty() || row[c] == "-") continue;
+      any[c] = true;
+      numeric[c] = numeric[c] && LooksNumeric(row[c]);
+    }
+  }
+  auto line = [&](const std::vector<std::string>& cells, bool header, bool rule_line) {
+    std::string out;
+    for (size_t c = 0; c < columns; ++c) {
+      const std::string cell = c < cells.size() ? cells[c] : "";
+      const std::string pad(widths[c] - Width(cell), ' ');
+      const bool right = numeric[c] && any[c] && !(header && rule_line);
+      if (c > 0) out += "  ";
+      out += right ? pad + cell : cell + pad;
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out + "\n";
+  };
+  std::string out = line(headers_, true, false);
+  std::vector<std::string> rule(columns);
+  for (size_t c = 0; c < columns; ++c) rule[c] = std::string(widths[c], '-');
+  out += line(rule, true, true);
+  for (const auto& row : rows_) out += line(row, false, false);
+  return out;
+}
+
+std::string FormatMetric(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  if (std::fabs(value) >= 1000.0 && std::fabs(value) < 1e15) return absl::StrFormat("%.0f", value);
+  return absl::StrFormat("%.4g", value);
+}
+
+}  // namespace nmsparse::cli

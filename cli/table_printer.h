@@ -1,0 +1,32 @@
+// Plain-text tables for people: a header, a rule, aligned columns (numbers right-aligned).
+#ifndef NMSPARSE_CLI_TABLE_PRINTER_H_
+#define NMSPARSE_CLI_TABLE_PRINTER_H_
+
+#include <string>
+#include <vector>
+
+namespace nmsparse::cli {
+
+class Table {
+ public:
+  explicit Table(std::vector<std::string> headers) : headers_(std::move(headers)) {}
+
+  // Missing cells are blank; extra cells are an error caught by a debug check in Render.
+  void AddRow(std::vector<std::string> cells);
+  size_t rows() const { return rows_.size(); }
+
+  // Columns whose every non-empty cell looks numeric are right-aligned. Lines end with '\n', no trailing
+  // spaces.
+  std::string Render() const;
+
+ private:
+  std::vector<std::string> headers_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// A metric value as tables show it: at most 4 significant digits below 1000, whole numbers above.
+std::string FormatMetric(double value);
+
+}  // namespace nmsparse::cli
+
+#endif  // NMSPARSE_CLI_TABLE_PRINTER_H_

@@ -1,0 +1,55 @@
+#include "cli/table_printer.h"
+
+#include "gtest/gtest.h"
+
+namespace nmsparse::cli {
+namespace {
+
+TEST(TablePrinterTest, AlignsTextLeftAndNumbersRight) {
+  Table table({"RUN", "RECIPE", "TOP1"});
+  table.AddRow({"1", "dense", "81.5"});
+  table.AddRow({"12", "mdgf_exp", "9.25"});
+  EXPECT_EQ(table.Render(),
+            "RUN  RECIPE    TOP1\n"
+            "---  --------  ----\n"
+            "  1  dense     81.5\n"
+            " 12  mdgf_exp  9.25\n");
+}
+
+TEST(TablePrinterTest, MissingCellsAndDashesDoNotBreakAlignment) {
+  Table table({"A", "B"});
+  table.AddRow({"x"});
+  table.AddRow({"yy", "-"});
+  table.AddRow({"z", "3"});
+  EXPECT_EQ(table.Render(),
+            "A   B\n"
+            "--  -\n"
+            "x\n"
+            "yy  -\n"
+            "z   3\n");
+}
+
+TEST(TablePrinterTest, CountsUtf8CharactersAsOneColumn) {
+  Table table({"STATE", "N"});
+  table.AddRow({"→ok", "1"});
+  table.AddRow({"abcd", "22"});
+  EXPECT_EQ(table.Render(),
+            "STATE   N\n"
+            "-----  --\n"
+            "→ok     1\n"
+            "abcd   22\n");
+}
+
+TEST(TablePrinterTest, HeaderOnly) { EXPECT_EQ(Table({"ID", "HOST"}).Render(), "ID  HOST\n--  ----\n"); }
+
+TEST(FormatMetricTest, SignificantDigits) {
+  EXPECT_EQ(FormatMetric(81.5342), "81.53");
+  EXPECT_EQ(FormatMetric(0.75341), "0.7534");
+  EXPECT_EQ(FormatMetric(0.0005), "0.0005");
+  EXPECT_EQ(FormatMetric(100), "100");
+  EXPECT_EQ(FormatMetric(12345.67), "12346");
+  EXPECT_EQ(FormatMetric(1.5e20), "1.5e+20");
+}
+
+}  // namespace
+}  // namespace nmsparse::cli

@@ -1,0 +1,49 @@
+// The Coordinator gRPC service (proto/nmsparse/v1/coordinator.proto): what people and nmctl call.
+#ifndef NMSPARSE_SERVER_COORDINATOR_SERVICE_H_
+#define NMSPARSE_SERVER_COORDINATOR_SERVICE_H_
+
+#include "nmsparse/v1/coordinator.grpc.pb.h"
+#include "server/change_signal.h"
+#include "server/scheduler.h"
+#include "server/store/store.h"
+#include "server/sweep_expander.h"
+
+namespace nmsparse::server {
+
+class CoordinatorService final : public v1::Coordinator::Service {
+ public:
+  CoordinatorService(Store* store, Scheduler* scheduler, ChangeSignal* changes, SweepExpander expand)
+      : store_(store), scheduler_(scheduler), changes_(changes), expand_(std::move(expand)) {}
+
+  grpc::Status SubmitSweep(grpc::ServerContext*, const v1::SubmitSweepRequest* req,
+                           v1::SubmitSweepResponse* resp) override;
+  grpc::Status GetSweep(grpc::ServerContext*, const v1::GetSweepRequest* req, v1::Sweep* resp) override;
+  grpc::Status ListSweeps(grpc::ServerContext*, const v1::ListSweepsRequest* req,
+                          v1::ListSweepsResponse* resp) override;
+  grpc::Status ListRuns(grpc::ServerContext*, const v1::ListRunsRequest* req,
+                        v1::ListRunsResponse* resp) override;
+  grpc::Status GetRun(grpc::ServerContext*, const v1::GetRunRequest* req, v1::GetRunResponse* resp) override;
+  grpc::Status WatchRun(grpc::ServerContext* ctx, const v1::WatchRunRequest* req,
+                        grpc::ServerWriter<v1::RunEvent>* writer) override;
+  grpc::Status GetLogs(grpc::ServerContext*, const v1::GetLogsRequest* req,
+                       v1::GetLogsResponse* resp) override;
+  grpc::Status CancelSweep(grpc::ServerContext*, const v1::CancelSweepRequest* req,
+                           v1::CancelSweepResponse* resp) override;
+  grpc::Status CancelRun(grpc::ServerContext*, const v1::CancelRunRequest* req,
+                         v1::CancelRunResponse* resp) override;
+  grpc::Status GetBest(grpc::ServerContext*, const v1::GetBestRequest* req,
+                       v1::GetBestResponse* resp) override;
+  grpc::Status Export(grpc::ServerContext*, const v1::ExportRequest* req, v1::ExportResponse* resp) override;
+  grpc::Status ListWorkers(grpc::ServerContext*, const v1::ListWorkersRequest* req,
+                           v1::ListWorkersResponse* resp) override;
+
+ private:
+  Store* store_;
+  Scheduler* scheduler_;
+  ChangeSignal* changes_;
+  SweepExpander expand_;
+};
+
+}  // namespace nmsparse::server
+
+#endif  // NMSPARSE_SERVER_COORDINATOR_SERVICE_H_

@@ -1,0 +1,92 @@
+#include "server/nm_server.h"
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "grpcpp/grpcpp.h"
+#include "server/assignment_hub.h"
+#include "server/change_signal.h"
+#include "server/coordinator_service.h"
+#include "server/lease_manager.h"
+#include "server/scheduler.h"
+#include "server/store/clock.h"
+#include "server/store/status_macros.h"
+#include "server/store/store.h"
+#include "server/store/worker_table.h"
+#include "server/worker_gateway_service.h"
+
+namespace nmsparse::server {
+
+struct NmServer::Parts {
+  ServerOptions options;
+  std::unique_ptr<Store> store;
+  AssignmentHub hub;
+  ChangeSignal changes;
+  std::unique_ptr<Scheduler> scheduler;
+  std::unique_ptr<LeaseManager> leases;
+  std::unique_ptr<CoordinatorService> coordinator;
+  std::unique_ptr<WorkerGatewayService> gateway;
+  std::unique_ptr<grpc::Server> server;
+};
+
+NmServer::NmServer(std::unique_ptr<Parts> parts) : parts_(std::move(parts)) {}
+
+NmServer::~NmServer() { Shutdown(); }
+
+absl::StatusOr<std::unique_ptr<NmServer>> NmServer::Start(ServerOptions options) {
+  auto p = std::make_unique<Parts>();
+  if (!options.expand) return absl::InvalidArgumentError("ServerOptions.expand is empty");
+  p->options = options;
+  NM_ASSIGN_OR_RETURN(p->store, Store::Open(options.db_path));
+  // Workers registered before a restart get a whole lease to come back before their runs are requeued.
+  NM_RETURN_IF_ERROR(p->store->Write([](Database* db) { return RenewAllLeases(db, NowMs()); }));
+  p->scheduler =
+      std::make_unique<Scheduler>(p->store.get(), &p->hub, absl::Milliseconds(options.schedule_interval_ms));
+  LeaseOptions lease{options.lease_ms, options.grace_ms};
+  Scheduler* scheduler = p->scheduler.get();
+  ChangeSignal* changes = &p->changes;
+  p->leases = std::make_unique<LeaseManager>(p->store.get(), lease, [scheduler, changes] {
+    scheduler->Kick();
+    changes->Notify();
+  });
+  p->coordinator = std::make_unique<CoordinatorService>(p->store.get(), scheduler, changes, options.expand);
+  p->gateway = std::make_unique<WorkerGatewayService>(p->store.get(), scheduler, &p->hub, changes, lease);
+
+  int port = 0;
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(p->coordinator.get());
+  builder.RegisterService(p->gateway.get());
+  // One coordinator per address: without this gRPC sets SO_REUSEPORT and a second nmserver would share the
+  // port.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.SetMaxReceiveMessageSize(64 << 20);
+  builder.SetMaxSendMessageSize(256 << 20);
+  p->server = builder.BuildAndStart();
+  if (!p->server || port == 0)
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));
+  p->scheduler->Start();
+  p->leases->Start();
+  std::unique_ptr<NmServer> out(new NmServer(std::move(p)));
+  out->port_ = port;
+  return out;
+}
+
+std::string NmServer::address() const {
+  std::string host = parts_->options.listen.substr(0, parts_->options.listen.rfind(':'));
+  return absl::StrCat(host, ":", port_);
+}
+
+void NmServer::Shutdown() {
+  if (shut_down_) return;
+  shut_down_ = true;
+  parts_->hub.Shutdown();
+  parts_->changes.Close();
+  parts_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  parts_->server->Wait();
+  parts_->scheduler->Stop();
+  parts_->leases->Stop();
+}
+
+}  // namespace nmsparse::server

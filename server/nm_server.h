@@ -1,0 +1,50 @@
+// The whole coordinator in one object: the store, the scheduler and lease threads, and the gRPC server with
+// both services. Used by nmserver's main and by in-process tests and benchmarks.
+#ifndef NMSPARSE_SERVER_NM_SERVER_H_
+#define NMSPARSE_SERVER_NM_SERVER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "server/sweep_expander.h"
+
+namespace grpc {
+class Server;
+}
+
+namespace nmsparse::server {
+
+struct ServerOptions {
+  std::string listen = "127.0.0.1:50151";  // host:port; port 0 picks a free one.
+  std::string db_path = "./nmsparse.db";
+  int64_t lease_ms = 10000;
+  int64_t grace_ms = 5000;
+  int64_t schedule_interval_ms = 1000;  // Periodic scheduling pass (passes also run on every event).
+  SweepExpander expand;                 // Validates and expands sweeps (nmserver: ExpandWithSchemas).
+};
+
+class NmServer {
+ public:
+  // Opens (and migrates) the database, gives registered workers a fresh lease to re-register in, and serves.
+  static absl::StatusOr<std::unique_ptr<NmServer>> Start(ServerOptions options);
+  ~NmServer();
+
+  int port() const { return port_; }
+  // "host:port" with the bound port.
+  std::string address() const;
+  // Stops serving: open streams end, in-flight calls get a short deadline, background threads stop.
+  void Shutdown();
+
+ private:
+  struct Parts;
+  explicit NmServer(std::unique_ptr<Parts> parts);
+  std::unique_ptr<Parts> parts_;
+  int port_ = 0;
+  bool shut_down_ = false;
+};
+
+}  // namespace nmsparse::server
+
+#endif  // NMSPARSE_SERVER_NM_SERVER_H_

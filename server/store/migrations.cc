@@ -1,0 +1,138 @@
+#include "server/store/migrations.h"
+
+#include "absl/strings/str_cat.h"
+#include "server/store/status_macros.h"
+
+namespace nmsparse::server {
+
+const std::vector<std::string>& Migrations() {
+  static const auto* kMigrations = new std::vector<std::string>{
+      // 1: sweeps, runs and their append-only history; workers.
+      R"sql(
+CREATE TABLE sweeps (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  name TEXT NOT NULL,
+  spec BLOB NOT NULL,                -- serialized v1.SweepSpec
+  idempotency_key TEXT UNIQUE,       -- NULL when none was given
+  priority INTEGER NOT NULL,
+  created_at_ms INTEGER NOT NULL,
+  cancelled INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE runs (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  sweep_id INTEGER NOT NULL REFERENCES sweeps(id),
+  idx INTEGER NOT NULL,
+  content_hash TEXT NOT NULL,
+  state INTEGER NOT NULL,            -- v1.RunState
+  attempt INTEGER NOT NULL DEFAULT 0,
+  worker_id INTEGER NOT NULL DEFAULT 0,
+  slots TEXT NOT NULL DEFAULT '',    -- comma-separated slot indices
+  gpus INTEGER NOT NULL,
+  resolved_spec TEXT NOT NULL,
+  spec BLOB NOT NULL,                -- serialized v1.ExperimentSpec
+  priority INTEGER NOT NULL,
+  max_retries INTEGER NOT NULL,
+  retries_used INTEGER NOT NULL DEFAULT 0,
+  cancel_requested INTEGER NOT NULL DEFAULT 0,
+  created_at_ms INTEGER NOT NULL,
+  queued_at_ms INTEGER NOT NULL DEFAULT 0,
+  assigned_at_ms INTEGER NOT NULL DEFAULT 0,
+  started_at_ms INTEGER NOT NULL DEFAULT 0,
+  finished_at_ms INTEGER NOT NULL DEFAULT 0,
+  final_metrics BLOB,                -- serialized v1.MetricPoint (values only)
+  message TEXT NOT NULL DEFAULT '',
+  reused_from INTEGER NOT NULL DEFAULT 0,
+  next_seq INTEGER NOT NULL DEFAULT 1 -- per-run event sequence shared by state changes, metrics and logs
+);
+CREATE INDEX runs_queue ON runs(state, priority DESC, id);
+CREATE INDEX runs_sweep ON runs(sweep_id, idx);
+CREATE INDEX runs_hash ON runs(content_hash, state);
+CREATE INDEX runs_worker ON runs(worker_id, state);
+CREATE TABLE run_labels (
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  pos INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  value TEXT NOT NULL,
+  PRIMARY KEY (run_id, pos)
+) WITHOUT ROWID;
+CREATE TABLE state_changes (
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  seq INTEGER NOT NULL,
+  from_state INTEGER NOT NULL,
+  to_state INTEGER NOT NULL,
+  attempt INTEGER NOT NULL,
+  at_ms INTEGER NOT NULL,
+  reason TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE metrics (
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  seq INTEGER NOT NULL,
+  attempt INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  epoch INTEGER NOT NULL,
+  step INTEGER NOT NULL,
+  at_ms INTEGER NOT NULL,
+  point BLOB NOT NULL,               -- serialized v1.MetricPoint (values and labels)
+  PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE logs (
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  seq INTEGER NOT NULL,
+  attempt INTEGER NOT NULL,
+  rank INTEGER NOT NULL,
+  at_ms INTEGER NOT NULL,
+  text TEXT NOT NULL,
+  PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE workers (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  host TEXT NOT NULL,
+  slots BLOB NOT NULL,               -- serialized v1.Worker holding only its slots
+  registered_at_ms INTEGER NOT NULL,
+  last_heartbeat_ms INTEGER NOT NULL,
+  alive INTEGER NOT NULL DEFAULT 1,
+  dead_since_ms INTEGER NOT NULL DEFAULT 0
+);
+)sql",
+  };
+  return *kMigrations;
+}
+
+namespace {
+
+absl::StatusOr<int> CurrentVersion(Database* db) {
+  NM_RETURN_IF_ERROR(db->Exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"));
+  NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("SELECT MAX(version) FROM schema_version"));
+  NM_ASSIGN_OR_RETURN(bool row, st->Step());
+  return row && !st->IsNull(0) ? static_cast<int>(st->Int(0)) : 0;
+}
+
+absl::Status Apply(Database* db, int version, const std::string& sql) {
+  Transaction tx(db);
+  NM_RETURN_IF_ERROR(tx.Begin());
+  NM_RETURN_IF_ERROR(db->Exec(sql));
+  NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("INSERT INTO schema_version (version) VALUES (?)"));
+  NM_RETURN_IF_ERROR(st->Bind(1, version).Run());
+  st.reset();
+  return tx.Commit();
+}
+
+}  // namespace
+
+absl::StatusOr<int> Migrate(Database* db) {
+  NM_ASSIGN_OR_RETURN(int version, CurrentVersion(db));
+  const auto& all = Migrations();
+  if (version > static_cast<int>(all.size())) {
+    return absl::FailedPreconditionError(absl::StrCat("database ", db->path(), " has schema version ",
+                                                      version, ", newer than this nmserver (", all.size(),
+                                                      ")"));
+  }
+  for (int v = version; v < static_cast<int>(all.size()); ++v) {
+    absl::Status s = Apply(db, v + 1, all[v]);
+    if (!s.ok()) return absl::InternalError(absl::StrCat("migration ", v + 1, " failed: ", s.message()));
+  }
+  return static_cast<int>(all.size());
+}
+
+}  // namespace nmsparse::server

@@ -1,0 +1,87 @@
+// Rows of the runs table (and their labels). Callers hold the Store lock (inside Store::Read / Store::Write).
+#ifndef NMSPARSE_SERVER_STORE_RUN_TABLE_H_
+#define NMSPARSE_SERVER_STORE_RUN_TABLE_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "nmsparse/v1/sweep.pb.h"
+#include "server/store/sqlite.h"
+
+namespace nmsparse::server {
+
+// A run as expanded from a sweep, ready to be stored.
+struct NewRun {
+  uint32_t index = 0;
+  std::vector<std::pair<std::string, std::string>> labels;  // Axis name -> value label, in axis order.
+  std::string content_hash;
+  std::string resolved_spec;
+  v1::ExperimentSpec spec;
+  uint32_t gpus = 1;
+  int32_t priority = 0;
+  uint32_t max_retries = 0;
+};
+
+// A stored run: its API view plus the bookkeeping the API does not show.
+struct RunRecord {
+  v1::Run run;
+  uint32_t gpus = 1;
+  uint32_t retries_used = 0;
+  bool cancel_requested = false;
+  std::vector<std::string> label_order;  // Axis names in axis order (run.labels is a map).
+};
+
+// A succeeded run whose results a new run with the same content hash reuses.
+struct ReuseSource {
+  int64_t run_id = 0;
+  std::string final_metrics;  // Serialized MetricPoint.
+};
+
+// Stores a run QUEUED, or SUCCEEDED with reused_from when `reuse` is given. Returns the new id.
+absl::StatusOr<int64_t> InsertRun(Database* db, int64_t sweep_id, const NewRun& run, int64_t now_ms,
+                                  const ReuseSource* reuse);
+// The earliest succeeded run with this content hash, if any.
+absl::StatusOr<std::optional<ReuseSource>> FindSucceeded(Database* db, const std::string& content_hash);
+
+enum class RunDetail { kSummary, kFull };  // kFull adds spec and resolved_spec.
+
+// NotFound names the id.
+absl::StatusOr<RunRecord> LoadRun(Database* db, int64_t id, RunDetail detail);
+
+struct RunFilter {
+  int64_t sweep_id = 0;                            // 0: every sweep.
+  v1::RunState state = v1::RUN_STATE_UNSPECIFIED;  // Unspecified: every state.
+  int64_t worker_id = 0;                           // 0: any worker.
+  bool active_only = false;                        // ASSIGNED or RUNNING only.
+  uint32_t limit = 0;                              // 0: no limit.
+};
+// In sweep order (sweep id, then index).
+absl::StatusOr<std::vector<RunRecord>> QueryRuns(Database* db, const RunFilter& filter, RunDetail detail);
+
+// The waiting runs in scheduling order: priority descending, then submission (id).
+struct QueuedRun {
+  int64_t run_id = 0;
+  uint32_t gpus = 1;
+};
+absl::StatusOr<std::vector<QueuedRun>> QueuedInOrder(Database* db);
+
+// Scans the queue in order and hands each run needing at most `max_gpus` slots to `visit` until it returns
+// false.
+absl::Status ScanQueue(Database* db, uint32_t max_gpus, const std::function<bool(const QueuedRun&)>& visit);
+
+// The slots held by ASSIGNED and RUNNING runs, per worker id.
+absl::StatusOr<std::vector<std::pair<int64_t, std::vector<uint32_t>>>> HeldSlots(Database* db);
+
+// Sets queue_position on the QUEUED runs among `runs` (1-based within the whole queue).
+absl::Status FillQueuePositions(Database* db, std::vector<RunRecord>* runs);
+
+std::string FormatSlots(const std::vector<uint32_t>& slots);
+
+}  // namespace nmsparse::server
+
+#endif  // NMSPARSE_SERVER_STORE_RUN_TABLE_H_

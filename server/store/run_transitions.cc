@@ -1,0 +1,162 @@
+#include "server/store/run_transitions.h"
+
+#include "absl/strings/str_cat.h"
+#include "server/store/event_table.h"
+#include "server/store/status_macros.h"
+
+namespace nmsparse::server {
+namespace {
+
+std::string RunName(int64_t id, uint32_t attempt) { return absl::StrCat("run ", id, " attempt ", attempt); }
+
+// Moves `cur` to `to` when it is still in cur's state and attempt, and records the change.
+absl::Status SetState(Database* db, const RunRecord& cur, v1::RunState to, uint32_t attempt,
+                      const std::string& reason, int64_t now_ms) {
+  // The message says why a run ended or went back to the queue; assignment and start keep the last one.
+  bool keep_message = IsActive(to);
+  NM_ASSIGN_OR_RETURN(Stmt st,
+                      db->Prepare("UPDATE runs SET state = ?1, attempt = ?2, message = CASE WHEN ?7 THEN "
+                                  "message ELSE ?3 END WHERE id = ?4 AND state = ?5 AND attempt = ?6"));
+  NM_RETURN_IF_ERROR(st->Bind(1, static_cast<int>(to))
+                         .Bind(2, attempt)
+                         .BindText(3, reason)
+                         .Bind(7, keep_message ? 1 : 0)
+                         .Bind(4, cur.run.id())
+                         .Bind(5, static_cast<int>(cur.run.state()))
+                         .Bind(6, cur.run.attempt())
+                         .Run());
+  if (db->Changes() != 1) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(RunName(cur.run.id(), cur.run.attempt()), " changed state"));
+  }
+  st.reset();
+  return AppendStateChange(db, cur.run.id(), cur.run.state(), to, attempt, now_ms, reason);
+}
+
+absl::Status SetFinished(Database* db, int64_t run_id, int64_t now_ms) {
+  NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("UPDATE runs SET finished_at_ms = ? WHERE id = ?"));
+  return st->Bind(1, now_ms).Bind(2, run_id).Run();
+}
+
+absl::Status Succeed(Database* db, const RunRecord& cur, const v1::CompleteRunRequest& req, int64_t now_ms) {
+  v1::MetricPoint finals;
+  if (req.final_metrics().empty()) {
+    NM_ASSIGN_OR_RETURN(v1::MetricPoint last, LastFinalPoint(db, cur.run.id(), cur.run.attempt()));
+    *finals.mutable_values() = last.values();
+  } else {
+    *finals.mutable_values() = req.final_metrics();
+  }
+  NM_RETURN_IF_ERROR(SetState(db, cur, v1::SUCCEEDED, cur.run.attempt(), req.message(), now_ms));
+  NM_ASSIGN_OR_RETURN(Stmt st,
+                      db->Prepare("UPDATE runs SET final_metrics = ?, finished_at_ms = ? WHERE id = ?"));
+  return st->BindBlob(1, finals.SerializeAsString()).Bind(2, now_ms).Bind(3, cur.run.id()).Run();
+}
+
+}  // namespace
+
+bool IsFinal(v1::RunState s) { return s == v1::SUCCEEDED || s == v1::FAILED || s == v1::CANCELLED; }
+bool IsActive(v1::RunState s) { return s == v1::ASSIGNED || s == v1::RUNNING; }
+
+absl::StatusOr<RunRecord> CheckAttempt(Database* db, const v1::RunAttempt& ra) {
+  NM_ASSIGN_OR_RETURN(RunRecord r, LoadRun(db, ra.run_id(), RunDetail::kSummary));
+  if (r.run.attempt() != ra.attempt()) {
+    return absl::FailedPreconditionError(absl::StrCat(RunName(ra.run_id(), ra.attempt()),
+                                                      " is stale: the current attempt is ", r.run.attempt()));
+  }
+  if (!IsActive(r.run.state())) {
+    return absl::FailedPreconditionError(absl::StrCat(RunName(ra.run_id(), ra.attempt()), " is ",
+                                                      v1::RunState_Name(r.run.state()),
+                                                      ", not held by a worker"));
+  }
+  return r;
+}
+
+absl::StatusOr<v1::Assignment> AssignRun(Database* db, int64_t run_id, int64_t worker_id,
+                                         const std::vector<uint32_t>& slots, int64_t now_ms) {
+  NM_ASSIGN_OR_RETURN(RunRecord cur, LoadRun(db, run_id, RunDetail::kFull));
+  if (cur.run.state() != v1::QUEUED) {
+    return absl::FailedPreconditionError(absl::StrCat("run ", run_id, " is not QUEUED"));
+  }
+  uint32_t attempt = cur.run.attempt() + 1;
+  NM_RETURN_IF_ERROR(
+      SetState(db, cur, v1::ASSIGNED, attempt, absl::StrCat("assigned to worker ", worker_id), now_ms));
+  NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("UPDATE runs SET worker_id = ?, slots = ?, assigned_at_ms = ? "
+                                           "WHERE id = ?"));
+  NM_RETURN_IF_ERROR(
+      st->Bind(1, worker_id).BindText(2, FormatSlots(slots)).Bind(3, now_ms).Bind(4, run_id).Run());
+  v1::Assignment a;
+  a.set_run_id(run_id);
+  a.set_attempt(attempt);
+  a.set_resolved_spec(cur.run.resolved_spec());
+  for (uint32_t s : slots) a.add_slots(s);
+  a.set_resume(attempt > 1);
+  return a;
+}
+
+absl::Status MarkRunning(Database* db, const v1::RunAttempt& ra, int64_t now_ms) {
+  NM_ASSIGN_OR_RETURN(RunRecord cur, CheckAttempt(db, ra));
+  if (cur.run.state() == v1::RUNNING) return absl::OkStatus();
+  NM_RETURN_IF_ERROR(SetState(db, cur, v1::RUNNING, cur.run.attempt(), "ranks started", now_ms));
+  NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("UPDATE runs SET started_at_ms = ? WHERE id = ?"));
+  return st->Bind(1, now_ms).Bind(2, ra.run_id()).Run();
+}
+
+absl::Status CompleteAttempt(Database* db, const v1::CompleteRunRequest& req, int64_t now_ms) {
+  NM_ASSIGN_OR_RETURN(RunRecord cur, CheckAttempt(db, req.run()));
+  switch (req.outcome()) {
+    case v1::SUCCEEDED:
+      return Succeed(db, cur, req, now_ms);
+    case v1::FAILED:
+      return LoseAttempt(db, cur,
+                         absl::StrCat("attempt ", cur.run.attempt(), " failed (exit code ", req.exit_code(),
+                                      ")", req.message().empty() ? "" : ": ", req.message()),
+                         now_ms);
+    case v1::CANCELLED:
+      NM_RETURN_IF_ERROR(SetState(db, cur, v1::CANCELLED, cur.run.attempt(),
+                                  req.message().empty() ? "cancelled" : req.message(), now_ms));
+      return SetFinished(db, cur.run.id(), now_ms);
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("outcome must be SUCCEEDED, FAILED or CANCELLED, not ",
+                                                     v1::RunState_Name(req.outcome())));
+  }
+}
+
+absl::Status LoseAttempt(Database* db, const RunRecord& cur, const std::string& reason, int64_t now_ms) {
+  if (cur.cancel_requested) {
+    NM_RETURN_IF_ERROR(
+        SetState(db, cur, v1::CANCELLED, cur.run.attempt(), "cancelled (" + reason + ")", now_ms));
+    return SetFinished(db, cur.run.id(), now_ms);
+  }
+  if (cur.retries_used >= cur.run.max_retries()) {
+    NM_RETURN_IF_ERROR(SetState(
+        db, cur, v1::FAILED, cur.run.attempt(),
+        absl::StrCat(reason, "; no retries left (max_retries ", cur.run.max_retries(), ")"), now_ms));
+    return SetFinished(db, cur.run.id(), now_ms);
+  }
+  NM_RETURN_IF_ERROR(SetState(
+      db, cur, v1::QUEUED, cur.run.attempt(),
+      absl::StrCat(reason, "; requeued (retry ", cur.retries_used + 1, " of ", cur.run.max_retries(), ")"),
+      now_ms));
+  NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("UPDATE runs SET worker_id = 0, slots = '', queued_at_ms = ?, "
+                                           "retries_used = retries_used + 1 WHERE id = ?"));
+  return st->Bind(1, now_ms).Bind(2, cur.run.id()).Run();
+}
+
+absl::StatusOr<RunRecord> CancelRun(Database* db, int64_t run_id, const std::string& reason, int64_t now_ms) {
+  NM_ASSIGN_OR_RETURN(RunRecord cur, LoadRun(db, run_id, RunDetail::kSummary));
+  if (IsFinal(cur.run.state())) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("run ", run_id, " is already ", v1::RunState_Name(cur.run.state())));
+  }
+  if (cur.run.state() == v1::RUNNING) {
+    NM_ASSIGN_OR_RETURN(Stmt st,
+                        db->Prepare("UPDATE runs SET cancel_requested = 1, message = ? WHERE id = ?"));
+    NM_RETURN_IF_ERROR(st->BindText(1, reason + "; waiting for its worker to stop it").Bind(2, run_id).Run());
+  } else {
+    NM_RETURN_IF_ERROR(SetState(db, cur, v1::CANCELLED, cur.run.attempt(), reason, now_ms));
+    NM_RETURN_IF_ERROR(SetFinished(db, run_id, now_ms));
+  }
+  return LoadRun(db, run_id, RunDetail::kSummary);
+}
+
+}  // namespace nmsparse::server

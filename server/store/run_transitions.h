@@ -1,0 +1,43 @@
+// The run state machine: QUEUED -> ASSIGNED -> RUNNING -> SUCCEEDED | FAILED | CANCELLED, and back to QUEUED
+// when an attempt is lost or fails while retries remain. Each function is meant to run inside one
+// Store::Write transaction; each change checks the run's current state and attempt (fencing) and appends a
+// state_changes row.
+#ifndef NMSPARSE_SERVER_STORE_RUN_TRANSITIONS_H_
+#define NMSPARSE_SERVER_STORE_RUN_TRANSITIONS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "nmsparse/v1/worker_gateway.pb.h"
+#include "server/store/run_table.h"
+#include "server/store/sqlite.h"
+
+namespace nmsparse::server {
+
+bool IsFinal(v1::RunState state);
+bool IsActive(v1::RunState state);  // ASSIGNED or RUNNING: held by a worker.
+
+// The run when `ra` names its current, active attempt; FAILED_PRECONDITION otherwise (stale attempt, or a run
+// that is no longer held by a worker); NOT_FOUND for an unknown run.
+absl::StatusOr<RunRecord> CheckAttempt(Database* db, const v1::RunAttempt& ra);
+
+// QUEUED -> ASSIGNED with the next attempt number. Returns the assignment to send to the worker.
+absl::StatusOr<v1::Assignment> AssignRun(Database* db, int64_t run_id, int64_t worker_id,
+                                         const std::vector<uint32_t>& slots, int64_t now_ms);
+// ASSIGNED -> RUNNING (a repeated StartRun of the same attempt is accepted unchanged).
+absl::Status MarkRunning(Database* db, const v1::RunAttempt& ra, int64_t now_ms);
+// Ends the current attempt with the agent's outcome: SUCCEEDED stores final metrics (or those of the
+// attempt's last "final" metric point), FAILED requeues while retries remain, CANCELLED cancels.
+absl::Status CompleteAttempt(Database* db, const v1::CompleteRunRequest& req, int64_t now_ms);
+// The attempt was lost (worker gone, or it forgot the run): QUEUED while retries remain, else FAILED;
+// CANCELLED instead when a cancel was requested.
+absl::Status LoseAttempt(Database* db, const RunRecord& run, const std::string& reason, int64_t now_ms);
+// QUEUED/ASSIGNED -> CANCELLED now; RUNNING: flags the run so its worker is told to stop it (the worker then
+// completes it CANCELLED). FAILED_PRECONDITION for a finished run.
+absl::StatusOr<RunRecord> CancelRun(Database* db, int64_t run_id, const std::string& reason, int64_t now_ms);
+
+}  // namespace nmsparse::server
+
+#endif  // NMSPARSE_SERVER_STORE_RUN_TRANSITIONS_H_

@@ -1,0 +1,268 @@
+#include "server/store/store.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "server/store/event_table.h"
+#include "server/store/migrations.h"
+#include "server/store/run_table.h"
+#include "server/store/run_transitions.h"
+#include "server/store/status_macros.h"
+#include "server/store/sweep_table.h"
+
+namespace nmsparse::server {
+namespace {
+
+std::string TempPath(const std::string& name) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  std::string path = absl::StrCat(dir ? dir : "/tmp", "/", name, "-", getpid(), ".db");
+  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+  return path;
+}
+
+int64_t Count(Database* db, const std::string& sql) {
+  auto st = db->Prepare(sql);
+  EXPECT_TRUE(st.ok()) << st.status();
+  auto row = (*st)->Step();
+  EXPECT_TRUE(row.ok() && *row);
+  return (*st)->Int(0);
+}
+
+TEST(MigrationsTest, ApplyOnceAndAreIdempotent) {
+  std::string path = TempPath("migrations");
+  auto db = Database::Open(path);
+  ASSERT_TRUE(db.ok()) << db.status();
+  auto v = Migrate(db->get());
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ(*v, static_cast<int>(Migrations().size()));
+  int64_t tables = Count(db->get(), "SELECT COUNT(*) FROM sqlite_master");
+  auto again = Migrate(db->get());
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, *v);
+  EXPECT_EQ(Count(db->get(), "SELECT COUNT(*) FROM sqlite_master"), tables);
+  EXPECT_EQ(Count(db->get(), "SELECT COUNT(*) FROM schema_version"),
+            static_cast<int64_t>(Migrations().size()));
+  EXPECT_EQ(Count(db->get(), "PRAGMA foreign_keys"), 1);
+}
+
+TEST(MigrationsTest, RefusesANewerDatabase) {
+  std::string path = TempPath("newer");
+  auto db = Database::Open(path);
+  ASSERT_TRUE(db.ok());
+  ASSERT_TRUE(Migrate(db->get()).ok());
+  ASSERT_TRUE((*db)->Exec("INSERT INTO schema_version (version) VALUES (99)").ok());
+  auto v = Migrate(db->get());
+  EXPECT_EQ(v.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(v.status().message().find("99"), std::string::npos);
+}
+
+class RunStateTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto s = Store::Open(TempPath("runstate"));
+    ASSERT_TRUE(s.ok()) << s.status();
+    store_ = std::move(*s);
+  }
+
+  int64_t AddRun(uint32_t max_retries) {
+    int64_t id = 0;
+    EXPECT_TRUE(store_
+                    ->Write([&](Database* db) -> absl::Status {
+                      v1::SweepSpec spec;
+                      spec.set_name("s");
+                      NM_ASSIGN_OR_RETURN(int64_t sweep, InsertSweep(db, spec, 1));
+                      NewRun r;
+                      r.content_hash = "h";
+                      r.resolved_spec = "model: {}";
+                      r.max_retries = max_retries;
+                      NM_ASSIGN_OR_RETURN(id, InsertRun(db, sweep, r, 1, nullptr));
+                      return absl::OkStatus();
+                    })
+                    .ok());
+    return id;
+  }
+
+  absl::StatusOr<v1::Assignment> Assign(int64_t run, int64_t worker) {
+    v1::Assignment a;
+    absl::Status s = store_->Write([&](Database* db) -> absl::Status {
+      NM_ASSIGN_OR_RETURN(a, AssignRun(db, run, worker, {0}, 2));
+      return absl::OkStatus();
+    });
+    if (!s.ok()) return s;
+    return a;
+  }
+
+  absl::Status Complete(int64_t run, uint32_t attempt, v1::RunState outcome) {
+    v1::CompleteRunRequest req;
+    req.mutable_run()->set_run_id(run);
+    req.mutable_run()->set_attempt(attempt);
+    req.set_outcome(outcome);
+    req.set_exit_code(outcome == v1::FAILED ? 3 : 0);
+    (*req.mutable_final_metrics())["top1"] = 0.5;
+    return store_->Write([&](Database* db) { return CompleteAttempt(db, req, 5); });
+  }
+
+  RunRecord Load(int64_t run) {
+    RunRecord r;
+    EXPECT_TRUE(store_
+                    ->Read([&](Database* db) -> absl::Status {
+                      NM_ASSIGN_OR_RETURN(r, LoadRun(db, run, RunDetail::kFull));
+                      return absl::OkStatus();
+                    })
+                    .ok());
+    return r;
+  }
+
+  std::unique_ptr<Store> store_;
+};
+
+v1::RunAttempt Attempt(int64_t run, uint32_t attempt) {
+  v1::RunAttempt ra;
+  ra.set_run_id(run);
+  ra.set_attempt(attempt);
+  return ra;
+}
+
+TEST_F(RunStateTest, AssignStartSucceedRecordsEveryChange) {
+  int64_t run = AddRun(0);
+  ASSERT_GT(run, 0);
+  auto a = Assign(run, 7);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->attempt(), 1u);
+  EXPECT_FALSE(a->resume());
+  EXPECT_EQ(a->resolved_spec(), "model: {}");
+  EXPECT_EQ(Assign(run, 8).status().code(), absl::StatusCode::kFailedPrecondition);  // No longer QUEUED.
+  ASSERT_TRUE(store_->Write([&](Database* db) { return MarkRunning(db, Attempt(run, 1), 3); }).ok());
+  ASSERT_TRUE(Complete(run, 1, v1::SUCCEEDED).ok());
+  RunRecord r = Load(run);
+  EXPECT_EQ(r.run.state(), v1::SUCCEEDED);
+  EXPECT_EQ(r.run.worker_id(), 7);
+  EXPECT_EQ(r.run.final_metrics().at("top1"), 0.5);
+  std::vector<v1::StateChange> history;
+  ASSERT_TRUE(store_
+                  ->Read([&](Database* db) -> absl::Status {
+                    NM_ASSIGN_OR_RETURN(history, StateHistory(db, run));
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  ASSERT_EQ(history.size(), 3u);
+  EXPECT_EQ(history[0].to(), v1::ASSIGNED);
+  EXPECT_EQ(history[1].to(), v1::RUNNING);
+  EXPECT_EQ(history[2].to(), v1::SUCCEEDED);
+  EXPECT_LT(history[0].seq(), history[1].seq());
+}
+
+TEST_F(RunStateTest, StaleAttemptIsFenced) {
+  int64_t run = AddRun(2);
+  ASSERT_TRUE(Assign(run, 1).ok());
+  ASSERT_TRUE(Complete(run, 1, v1::FAILED).ok());  // Requeued: retries remain.
+  RunRecord r = Load(run);
+  EXPECT_EQ(r.run.state(), v1::QUEUED);
+  EXPECT_EQ(r.retries_used, 1u);
+  EXPECT_EQ(r.run.worker_id(), 0);
+  EXPECT_NE(r.run.message().find("exit code 3"), std::string::npos) << r.run.message();
+  auto a = Assign(run, 2);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->attempt(), 2u);
+  EXPECT_TRUE(a->resume());
+  // The first worker's late reports carry attempt 1 and are refused.
+  absl::Status start = store_->Write([&](Database* db) { return MarkRunning(db, Attempt(run, 1), 3); });
+  EXPECT_EQ(start.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(start.message().find("stale"), std::string::npos);
+  EXPECT_EQ(Complete(run, 1, v1::SUCCEEDED).code(), absl::StatusCode::kFailedPrecondition);
+  absl::Status metric = store_->Write([&](Database* db) -> absl::Status {
+    NM_RETURN_IF_ERROR(CheckAttempt(db, Attempt(run, 1)).status());
+    return AppendMetric(db, run, 1, v1::MetricPoint(), 4).status();
+  });
+  EXPECT_EQ(metric.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(Load(run).run.state(), v1::ASSIGNED);
+  EXPECT_TRUE(Complete(run, 2, v1::SUCCEEDED).ok());
+}
+
+TEST_F(RunStateTest, RetriesExhaustedFails) {
+  int64_t run = AddRun(1);
+  ASSERT_TRUE(Assign(run, 1).ok());
+  ASSERT_TRUE(Complete(run, 1, v1::FAILED).ok());
+  ASSERT_TRUE(Assign(run, 1).ok());
+  ASSERT_TRUE(Complete(run, 2, v1::FAILED).ok());
+  RunRecord r = Load(run);
+  EXPECT_EQ(r.run.state(), v1::FAILED);
+  EXPECT_NE(r.run.message().find("no retries left"), std::string::npos) << r.run.message();
+  EXPECT_GT(r.run.finished_at_ms(), 0);
+}
+
+TEST_F(RunStateTest, CancelQueuedAtOnceRunningViaWorker) {
+  int64_t queued = AddRun(0);
+  auto c = store_->Write([&](Database* db) { return CancelRun(db, queued, "by test", 9).status(); });
+  ASSERT_TRUE(c.ok()) << c;
+  EXPECT_EQ(Load(queued).run.state(), v1::CANCELLED);
+  EXPECT_EQ(store_->Write([&](Database* db) { return CancelRun(db, queued, "again", 9).status(); }).code(),
+            absl::StatusCode::kFailedPrecondition);
+
+  int64_t running = AddRun(3);
+  ASSERT_TRUE(Assign(running, 1).ok());
+  ASSERT_TRUE(store_->Write([&](Database* db) { return MarkRunning(db, Attempt(running, 1), 3); }).ok());
+  ASSERT_TRUE(
+      store_->Write([&](Database* db) { return CancelRun(db, running, "by test", 9).status(); }).ok());
+  RunRecord r = Load(running);
+  EXPECT_EQ(r.run.state(), v1::RUNNING);
+  EXPECT_TRUE(r.cancel_requested);
+  // Losing the worker now ends it CANCELLED rather than requeueing it.
+  ASSERT_TRUE(store_->Write([&](Database* db) { return LoseAttempt(db, r, "worker gone", 10); }).ok());
+  EXPECT_EQ(Load(running).run.state(), v1::CANCELLED);
+}
+
+TEST_F(RunStateTest, EventsShareOneSequence) {
+  int64_t run = AddRun(0);
+  ASSERT_TRUE(Assign(run, 1).ok());
+  std::vector<v1::RunEvent> events;
+  ASSERT_TRUE(store_
+                  ->Write([&](Database* db) -> absl::Status {
+                    v1::MetricPoint p;
+                    (*p.mutable_values())["loss"] = 1.0;
+                    NM_RETURN_IF_ERROR(AppendMetric(db, run, 1, p, 3).status());
+                    google::protobuf::RepeatedPtrField<v1::LogLine> lines;
+                    lines.Add()->set_text("hello");
+                    lines.Add()->set_text("world");
+                    NM_RETURN_IF_ERROR(AppendLogs(db, run, 1, lines, 3));
+                    NM_ASSIGN_OR_RETURN(events, EventsFrom(db, run, 0, 0));
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  ASSERT_EQ(events.size(), 4u);  // ASSIGNED, metric, two logs.
+  EXPECT_TRUE(events[0].has_state());
+  EXPECT_TRUE(events[1].has_metric());
+  EXPECT_EQ(events[3].log().text(), "world");
+  for (size_t i = 1; i < events.size(); ++i) {
+    auto seq = [](const v1::RunEvent& e) {
+      return e.has_metric() ? e.metric().seq() : e.has_state() ? e.state().seq() : e.log().seq();
+    };
+    EXPECT_EQ(seq(events[i]), seq(events[i - 1]) + 1);
+  }
+}
+
+TEST(StoreTest, FailedWriteRollsBackEverything) {
+  auto store = Store::Open(TempPath("rollback"));
+  ASSERT_TRUE(store.ok());
+  absl::Status s = (*store)->Write([](Database* db) -> absl::Status {
+    v1::SweepSpec spec;
+    NM_RETURN_IF_ERROR(InsertSweep(db, spec, 1).status());
+    return absl::InvalidArgumentError("stop");
+  });
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  std::vector<v1::Sweep> sweeps;
+  ASSERT_TRUE((*store)
+                  ->Read([&](Database* db) -> absl::Status {
+                    NM_ASSIGN_OR_RETURN(sweeps, ListSweeps(db));
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  EXPECT_TRUE(sweeps.empty());
+}
+
+}  // namespace
+}  // namespace nmsparse::server

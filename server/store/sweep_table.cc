@@ -1,0 +1,92 @@
+#include "server/store/sweep_table.h"
+
+#include "absl/strings/str_cat.h"
+#include "server/store/status_macros.h"
+
+namespace nmsparse::server {
+namespace {
+
+constexpr char kColumns[] = "id, name, spec, created_at_ms, cancelled";
+
+v1::Sweep SweepFromRow(const Statement& st) {
+  v1::Sweep s;
+  s.set_id(st.Int(0));
+  s.set_name(st.Text(1));
+  s.mutable_spec()->ParseFromString(st.Text(2));
+  s.set_created_at_ms(st.Int(3));
+  s.set_cancelled(st.Int(4) != 0);
+  return s;
+}
+
+absl::Status FillRunCounts(Database* db, v1::Sweep* sweep) {
+  NM_ASSIGN_OR_RETURN(Stmt st,
+                      db->Prepare("SELECT state, COUNT(*) FROM runs WHERE sweep_id = ? GROUP BY state"));
+  st->Bind(1, sweep->id());
+  while (true) {
+    NM_ASSIGN_OR_RETURN(bool row, st->Step());
+    if (!row) break;
+    (*sweep->mutable_run_counts())[v1::RunState_Name(static_cast<v1::RunState>(st->Int(0)))] =
+        static_cast<uint32_t>(st->Int(1));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> InsertSweep(Database* db, const v1::SweepSpec& spec, int64_t now_ms) {
+  NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("INSERT INTO sweeps (name, spec, idempotency_key, priority, "
+                                           "created_at_ms) VALUES (?, ?, ?, ?, ?)"));
+  st->BindText(1, spec.name()).BindBlob(2, spec.SerializeAsString());
+  if (spec.idempotency_key().empty()) {
+    st->BindNull(3);
+  } else {
+    st->BindText(3, spec.idempotency_key());
+  }
+  NM_RETURN_IF_ERROR(st->Bind(4, spec.priority()).Bind(5, now_ms).Run());
+  return db->LastInsertId();
+}
+
+absl::StatusOr<std::optional<int64_t>> FindSweepByKey(Database* db, const std::string& key) {
+  if (key.empty()) return std::optional<int64_t>();
+  NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("SELECT id FROM sweeps WHERE idempotency_key = ?"));
+  st->BindText(1, key);
+  NM_ASSIGN_OR_RETURN(bool row, st->Step());
+  return row ? std::optional<int64_t>(st->Int(0)) : std::nullopt;
+}
+
+absl::StatusOr<v1::Sweep> LoadSweep(Database* db, int64_t id) {
+  v1::Sweep sweep;
+  {
+    NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare(absl::StrCat("SELECT ", kColumns, " FROM sweeps WHERE id = ?")));
+    st->Bind(1, id);
+    NM_ASSIGN_OR_RETURN(bool row, st->Step());
+    if (!row) return absl::NotFoundError(absl::StrCat("no sweep with id ", id));
+    sweep = SweepFromRow(*st);
+  }
+  NM_RETURN_IF_ERROR(FillRunCounts(db, &sweep));
+  return sweep;
+}
+
+absl::StatusOr<std::vector<v1::Sweep>> ListSweeps(Database* db) {
+  std::vector<v1::Sweep> out;
+  {
+    NM_ASSIGN_OR_RETURN(Stmt st,
+                        db->Prepare(absl::StrCat("SELECT ", kColumns, " FROM sweeps ORDER BY id DESC")));
+    while (true) {
+      NM_ASSIGN_OR_RETURN(bool row, st->Step());
+      if (!row) break;
+      out.push_back(SweepFromRow(*st));
+    }
+  }
+  for (v1::Sweep& s : out) NM_RETURN_IF_ERROR(FillRunCounts(db, &s));
+  return out;
+}
+
+absl::Status MarkSweepCancelled(Database* db, int64_t id) {
+  NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("UPDATE sweeps SET cancelled = 1 WHERE id = ?"));
+  NM_RETURN_IF_ERROR(st->Bind(1, id).Run());
+  if (db->Changes() == 0) return absl::NotFoundError(absl::StrCat("no sweep with id ", id));
+  return absl::OkStatus();
+}
+
+}  // namespace nmsparse::server

@@ -1,0 +1,26 @@
+// Rows of the sweeps table. Callers hold the Store lock (inside Store::Read / Store::Write).
+#ifndef NMSPARSE_SERVER_STORE_SWEEP_TABLE_H_
+#define NMSPARSE_SERVER_STORE_SWEEP_TABLE_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "nmsparse/v1/sweep.pb.h"
+#include "server/store/sqlite.h"
+
+namespace nmsparse::server {
+
+absl::StatusOr<int64_t> InsertSweep(Database* db, const v1::SweepSpec& spec, int64_t now_ms);
+// The sweep stored under `key`, if any (an empty key never matches).
+absl::StatusOr<std::optional<int64_t>> FindSweepByKey(Database* db, const std::string& key);
+// NotFound names the id. run_counts holds the number of runs per state name.
+absl::StatusOr<v1::Sweep> LoadSweep(Database* db, int64_t id);
+// Newest first.
+absl::StatusOr<std::vector<v1::Sweep>> ListSweeps(Database* db);
+absl::Status MarkSweepCancelled(Database* db, int64_t id);
+
+}  // namespace nmsparse::server
+
+#endif  // NMSPARSE_SERVER_STORE_SWEEP_TABLE_H_

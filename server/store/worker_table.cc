@@ -1,0 +1,115 @@
+#include "server/store/worker_table.h"
+
+#include "absl/strings/str_cat.h"
+#include "server/store/status_macros.h"
+
+namespace nmsparse::server {
+namespace {
+
+constexpr char kSelect[] = "SELECT id, host, slots, last_heartbeat_ms, alive, dead_since_ms FROM workers";
+
+WorkerRecord RecordFromRow(const Statement& st) {
+  WorkerRecord r;
+  r.worker.ParseFromString(st.Text(2));  // Only slots are stored in the blob.
+  r.worker.set_id(st.Int(0));
+  r.worker.set_host(st.Text(1));
+  r.worker.set_last_heartbeat_ms(st.Int(3));
+  r.worker.set_alive(st.Int(4) != 0);
+  r.dead_since_ms = st.Int(5);
+  return r;
+}
+
+absl::StatusOr<std::vector<int64_t>> Ids(Stmt st) {
+  std::vector<int64_t> out;
+  while (true) {
+    NM_ASSIGN_OR_RETURN(bool row, st->Step());
+    if (!row) return out;
+    out.push_back(st->Int(0));
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> UpsertWorker(Database* db, int64_t id, const std::string& host,
+                                     const google::protobuf::RepeatedPtrField<v1::Slot>& slots,
+                                     int64_t now_ms) {
+  v1::Worker blob;
+  *blob.mutable_slots() = slots;
+  if (id != 0) {
+    NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("UPDATE workers SET host = ?, slots = ?, last_heartbeat_ms = ?, "
+                                             "alive = 1, dead_since_ms = 0 WHERE id = ?"));
+    NM_RETURN_IF_ERROR(
+        st->BindText(1, host).BindBlob(2, blob.SerializeAsString()).Bind(3, now_ms).Bind(4, id).Run());
+    if (db->Changes() == 1) return id;
+  }
+  NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("INSERT INTO workers (host, slots, registered_at_ms, "
+                                           "last_heartbeat_ms) VALUES (?, ?, ?, ?)"));
+  NM_RETURN_IF_ERROR(
+      st->BindText(1, host).BindBlob(2, blob.SerializeAsString()).Bind(3, now_ms).Bind(4, now_ms).Run());
+  return db->LastInsertId();
+}
+
+absl::StatusOr<WorkerRecord> LoadWorker(Database* db, int64_t id) {
+  NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare(absl::StrCat(kSelect, " WHERE id = ?")));
+  st->Bind(1, id);
+  NM_ASSIGN_OR_RETURN(bool row, st->Step());
+  if (!row) return absl::NotFoundError(absl::StrCat("no worker with id ", id));
+  return RecordFromRow(*st);
+}
+
+absl::StatusOr<std::vector<WorkerRecord>> ListWorkerRecords(Database* db) {
+  NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare(absl::StrCat(kSelect, " ORDER BY id")));
+  std::vector<WorkerRecord> out;
+  while (true) {
+    NM_ASSIGN_OR_RETURN(bool row, st->Step());
+    if (!row) return out;
+    out.push_back(RecordFromRow(*st));
+  }
+}
+
+absl::Status TouchWorker(Database* db, int64_t id, int64_t now_ms) {
+  NM_ASSIGN_OR_RETURN(Stmt st,
+                      db->Prepare("UPDATE workers SET last_heartbeat_ms = ? WHERE id = ? AND alive = 1"));
+  NM_RETURN_IF_ERROR(st->Bind(1, now_ms).Bind(2, id).Run());
+  if (db->Changes() == 0) {
+    return absl::NotFoundError(
+        absl::StrCat("worker ", id, " is not registered or its lease expired; register again"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<int64_t>> ExpireWorkers(Database* db, int64_t deadline_ms, int64_t now_ms) {
+  NM_ASSIGN_OR_RETURN(Stmt st,
+                      db->Prepare("UPDATE workers SET alive = 0, dead_since_ms = ? WHERE alive = 1 AND "
+                                  "last_heartbeat_ms < ? RETURNING id"));
+  st->Bind(1, now_ms).Bind(2, deadline_ms);
+  return Ids(std::move(st));
+}
+
+absl::StatusOr<std::vector<int64_t>> DeadWorkersHoldingRuns(Database* db, int64_t deadline_ms) {
+  NM_ASSIGN_OR_RETURN(Stmt st,
+                      db->Prepare("SELECT w.id FROM workers w WHERE w.alive = 0 AND w.dead_since_ms < ? "
+                                  "AND EXISTS (SELECT 1 FROM runs r WHERE r.worker_id = w.id AND "
+                                  "r.state IN (2, 3))"));
+  st->Bind(1, deadline_ms);
+  return Ids(std::move(st));
+}
+
+absl::Status RenewAllLeases(Database* db, int64_t now_ms) {
+  NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("UPDATE workers SET last_heartbeat_ms = ? WHERE alive = 1"));
+  return st->Bind(1, now_ms).Run();
+}
+
+absl::StatusOr<uint32_t> LargestWorkerSlots(Database* db, int64_t* worker_id) {
+  NM_ASSIGN_OR_RETURN(std::vector<WorkerRecord> workers, ListWorkerRecords(db));
+  uint32_t best = 0;
+  for (const WorkerRecord& w : workers) {
+    if (static_cast<uint32_t>(w.worker.slots_size()) > best) {
+      best = static_cast<uint32_t>(w.worker.slots_size());
+      if (worker_id) *worker_id = w.worker.id();
+    }
+  }
+  return best;
+}
+
+}  // namespace nmsparse::server

@@ -1,0 +1,39 @@
+// Rows of the workers table. Callers hold the Store lock.
+#ifndef NMSPARSE_SERVER_STORE_WORKER_TABLE_H_
+#define NMSPARSE_SERVER_STORE_WORKER_TABLE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "nmsparse/v1/sweep.pb.h"
+#include "server/store/sqlite.h"
+
+namespace nmsparse::server {
+
+struct WorkerRecord {
+  v1::Worker worker;  // id, host, slots, last_heartbeat_ms, alive (not running_runs / free_slots).
+  int64_t dead_since_ms = 0;
+};
+
+// Registers a worker: updates row `id` when it exists, else inserts a new one. Returns its id.
+absl::StatusOr<int64_t> UpsertWorker(Database* db, int64_t id, const std::string& host,
+                                     const google::protobuf::RepeatedPtrField<v1::Slot>& slots,
+                                     int64_t now_ms);
+// NotFound names the id.
+absl::StatusOr<WorkerRecord> LoadWorker(Database* db, int64_t id);
+absl::StatusOr<std::vector<WorkerRecord>> ListWorkerRecords(Database* db);
+// Renews the lease of a live worker; NotFound when it is unknown or already marked not alive.
+absl::Status TouchWorker(Database* db, int64_t id, int64_t now_ms);
+// Marks live workers silent since before `deadline_ms` not alive; returns their ids.
+absl::StatusOr<std::vector<int64_t>> ExpireWorkers(Database* db, int64_t deadline_ms, int64_t now_ms);
+// Workers marked not alive before `deadline_ms` that still hold ASSIGNED or RUNNING runs.
+absl::StatusOr<std::vector<int64_t>> DeadWorkersHoldingRuns(Database* db, int64_t deadline_ms);
+// Gives every live worker a fresh lease (on coordinator start, so that workers can re-register first).
+absl::Status RenewAllLeases(Database* db, int64_t now_ms);
+// The largest slot count of any registered worker (0 when none is registered).
+absl::StatusOr<uint32_t> LargestWorkerSlots(Database* db, int64_t* worker_id);
+
+}  // namespace nmsparse::server
+
+#endif  // NMSPARSE_SERVER_STORE_WORKER_TABLE_H_

@@ -1,0 +1,24 @@
+// SubmitSweep's logic: idempotency, validation and expansion before any write, the never-fits check, dry
+// runs, reuse of succeeded runs with the same content hash, and one transaction for the sweep and all its
+// runs.
+#ifndef NMSPARSE_SERVER_SWEEP_SUBMISSION_H_
+#define NMSPARSE_SERVER_SWEEP_SUBMISSION_H_
+
+#include "absl/status/statusor.h"
+#include "nmsparse/v1/coordinator.pb.h"
+#include "server/store/store.h"
+#include "server/sweep_expander.h"
+
+namespace nmsparse::server {
+
+// The response lists the runs without their specs (a sweep may have many thousands); a dry run includes
+// spec and resolved_spec, since showing the expansion is its point.
+//
+// Runs needing more slots than the largest registered worker has are refused with INVALID_ARGUMENT. When no
+// worker has registered yet, every size is accepted: workers may still come, and the runs wait in the queue.
+absl::StatusOr<v1::SubmitSweepResponse> SubmitSweep(Store* store, const SweepExpander& expand,
+                                                    const v1::SubmitSweepRequest& request);
+
+}  // namespace nmsparse::server
+
+#endif  // NMSPARSE_SERVER_SWEEP_SUBMISSION_H_

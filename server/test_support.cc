@@ -1,0 +1,206 @@
+#include "server/test_support.h"
+
+#include <openssl/sha.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <thread>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "gtest/gtest.h"
+#include "server/store/sqlite.h"
+
+namespace nmsparse::server::testing {
+namespace {
+
+std::string Sha256Hex(const std::string& data) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest);
+  return absl::BytesToHexString(absl::string_view(reinterpret_cast<char*>(digest), sizeof(digest)));
+}
+
+void Combine(const v1::SweepSpec& spec, size_t axis, NewRun current, std::string overrides,
+             std::vector<NewRun>* out) {
+  if (axis == static_cast<size_t>(spec.grid_size())) {
+    current.index = static_cast<uint32_t>(out->size());
+    current.content_hash = Sha256Hex(spec.base().SerializeAsString() + "|" + overrides);
+    current.resolved_spec =
+        absl::StrCat("model: {name: ", spec.base().model().name(), "}\n# ", overrides, "\n");
+    out->push_back(std::move(current));
+    return;
+  }
+  const v1::GridAxis& g = spec.grid(static_cast<int>(axis));
+  for (const v1::AxisValue& v : g.values()) {
+    NewRun next = current;
+    next.labels.emplace_back(g.name(), v.label());
+    std::map<std::string, std::string> sorted(v.set().begin(), v.set().end());
+    std::string more = overrides;
+    for (const auto& [k, val] : sorted) absl::StrAppend(&more, k, "=", val, ";");
+    if (sorted.count("sparsity.m_sparsity")) {
+      next.spec.mutable_sparsity()->set_m_sparsity(std::stoul(sorted["sparsity.m_sparsity"]));
+    }
+    Combine(spec, axis + 1, std::move(next), more, out);
+  }
+}
+
+}  // namespace
+
+std::string TempDbPath(const std::string& name) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  std::string path = absl::StrCat(dir ? dir : "/tmp", "/", name, "-", getpid(), ".db");
+  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+  return path;
+}
+
+absl::StatusOr<std::vector<NewRun>> GridExpand(const v1::SweepSpec& spec) {
+  if (spec.base().model().name().empty()) {
+    return absl::InvalidArgumentError("model.name: \"\" is not a catalogued model");
+  }
+  NewRun base;
+  base.spec = spec.base();
+  base.gpus = spec.gpus_per_run() > 0 ? spec.gpus_per_run() : std::max(1u, spec.base().resources().gpus());
+  base.spec.mutable_resources()->set_gpus(base.gpus);
+  std::vector<NewRun> out;
+  Combine(spec, 0, base, "", &out);
+  return out;
+}
+
+v1::SweepSpec MSweep(const std::string& name, const std::vector<std::string>& m_values, uint32_t gpus) {
+  v1::SweepSpec s;
+  s.set_name(name);
+  s.mutable_base()->mutable_model()->set_name("vit_micro_patch4_28");
+  s.mutable_base()->mutable_resources()->set_gpus(gpus);
+  v1::GridAxis* axis = s.add_grid();
+  axis->set_name("m");
+  for (const std::string& m : m_values) {
+    v1::AxisValue* v = axis->add_values();
+    v->set_label(m);
+    (*v->mutable_set())["sparsity.m_sparsity"] = m;
+  }
+  return s;
+}
+
+int64_t CountRows(const std::string& db_path, const std::string& table) {
+  auto db = Database::Open(db_path);
+  EXPECT_TRUE(db.ok()) << db.status();
+  auto st = (*db)->Prepare("SELECT COUNT(*) FROM " + table);
+  EXPECT_TRUE(st.ok()) << st.status();
+  auto row = (*st)->Step();
+  EXPECT_TRUE(row.ok() && *row);
+  return (*st)->Int(0);
+}
+
+std::vector<v1::Slot> GpuSlots(int n) {
+  std::vector<v1::Slot> out(n);
+  for (int i = 0; i < n; ++i) {
+    out[i].set_index(i);
+    out[i].set_kind(v1::Slot::GPU);
+    out[i].set_name("test gpu");
+    out[i].set_memory_mb(16000);
+  }
+  return out;
+}
+
+TestServer::TestServer(const std::string& db_path, int64_t lease_ms, int64_t grace_ms, SweepExpander expand) {
+  options_.listen = "127.0.0.1:0";
+  options_.db_path = db_path;
+  options_.lease_ms = lease_ms;
+  options_.grace_ms = grace_ms;
+  options_.schedule_interval_ms = 100;
+  options_.expand = std::move(expand);
+  Restart();
+}
+
+TestServer::~TestServer() { Stop(); }
+
+void TestServer::Stop() {
+  coordinator_.reset();
+  gateway_.reset();
+  channel_.reset();
+  if (server_) server_->Shutdown();
+  server_.reset();
+}
+
+void TestServer::Restart() {
+  Stop();
+  auto s = NmServer::Start(options_);
+  ASSERT_TRUE(s.ok()) << s.status();
+  server_ = std::move(*s);
+  Connect();
+}
+
+void TestServer::Connect() {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(64 << 20);
+  channel_ = grpc::CreateCustomChannel(server_->address(), grpc::InsecureChannelCredentials(), args);
+  coordinator_ = v1::Coordinator::NewStub(channel_);
+  gateway_ = v1::WorkerGateway::NewStub(channel_);
+}
+
+FakeWorker::FakeWorker(v1::WorkerGateway::Stub* gateway, int slots, int64_t id,
+                       std::vector<v1::RunAttempt> running)
+    : gateway_(gateway) {
+  v1::RegisterRequest req;
+  req.set_worker_id(id);
+  req.set_host("test-host");
+  for (const v1::Slot& s : GpuSlots(slots)) *req.add_slots() = s;
+  for (const v1::RunAttempt& ra : running) *req.add_running() = ra;
+  grpc::ClientContext ctx;
+  grpc::Status s = gateway_->Register(&ctx, req, &registration_);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  id_ = registration_.worker_id();
+  ctx_ = std::make_unique<grpc::ClientContext>();
+  reader_ = std::thread([this] {
+    v1::AssignmentsRequest areq;
+    areq.set_worker_id(id_);
+    auto stream = gateway_->Assignments(ctx_.get(), areq);
+    v1::Assignment a;
+    while (stream->Read(&a)) {
+      absl::MutexLock lock(&mu_);
+      received_.push_back(a);
+    }
+    (void)stream->Finish();
+  });
+}
+
+FakeWorker::~FakeWorker() {
+  StopHeartbeats();
+  CloseStream();
+}
+
+void FakeWorker::StartHeartbeats(int interval_ms) {
+  beating_ = true;
+  heartbeats_ = std::thread([this, interval_ms] {
+    while (beating_) {
+      v1::HeartbeatRequest req;
+      req.set_worker_id(id_);
+      v1::HeartbeatResponse resp;
+      grpc::ClientContext ctx;
+      (void)gateway_->Heartbeat(&ctx, req, &resp);
+      absl::SleepFor(absl::Milliseconds(interval_ms));
+    }
+  });
+}
+
+void FakeWorker::StopHeartbeats() {
+  beating_ = false;
+  if (heartbeats_.joinable()) heartbeats_.join();
+}
+
+void FakeWorker::CloseStream() {
+  if (ctx_) ctx_->TryCancel();
+  if (reader_.joinable()) reader_.join();
+}
+
+std::vector<v1::Assignment> FakeWorker::WaitAssignments(size_t n, int timeout_ms) {
+  absl::MutexLock lock(&mu_);
+  auto enough = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return received_.size() >= n; };
+  mu_.AwaitWithTimeout(absl::Condition(&enough), absl::Milliseconds(timeout_ms));
+  return received_;
+}
+
+}  // namespace nmsparse::server::testing

@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# End to end: the real nmserver, nmworker and nmtrain on loopback with a real SQLite file, driven by nmctl.
+# Covers: submit -> runs complete -> metrics, best, compare and export through nmctl --json; idempotent
+# resubmission; reuse of identical runs; invalid specs rejected with nothing stored; cancel; a worker SIGKILLed
+# mid-run (its run is requeued and resumed from its checkpoint on another worker, final metrics once); the
+# coordinator killed and restarted mid-sweep (nothing lost or duplicated); a stale attempt refused (a frozen
+# worker whose run moved on is told to stop).
+#
+# Usage: service_e2e_test.sh NMSERVER NMWORKER NMCTL NMTRAIN SWEEP_YAML INVALID_YAML
+set -uo pipefail
+
+nmserver=$(realpath "$1"); nmworker=$(realpath "$2"); nmctl=$(realpath "$3"); nmtrain=$(realpath "${NMSPARSE_E2E_TRAINER:-$4}")
+sweep_yaml=$(realpath "$5"); invalid_yaml=$(realpath "$6")
+tmp=$(mktemp -d "${TEST_TMPDIR:-/tmp}/e2e.XXXXXX")
+db="$tmp/nmsparse.db"
+work="$tmp/work"  # Shared by the workers, as a shared filesystem would be: a requeued run resumes from it.
+export NMSPARSE_SHARED="${NMSPARSE_SHARED:-}"
+
+declare -A worker_pid=()
+server_pid=""
+failures=0
+
+log() { echo "e2e: $*" >&2; }
+fail() { log "FAIL: $*"; failures=$((failures + 1)); }
+check() {  # check DESCRIPTION COMMAND...
+  local what=$1; shift
+  if "$@"; then log "ok: $what"; else fail "$what"; fi
+}
+
+stop_pid() {  # SIGTERM, then SIGKILL after 5 s.
+  local pid=$1
+  kill -CONT "$pid" 2>/dev/null
+  kill -TERM "$pid" 2>/dev/null || return 0
+  for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+  kill -KILL "$pid" 2>/dev/null
+}
+
+stop_worker() {  # A worker and, should any outlive it, its ranks (by pid).
+  local pid=$1 ranks
+  ranks=$(pgrep -P "$pid" | tr '\n' ' ')
+  stop_pid "$pid"
+  for r in $ranks; do kill -CONT "$r" 2>/dev/null; kill -KILL "$r" 2>/dev/null; done
+}
+
+cleanup() {
+  for name in "${!worker_pid[@]}"; do stop_worker "${worker_pid[$name]}"; done
+  [[ -n "$server_pid" ]] && stop_pid "$server_pid"
+  wait 2>/dev/null
+  if ((failures > 0)); then
+    for f in "$tmp"/*.log; do echo "===== $f (tail)"; tail -n 40 "$f"; done
+  fi
+}
+trap cleanup EXIT
+
+server_starts=0
+start_server() {  # start_server PORT (0: any free port); sets $address and NMSPARSE_COORDINATOR.
+  server_starts=$((server_starts + 1))
+  local log_file="$tmp/nmserver-$server_starts.log"
+  "$nmserver" --listen="127.0.0.1:$1" --db="$db" --lease_ms=2000 --grace_ms=1000 --schedule_interval_ms=200 \
+    >"$log_file" 2>&1 &
+  server_pid=$!
+  address=""
+  for _ in $(seq 100); do
+    address=$(sed -n 's/^nmserver listening on \(.*\)$/\1/p' "$log_file")
+    [[ -n "$address" ]] && break
+    sleep 0.1
+  done
+  [[ -n "$address" ]] || { log "nmserver did not start"; cat "$log_file" >&2; exit 1; }
+  export NMSPARSE_COORDINATOR="$address"
+  log "nmserver $server_pid on $address"
+}
+
+start_worker() {  # start_worker NAME
+  "$nmworker" --coordinator="$NMSPARSE_COORDINATOR" --work_dir="$work" --trainer="$nmtrain" --cpu-slots=1 \
+    --host="$1" --kill_grace_ms=3000 >"$tmp/nmworker-$1.log" 2>&1 &
+  worker_pid[$1]=$!
+}
+
+ctl() { "$nmctl" "$@"; }
+json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+
+# Polls `nmctl runs --sweep S --json` until the Python condition over `runs` holds (timeout in seconds).
+wait_runs() {
+  local sweep=$1 condition=$2 timeout=${3:-120}
+  local deadline=$((SECONDS + timeout))
+  while ((SECONDS < deadline)); do
+    if ctl runs --sweep "$sweep" --json 2>/dev/null | python3 -c "
+import json,sys
+runs=json.load(sys.stdin)['runs']
+sys.exit(0 if runs and ($condition) else 1)"; then return 0; fi
+    sleep 0.3
+  done
+  log "timed out waiting for sweep $sweep: $condition"
+  ctl runs --sweep "$sweep" >&2
+  return 1
+}
+
+final_points() {  # The number of "final" metric points of a run.
+  ctl run "$1" --json | json "sum(1 for p in d['metrics'] if p['kind']=='final')"
+}
+
+# Which worker (by host name) holds a run.
+holder_of() {
+  local worker_id
+  worker_id=$(ctl runs --json | json "[r['worker_id'] for r in d['runs'] if r['id']=='$1'][0]")
+  ctl workers --json | json "[w['host'] for w in d['workers'] if w['id']=='$worker_id'][0]"
+}
+
+start_server 0
+port=${address##*:}
+start_worker w1
+
+# --- submit -> runs complete -> metrics and best via nmctl --json
+sweep=$(ctl submit "$sweep_yaml" --idempotency-key e2e-1 --json | json "d['sweep']['id']")
+check "submit returns a sweep id" test -n "$sweep"
+check "runs of sweep $sweep succeed" wait_runs "$sweep" "all(r['state']=='SUCCEEDED' for r in runs)" 300
+check "follow ends with 0 for a succeeded sweep" ctl follow "$sweep"
+check "every run has final top1" test "$(ctl runs --sweep "$sweep" --json | json "all('top1' in r['final_metrics'] for r in d['runs'])")" = True
+first_run=$(ctl runs --sweep "$sweep" --json | json "d['runs'][0]['id']")
+check "run has epoch metric points" test "$(ctl run "$first_run" --json | json "sum(1 for p in d['metrics'] if p['kind']=='epoch')")" -ge 2
+check "run has one final point" test "$(final_points "$first_run")" = 1
+check "best returns a run with top1" test "$(ctl best "$sweep" --metric top1 --json | json "'top1' in d['runs'][0]['final_metrics']")" = True
+check "compare shows both recipes" bash -c "'$nmctl' compare '$sweep' --metric top1 | grep -q dense && '$nmctl' compare '$sweep' | grep -q srste_2_4"
+check "export csv has a header and two rows" test "$(ctl export "$sweep" --format csv | wc -l)" = 3
+check "watch of a succeeded run exits 0" ctl watch "$first_run"
+check "logs of a run are readable" ctl logs "$first_run"
+
+# --- idempotent resubmission: the same key returns the first sweep, nothing new is stored
+again=$(ctl submit "$sweep_yaml" --idempotency-key e2e-1 --json)
+check "same idempotency key returns the same sweep" test "$(echo "$again" | json "d['sweep']['id']")" = "$sweep"
+check "and says it existed" test "$(echo "$again" | json "d['existing']")" = True
+check "still one sweep" test "$(ctl sweeps --json | json "len(d['sweeps'])")" = 1
+
+# --- dedupe: identical runs in a new sweep reuse the succeeded results
+reuse=$(ctl submit "$sweep_yaml" --json | json "d['sweep']['id']")
+check "identical runs are reused" wait_runs "$reuse" "all(r['state']=='SUCCEEDED' and int(r['reused_from'])>0 for r in runs)" 10
+
+# --- invalid specs are rejected and leave no trace
+sweeps_before=$(ctl sweeps --json | json "len(d['sweeps'])")
+ctl submit "$invalid_yaml" 2>"$tmp/invalid.err"; rc=$?
+check "an invalid spec exits 2" test "$rc" = 2
+check "the error names file, line and key" grep -q "e2e_invalid_sweep.yaml:[0-9]*: sparsity.n_sparsity" "$tmp/invalid.err"
+ctl submit "$sweep_yaml" --set resources.gpus=4 --no-reuse 2>"$tmp/toobig.err"; rc=$?
+check "a run that can never fit is refused by the coordinator (exit 2)" test "$rc" = 2
+check "nothing was stored" test "$(ctl sweeps --json | json "len(d['sweeps'])")" = "$sweeps_before"
+
+# --- cancel a running run
+long=$(ctl submit "$sweep_yaml" --set schedule.epochs=200 --set name=e2e-cancel --no-reuse --json | json "d['sweep']['id']")
+check "long run starts" wait_runs "$long" "any(r['state']=='RUNNING' for r in runs)" 60
+running=$(ctl runs --sweep "$long" --state running --json | json "d['runs'][0]['id']")
+ctl cancel "$running" >/dev/null
+check "cancelled run ends CANCELLED" wait_runs "$long" "[r['state'] for r in runs if r['id']=='$running'][0]=='CANCELLED'" 30
+ctl watch "$running" >/dev/null; rc=$?
+check "watch of a cancelled run exits 4" test "$rc" = 4
+ctl cancel --sweep "$long" >/dev/null
+check "the sweep's other run is cancelled" wait_runs "$long" "all(r['state']=='CANCELLED' for r in runs)" 30
+sleep 0.5
+check "no trainer of the cancelled runs is left" bash -c "! pgrep -f -- '--out $work/runs/$running\$' >/dev/null"
+
+# --- a worker SIGKILLed mid-run: the run is requeued and resumed from its checkpoint on another worker
+start_worker w2
+kill_sweep=$(ctl submit "$sweep_yaml" --set schedule.epochs=6 --set name=e2e-kill --no-reuse --json | json "d['sweep']['id']")
+kill_run=$(ctl runs --sweep "$kill_sweep" --json | json "d['runs'][0]['id']")
+check "run to kill has a checkpointed epoch" wait_runs "$kill_sweep" \
+  "any(r['id']=='$kill_run' and r['state']=='RUNNING' for r in runs)" 60
+for _ in $(seq 300); do
+  [[ "$(ctl run "$kill_run" --json | json "sum(1 for p in d['metrics'] if p['kind']=='epoch')")" -ge 1 ]] && break
+  sleep 0.2
+done
+victim=$(holder_of "$kill_run")
+log "SIGKILL worker $victim (pid ${worker_pid[$victim]}) running run $kill_run"
+kill -KILL "${worker_pid[$victim]}"
+unset "worker_pid[$victim]"
+check "killed worker's run succeeds after requeue" wait_runs "$kill_sweep" "all(r['state']=='SUCCEEDED' for r in runs)" 300
+check "it took another attempt" test "$(ctl run "$kill_run" --json | json "d['run']['attempt']")" -ge 2
+check "the retry resumed from a checkpoint" bash -c "'$nmctl' logs '$kill_run' | grep -q 'resuming from'"
+check "final metrics recorded once" test "$(final_points "$kill_run")" = 1
+[[ -z "${worker_pid[w1]:-}" ]] && start_worker w1
+[[ -z "${worker_pid[w2]:-}" ]] && start_worker w2
+
+# --- coordinator killed and restarted mid-sweep: nothing lost or duplicated
+restart_sweep=$(ctl submit "$sweep_yaml" --set schedule.epochs=4 --set name=e2e-restart --no-reuse --json | json "d['sweep']['id']")
+check "sweep runs before the restart" wait_runs "$restart_sweep" "any(r['state']=='RUNNING' for r in runs)" 60
+kill -KILL "$server_pid"
+log "nmserver SIGKILLed"
+sleep 2
+start_server "$port"
+check "sweep completes after the restart" wait_runs "$restart_sweep" "all(r['state']=='SUCCEEDED' for r in runs)" 300
+check "no run lost or added" test "$(ctl runs --sweep "$restart_sweep" --json | json "len(d['runs'])")" = 2
+for r in $(ctl runs --sweep "$restart_sweep" --json | json "' '.join(r['id'] for r in d['runs'])"); do
+  check "run $r has one final point" test "$(final_points "$r")" = 1
+done
+
+# --- stale attempt refused: a frozen worker loses its run, comes back, and is told to stop
+stale_sweep=$(ctl submit "$sweep_yaml" --set schedule.epochs=8 --set name=e2e-stale --no-reuse --json | json "d['sweep']['id']")
+stale_run=$(ctl runs --sweep "$stale_sweep" --json | json "d['runs'][0]['id']")
+check "run to freeze starts" wait_runs "$stale_sweep" "any(r['id']=='$stale_run' and r['state']=='RUNNING' for r in runs)" 60
+frozen=$(holder_of "$stale_run")
+frozen_pid=${worker_pid[$frozen]}
+ranks=$(pgrep -P "$frozen_pid" | tr '\n' ' ')
+log "SIGSTOP worker $frozen (pid $frozen_pid, ranks $ranks)"
+kill -STOP "$frozen_pid" $ranks
+check "frozen worker's run moves to another attempt" wait_runs "$stale_sweep" \
+  "[int(r['attempt']) for r in runs if r['id']=='$stale_run'][0] >= 2" 60
+kill -CONT "$frozen_pid" $ranks
+check "the stale attempt's ranks are stopped" bash -c "for i in \$(seq 100); do kill -0 $ranks 2>/dev/null || exit 0; sleep 0.1; done; exit 1"
+check "the frozen worker was told to stop its attempt" grep -qE "asks to stop|refused by the coordinator" "$tmp/nmworker-$frozen.log"
+check "the moved run succeeds" wait_runs "$stale_sweep" "all(r['state']=='SUCCEEDED' for r in runs)" 300
+check "moved run has one final point" test "$(final_points "$stale_run")" = 1
+
+if ((failures > 0)); then
+  log "$failures check(s) failed"
+  exit 1
+fi
+log "all checks passed"

@@ -1,0 +1,433 @@
+#include "worker/agent/agent.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "worker/agent/agent_log.h"
+
+namespace nmsparse::agent {
+namespace {
+
+constexpr size_t kMaxBatch = 256;
+constexpr size_t kMaxLogLineChars = 4096;
+constexpr std::chrono::milliseconds kInitialBackoff{200};
+
+// Codes after which the same report is sent again: the coordinator is away or busy, not refusing it.
+bool IsTransient(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kDeadlineExceeded:
+    case absl::StatusCode::kResourceExhausted:
+    case absl::StatusCode::kAborted:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string AttemptName(const v1::RunAttempt& run) {
+  return absl::StrCat("run ", run.run_id(), " attempt ", run.attempt());
+}
+
+v1::RunAttempt MakeAttempt(int64_t run_id, uint32_t attempt) {
+  v1::RunAttempt run;
+  run.set_run_id(run_id);
+  run.set_attempt(attempt);
+  return run;
+}
+
+}  // namespace
+
+Agent::Agent(AgentOptions options, std::unique_ptr<CoordinatorClient> client)
+    : options_(std::move(options)), client_(std::move(client)), outbox_(options_.outbox_capacity) {}
+
+Agent::~Agent() { Shutdown(std::chrono::milliseconds(0)); }
+
+void Agent::Start() {
+  heartbeat_thread_ = std::thread([this] { HeartbeatLoop(); });
+  assignment_thread_ = std::thread([this] { AssignmentLoop(); });
+  report_thread_ = std::thread([this] { ReportLoop(); });
+}
+
+void Agent::Shutdown(std::chrono::milliseconds flush_timeout) {
+  std::map<int64_t, ActiveRun> runs;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_ && reporter_stopping_) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  client_->CancelAssignments(/*for_good=*/true);
+  if (assignment_thread_.joinable()) assignment_thread_.join();
+  if (heartbeat_thread_.joinable()) heartbeat_thread_.join();
+
+  // Stop every run; each reports FAILED ("nmworker shut down") through the outbox.
+  std::vector<RunSupervisor*> supervisors;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [id, run] : runs_) supervisors.push_back(run.supervisor.get());
+  }
+  for (RunSupervisor* s : supervisors) s->Stop(StopReason::kShutdown);
+  for (RunSupervisor* s : supervisors) s->Join();
+
+  const auto deadline = std::chrono::steady_clock::now() + flush_timeout;
+  while (outbox_.size() > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (outbox_.size() > 0) AgentLog(absl::StrCat("exiting with ", outbox_.size(), " unsent reports"));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    reporter_stopping_ = true;
+    runs.swap(runs_);
+  }
+  cv_.notify_all();
+  outbox_.Close();
+  if (report_thread_.joinable()) report_thread_.join();
+  runs.clear();  // Supervisors were joined above; destroying them is immediate.
+}
+
+void Agent::Backoff(std::chrono::milliseconds* delay, bool reporter) {
+  std::unique_lock<std::mutex> lock(mu_);
+  // The reporter keeps trying while the agent shuts down: it flushes the last reports.
+  cv_.wait_for(lock, *delay, [this, reporter] { return reporter ? reporter_stopping_ : stopping_; });
+  *delay = std::min(*delay * 2, options_.max_backoff);
+}
+
+absl::Status Agent::RegisterOnce() {
+  v1::RegisterRequest request;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    request.set_worker_id(worker_id_);
+  }
+  request.set_host(options_.host);
+  for (const v1::Slot& slot : options_.slots.slots) *request.add_slots() = slot;
+  for (const v1::RunAttempt& run : RunningAttempts()) *request.add_running() = run;
+  absl::StatusOr<v1::RegisterResponse> response = client_->Register(request);
+  if (!response.ok()) return response.status();
+  client_->set_worker_id(response->worker_id());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    worker_id_ = response->worker_id();
+    if (response->heartbeat_interval_ms() > 0) {
+      heartbeat_interval_ = std::chrono::milliseconds(response->heartbeat_interval_ms());
+    }
+    registered_ = true;
+    need_register_ = false;
+  }
+  cv_.notify_all();
+  AgentLog(absl::StrCat("registered with ", client_->address(), " as worker ", response->worker_id(), " (",
+                        options_.slots.slots.size(), " slots, ", request.running_size(),
+                        " running attempts, heartbeat every ", response->heartbeat_interval_ms(), " ms)"));
+  StopAttempts(response->stop(), StopReason::kCancel);
+  return absl::OkStatus();
+}
+
+void Agent::HeartbeatLoop() {
+  std::chrono::milliseconds backoff = kInitialBackoff;
+  bool reported_unreachable = false;
+  for (;;) {
+    bool need_register;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) return;
+      need_register = need_register_;
+    }
+    ReapFinished();
+    if (need_register) {
+      // A fresh stream belongs to the new registration; the old one may hang on a dead connection.
+      client_->CancelAssignments(/*for_good=*/false);
+      absl::Status status = RegisterOnce();
+      if (!status.ok()) {
+        if (!reported_unreachable) {
+          AgentLog(absl::StrCat("cannot register with coordinator ", client_->address(), ": ",
+                                status.ToString(), "; retrying"));
+          reported_unreachable = true;
+        }
+        Backoff(&backoff, /*reporter=*/false);
+        continue;
+      }
+      reported_unreachable = false;
+      backoff = kInitialBackoff;
+    }
+
+    int64_t worker_id;
+    std::chrono::milliseconds interval;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      interval = heartbeat_interval_;
+      cv_.wait_for(lock, interval, [this] { return stopping_ || need_register_; });
+      if (stopping_) return;
+      if (need_register_) continue;
+      worker_id = worker_id_;
+    }
+    v1::HeartbeatRequest request;
+    request.set_worker_id(worker_id);
+    for (const v1::RunAttempt& run : RunningAttempts()) *request.add_running() = run;
+    absl::StatusOr<v1::HeartbeatResponse> response = client_->Heartbeat(request);
+    if (response.ok()) {
+      StopAttempts(response->stop(), StopReason::kCancel);
+      continue;
+    }
+    // NOT_FOUND: the coordinator forgot us. Anything else: it may be restarting; register again once it is
+    // back, reporting the attempts that kept running meanwhile.
+    AgentLog(absl::StrCat("heartbeat failed: ", response.status().ToString(), "; registering again"));
+    std::lock_guard<std::mutex> lock(mu_);
+    need_register_ = true;
+  }
+}
+
+void Agent::AssignmentLoop() {
+  std::chrono::milliseconds backoff = kInitialBackoff;
+  for (;;) {
+    int64_t worker_id;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return stopping_ || (registered_ && !need_register_); });
+      if (stopping_) return;
+      worker_id = worker_id_;
+    }
+    const auto opened = std::chrono::steady_clock::now();
+    absl::Status status =
+        client_->StreamAssignments(worker_id, [this](const v1::Assignment& a) { HandleAssignment(a); });
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) return;
+      if (status.code() == absl::StatusCode::kNotFound || status.code() == absl::StatusCode::kUnavailable) {
+        need_register_ = true;
+      }
+    }
+    cv_.notify_all();
+    if (status.code() != absl::StatusCode::kCancelled) {
+      AgentLog(absl::StrCat("assignment stream ended: ", status.ToString()));
+    }
+    if (std::chrono::steady_clock::now() - opened > std::chrono::seconds(10)) backoff = kInitialBackoff;
+    Backoff(&backoff, /*reporter=*/false);
+  }
+}
+
+void Agent::HandleAssignment(const v1::Assignment& assignment) {
+  const v1::RunAttempt run = MakeAttempt(assignment.run_id(), assignment.attempt());
+  std::unique_ptr<RunSupervisor> previous;
+  uint32_t previous_attempt = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    auto it = runs_.find(assignment.run_id());
+    if (it != runs_.end()) {
+      if (it->second.attempt >= assignment.attempt())
+        return;  // Sent again after a reconnect: already running.
+      previous = std::move(it->second.supervisor);
+      previous_attempt = it->second.attempt;
+      runs_.erase(it);
+    }
+  }
+  if (previous != nullptr) {
+    // The same run directory is reused: the old attempt must be gone before the new one starts.
+    AgentLog(absl::StrCat("stopping stale attempt ", previous_attempt, " of run ", assignment.run_id()));
+    previous->Stop(StopReason::kStale);
+    previous->Join();
+    outbox_.DropAttempt(MakeAttempt(assignment.run_id(), previous_attempt));
+  }
+
+  RunLaunch launch;
+  launch.run_id = assignment.run_id();
+  launch.attempt = assignment.attempt();
+  launch.spec_yaml = assignment.resolved_spec();
+  launch.run_dir = absl::StrCat(options_.work_dir, "/runs/", assignment.run_id());
+  launch.trainer = options_.trainer;
+  if (options_.trainer_threads > 0)
+    launch.trainer_args = {"--threads", absl::StrCat(options_.trainer_threads)};
+  launch.kill_grace = options_.kill_grace;
+  for (uint32_t slot : assignment.slots()) {
+    RankDevice device;
+    if (slot < options_.slots.devices.size()) device.gpu = options_.slots.devices[slot];
+    launch.ranks.push_back(device);
+  }
+  if (launch.ranks.empty()) launch.ranks.push_back(RankDevice{});
+
+  RunCallbacks callbacks;
+  callbacks.on_started = [this, run] {
+    Report report;
+    report.kind = Report::Kind::kStart;
+    report.run = run;
+    outbox_.Push(std::move(report));
+  };
+  callbacks.on_metric = [this, run](v1::MetricPoint point) {
+    Report report;
+    report.kind = Report::Kind::kMetric;
+    report.run = run;
+    report.point = std::move(point);
+    outbox_.Push(std::move(report));
+  };
+  callbacks.on_log = [this, run](uint32_t rank, absl::string_view text) {
+    Report report;
+    report.kind = Report::Kind::kLog;
+    report.run = run;
+    report.line.set_run_id(run.run_id());
+    report.line.set_attempt(run.attempt());
+    report.line.set_rank(rank);
+    report.line.set_text(std::string(text.substr(0, kMaxLogLineChars)));
+    report.line.set_at_ms(absl::ToUnixMillis(absl::Now()));
+    outbox_.Push(std::move(report));
+  };
+  callbacks.on_done = [this, run](const RunOutcome& outcome) { OnRunDone(run, outcome); };
+
+  AgentLog(absl::StrCat("starting ", AttemptName(run), " with ", launch.ranks.size(), " rank(s) in ",
+                        launch.run_dir, assignment.resume() ? " (resume)" : ""));
+  auto supervisor = std::make_unique<RunSupervisor>(std::move(launch), std::move(callbacks));
+  RunSupervisor* raw = supervisor.get();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ActiveRun& active = runs_[assignment.run_id()];
+    active.attempt = assignment.attempt();
+    active.supervisor = std::move(supervisor);
+  }
+  raw->Start();
+}
+
+void Agent::OnRunDone(const v1::RunAttempt& run, const RunOutcome& outcome) {
+  AgentLog(absl::StrCat(AttemptName(run), " ended: ", v1::RunState_Name(outcome.state), " exit ",
+                        outcome.exit_code, outcome.report ? "" : " (stale, not reported)"));
+  if (!outcome.report) {
+    outbox_.DropAttempt(run);
+    return;  // ReapFinished removes it.
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = runs_.find(run.run_id());
+    if (it != runs_.end() && it->second.attempt == run.attempt()) it->second.awaiting_delivery = true;
+  }
+  Report report;
+  report.kind = Report::Kind::kComplete;
+  report.run = run;
+  *report.complete.mutable_run() = run;
+  report.complete.set_outcome(outcome.state);
+  report.complete.set_exit_code(outcome.exit_code);
+  report.complete.set_message(outcome.message);
+  for (const auto& [name, value] : outcome.final_metrics)
+    (*report.complete.mutable_final_metrics())[name] = value;
+  outbox_.Push(std::move(report));
+}
+
+void Agent::Retire(const v1::RunAttempt& run) {
+  std::unique_ptr<RunSupervisor> supervisor;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = runs_.find(run.run_id());
+    if (it == runs_.end() || it->second.attempt != run.attempt()) return;
+    supervisor = std::move(it->second.supervisor);
+    runs_.erase(it);
+  }
+  if (supervisor != nullptr) supervisor->Join();  // Its thread is finishing on_done, if not already gone.
+}
+
+void Agent::ReapFinished() {
+  std::vector<std::unique_ptr<RunSupervisor>> finished;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = runs_.begin(); it != runs_.end();) {
+      if (it->second.supervisor->done() && !it->second.awaiting_delivery) {
+        finished.push_back(std::move(it->second.supervisor));
+        it = runs_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (auto& s : finished) s->Join();
+}
+
+std::vector<v1::RunAttempt> Agent::RunningAttempts() {
+  std::vector<v1::RunAttempt> attempts;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [id, run] : runs_) {
+    // A stale attempt that is still being stopped is not ours to claim any more.
+    if (run.supervisor->done() && !run.awaiting_delivery) continue;
+    attempts.push_back(MakeAttempt(id, run.attempt));
+  }
+  return attempts;
+}
+
+void Agent::StopAttempts(const google::protobuf::RepeatedPtrField<v1::RunAttempt>& attempts,
+                         StopReason reason) {
+  for (const v1::RunAttempt& run : attempts) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = runs_.find(run.run_id());
+    if (it == runs_.end() || it->second.attempt != run.attempt() || it->second.supervisor->done()) continue;
+    AgentLog(absl::StrCat("coordinator asks to stop ", AttemptName(run)));
+    it->second.supervisor->Stop(reason);
+  }
+}
+
+absl::Status Agent::Send(const std::vector<Report>& batch) {
+  const Report& head = batch.front();
+  switch (head.kind) {
+    case Report::Kind::kStart:
+      return client_->StartRun(head.run);
+    case Report::Kind::kComplete:
+      return client_->CompleteRun(head.complete);
+    case Report::Kind::kMetric: {
+      std::vector<v1::MetricReport> reports;
+      for (const Report& r : batch) {
+        v1::MetricReport& report = reports.emplace_back();
+        *report.mutable_run() = r.run;
+        *report.mutable_point() = r.point;
+      }
+      return client_->ReportMetrics(reports);
+    }
+    case Report::Kind::kLog: {
+      v1::LogReport report;
+      *report.mutable_run() = head.run;
+      for (const Report& r : batch) *report.add_lines() = r.line;
+      return client_->ReportLog(report);
+    }
+  }
+  return absl::InternalError("unknown report kind");
+}
+
+void Agent::ReportLoop() {
+  std::chrono::milliseconds backoff = kInitialBackoff;
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (reporter_stopping_) return;
+    }
+    std::vector<Report> batch = outbox_.PeekBatch(kMaxBatch, std::chrono::milliseconds(200));
+    if (batch.empty()) continue;
+    const Report& head = batch.front();
+    absl::Status status = Send(batch);
+    if (IsTransient(status)) {
+      Backoff(
+          &backoff,
+          /*reporter=*/true);  // Keep the batch: it goes out again, in order, once the coordinator answers.
+      continue;
+    }
+    backoff = kInitialBackoff;
+    outbox_.Ack(batch.back().id);
+    if (status.code() == absl::StatusCode::kFailedPrecondition) {
+      // Fenced: this attempt is no longer the run's current one. Stop its processes, drop its reports.
+      AgentLog(absl::StrCat(AttemptName(head.run), " refused by the coordinator (", status.message(),
+                            "); stopping it"));
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        auto it = runs_.find(head.run.run_id());
+        if (it != runs_.end() && it->second.attempt == head.run.attempt()) {
+          it->second.supervisor->Stop(StopReason::kStale);
+          it->second.awaiting_delivery = false;
+        }
+      }
+      outbox_.DropAttempt(head.run);
+      continue;
+    }
+    if (!status.ok()) {
+      AgentLog(
+          absl::StrCat("coordinator rejected a report of ", AttemptName(head.run), ": ", status.ToString()));
+    }
+    if (head.kind == Report::Kind::kComplete) Retire(head.run);
+  }
+}
+
+}  // namespace nmsparse::agent

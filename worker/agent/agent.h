@@ -1,0 +1,92 @@
+// The worker agent: registers the node's slots with the coordinator, keeps its lease, takes assignments, runs
+// each one under a RunSupervisor and sends its reports. It keeps runs going while the coordinator is away
+// (reports wait in a bounded outbox), re-registers with its old id and its running attempts when the
+// coordinator comes back, and stops attempts the coordinator fences or cancels.
+#ifndef NMSPARSE_WORKER_AGENT_AGENT_H_
+#define NMSPARSE_WORKER_AGENT_AGENT_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "worker/agent/coordinator_client.h"
+#include "worker/agent/report_outbox.h"
+#include "worker/agent/run_supervisor.h"
+#include "worker/agent/slots.h"
+
+namespace nmsparse::agent {
+
+struct AgentOptions {
+  std::string host;
+  std::string work_dir;  // Runs live in <work_dir>/runs/<run_id>/.
+  std::string trainer;   // The nmtrain binary.
+  NodeSlots slots;
+  int trainer_threads = 0;  // > 0: passed to nmtrain as --threads.
+  size_t outbox_capacity = 100000;
+  std::chrono::milliseconds kill_grace{5000};
+  std::chrono::milliseconds max_backoff{3000};
+};
+
+class Agent {
+ public:
+  Agent(AgentOptions options, std::unique_ptr<CoordinatorClient> client);
+  Agent(const Agent&) = delete;
+  Agent& operator=(const Agent&) = delete;
+  ~Agent();
+
+  void Start();
+  // Stops every run (reported FAILED so that the coordinator requeues it), sends what it can within
+  // `flush_timeout`, and joins the agent's threads.
+  void Shutdown(std::chrono::milliseconds flush_timeout = std::chrono::milliseconds(3000));
+
+ private:
+  struct ActiveRun {
+    uint32_t attempt = 0;
+    std::unique_ptr<RunSupervisor> supervisor;
+    bool awaiting_delivery = false;  // Its CompleteRun is in the outbox.
+  };
+
+  void HeartbeatLoop();
+  void AssignmentLoop();
+  void ReportLoop();
+
+  absl::Status RegisterOnce();
+  void HandleAssignment(const v1::Assignment& assignment);
+  void StopAttempts(const google::protobuf::RepeatedPtrField<v1::RunAttempt>& attempts, StopReason reason);
+  void OnRunDone(const v1::RunAttempt& run, const RunOutcome& outcome);
+  // The attempt's CompleteRun went out (or was refused): the run leaves the agent.
+  void Retire(const v1::RunAttempt& run);
+  void ReapFinished();
+  std::vector<v1::RunAttempt> RunningAttempts();
+  absl::Status Send(const std::vector<Report>& batch);
+  void Backoff(std::chrono::milliseconds* delay, bool reporter);
+
+  const AgentOptions options_;
+  const std::unique_ptr<CoordinatorClient> client_;
+  ReportOutbox outbox_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  bool reporter_stopping_ = false;
+  bool registered_ = false;
+  bool need_register_ = true;
+  int64_t worker_id_ = 0;
+  std::chrono::milliseconds heartbeat_interval_{1000};
+  std::map<int64_t, ActiveRun> runs_;
+
+  std::thread heartbeat_thread_;
+  std::thread assignment_thread_;
+  std::thread report_thread_;
+};
+
+}  // namespace nmsparse::agent
+
+#endif  // NMSPARSE_WORKER_AGENT_AGENT_H_

@@ -1,0 +1,142 @@
+// nmworker: the worker agent of one node. See docs/nmworker.md and worker/agent/agent.h.
+#include <limits.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "worker/agent/agent.h"
+#include "worker/agent/agent_log.h"
+#include "worker/agent/rank_process.h"
+#include "worker/agent/slots.h"
+
+ABSL_FLAG(std::string, coordinator, "127.0.0.1:50151", "Coordinator address host:port.");
+ABSL_FLAG(std::string, work_dir, "nmworker_work", "Run directories go to <work_dir>/runs/<run_id>/.");
+ABSL_FLAG(
+    std::string, trainer, "",
+    "The nmtrain binary. Default: next to nmworker (also ../trainer/nmtrain, the Bazel layout), else PATH.");
+ABSL_FLAG(std::string, gpus, "auto",
+          "GPUs to offer: auto (nvidia-smi), none, a count, or CUDA devices '0,2'.");
+ABSL_FLAG(int, cpu_slots, -1,
+          "CPU slots to offer (also --cpu-slots). Default: 1 if there is no GPU, else 0.");
+ABSL_FLAG(int, trainer_threads, 0, "Intra-op threads per rank, passed as nmtrain --threads (0: the spec's).");
+ABSL_FLAG(std::string, host, "", "Host name reported to the coordinator (default: gethostname).");
+ABSL_FLAG(int, kill_grace_ms, 5000, "Time between SIGTERM and SIGKILL when stopping ranks.");
+
+namespace {
+
+using nmsparse::agent::AgentLog;
+
+// Flags may be spelled with dashes (--cpu-slots=1); absl wants underscores.
+std::vector<std::string> NormalizeFlagNames(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  for (size_t i = 1; i < args.size(); ++i) {
+    std::string& a = args[i];
+    if (a == "--") break;
+    if (a.rfind("--", 0) != 0) continue;
+    const size_t end = std::min(a.find('='), a.size());
+    for (size_t c = 2; c < end; ++c) {
+      if (a[c] == '-') a[c] = '_';
+    }
+  }
+  return args;
+}
+
+std::string SelfDirectory() {
+  char buffer[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
+  if (n <= 0) return ".";
+  std::string path(buffer, static_cast<size_t>(n));
+  return path.substr(0, path.rfind('/'));
+}
+
+std::string FindTrainer(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  const std::string self = SelfDirectory();
+  for (const std::string& candidate : {self + "/nmtrain", self + "/../trainer/nmtrain"}) {
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  absl::StatusOr<std::string> in_path = nmsparse::agent::ResolveProgram("nmtrain");
+  return in_path.ok() ? *in_path : "nmtrain";
+}
+
+std::string HostName(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  char buffer[256] = {0};
+  if (gethostname(buffer, sizeof(buffer) - 1) != 0) return "localhost";
+  return buffer;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "nmworker --coordinator=HOST:PORT --work_dir=DIR [--gpus=auto|N|0,1] [--cpu-slots=N]");
+  std::vector<std::string> normalized = NormalizeFlagNames(argc, argv);
+  std::vector<char*> args;
+  for (std::string& a : normalized) args.push_back(a.data());
+  std::vector<char*> positional = absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
+  if (positional.size() > 1) {
+    AgentLog(absl::StrCat("unexpected argument '", positional[1], "'"));
+    return 2;
+  }
+
+  // Signals are taken by sigwait below; every thread started from here on inherits the blocked mask (ranks
+  // get an empty mask back in RankProcess).
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  std::vector<nmsparse::agent::GpuInfo> detected;
+  const std::string gpus_flag = absl::GetFlag(FLAGS_gpus);
+  if (gpus_flag != "none" && gpus_flag != "0" && gpus_flag.find(',') == std::string::npos) {
+    detected = nmsparse::agent::DetectGpus();
+  }
+  absl::StatusOr<nmsparse::agent::NodeSlots> slots =
+      nmsparse::agent::BuildSlots(gpus_flag, absl::GetFlag(FLAGS_cpu_slots), detected);
+  if (!slots.ok()) {
+    AgentLog(slots.status().message());
+    return 2;
+  }
+
+  nmsparse::agent::AgentOptions options;
+  options.host = HostName(absl::GetFlag(FLAGS_host));
+  options.work_dir = absl::GetFlag(FLAGS_work_dir);
+  options.trainer = FindTrainer(absl::GetFlag(FLAGS_trainer));
+  options.slots = *slots;
+  options.trainer_threads = absl::GetFlag(FLAGS_trainer_threads);
+  options.kill_grace = std::chrono::milliseconds(absl::GetFlag(FLAGS_kill_grace_ms));
+  if (options.work_dir.empty() || options.work_dir[0] != '/') {
+    char cwd[PATH_MAX];
+    if (getcwd(cwd, sizeof(cwd)) != nullptr) options.work_dir = absl::StrCat(cwd, "/", options.work_dir);
+  }
+  std::vector<std::string> slot_names;
+  for (const auto& slot : options.slots.slots) {
+    slot_names.push_back(absl::StrCat(slot.index(), ":", slot.name(),
+                                      slot.memory_mb() ? absl::StrCat("/", slot.memory_mb(), "MB") : ""));
+  }
+  AgentLog(absl::StrCat("host ", options.host, ", slots [", absl::StrJoin(slot_names, ", "), "], trainer ",
+                        options.trainer, ", work dir ", options.work_dir, ", coordinator ",
+                        absl::GetFlag(FLAGS_coordinator)));
+
+  nmsparse::agent::Agent agent(
+      options, std::make_unique<nmsparse::agent::CoordinatorClient>(absl::GetFlag(FLAGS_coordinator)));
+  agent.Start();
+  int received = 0;
+  sigwait(&signals, &received);
+  AgentLog(absl::StrCat("received signal ", received, ": stopping ranks and exiting"));
+  agent.Shutdown();
+  AgentLog("stopped");
+  return 0;
+}

@@ -1,0 +1,66 @@
+// The agent's ordered queue of reports to the coordinator. Reports wait here while the coordinator is away
+// and are replayed in order once it is back; the queue is bounded: past its capacity the oldest log lines,
+// then the oldest metric points, are dropped (StartRun and CompleteRun reports are never dropped).
+#ifndef NMSPARSE_WORKER_AGENT_REPORT_OUTBOX_H_
+#define NMSPARSE_WORKER_AGENT_REPORT_OUTBOX_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <vector>
+
+#include "nmsparse/v1/worker_gateway.pb.h"
+
+namespace nmsparse::agent {
+
+struct Report {
+  enum class Kind { kStart, kMetric, kLog, kComplete };
+  Kind kind = Kind::kLog;
+  v1::RunAttempt run;
+  v1::MetricPoint point;            // kMetric.
+  v1::LogLine line;                 // kLog.
+  v1::CompleteRunRequest complete;  // kComplete.
+  uint64_t id = 0;                  // Assigned by the outbox, increasing.
+};
+
+bool SameAttempt(const v1::RunAttempt& a, const v1::RunAttempt& b);
+
+class ReportOutbox {
+ public:
+  explicit ReportOutbox(size_t capacity) : capacity_(capacity) {}
+
+  void Push(Report report);
+
+  // The reports at the head that go out in one RPC: consecutive metric points (or log lines) of one attempt,
+  // up to `max_batch`, or a single StartRun/CompleteRun. Waits up to `timeout` for a report; does not remove.
+  std::vector<Report> PeekBatch(size_t max_batch, std::chrono::milliseconds timeout);
+
+  // Removes the head reports up to and including id `last_id` (a batch that was sent or given up).
+  void Ack(uint64_t last_id);
+
+  // Removes every report of an attempt (fenced by the coordinator, or stopped as stale). Returns how many.
+  size_t DropAttempt(const v1::RunAttempt& run);
+
+  size_t size() const;
+  uint64_t dropped() const;
+
+  // Wakes PeekBatch waiters for good.
+  void Close();
+
+ private:
+  void EnforceCapacityLocked();
+
+  const size_t capacity_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Report> queue_;
+  uint64_t next_id_ = 1;
+  uint64_t dropped_ = 0;
+  bool closed_ = false;
+};
+
+}  // namespace nmsparse::agent
+
+#endif  // NMSPARSE_WORKER_AGENT_REPORT_OUTBOX_H_

@@ -1,0 +1,107 @@
+#include "worker/agent/report_outbox.h"
+
+#include <thread>
+
+#include "gtest/gtest.h"
+
+namespace nmsparse::agent {
+namespace {
+
+Report Make(Report::Kind kind, int64_t run, uint32_t attempt) {
+  Report r;
+  r.kind = kind;
+  r.run.set_run_id(run);
+  r.run.set_attempt(attempt);
+  return r;
+}
+
+constexpr std::chrono::milliseconds kNoWait{0};
+
+TEST(ReportOutboxTest, BatchesConsecutiveReportsOfOneKindAndAttempt) {
+  ReportOutbox outbox(100);
+  outbox.Push(Make(Report::Kind::kStart, 1, 1));
+  for (int i = 0; i < 3; ++i) outbox.Push(Make(Report::Kind::kMetric, 1, 1));
+  outbox.Push(Make(Report::Kind::kLog, 1, 1));
+  outbox.Push(Make(Report::Kind::kMetric, 2, 1));
+  outbox.Push(Make(Report::Kind::kComplete, 1, 1));
+
+  auto batch = outbox.PeekBatch(10, kNoWait);
+  ASSERT_EQ(batch.size(), 1u);
+  EXPECT_EQ(batch[0].kind, Report::Kind::kStart);
+  outbox.Ack(batch.back().id);
+
+  batch = outbox.PeekBatch(2, kNoWait);  // Capped by max_batch.
+  ASSERT_EQ(batch.size(), 2u);
+  outbox.Ack(batch.back().id);
+  batch = outbox.PeekBatch(10, kNoWait);
+  ASSERT_EQ(batch.size(), 1u);
+  EXPECT_EQ(batch[0].kind, Report::Kind::kMetric);
+  outbox.Ack(batch.back().id);
+
+  batch = outbox.PeekBatch(10, kNoWait);
+  ASSERT_EQ(batch.size(), 1u);
+  EXPECT_EQ(batch[0].kind, Report::Kind::kLog);
+  outbox.Ack(batch.back().id);
+  batch = outbox.PeekBatch(10, kNoWait);
+  ASSERT_EQ(batch.size(), 1u);
+  EXPECT_EQ(batch[0].run.run_id(), 2);
+  outbox.Ack(batch.back().id);
+  batch = outbox.PeekBatch(10, kNoWait);
+  ASSERT_EQ(batch.size(), 1u);
+  EXPECT_EQ(batch[0].kind, Report::Kind::kComplete);
+  outbox.Ack(batch.back().id);
+  EXPECT_TRUE(outbox.PeekBatch(10, kNoWait).empty());
+}
+
+TEST(ReportOutboxTest, PeekDoesNotRemoveUntilAck) {
+  ReportOutbox outbox(100);
+  outbox.Push(Make(Report::Kind::kComplete, 1, 1));
+  EXPECT_EQ(outbox.PeekBatch(10, kNoWait).size(), 1u);
+  EXPECT_EQ(outbox.PeekBatch(10, kNoWait).size(), 1u);  // A failed send retries the same report.
+  EXPECT_EQ(outbox.size(), 1u);
+}
+
+TEST(ReportOutboxTest, CapacityDropsLogsThenMetricsNeverCompletions) {
+  ReportOutbox outbox(3);
+  outbox.Push(Make(Report::Kind::kStart, 1, 1));
+  outbox.Push(Make(Report::Kind::kMetric, 1, 1));
+  outbox.Push(Make(Report::Kind::kLog, 1, 1));
+  outbox.Push(Make(Report::Kind::kComplete, 1, 1));  // Over capacity: the log line goes.
+  EXPECT_EQ(outbox.size(), 3u);
+  EXPECT_EQ(outbox.dropped(), 1u);
+  outbox.Push(Make(Report::Kind::kComplete, 2, 1));  // Then the metric.
+  EXPECT_EQ(outbox.dropped(), 2u);
+  outbox.Push(Make(Report::Kind::kComplete, 3, 1));  // Nothing droppable is left: kept over capacity.
+  EXPECT_EQ(outbox.size(), 4u);
+  auto batch = outbox.PeekBatch(10, kNoWait);
+  EXPECT_EQ(batch[0].kind, Report::Kind::kStart);
+}
+
+TEST(ReportOutboxTest, DropAttemptKeepsOthersAndAckStaysCorrect) {
+  ReportOutbox outbox(100);
+  outbox.Push(Make(Report::Kind::kMetric, 1, 1));
+  outbox.Push(Make(Report::Kind::kMetric, 1, 2));
+  outbox.Push(Make(Report::Kind::kMetric, 1, 1));
+  auto batch = outbox.PeekBatch(10, kNoWait);
+  ASSERT_EQ(batch.size(), 1u);
+  EXPECT_EQ(outbox.DropAttempt(batch[0].run), 2u);
+  outbox.Ack(batch.back().id);  // Already gone; must not remove the other attempt's report.
+  batch = outbox.PeekBatch(10, kNoWait);
+  ASSERT_EQ(batch.size(), 1u);
+  EXPECT_EQ(batch[0].run.attempt(), 2u);
+}
+
+TEST(ReportOutboxTest, PeekWaitsForAPush) {
+  ReportOutbox outbox(100);
+  std::thread pusher([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    outbox.Push(Make(Report::Kind::kLog, 4, 1));
+  });
+  auto batch = outbox.PeekBatch(10, std::chrono::seconds(10));
+  pusher.join();
+  ASSERT_EQ(batch.size(), 1u);
+  EXPECT_EQ(batch[0].run.run_id(), 4);
+}
+
+}  // namespace
+}  // namespace nmsparse::agent

@@ -1,0 +1,276 @@
+#include "worker/agent/run_supervisor.h"
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <optional>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "worker/agent/metric_line_parser.h"
+#include "worker/agent/rank_process.h"
+
+extern char** environ;
+
+namespace nmsparse::agent {
+namespace {
+
+constexpr size_t kStderrTailLines = 20;
+constexpr size_t kStderrTailChars = 2000;
+constexpr auto kPollInterval = std::chrono::milliseconds(50);
+
+// The agent's environment without the variables that the rank's own values replace.
+std::vector<std::string> BaseEnvironment() {
+  static const char* kReplaced[] = {
+      "RANK=", "WORLD_SIZE=", "LOCAL_RANK=", "MASTER_ADDR=", "MASTER_PORT=", "CUDA_VISIBLE_DEVICES="};
+  std::vector<std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    absl::string_view entry(*e);
+    bool replaced = false;
+    for (const char* prefix : kReplaced) replaced = replaced || absl::StartsWith(entry, prefix);
+    if (!replaced) env.emplace_back(entry);
+  }
+  return env;
+}
+
+bool WriteFile(const std::string& path, const std::string& content) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc | std::ios::binary);
+    out << content;
+    if (!out.good()) return false;
+  }
+  return std::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+bool MakeDirs(const std::string& path) {
+  size_t pos = 0;
+  while (pos != std::string::npos) {
+    pos = path.find('/', pos + 1);
+    const std::string prefix = path.substr(0, pos);
+    if (prefix.empty()) continue;
+    if (mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string DescribeTrainerExit(int code) {
+  switch (code) {
+    case 0:
+      return "ok";
+    case 2:
+      return "bad spec";
+    case 3:
+      return "data error";
+    case 4:
+      return "training error";
+    case 5:
+      return "distributed failure";
+    case 143:
+      return "terminated (SIGTERM)";
+    case 137:
+      return "killed (SIGKILL)";
+    default:
+      return code > 128 ? absl::StrCat("killed by signal ", code - 128) : "error";
+  }
+}
+
+int RunSupervisor::PickFreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return 0;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof(addr);
+  int port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  close(fd);
+  return port;
+}
+
+RunSupervisor::RunSupervisor(RunLaunch launch, RunCallbacks callbacks)
+    : launch_(std::move(launch)), callbacks_(std::move(callbacks)) {}
+
+RunSupervisor::~RunSupervisor() {
+  Stop(StopReason::kShutdown);
+  Join();
+}
+
+void RunSupervisor::Start() {
+  thread_ = std::thread([this] { Main(); });
+}
+
+void RunSupervisor::Stop(StopReason reason) {
+  StopReason expected = StopReason::kNone;
+  stop_.compare_exchange_strong(expected, reason);
+}
+
+void RunSupervisor::Join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void RunSupervisor::Main() {
+  RunOutcome outcome = Supervise();
+  if (callbacks_.on_done) callbacks_.on_done(outcome);
+  done_ = true;
+}
+
+void RunSupervisor::OnStdout(uint32_t rank, absl::string_view line) {
+  if (rank == 0) {
+    if (std::optional<MetricLine> metric = ParseMetricLine(line)) {
+      if (metric->is_final) {
+        std::lock_guard<std::mutex> lock(mu_);
+        for (const auto& [name, value] : metric->point.values()) final_metrics_[name] = value;
+      }
+      metric->point.set_run_id(launch_.run_id);
+      metric->point.set_attempt(launch_.attempt);
+      if (callbacks_.on_metric) callbacks_.on_metric(std::move(metric->point));
+      return;
+    }
+  }
+  if (callbacks_.on_log) callbacks_.on_log(rank, line);
+}
+
+void RunSupervisor::OnStderr(uint32_t rank, absl::string_view line) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stderr_tail_.push_back(launch_.ranks.size() > 1 ? absl::StrCat("[rank ", rank, "] ", line)
+                                                    : std::string(line));
+    if (stderr_tail_.size() > kStderrTailLines) stderr_tail_.pop_front();
+  }
+  if (callbacks_.on_log) callbacks_.on_log(rank, line);
+}
+
+RunOutcome RunSupervisor::Supervise() {
+  RunOutcome outcome;
+  const size_t world = launch_.ranks.empty() ? 1 : launch_.ranks.size();
+  const std::string spec_path = launch_.run_dir + "/spec.yaml";
+  if (!MakeDirs(launch_.run_dir) || !WriteFile(spec_path, launch_.spec_yaml)) {
+    outcome.state = v1::FAILED;
+    outcome.exit_code = -1;
+    outcome.message = absl::StrCat("nmworker cannot write ", spec_path, ": ", strerror(errno));
+    return outcome;
+  }
+
+  // Ranks are started from this thread, which lives until they have ended (PR_SET_PDEATHSIG follows it).
+  const std::vector<std::string> base_env = BaseEnvironment();
+  const int port = PickFreePort();
+  std::vector<std::unique_ptr<RankProcess>> ranks;
+  for (size_t r = 0; r < world && stop_.load() == StopReason::kNone; ++r) {
+    RankCommand command;
+    command.argv = {launch_.trainer, "--spec", spec_path, "--out", launch_.run_dir, "--resume"};
+    command.argv.insert(command.argv.end(), launch_.trainer_args.begin(), launch_.trainer_args.end());
+    command.env = base_env;
+    const RankDevice device = launch_.ranks.empty() ? RankDevice{} : launch_.ranks[r];
+    command.env.push_back(absl::StrCat("RANK=", r));
+    command.env.push_back(absl::StrCat("LOCAL_RANK=", r));
+    command.env.push_back(absl::StrCat("WORLD_SIZE=", world));
+    command.env.push_back(absl::StrCat("MASTER_ADDR=", launch_.master_addr));
+    command.env.push_back(absl::StrCat("MASTER_PORT=", port));
+    command.env.push_back(
+        absl::StrCat("CUDA_VISIBLE_DEVICES=", device.gpu >= 0 ? absl::StrCat(device.gpu) : ""));
+    command.cwd = launch_.run_dir;
+    const uint32_t rank = static_cast<uint32_t>(r);
+    absl::StatusOr<std::unique_ptr<RankProcess>> process = RankProcess::Start(
+        command, [this, rank](absl::string_view line) { OnStdout(rank, line); },
+        [this, rank](absl::string_view line) { OnStderr(rank, line); });
+    if (!process.ok()) {
+      for (auto& p : ranks) p->Signal(SIGKILL);
+      for (auto& p : ranks) p->Wait();
+      outcome.state = v1::FAILED;
+      outcome.exit_code = -1;
+      outcome.message = absl::StrCat("nmworker cannot start rank ", r, ": ", process.status().message());
+      return outcome;
+    }
+    ranks.push_back(*std::move(process));
+  }
+  if (ranks.size() == world && callbacks_.on_started) callbacks_.on_started();
+
+  // Watch the ranks: the first non-zero exit, or a stop request, brings the others down.
+  std::optional<std::pair<uint32_t, int>> first_failure;
+  std::optional<std::chrono::steady_clock::time_point> kill_at;
+  std::vector<std::optional<int>> codes(ranks.size());
+  for (;;) {
+    size_t running = 0;
+    for (size_t r = 0; r < ranks.size(); ++r) {
+      if (!codes[r].has_value()) codes[r] = ranks[r]->Poll();
+      if (!codes[r].has_value()) {
+        ++running;
+      } else if (*codes[r] != 0 && !first_failure.has_value()) {
+        first_failure = {static_cast<uint32_t>(r), *codes[r]};
+      }
+    }
+    if (running == 0) break;
+    const bool stopping = stop_.load() != StopReason::kNone || first_failure.has_value();
+    if (stopping && !kill_at.has_value()) {
+      for (auto& p : ranks) p->Signal(SIGTERM);
+      kill_at = std::chrono::steady_clock::now() + launch_.kill_grace;
+    } else if (kill_at.has_value() && std::chrono::steady_clock::now() >= *kill_at) {
+      for (auto& p : ranks) p->Signal(SIGKILL);
+    }
+    std::this_thread::sleep_for(kPollInterval);
+  }
+  for (auto& p : ranks) p->Wait();  // Drains the pipes: every line has been handed out.
+
+  std::string tail;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    tail = absl::StrJoin(stderr_tail_, "\n");
+    outcome.final_metrics = final_metrics_;
+  }
+  if (tail.size() > kStderrTailChars) tail = "..." + tail.substr(tail.size() - kStderrTailChars);
+
+  switch (stop_.load()) {
+    case StopReason::kCancel:
+      outcome.state = v1::CANCELLED;
+      outcome.exit_code = first_failure ? first_failure->second : 0;
+      outcome.message = "cancelled";
+      return outcome;
+    case StopReason::kStale:
+      outcome.state = v1::FAILED;
+      outcome.report = false;
+      outcome.message = "attempt is stale";
+      return outcome;
+    case StopReason::kShutdown:
+      outcome.state = v1::FAILED;
+      outcome.exit_code = first_failure ? first_failure->second : 143;
+      outcome.message = "nmworker shut down";
+      return outcome;
+    case StopReason::kNone:
+      break;
+  }
+  if (ranks.size() < world) {  // Cannot happen without a stop request; kept for safety.
+    outcome.state = v1::FAILED;
+    outcome.exit_code = -1;
+    outcome.message = "not every rank started";
+    return outcome;
+  }
+  if (first_failure.has_value()) {
+    const auto [rank, code] = *first_failure;
+    outcome.state = v1::FAILED;
+    outcome.exit_code = code;
+    outcome.message =
+        absl::StrCat("rank ", rank, " exited with code ", code, " (", DescribeTrainerExit(code), ")");
+    if (!tail.empty()) absl::StrAppend(&outcome.message, ":\n", tail);
+    return outcome;
+  }
+  outcome.state = v1::SUCCEEDED;
+  return outcome;
+}
+
+}  // namespace nmsparse::agent
