@@ -241,6 +241,23 @@ torch::Tensor FromGroupLayout(const torch::Tensor& mask, SparseDim dim, bool is_
 
 }  // namespace
 
+torch::Tensor SelectTopNWithTensorOps(const torch::Tensor& groups, int64_t n, int64_t m, float pruned_value) {
+  torch::NoGradGuard no_grad;
+  if (n >= m) return torch::ones_like(groups);
+  if (n <= 0) return torch::full_like(groups, pruned_value);
+  // |w|'s IEEE bits order non-negative floats; key = bits * m + (m - 1 - index) breaks ties towards the lower
+  // index and makes every key in a group distinct, so topk's own tie order does not matter.
+  const torch::Tensor magnitude = groups.abs().nan_to_num(INFINITY, INFINITY, INFINITY).contiguous();
+  const torch::Tensor bits = magnitude.view(torch::kInt32).to(torch::kInt64).view({-1, m});
+  const torch::Tensor reverse_index = torch::arange(m - 1, -1, -1, bits.options());
+  const torch::Tensor top = std::get<1>((bits * m + reverse_index)
+                                            .topk(n, /*dim=*/1, /*largest=*/true,
+                                                  /*sorted=*/false));
+  torch::Tensor mask = torch::full({bits.size(0), m}, pruned_value, groups.options());
+  mask.scatter_(1, top, 1.f);
+  return mask.view(groups.sizes());
+}
+
 absl::Status ValidateNM(const std::string& layer, const std::vector<int64_t>& shape, NM nm) {
   if (nm.m < 1 || nm.n < 1 || nm.n > nm.m) {
     return absl::InvalidArgumentError(absl::StrCat("layer ", layer, " ", ShapeString(shape), ": N:M ", nm.n,
@@ -264,7 +281,11 @@ void FillNMMask(const torch::Tensor& weight, NM nm, SparseDim dim, bool is_conv,
               "mask output must be float32 of the weight's shape");
   torch::NoGradGuard no_grad;
   const torch::Tensor buffer = GroupBuffer(weight, dim, is_conv);
-  const bool direct = !is_conv && dim == SparseDim::kRow && out.is_contiguous();
+  if (!buffer.is_cpu()) {
+    out.copy_(FromGroupLayout(SelectTopNWithTensorOps(buffer, nm.n, nm.m, pruned_value), dim, is_conv));
+    return;
+  }
+  const bool direct = !is_conv && dim == SparseDim::kRow && out.is_contiguous() && out.is_cpu();
   torch::Tensor target = direct ? out : torch::empty_like(buffer);
   SelectTopN(buffer.data_ptr<float>(), target.data_ptr<float>(), buffer.numel(), nm.n, nm.m, pruned_value);
   if (!direct) out.copy_(FromGroupLayout(target, dim, is_conv));
@@ -286,8 +307,10 @@ torch::Tensor UnstructuredMask(const torch::Tensor& weight, double prune_rate, f
   torch::Tensor out = torch::empty_like(buffer);
   const int64_t numel = buffer.numel();
   if (numel == 0) return out.to(weight.scalar_type());
-  SelectTopN(buffer.data_ptr<float>(), out.data_ptr<float>(), numel, UnstructuredKeepCount(numel, prune_rate),
-             numel, pruned_value);
+  const int64_t keep = UnstructuredKeepCount(numel, prune_rate);
+  if (!buffer.is_cpu())
+    return SelectTopNWithTensorOps(buffer, keep, numel, pruned_value).to(weight.scalar_type());
+  SelectTopN(buffer.data_ptr<float>(), out.data_ptr<float>(), numel, keep, numel, pruned_value);
   return out.to(weight.scalar_type());
 }
 

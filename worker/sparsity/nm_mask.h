@@ -31,6 +31,12 @@ torch::Tensor NMMask(const torch::Tensor& weight, NM nm, SparseDim dim, bool is_
 void FillNMMask(const torch::Tensor& weight, NM nm, SparseDim dim, bool is_conv, float pruned_value,
                 torch::Tensor out);
 
+// The same selection as NMMask's CPU kernels, written with tensor ops (topk on a tie-broken integer key) so
+// that it runs on any device: NMMask and UnstructuredMask use it for non-CPU weights (e.g. CUDA builds).
+// `groups` is a contiguous fp32 tensor of any shape whose numel is a multiple of m; returns 1 /
+// `pruned_value`.
+torch::Tensor SelectTopNWithTensorOps(const torch::Tensor& groups, int64_t n, int64_t m, float pruned_value);
+
 // Unstructured magnitude mask: keeps the int((1 - prune_rate) * numel) largest |w| of the whole tensor
 // (computed in double, as the reference does: rate 0.9 of 128 weights keeps 12), ties to the lower flat
 // index.

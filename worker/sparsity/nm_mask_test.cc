@@ -152,6 +152,21 @@ TEST(NMMaskTest, TiesKeepTheLowerIndex) {
   EXPECT_TRUE(torch::equal(col, torch::tensor({1.f, 1.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f}).view({4, 2})));
 }
 
+TEST(NMMaskTest, TensorOpsPathForOtherDevicesMatchesTheCpuKernels) {
+  // Non-CPU weights (CUDA builds) use SelectTopNWithTensorOps; check it against the kernels here, ties too.
+  torch::manual_seed(12);
+  for (NM nm : std::vector<NM>{{2, 4}, {1, 8}, {7, 8}, {4, 8}, {16, 32}, {8, 64}, {8, 256}, {200, 256}}) {
+    for (const torch::Tensor& w :
+         {torch::randn({24, 256}), torch::randint(0, 3, {24, 256}).to(torch::kFloat)}) {
+      const torch::Tensor kernel = NMMask(w, nm, SparseDim::kRow, false, 0.25f);
+      EXPECT_TRUE(torch::equal(SelectTopNWithTensorOps(w, nm.n, nm.m, 0.25f), kernel)) << nm.n << ":" << nm.m;
+    }
+  }
+  const torch::Tensor w = torch::randint(0, 4, {16, 8}).to(torch::kFloat);
+  EXPECT_TRUE(torch::equal(SelectTopNWithTensorOps(w, UnstructuredKeepCount(128, 0.9), 128, 0.f),
+                           UnstructuredMask(w, 0.9)));
+}
+
 TEST(NMMaskTest, NanCountsAsTheLargestMagnitude) {
   // A diverged weight must not break the exactly-N invariant (nor nth_element's ordering).
   for (NM nm : std::vector<NM>{{1, 4}, {3, 4}, {2, 4}, {16, 32}, {8, 256}, {80, 256}}) {
