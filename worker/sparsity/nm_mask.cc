@@ -16,8 +16,13 @@
 namespace nmsparse {
 namespace {
 
-// Magnitude for ordering; NaN (a diverged weight) counts as the largest so that orderings stay strict.
-inline float Magnitude(float v) { return std::isnan(v) ? INFINITY : std::fabs(v); }
+// |v| as its IEEE bit pattern without the sign: integers that order magnitudes exactly like the floats do,
+// compare faster and vectorise, and put NaN (a diverged weight) above infinity, so orderings stay strict.
+inline int32_t Magnitude(float v) {
+  int32_t bits;
+  std::memcpy(&bits, &v, sizeof(bits));
+  return bits & 0x7fffffff;
+}
 
 // Larger buffers make SelectByInsertion quadratic; nth_element takes over (e.g. unstructured masks).
 constexpr int64_t kMaxInsertionBuffer = 64;
@@ -31,13 +36,12 @@ void SelectArgMax(const float* src, float* dst, int64_t begin, int64_t end, int6
     const float* in = src + g * m;
     float* out = dst + g * m;
     int64_t best = 0;
-    float best_mag = Magnitude(in[0]);
+    int32_t best_mag = Magnitude(in[0]);
     for (int64_t i = 1; i < m; ++i) {
-      const float mag = Magnitude(in[i]);
-      if (mag > best_mag) {
-        best_mag = mag;
-        best = i;
-      }
+      const int32_t mag = Magnitude(in[i]);
+      const bool better = mag > best_mag;  // Selects, not branches: the winner's position is random.
+      best_mag = better ? mag : best_mag;
+      best = better ? i : best;
     }
     for (int64_t i = 0; i < m; ++i) out[i] = pruned;
     out[best] = 1.f;
@@ -50,13 +54,12 @@ void SelectAllButArgMin(const float* src, float* dst, int64_t begin, int64_t end
     const float* in = src + g * m;
     float* out = dst + g * m;
     int64_t worst = 0;
-    float worst_mag = Magnitude(in[0]);
+    int32_t worst_mag = Magnitude(in[0]);
     for (int64_t i = 1; i < m; ++i) {
-      const float mag = Magnitude(in[i]);
-      if (mag <= worst_mag) {
-        worst_mag = mag;
-        worst = i;
-      }
+      const int32_t mag = Magnitude(in[i]);
+      const bool worse = mag <= worst_mag;
+      worst_mag = worse ? mag : worst_mag;
+      worst = worse ? i : worst;
     }
     for (int64_t i = 0; i < m; ++i) out[i] = 1.f;
     out[worst] = pruned;
@@ -71,7 +74,7 @@ void SelectByRank(const float* src, float* dst, int64_t begin, int64_t end, int 
   for (int64_t g = begin; g < end; ++g) {
     const float* in = src + g * M;
     float* out = dst + g * M;
-    float mag[M];
+    int32_t mag[M];
     for (int i = 0; i < M; ++i) mag[i] = Magnitude(in[i]);
     for (int i = 0; i < M; ++i) {
       // Fixed trip count and no branches, so that the compiler can vectorise over k.
@@ -82,8 +85,8 @@ void SelectByRank(const float* src, float* dst, int64_t begin, int64_t end, int 
   }
 }
 
-// Medium M known at compile time: the n-th largest magnitude t found bit by bit on the magnitudes' IEEE bit
-// patterns (monotone for non-negative floats), 31 fixed-length counting passes that the compiler vectorises;
+// Medium M known at compile time: the n-th largest magnitude t found bit by bit (31 fixed-length counting
+// passes over the magnitude bits, which the compiler vectorises);
 // then keep |w| > t and the first (n - #{|w| > t}) elements with |w| == t.
 template <int M>
 void SelectByBisection(const float* src, float* dst, int64_t begin, int64_t end, int n, float pruned) {
@@ -91,11 +94,8 @@ void SelectByBisection(const float* src, float* dst, int64_t begin, int64_t end,
   for (int64_t g = begin; g < end; ++g) {
     const float* in = src + g * M;
     float* out = dst + g * M;
-    int32_t bits[M];  // Non-negative floats: signed compares order them (no unsigned SIMD compare).
-    for (int i = 0; i < M; ++i) {
-      const float mag = Magnitude(in[i]);
-      std::memcpy(&bits[i], &mag, sizeof(mag));
-    }
+    int32_t bits[M];
+    for (int i = 0; i < M; ++i) bits[i] = Magnitude(in[i]);
     int32_t threshold = 0;  // Largest t with #{bits >= t} >= n, built from the top bit down.
     for (int b = 30; b >= 0; --b) {
       const int32_t candidate = threshold | (int32_t{1} << b);
@@ -118,15 +118,15 @@ void SelectByBisection(const float* src, float* dst, int64_t begin, int64_t end,
 // elements with |w| == t.
 void SelectByThreshold(const float* src, float* dst, int64_t begin, int64_t end, int64_t n, int64_t m,
                        float pruned) {
-  std::vector<float> mag(m);
-  std::vector<float> scratch(m);
+  std::vector<int32_t> mag(m);
+  std::vector<int32_t> scratch(m);
   for (int64_t g = begin; g < end; ++g) {
     const float* in = src + g * m;
     float* out = dst + g * m;
     for (int64_t i = 0; i < m; ++i) mag[i] = Magnitude(in[i]);
     scratch = mag;
-    std::nth_element(scratch.begin(), scratch.begin() + (n - 1), scratch.end(), std::greater<float>());
-    const float threshold = scratch[n - 1];
+    std::nth_element(scratch.begin(), scratch.begin() + (n - 1), scratch.end(), std::greater<int32_t>());
+    const int32_t threshold = scratch[n - 1];
     int64_t above = 0;
     for (int64_t i = 0; i < m; ++i) above += mag[i] > threshold;
     int64_t ties_left = n - above;
@@ -145,17 +145,17 @@ template <bool kKeep>
 void SelectByInsertion(const float* src, float* dst, int64_t begin, int64_t end, int64_t n, int64_t m,
                        float pruned) {
   const int64_t k = kKeep ? n : m - n;
-  std::vector<float> mags(k);
+  std::vector<int32_t> mags(k);
   std::vector<int64_t> index(k);
   // Keep side: best first, (|w| desc, index asc). Worst side: worst first, (|w| asc, index desc).
-  auto before = [](float mag, float other) { return kKeep ? mag > other : mag <= other; };
+  auto before = [](int32_t mag, int32_t other) { return kKeep ? mag > other : mag <= other; };
   for (int64_t g = begin; g < end; ++g) {
     const float* in = src + g * m;
     float* out = dst + g * m;
     int64_t size = 0;
-    float bar = 0.f;  // mags[k - 1] once the buffer is full.
+    int32_t bar = 0;  // mags[k - 1] once the buffer is full.
     for (int64_t i = 0; i < m; ++i) {
-      const float mag = Magnitude(in[i]);
+      const int32_t mag = Magnitude(in[i]);
       int64_t pos;
       if (size == k) {
         if (!before(mag, bar)) continue;
@@ -245,10 +245,11 @@ torch::Tensor SelectTopNWithTensorOps(const torch::Tensor& groups, int64_t n, in
   torch::NoGradGuard no_grad;
   if (n >= m) return torch::ones_like(groups);
   if (n <= 0) return torch::full_like(groups, pruned_value);
-  // |w|'s IEEE bits order non-negative floats; key = bits * m + (m - 1 - index) breaks ties towards the lower
-  // index and makes every key in a group distinct, so topk's own tie order does not matter.
-  const torch::Tensor magnitude = groups.abs().nan_to_num(INFINITY, INFINITY, INFINITY).contiguous();
-  const torch::Tensor bits = magnitude.view(torch::kInt32).to(torch::kInt64).view({-1, m});
+  // Magnitude bits as the kernels use them (sign cleared; NaN above infinity). key = bits * m + (m - 1 -
+  // index) breaks ties towards the lower index and makes every key in a group distinct, so topk's own tie
+  // order does not matter.
+  const torch::Tensor bits =
+      groups.contiguous().view(torch::kInt32).bitwise_and(0x7fffffff).to(torch::kInt64).view({-1, m});
   const torch::Tensor reverse_index = torch::arange(m - 1, -1, -1, bits.options());
   const torch::Tensor top = std::get<1>((bits * m + reverse_index)
                                             .topk(n, /*dim=*/1, /*largest=*/true,
