@@ -2,6 +2,7 @@
 
 #include <ostream>
 
+#include "absl/strings/str_cat.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace nmsparse::cli {
@@ -9,6 +10,13 @@ namespace nmsparse::cli {
 CoordinatorConnection& CommandContext::connection() const {
   if (connection_ == nullptr) connection_ = std::make_unique<CoordinatorConnection>(coordinator);
   return *connection_;
+}
+
+absl::StatusOr<int64_t> IdArgument(const CommandContext& context, const std::string& what) {
+  if (context.args->positional.size() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat("'", context.args->command, "' takes one ", what));
+  }
+  return ParseId(context.args->positional[0], what);
 }
 
 int Fail(const CommandContext& context, const absl::Status& status) {

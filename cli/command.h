@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "cli/args.h"
 #include "cli/coordinator_connection.h"
 #include "google/protobuf/message.h"
@@ -29,6 +30,9 @@ struct CommandContext {
 };
 
 using CommandFn = std::function<int(const CommandContext&)>;
+
+// The one positional id a command takes ("run id", "sweep id"); usage errors name the command.
+absl::StatusOr<int64_t> IdArgument(const CommandContext& context, const std::string& what);
 
 // Prints "nmctl: <message>" on stderr and returns the status's exit code.
 int Fail(const CommandContext& context, const absl::Status& status);

@@ -3,17 +3,16 @@
 #ifndef NMSPARSE_CLI_COORDINATOR_CONNECTION_H_
 #define NMSPARSE_CLI_COORDINATOR_CONNECTION_H_
 
+#include <grpcpp/client_context.h>
+#include <grpcpp/support/status.h>
+
 #include <chrono>
 #include <memory>
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "nmsparse/v1/coordinator.grpc.pb.h"
-
-namespace grpc {
-class ClientContext;
-class Status;
-}  // namespace grpc
 
 namespace nmsparse::cli {
 
@@ -30,6 +29,18 @@ class CoordinatorConnection {
   // The status of a finished call, as absl::Status. UNAVAILABLE (and DEADLINE_EXCEEDED before any answer)
   // become "cannot reach the coordinator at ADDR ...".
   absl::Status Check(const grpc::Status& status) const;
+
+  // One unary call with the default deadline, e.g. Call(&v1::Coordinator::Stub::GetRun, request).
+  template <typename Request, typename Response>
+  absl::StatusOr<Response> Call(grpc::Status (v1::Coordinator::Stub::*method)(grpc::ClientContext*,
+                                                                              const Request&, Response*),
+                                const Request& request) {
+    std::unique_ptr<grpc::ClientContext> context = Context();
+    Response response;
+    absl::Status status = Check((stub_.get()->*method)(context.get(), request, &response));
+    if (!status.ok()) return status;
+    return response;
+  }
 
  private:
   std::string address_;

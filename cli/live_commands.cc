@@ -24,21 +24,12 @@ constexpr int kBarWidth = 24;
 constexpr auto kPollInterval = std::chrono::milliseconds(1000);
 constexpr int kReconnectAttempts = 60;  // About a minute of a coordinator restart.
 
-absl::StatusOr<int64_t> IdArgument(const CommandContext& context, const std::string& what) {
-  if (context.args->positional.size() != 1) {
-    return absl::InvalidArgumentError(absl::StrCat("'", context.args->command, "' takes one ", what));
-  }
-  return ParseId(context.args->positional[0], what);
-}
-
 absl::StatusOr<v1::GetRunResponse> GetRun(const CommandContext& context, int64_t run_id) {
   v1::GetRunRequest request;
   request.set_run_id(run_id);
-  v1::GetRunResponse response;
-  auto rpc = context.connection().Context();
-  absl::Status status =
-      context.connection().Check(context.connection().stub().GetRun(rpc.get(), request, &response));
-  if (!status.ok()) return status;
+  absl::StatusOr<v1::GetRunResponse> response =
+      context.connection().Call(&v1::Coordinator::Stub::GetRun, request);
+  if (!response.ok()) return response.status();
   return response;
 }
 
@@ -56,13 +47,7 @@ std::string CompactJson(const google::protobuf::Message& message) {
 }
 
 std::string PointText(const v1::MetricPoint& point) {
-  std::vector<std::string> names;
-  for (const auto& [name, value] : point.values()) names.push_back(name);
-  std::vector<std::string> parts;
-  for (const std::string& name : OrderMetricNames(names)) {
-    if (parts.size() == 6) break;
-    parts.push_back(absl::StrCat(name, "=", FormatMetric(point.values().at(name))));
-  }
+  std::vector<std::string> parts = {FormatValues(point.values(), 6)};
   for (const auto& [name, value] : point.labels()) parts.push_back(absl::StrCat(name, "=", value));
   return absl::StrJoin(parts, " ");
 }
@@ -156,13 +141,7 @@ int RunWatchCommand(const CommandContext& context) {
     out << "run " << run.id() << " " << v1::RunState_Name(run.state());
     if (!run.message().empty()) out << ": " << run.message();
     out << "\n";
-    for (const auto& name : [&] {
-           std::vector<std::string> names;
-           for (const auto& [n, v] : run.final_metrics()) names.push_back(n);
-           return OrderMetricNames(names);
-         }()) {
-      out << "  " << name << " = " << FormatMetric(run.final_metrics().at(name)) << "\n";
-    }
+    if (!run.final_metrics().empty()) out << "  final: " << FormatValues(run.final_metrics()) << "\n";
   }
   if (!IsFinal(run.state())) return Fail(context, absl::InternalError("the watch ended before the run did"));
   return ExitForFinalState(run.state());
@@ -178,27 +157,23 @@ int RunFollowCommand(const CommandContext& context) {
   for (;;) {
     v1::ListRunsRequest request;
     request.set_sweep_id(*id);
-    v1::ListRunsResponse response;
-    auto rpc = context.connection().Context();
-    absl::Status status =
-        context.connection().Check(context.connection().stub().ListRuns(rpc.get(), request, &response));
-    if (!status.ok()) {
-      if (status.code() != absl::StatusCode::kUnavailable || ++failures > kReconnectAttempts) {
-        return Fail(context, status);
+    absl::StatusOr<v1::ListRunsResponse> listed =
+        context.connection().Call(&v1::Coordinator::Stub::ListRuns, request);
+    if (!listed.ok()) {
+      if (listed.status().code() != absl::StatusCode::kUnavailable || ++failures > kReconnectAttempts) {
+        return Fail(context, listed.status());
       }
       std::this_thread::sleep_for(kPollInterval);
       continue;
     }
     failures = 0;
+    const v1::ListRunsResponse& response = *listed;
     if (response.runs().empty()) {
       // An unknown sweep and a sweep without runs read the same in ListRuns: ask for the sweep.
       v1::GetSweepRequest get;
       get.set_sweep_id(*id);
-      v1::Sweep sweep;
-      auto sweep_rpc = context.connection().Context();
-      absl::Status found =
-          context.connection().Check(context.connection().stub().GetSweep(sweep_rpc.get(), get, &sweep));
-      if (!found.ok()) return Fail(context, found);
+      absl::StatusOr<v1::Sweep> found = context.connection().Call(&v1::Coordinator::Stub::GetSweep, get);
+      if (!found.ok()) return Fail(context, found.status());
     }
     std::map<v1::RunState, int> counts;
     int finished = 0;
@@ -211,10 +186,7 @@ int RunFollowCommand(const CommandContext& context) {
       if (!context.json && reported.insert(run.id()).second) {
         out << "run " << run.id() << " " << FormatLabels(run.labels()) << ": "
             << v1::RunState_Name(run.state());
-        std::vector<std::string> parts;
-        for (const auto& [name, value] : run.final_metrics())
-          parts.push_back(absl::StrCat(name, "=", FormatMetric(value)));
-        if (!parts.empty()) out << "  " << absl::StrJoin(parts, " ");
+        if (!run.final_metrics().empty()) out << "  " << FormatValues(run.final_metrics(), 5);
         if (run.state() != v1::SUCCEEDED && !run.message().empty())
           out << "  (" << run.message().substr(0, 200) << ")";
         out << "\n";
@@ -249,11 +221,10 @@ int RunLogsCommand(const CommandContext& context) {
     v1::GetLogsRequest request;
     request.set_run_id(*id);
     request.set_from_seq(next_seq);
-    v1::GetLogsResponse response;
-    auto rpc = context.connection().Context();
-    absl::Status status =
-        context.connection().Check(context.connection().stub().GetLogs(rpc.get(), request, &response));
-    if (!status.ok()) return Fail(context, status);
+    absl::StatusOr<v1::GetLogsResponse> fetched =
+        context.connection().Call(&v1::Coordinator::Stub::GetLogs, request);
+    if (!fetched.ok()) return Fail(context, fetched.status());
+    const v1::GetLogsResponse& response = *fetched;
     for (const v1::LogLine& line : response.lines()) {
       if (line.seq() < next_seq) continue;
       next_seq = line.seq() + 1;
@@ -285,15 +256,13 @@ int RunCancelCommand(const CommandContext& context) {
     if (!id.ok()) return Fail(context, id.status());
     v1::CancelSweepRequest request;
     request.set_sweep_id(*id);
-    v1::CancelSweepResponse response;
-    auto rpc = context.connection().Context();
-    absl::Status status =
-        context.connection().Check(context.connection().stub().CancelSweep(rpc.get(), request, &response));
-    if (!status.ok()) return Fail(context, status);
+    absl::StatusOr<v1::CancelSweepResponse> response =
+        context.connection().Call(&v1::Coordinator::Stub::CancelSweep, request);
+    if (!response.ok()) return Fail(context, response.status());
     if (context.json) {
-      PrintJson(context, response);
+      PrintJson(context, *response);
     } else {
-      *context.out << "sweep " << *id << ": " << response.cancelled() << " run(s) cancelled\n";
+      *context.out << "sweep " << *id << ": " << response->cancelled() << " run(s) cancelled\n";
     }
     return kExitOk;
   }
@@ -301,16 +270,14 @@ int RunCancelCommand(const CommandContext& context) {
   if (!id.ok()) return Fail(context, id.status());
   v1::CancelRunRequest request;
   request.set_run_id(*id);
-  v1::CancelRunResponse response;
-  auto rpc = context.connection().Context();
-  absl::Status status =
-      context.connection().Check(context.connection().stub().CancelRun(rpc.get(), request, &response));
-  if (!status.ok()) return Fail(context, status);
+  absl::StatusOr<v1::CancelRunResponse> response =
+      context.connection().Call(&v1::Coordinator::Stub::CancelRun, request);
+  if (!response.ok()) return Fail(context, response.status());
   if (context.json) {
-    PrintJson(context, response);
+    PrintJson(context, *response);
   } else {
-    *context.out << "run " << *id << ": " << v1::RunState_Name(response.run().state())
-                 << (IsFinal(response.run().state()) ? "" : " (its worker is stopping it)") << "\n";
+    *context.out << "run " << *id << ": " << v1::RunState_Name(response->run().state())
+                 << (IsFinal(response->run().state()) ? "" : " (its worker is stopping it)") << "\n";
   }
   return kExitOk;
 }

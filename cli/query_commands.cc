@@ -18,22 +18,11 @@
 namespace nmsparse::cli {
 namespace {
 
-// The one positional id a command takes.
-absl::StatusOr<int64_t> IdArgument(const CommandContext& context, const std::string& what) {
-  if (context.args->positional.size() != 1) {
-    return absl::InvalidArgumentError(absl::StrCat("'", context.args->command, "' takes one ", what));
-  }
-  return ParseId(context.args->positional[0], what);
-}
-
 absl::StatusOr<v1::Sweep> GetSweep(const CommandContext& context, int64_t sweep_id) {
   v1::GetSweepRequest request;
   request.set_sweep_id(sweep_id);
-  v1::Sweep sweep;
-  auto rpc = context.connection().Context();
-  absl::Status status =
-      context.connection().Check(context.connection().stub().GetSweep(rpc.get(), request, &sweep));
-  if (!status.ok()) return status;
+  absl::StatusOr<v1::Sweep> sweep = context.connection().Call(&v1::Coordinator::Stub::GetSweep, request);
+  if (!sweep.ok()) return sweep.status();
   return sweep;
 }
 
@@ -42,28 +31,15 @@ absl::StatusOr<std::vector<v1::Run>> ListRuns(const CommandContext& context, int
   v1::ListRunsRequest request;
   request.set_sweep_id(sweep_id);
   request.set_state(state);
-  v1::ListRunsResponse response;
-  auto rpc = context.connection().Context();
-  absl::Status status =
-      context.connection().Check(context.connection().stub().ListRuns(rpc.get(), request, &response));
-  if (!status.ok()) return status;
-  return std::vector<v1::Run>(response.runs().begin(), response.runs().end());
+  absl::StatusOr<v1::ListRunsResponse> response =
+      context.connection().Call(&v1::Coordinator::Stub::ListRuns, request);
+  if (!response.ok()) return response.status();
+  return std::vector<v1::Run>(response->runs().begin(), response->runs().end());
 }
 
 std::string Count(const v1::Sweep& sweep, const std::string& state) {
   auto it = sweep.run_counts().find(state);
   return absl::StrCat(it == sweep.run_counts().end() ? 0 : it->second);
-}
-
-std::string FinalMetricsText(const v1::Run& run) {
-  std::vector<std::string> names;
-  for (const auto& [name, value] : run.final_metrics()) names.push_back(name);
-  std::vector<std::string> parts;
-  for (const std::string& name : OrderMetricNames(names)) {
-    if (parts.size() == 3) break;
-    parts.push_back(absl::StrCat(name, "=", FormatMetric(run.final_metrics().at(name))));
-  }
-  return absl::StrJoin(parts, " ");
 }
 
 std::string StateText(const v1::Run& run) {
@@ -78,17 +54,15 @@ std::string StateText(const v1::Run& run) {
 int RunSweepsCommand(const CommandContext& context) {
   if (!context.args->positional.empty())
     return Fail(context, absl::InvalidArgumentError("'sweeps' takes no argument"));
-  v1::ListSweepsResponse response;
-  auto rpc = context.connection().Context();
-  absl::Status status = context.connection().Check(
-      context.connection().stub().ListSweeps(rpc.get(), v1::ListSweepsRequest(), &response));
-  if (!status.ok()) return Fail(context, status);
+  absl::StatusOr<v1::ListSweepsResponse> response =
+      context.connection().Call(&v1::Coordinator::Stub::ListSweeps, v1::ListSweepsRequest());
+  if (!response.ok()) return Fail(context, response.status());
   if (context.json) {
-    PrintJson(context, response);
+    PrintJson(context, *response);
     return kExitOk;
   }
   Table table({"ID", "NAME", "RUNS", "QUEUED", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED", "CREATED"});
-  for (const v1::Sweep& sweep : response.sweeps()) {
+  for (const v1::Sweep& sweep : response->sweeps()) {
     uint32_t total = 0;
     for (const auto& [state, n] : sweep.run_counts()) total += n;
     const uint32_t running = std::stoul(Count(sweep, "RUNNING")) + std::stoul(Count(sweep, "ASSIGNED"));
@@ -132,7 +106,7 @@ int RunRunsCommand(const CommandContext& context) {
                   StateText(run), absl::StrCat(run.attempt()), FormatLabels(run.labels()),
                   run.worker_id() > 0 ? absl::StrCat(run.worker_id()) : "-", run.content_hash().substr(0, 10),
                   FormatDuration(run.started_at_ms(), run.finished_at_ms() > 0 ? run.finished_at_ms() : now),
-                  FinalMetricsText(run)});
+                  FormatValues(run.final_metrics(), 3)});
   }
   *context.out << table.Render();
   return kExitOk;
@@ -144,16 +118,14 @@ int RunRunCommand(const CommandContext& context) {
   v1::GetRunRequest request;
   request.set_run_id(*id);
   request.set_include_metrics(true);
-  v1::GetRunResponse response;
-  auto rpc = context.connection().Context();
-  absl::Status status =
-      context.connection().Check(context.connection().stub().GetRun(rpc.get(), request, &response));
-  if (!status.ok()) return Fail(context, status);
+  absl::StatusOr<v1::GetRunResponse> response =
+      context.connection().Call(&v1::Coordinator::Stub::GetRun, request);
+  if (!response.ok()) return Fail(context, response.status());
   if (context.json) {
-    PrintJson(context, response);
+    PrintJson(context, *response);
     return kExitOk;
   }
-  const v1::Run& run = response.run();
+  const v1::Run& run = response->run();
   std::ostream& out = *context.out;
   out << "run " << run.id() << " (sweep " << run.sweep_id() << ", index " << run.index() << ")\n"
       << "  state:    " << StateText(run) << ", attempt " << run.attempt() << " of up to "
@@ -167,23 +139,17 @@ int RunRunCommand(const CommandContext& context) {
       << "  finished: " << FormatTime(run.finished_at_ms()) << "\n";
   if (!run.message().empty()) out << "  message:  " << run.message() << "\n";
   if (!run.final_metrics().empty()) {
-    std::vector<std::string> names;
-    for (const auto& [name, value] : run.final_metrics()) names.push_back(name);
-    out << "  final:   ";
-    for (const std::string& name : OrderMetricNames(names)) {
-      out << " " << name << "=" << FormatMetric(run.final_metrics().at(name));
-    }
-    out << "\n";
+    out << "  final:    " << FormatValues(run.final_metrics()) << "\n";
   }
   out << "\nspec:\n" << run.resolved_spec();
   if (!run.resolved_spec().empty() && run.resolved_spec().back() != '\n') out << "\n";
   Table history({"AT", "FROM", "TO", "TRY", "REASON"});
-  for (const v1::StateChange& change : response.history()) {
+  for (const v1::StateChange& change : response->history()) {
     history.AddRow({FormatTime(change.at_ms()), v1::RunState_Name(change.from()),
                     v1::RunState_Name(change.to()), absl::StrCat(change.attempt()), change.reason()});
   }
   out << "\nstate history:\n" << history.Render();
-  std::vector<v1::MetricPoint> points(response.metrics().begin(), response.metrics().end());
+  std::vector<v1::MetricPoint> points(response->metrics().begin(), response->metrics().end());
   out << "\nmetrics (" << points.size() << " points):\n";
   if (!points.empty()) out << MetricCurveTable(points).Render();
   return kExitOk;
@@ -201,25 +167,23 @@ int RunBestCommand(const CommandContext& context) {
     request.set_k(static_cast<uint32_t>(*parsed));
   }
   request.set_minimize(context.args->Has("minimize"));
-  v1::GetBestResponse response;
-  auto rpc = context.connection().Context();
-  absl::Status status =
-      context.connection().Check(context.connection().stub().GetBest(rpc.get(), request, &response));
-  if (!status.ok()) return Fail(context, status);
+  absl::StatusOr<v1::GetBestResponse> response =
+      context.connection().Call(&v1::Coordinator::Stub::GetBest, request);
+  if (!response.ok()) return Fail(context, response.status());
   if (context.json) {
-    PrintJson(context, response);
+    PrintJson(context, *response);
     return kExitOk;
   }
   Table table({"RANK", "RUN", "LABELS", request.metric(), "HASH"});
   int rank = 0;
-  for (const v1::Run& run : response.runs()) {
+  for (const v1::Run& run : response->runs()) {
     auto value = run.final_metrics().find(request.metric());
     table.AddRow({absl::StrCat(++rank), absl::StrCat(run.id()), FormatLabels(run.labels()),
                   value == run.final_metrics().end() ? "-" : FormatMetric(value->second),
                   run.content_hash().substr(0, 10)});
   }
   *context.out << table.Render();
-  if (response.runs().empty())
+  if (response->runs().empty())
     *context.out << "(no succeeded run of sweep " << *id << " has " << request.metric() << ")\n";
   return kExitOk;
 }
@@ -277,36 +241,32 @@ int RunExportCommand(const CommandContext& context) {
                 absl::InvalidArgumentError(absl::StrCat("--format: '", format, "' is not csv or json")));
   }
   request.set_include_curves(context.args->Has("curves"));
-  v1::ExportResponse response;
-  auto rpc = context.connection().Context();
-  absl::Status status =
-      context.connection().Check(context.connection().stub().Export(rpc.get(), request, &response));
-  if (!status.ok()) return Fail(context, status);
+  absl::StatusOr<v1::ExportResponse> response =
+      context.connection().Call(&v1::Coordinator::Stub::Export, request);
+  if (!response.ok()) return Fail(context, response.status());
   if (auto path = context.args->Get("output")) {
     std::ofstream file(*path, std::ios::trunc | std::ios::binary);
-    file << response.content();
+    file << response->content();
     if (!file.good()) return Fail(context, absl::PermissionDeniedError(absl::StrCat("cannot write ", *path)));
-    *context.err << "wrote " << response.content().size() << " bytes to " << *path << "\n";
+    *context.err << "wrote " << response->content().size() << " bytes to " << *path << "\n";
     return kExitOk;
   }
-  *context.out << response.content();
+  *context.out << response->content();
   return kExitOk;
 }
 
 int RunWorkersCommand(const CommandContext& context) {
   if (!context.args->positional.empty())
     return Fail(context, absl::InvalidArgumentError("'workers' takes no argument"));
-  v1::ListWorkersResponse response;
-  auto rpc = context.connection().Context();
-  absl::Status status = context.connection().Check(
-      context.connection().stub().ListWorkers(rpc.get(), v1::ListWorkersRequest(), &response));
-  if (!status.ok()) return Fail(context, status);
+  absl::StatusOr<v1::ListWorkersResponse> response =
+      context.connection().Call(&v1::Coordinator::Stub::ListWorkers, v1::ListWorkersRequest());
+  if (!response.ok()) return Fail(context, response.status());
   if (context.json) {
-    PrintJson(context, response);
+    PrintJson(context, *response);
     return kExitOk;
   }
   Table table({"ID", "HOST", "ALIVE", "SLOTS", "FREE", "RUNNING", "LAST HEARTBEAT"});
-  for (const v1::Worker& worker : response.workers()) {
+  for (const v1::Worker& worker : response->workers()) {
     std::vector<std::string> slots;
     for (const v1::Slot& slot : worker.slots()) {
       slots.push_back(

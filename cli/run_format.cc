@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 
 namespace nmsparse::cli {
@@ -54,6 +55,17 @@ std::vector<std::string> OrderMetricNames(std::vector<std::string> names) {
   });
   names.erase(std::unique(names.begin(), names.end()), names.end());
   return names;
+}
+
+std::string FormatValues(const google::protobuf::Map<std::string, double>& values, size_t max_items) {
+  std::vector<std::string> names;
+  for (const auto& [name, value] : values) names.push_back(name);
+  std::vector<std::string> parts;
+  for (const std::string& name : OrderMetricNames(names)) {
+    if (max_items > 0 && parts.size() == max_items) break;
+    parts.push_back(absl::StrCat(name, "=", FormatMetric(values.at(name))));
+  }
+  return absl::StrJoin(parts, " ");
 }
 
 Table MetricCurveTable(const std::vector<v1::MetricPoint>& points) {

@@ -28,6 +28,9 @@ absl::StatusOr<v1::RunState> ParseRunState(const std::string& name);
 // Metric names in display order: loss, top1, top5, lr, images_per_s first, then the rest sorted.
 std::vector<std::string> OrderMetricNames(std::vector<std::string> names);
 
+// "loss=0.7 top1=0.81 ..." in display order, at most `max_items` of them (0: all).
+std::string FormatValues(const google::protobuf::Map<std::string, double>& values, size_t max_items = 0);
+
 // A run's metric curve: one row per point (kind, epoch, step, then every value and label).
 Table MetricCurveTable(const std::vector<v1::MetricPoint>& points);
 

@@ -135,32 +135,30 @@ int RunSubmitCommand(const CommandContext& context) {
   v1::SubmitSweepRequest request;
   *request.mutable_spec() = *spec;
   request.set_dry_run(context.args->Has("dry-run"));
-  v1::SubmitSweepResponse response;
-  auto rpc = context.connection().Context();
-  absl::Status status =
-      context.connection().Check(context.connection().stub().SubmitSweep(rpc.get(), request, &response));
-  if (!status.ok()) return Fail(context, status);
+  absl::StatusOr<v1::SubmitSweepResponse> response =
+      context.connection().Call(&v1::Coordinator::Stub::SubmitSweep, request);
+  if (!response.ok()) return Fail(context, response.status());
   if (context.json) {
-    PrintJson(context, response);
+    PrintJson(context, *response);
     return kExitOk;
   }
   std::ostream& out = *context.out;
   int reused = 0;
-  for (const v1::Run& run : response.runs()) reused += run.reused_from() > 0;
+  for (const v1::Run& run : response->runs()) reused += run.reused_from() > 0;
   if (request.dry_run()) {
-    out << "dry run: sweep '" << spec->name() << "' expands to " << response.runs_size()
+    out << "dry run: sweep '" << spec->name() << "' expands to " << response->runs_size()
         << " run(s); nothing was stored\n";
-  } else if (response.existing()) {
-    out << "sweep " << response.sweep().id() << " '" << response.sweep().name()
+  } else if (response->existing()) {
+    out << "sweep " << response->sweep().id() << " '" << response->sweep().name()
         << "' was already submitted with idempotency key '" << spec->idempotency_key() << "'\n";
   } else {
-    out << "sweep " << response.sweep().id() << " '" << response.sweep().name()
-        << "': " << response.runs_size() << " run(s) submitted";
+    out << "sweep " << response->sweep().id() << " '" << response->sweep().name()
+        << "': " << response->runs_size() << " run(s) submitted";
     if (reused > 0) out << ", " << reused << " reused from earlier identical runs";
     out << "\n";
   }
   Table table({"RUN", "#", "LABELS", "STATE", "HASH"});
-  for (const v1::Run& run : response.runs()) {
+  for (const v1::Run& run : response->runs()) {
     std::string state = v1::RunState_Name(run.state());
     if (run.reused_from() > 0) absl::StrAppend(&state, " (reused ", run.reused_from(), ")");
     table.AddRow({run.id() > 0 ? absl::StrCat(run.id()) : "-", absl::StrCat(run.index()),

@@ -56,7 +56,7 @@ server_starts=0
 start_server() {  # start_server PORT (0: any free port); sets $address and NMSPARSE_COORDINATOR.
   server_starts=$((server_starts + 1))
   local log_file="$tmp/nmserver-$server_starts.log"
-  "$nmserver" --listen="127.0.0.1:$1" --db="$db" --lease_ms=2000 --grace_ms=1000 --schedule_interval_ms=200 \
+  "$nmserver" --listen="127.0.0.1:$1" --db="$db" --lease_ms=3000 --grace_ms=1000 --schedule_interval_ms=200 \
     >"$log_file" 2>&1 &
   server_pid=$!
   address=""
@@ -159,7 +159,7 @@ check "no trainer of the cancelled runs is left" bash -c "! pgrep -f -- '--out $
 
 # --- a worker SIGKILLed mid-run: the run is requeued and resumed from its checkpoint on another worker
 start_worker w2
-kill_sweep=$(ctl submit "$sweep_yaml" --set schedule.epochs=6 --set name=e2e-kill --no-reuse --json | json "d['sweep']['id']")
+kill_sweep=$(ctl submit "$sweep_yaml" --set schedule.epochs=30 --set name=e2e-kill --no-reuse --json | json "d['sweep']['id']")
 kill_run=$(ctl runs --sweep "$kill_sweep" --json | json "d['runs'][0]['id']")
 check "run to kill has a checkpointed epoch" wait_runs "$kill_sweep" \
   "any(r['id']=='$kill_run' and r['state']=='RUNNING' for r in runs)" 60
@@ -192,7 +192,7 @@ for r in $(ctl runs --sweep "$restart_sweep" --json | json "' '.join(r['id'] for
 done
 
 # --- stale attempt refused: a frozen worker loses its run, comes back, and is told to stop
-stale_sweep=$(ctl submit "$sweep_yaml" --set schedule.epochs=8 --set name=e2e-stale --no-reuse --json | json "d['sweep']['id']")
+stale_sweep=$(ctl submit "$sweep_yaml" --set schedule.epochs=20 --set name=e2e-stale --no-reuse --json | json "d['sweep']['id']")
 stale_run=$(ctl runs --sweep "$stale_sweep" --json | json "d['runs'][0]['id']")
 check "run to freeze starts" wait_runs "$stale_sweep" "any(r['id']=='$stale_run' and r['state']=='RUNNING' for r in runs)" 60
 frozen=$(holder_of "$stale_run")

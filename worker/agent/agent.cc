@@ -318,6 +318,8 @@ void Agent::Retire(const v1::RunAttempt& run) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = runs_.find(run.run_id());
     if (it == runs_.end() || it->second.attempt != run.attempt()) return;
+    it->second.awaiting_delivery = false;
+    if (stopping_) return;  // Shutdown owns (and joins) the supervisors from now on.
     supervisor = std::move(it->second.supervisor);
     runs_.erase(it);
   }

@@ -12,7 +12,13 @@ MlpImpl::MlpImpl(int64_t in_features, int64_t hidden_features, double drop) {
   drop2_ = register_module("drop2", torch::nn::Dropout(drop));
 }
 
-torch::Tensor MlpImpl::forward(const torch::Tensor& x) { return drop2_(fc2(drop1_(torch::gelu(fc1(x))))); }
+torch::Tensor Linear(SparseLinearImpl& layer, const torch::Tensor& x) {
+  return torch::linear(x, layer.EffectiveWeight(), layer.bias);
+}
+
+torch::Tensor MlpImpl::forward(const torch::Tensor& x) {
+  return drop2_(Linear(*fc2, drop1_(torch::gelu(Linear(*fc1, x)))));
+}
 
 torch::Tensor DropPath(const torch::Tensor& x, double rate, bool training) {
   if (rate <= 0.0 || !training) return x;

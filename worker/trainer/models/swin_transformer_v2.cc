@@ -94,12 +94,13 @@ WindowAttentionImpl::WindowAttentionImpl(int64_t dim, Size2 window_size, int64_t
 
 torch::Tensor WindowAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& mask) {
   const int64_t b = x.size(0), n = x.size(1), c = x.size(2);
-  torch::Tensor qkv_out =
-      q_bias.defined() ? F::linear(x, qkv->EffectiveWeight(), torch::cat({q_bias, k_bias, v_bias})) : qkv(x);
-  qkv_out = qkv_out.reshape({b, n, 3, num_heads_, -1}).permute({2, 0, 3, 1, 4});
-  auto q = F::normalize(qkv_out[0], F::NormalizeFuncOptions().dim(-1));
-  auto k = F::normalize(qkv_out[1], F::NormalizeFuncOptions().dim(-1));
-  auto v = qkv_out[2];
+  torch::Tensor qkv_out = q_bias.defined()
+                              ? torch::linear(x, qkv->EffectiveWeight(), torch::cat({q_bias, k_bias, v_bias}))
+                              : Linear(*qkv, x);
+  auto parts = qkv_out.reshape({b, n, 3, num_heads_, -1}).permute({2, 0, 3, 1, 4}).unbind(0);
+  auto q = F::normalize(parts[0], F::NormalizeFuncOptions().dim(-1));
+  auto k = F::normalize(parts[1], F::NormalizeFuncOptions().dim(-1));
+  auto& v = parts[2];
   auto attn = torch::matmul(q, k.transpose(-2, -1)) * torch::clamp_max(logit_scale, std::log(100.0)).exp();
 
   auto bias_table = cpb_mlp->forward(relative_coords_table).view({-1, num_heads_});
@@ -113,7 +114,7 @@ torch::Tensor WindowAttentionImpl::forward(const torch::Tensor& x, const torch::
   }
   attn = attn_drop_(torch::softmax(attn, -1));
   auto out = torch::matmul(attn, v).transpose(1, 2).reshape({b, n, c});
-  return proj_drop_(proj(out));
+  return proj_drop_(Linear(*proj, out));
 }
 
 SwinV2BlockImpl::SwinV2BlockImpl(int64_t dim, Size2 input_resolution, int64_t num_heads, int64_t window_size,

@@ -22,7 +22,7 @@ PatchEmbedImpl::PatchEmbedImpl(int64_t in_chans, int64_t embed_dim, int64_t patc
     norm = register_module("norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({embed_dim})));
 }
 
-torch::Tensor PatchEmbedImpl::forward(const torch::Tensor& x) {
+torch::Tensor PatchEmbedImpl::forward(const torch::Tensor& x) {  // NHWC, as timm's output_fmt='NHWC'
   auto y = proj(x).permute({0, 2, 3, 1});
   return norm ? norm(y) : y;
 }
@@ -39,13 +39,14 @@ AttentionImpl::AttentionImpl(int64_t dim, int64_t num_heads, bool qkv_bias, doub
 
 torch::Tensor AttentionImpl::forward(const torch::Tensor& x) {
   const int64_t b = x.size(0), n = x.size(1), c = x.size(2);
-  auto qkv_out = qkv(x).reshape({b, n, 3, num_heads_, c / num_heads_}).permute({2, 0, 3, 1, 4});
+  auto qkv_out =
+      Linear(*qkv, x).reshape({b, n, 3, num_heads_, c / num_heads_}).permute({2, 0, 3, 1, 4}).unbind(0);
   auto q = qkv_out[0] * scale_;
-  auto k = qkv_out[1];
-  auto v = qkv_out[2];
+  auto& k = qkv_out[1];
+  auto& v = qkv_out[2];
   auto attn = attn_drop_(torch::softmax(torch::matmul(q, k.transpose(-2, -1)), -1));
   auto out = torch::matmul(attn, v).transpose(1, 2).reshape({b, n, c});
-  return proj_drop_(proj(out));
+  return proj_drop_(Linear(*proj, out));
 }
 
 VitBlockImpl::VitBlockImpl(int64_t dim, int64_t num_heads, double mlp_ratio, bool qkv_bias,

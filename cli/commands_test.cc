@@ -1,0 +1,95 @@
+// nmctl's command dispatch: usage errors, exit codes, offline validate, and the unreachable-coordinator
+// message.
+#include "cli/commands.h"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "cli/exit_codes.h"
+#include "gtest/gtest.h"
+
+namespace nmsparse::cli {
+namespace {
+
+struct Result {
+  int code;
+  std::string out, err;
+};
+
+Result Nmctl(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  const int code = RunNmctl(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+std::string TempFile(const std::string& name, const std::string& text) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  const std::string path = std::string(dir ? dir : "/tmp") + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+constexpr char kSweep[] = R"(name: tiny
+base:
+  model: {name: vit_nano_patch7_28}
+  data: {dataset: synthetic, batch_size: 8}
+  schedule: {epochs: 2}
+  sparsity: {sparsity_loc: FF}
+grid:
+  recipe:
+    dense: {sparsity.sparsity_type: DENSE}
+    srste: {sparsity.sparsity_type: SRSTE, sparsity.n_sparsity: 1, sparsity.m_sparsity: 4}
+)";
+
+TEST(CommandsTest, HelpAndUsageErrors) {
+  EXPECT_EQ(Nmctl({"help"}).code, kExitOk);
+  EXPECT_NE(Nmctl({"help"}).out.find("compare SWEEP"), std::string::npos);
+  EXPECT_EQ(Nmctl({}).code, kExitUsage);
+  const Result unknown = Nmctl({"frobnicate"});
+  EXPECT_EQ(unknown.code, kExitUsage);
+  EXPECT_NE(unknown.err.find("unknown command 'frobnicate'"), std::string::npos);
+  const Result wrong_option = Nmctl({"sweeps", "--metric", "top1"});
+  EXPECT_EQ(wrong_option.code, kExitUsage);
+  EXPECT_NE(wrong_option.err.find("'sweeps' takes no option --metric"), std::string::npos);
+  EXPECT_EQ(Nmctl({"run", "abc"}).code, kExitUsage);
+  EXPECT_EQ(Nmctl({"cancel"}).code, kExitUsage);
+  EXPECT_EQ(Nmctl({"cancel", "3", "--sweep", "1"}).code, kExitUsage);
+  EXPECT_EQ(Nmctl({"runs", "--state", "sleeping"}).code, kExitUsage);
+}
+
+TEST(CommandsTest, ValidatePrintsRunsAndLayerPlansOffline) {
+  const std::string path = TempFile("tiny_sweep.yaml", kSweep);
+  const Result r = Nmctl({"validate", path, "--coordinator", "127.0.0.1:1"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("2 run(s)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("recipe=srste"), std::string::npos);
+  EXPECT_NE(r.out.find("SRSTE 1:4"), std::string::npos);
+  EXPECT_NE(r.out.find("blocks.0.mlp.fc1.weight"), std::string::npos);
+  const Result json = Nmctl({"validate", path, "--json", "--set", "schedule.epochs=5"});
+  ASSERT_EQ(json.code, kExitOk) << json.err;
+  EXPECT_NE(json.out.find("\"content_hash\""), std::string::npos);
+  EXPECT_NE(json.out.find("epochs: 5"), std::string::npos);
+}
+
+TEST(CommandsTest, ValidateErrorsNameFileLineAndKey) {
+  const std::string path = TempFile("bad_sweep.yaml",
+                                    "name: bad\nbase:\n  model: {name: vit_nano_patch7_28}\n"
+                                    "  sparsity: {sparsity_type: SRSTE, n_sparsity: 9, m_sparsity: 4}\n");
+  const Result r = Nmctl({"validate", path});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_NE(r.err.find("bad_sweep.yaml:4: sparsity.n_sparsity"), std::string::npos) << r.err;
+  const Result set = Nmctl({"validate", TempFile("ok.yaml", kSweep), "--set", "schedule.nope=1"});
+  EXPECT_EQ(set.code, kExitUsage);
+  EXPECT_NE(set.err.find("--set schedule.nope=1"), std::string::npos) << set.err;
+  EXPECT_EQ(Nmctl({"validate", "/nonexistent/sweep.yaml"}).code, kExitNotFound);
+}
+
+TEST(CommandsTest, UnreachableCoordinatorIsNamed) {
+  const Result r = Nmctl({"sweeps", "--coordinator", "127.0.0.1:1"});
+  EXPECT_EQ(r.code, kExitServerError);
+  EXPECT_NE(r.err.find("cannot reach the coordinator at 127.0.0.1:1"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace nmsparse::cli
