@@ -6,6 +6,7 @@
 // Rank 0 prints one JSON object per line on stdout (epoch, step and final metrics); progress goes to stderr.
 // Exit codes: 0 ok, 2 usage or bad spec, 3 data error, 4 training error, 5 distributed failure, 143 SIGTERM.
 #include <c10/util/Exception.h>
+#include <malloc.h>
 
 #include <csignal>
 #include <iostream>
@@ -43,7 +44,16 @@ int Usage(const std::string& why) {
   return kExitUsage;
 }
 
+// LibTorch frees and reallocates the same activation buffers every step. Above glibc's (dynamic) mmap
+// threshold each of them is mmapped, page-faulted in and unmapped again, every step; keeping buffers up to
+// 32 MB in the heap and not trimming it makes a micro ViT step about 20% faster here.
+void TuneAllocator() {
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+}
+
 int Main(int argc, char** argv) {
+  TuneAllocator();
   std::string spec_path;
   TrainerOptions options;
   bool validate_only = false;
