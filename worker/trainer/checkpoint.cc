@@ -50,6 +50,10 @@ void SaveCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch:
   WriteScalar(state_archive, "epoch_loss_sum", state.epoch_loss_sum);
   WriteScalar(state_archive, "epoch_samples", state.epoch_samples);
   WriteScalar(state_archive, "epoch_seconds", state.epoch_seconds);
+  WriteScalar(state_archive, "last_epoch_loss", state.last_epoch_loss);
+  WriteScalar(state_archive, "last_top1", state.last_top1);
+  WriteScalar(state_archive, "last_top5", state.last_top5);
+  WriteScalar(state_archive, "last_eval_loss", state.last_eval_loss);
   {
     auto gen = at::detail::getDefaultCPUGenerator();
     std::lock_guard<std::mutex> lock(gen.mutex());
@@ -90,6 +94,10 @@ bool LoadCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch:
     state->epoch_loss_sum = ReadScalar(state_archive, "epoch_loss_sum");
     state->epoch_samples = ReadScalar(state_archive, "epoch_samples");
     state->epoch_seconds = ReadScalar(state_archive, "epoch_seconds");
+    state->last_epoch_loss = ReadScalar(state_archive, "last_epoch_loss");
+    state->last_top1 = ReadScalar(state_archive, "last_top1");
+    state->last_top5 = ReadScalar(state_archive, "last_top5");
+    state->last_eval_loss = ReadScalar(state_archive, "last_eval_loss");
     torch::Tensor rng;
     state_archive.read("torch_rng", rng);
     rng = rng.cpu();

@@ -26,6 +26,12 @@ struct TrainState {
   double epoch_loss_sum = 0.0;  // Partial sums of the current epoch (mid-epoch checkpoints).
   double epoch_samples = 0.0;
   double epoch_seconds = 0.0;
+  // Results of the last finished epoch, so that a run resumed after its last epoch repeats its final line
+  // exactly (re-evaluating there would need the sparsity rules of the last step).
+  double last_epoch_loss = 0.0;
+  double last_top1 = 0.0;
+  double last_top5 = 0.0;
+  double last_eval_loss = 0.0;
 };
 
 std::string CheckpointPath(const std::string& out_dir);

@@ -197,6 +197,34 @@ TEST(NmtrainTest, SigtermStopsAtAStepBoundaryWithACheckpoint) {
   EXPECT_NE(stat((dir + "/out/checkpoint.pt.tmp").c_str(), &st), 0);
 }
 
+// The agent passes --resume on every retry, also when the previous attempt had already finished training
+// (killed between its final line and its report): the final line must then repeat the run's real results.
+TEST(NmtrainTest, ResumingAFinishedRunRepeatsItsFinalLine) {
+  const std::string dir = TempDir("finished");
+  const std::string spec = WriteSpec(dir, kSmallRun);
+  const std::vector<std::string> args = {"--spec", spec, "--out", dir + "/out", "--resume"};
+  ASSERT_EQ(Wait(Start(args, {}, dir + "/first.txt", dir + "/first_err.txt"), std::chrono::seconds(120)), 0)
+      << ReadFile(dir + "/first_err.txt");
+  ASSERT_EQ(Wait(Start(args, {}, dir + "/second.txt", dir + "/second_err.txt"), std::chrono::seconds(120)), 0)
+      << ReadFile(dir + "/second_err.txt");
+  auto final_line = [](const std::string& out) {
+    const size_t at = out.find("{\"kind\":\"final\"");
+    return at == std::string::npos ? std::string() : out.substr(at, out.find('\n', at) - at);
+  };
+  auto field = [](const std::string& line, const std::string& key) {
+    const size_t at = line.find("\"" + key + "\":");
+    return at == std::string::npos ? std::string() : line.substr(at, line.find_first_of(",}", at) - at);
+  };
+  const std::string first = final_line(ReadFile(dir + "/first.txt"));
+  const std::string second = final_line(ReadFile(dir + "/second.txt"));
+  ASSERT_FALSE(first.empty());
+  ASSERT_FALSE(second.empty()) << ReadFile(dir + "/second.txt");
+  for (const char* key : {"loss", "top1", "top5", "step", "flops"}) {
+    EXPECT_FALSE(field(first, key).empty()) << key;
+    EXPECT_EQ(field(first, key), field(second, key)) << first << "\n" << second;
+  }
+}
+
 TEST(NmtrainTest, SurvivingRankExitsWithCode5WhenAPeerDies) {
   const std::string dir = TempDir("peerdeath");
   const std::string spec = WriteSpec(dir, kLongRun);

@@ -329,8 +329,10 @@ class Run {
     const double loss = state_.epoch_samples > 0 ? state_.epoch_loss_sum / state_.epoch_samples : 0.0;
     const double images_per_s = state_.epoch_seconds > 0 ? state_.epoch_samples / state_.epoch_seconds : 0.0;
     state_.best_top1 = std::max(state_.best_top1, eval.top1);
-    last_eval_ = eval;
-    last_train_loss_ = loss;
+    state_.last_epoch_loss = loss;
+    state_.last_top1 = eval.top1;
+    state_.last_top5 = eval.top5;
+    state_.last_eval_loss = eval.loss;
     if (dist_->is_root()) {
       MetricLine line("epoch");
       line.Add("epoch", epoch).Add("step", state_.global_step).Add("loss", loss);
@@ -367,14 +369,10 @@ class Run {
   }
 
   void EmitFinal() {
-    if (last_eval_.images == 0) {  // Resumed after the last epoch: evaluate the final weights once more.
-      last_eval_ = Evaluate(*model_, *data_.eval, data_.norm, c_.data.eval_batch_size, *dist_, device_);
-      state_.best_top1 = std::max(state_.best_top1, last_eval_.top1);
-    }
     if (!dist_->is_root()) return;
     MetricLine line("final");
-    line.Add("top1", last_eval_.top1).Add("top5", last_eval_.top5).Add("loss", last_train_loss_);
-    line.Add("eval_loss", last_eval_.loss)
+    line.Add("top1", state_.last_top1).Add("top5", state_.last_top5).Add("loss", state_.last_epoch_loss);
+    line.Add("eval_loss", state_.last_eval_loss)
         .Add("best_top1", state_.best_top1)
         .Add("epochs", c_.schedule.epochs);
     line.Add("step", state_.global_step)
@@ -401,8 +399,6 @@ class Run {
   std::vector<torch::Tensor> params_;
   double flops_per_image_ = 0.0;
   TrainState state_;
-  EvalResult last_eval_;
-  double last_train_loss_ = 0.0;
 };
 
 }  // namespace
