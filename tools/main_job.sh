@@ -45,4 +45,6 @@ nmctl="$bin/cli/nmctl"
 sweep_id=$("$nmctl" submit "$sweep" --json "$@" | python3 -c 'import json,sys; print(json.load(sys.stdin)["sweep"]["id"])')
 echo "main job: sweep $sweep_id submitted from $sweep" >&2
 "$nmctl" follow "$sweep_id"
+"$nmctl" runs --sweep "$sweep_id"
+echo
 "$nmctl" compare "$sweep_id" --metric top1
