@@ -1,0 +1,34 @@
+// Random images of any shape, a deterministic function of (seed, index): no files, any size, e.g. 3x224x224
+// with 1000 classes for throughput runs. Each class has a fixed random prototype; an image is its class's
+// prototype blended with per-image noise, so a model can learn it (labels are not pure noise).
+#ifndef NMSPARSE_WORKER_TRAINER_DATA_SYNTHETIC_DATASET_H_
+#define NMSPARSE_WORKER_TRAINER_DATA_SYNTHETIC_DATASET_H_
+
+#include <cstdint>
+
+#include "worker/trainer/data/dataset.h"
+
+namespace nmsparse {
+
+class SyntheticDataset : public Dataset {
+ public:
+  SyntheticDataset(ImageShape shape, int num_classes, int64_t size, uint64_t seed);
+  int64_t size() const override { return size_; }
+  ImageShape shape() const override { return shape_; }
+  int num_classes() const override { return num_classes_; }
+  int64_t Read(int64_t index, uint8_t* pixels) const override;
+
+ private:
+  ImageShape shape_;
+  int num_classes_;
+  int64_t size_;
+  uint64_t seed_;
+};
+
+// SplitMix64: the counter-based mixer behind the synthetic data and the data order.
+uint64_t SplitMix64(uint64_t x);
+uint64_t HashCombine(uint64_t a, uint64_t b);
+
+}  // namespace nmsparse
+
+#endif  // NMSPARSE_WORKER_TRAINER_DATA_SYNTHETIC_DATASET_H_

@@ -1,0 +1,51 @@
+#include "worker/trainer/models/layers.h"
+
+#include <torch/nn/modules/linear.h>
+#include <torch/torch.h>
+
+namespace nmsparse {
+
+MlpImpl::MlpImpl(int64_t in_features, int64_t hidden_features, double drop) {
+  fc1 = register_module("fc1", SparseLinear(in_features, hidden_features, true));
+  drop1_ = register_module("drop1", torch::nn::Dropout(drop));
+  fc2 = register_module("fc2", SparseLinear(hidden_features, in_features, true));
+  drop2_ = register_module("drop2", torch::nn::Dropout(drop));
+}
+
+torch::Tensor MlpImpl::forward(const torch::Tensor& x) { return drop2_(fc2(drop1_(torch::gelu(fc1(x))))); }
+
+torch::Tensor DropPath(const torch::Tensor& x, double rate, bool training) {
+  if (rate <= 0.0 || !training) return x;
+  const double keep = 1.0 - rate;
+  std::vector<int64_t> shape(x.dim(), 1);
+  shape[0] = x.size(0);
+  torch::Tensor mask = torch::empty(shape, x.options()).bernoulli_(keep);
+  return x * mask.div_(keep);
+}
+
+void TruncNormal(torch::Tensor& t, double std) {
+  torch::NoGradGuard no_grad;
+  t.normal_(0.0, std).clamp_(-2.0, 2.0);
+}
+
+void InitLinearsTimm(torch::nn::Module& root) {
+  torch::NoGradGuard no_grad;
+  for (const auto& module : root.modules(/*include_self=*/false)) {
+    if (auto* sparse = module->as<SparseLinearImpl>()) {
+      TruncNormal(sparse->weight, 0.02);
+      if (sparse->bias.defined()) sparse->bias.zero_();
+    } else if (auto* linear = module->as<torch::nn::LinearImpl>()) {
+      TruncNormal(linear->weight, 0.02);
+      if (linear->bias.defined()) linear->bias.zero_();
+    }
+  }
+}
+
+std::vector<double> DropPathRates(double rate, int64_t n) {
+  std::vector<double> rates(n, 0.0);
+  for (int64_t i = 0; i < n && n > 1; ++i) rates[i] = rate * static_cast<double>(i) / (n - 1);
+  if (n == 1) rates[0] = 0.0;
+  return rates;
+}
+
+}  // namespace nmsparse

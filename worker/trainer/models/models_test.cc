@@ -1,0 +1,191 @@
+#include <torch/torch.h>
+
+#include <map>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "schemas/model_catalog.h"
+#include "worker/trainer/models/model_factory.h"
+#include "worker/trainer/models/swin_transformer_v2.h"
+
+namespace nmsparse {
+namespace {
+
+ModelArch Arch(const std::string& name) {
+  auto arch = LookupModel(name);
+  EXPECT_TRUE(arch.ok()) << arch.status();
+  return *arch;
+}
+
+int64_t CountParameters(const std::string& name) {
+  auto model = CreateModel(Arch(name));
+  int64_t count = 0;
+  for (const auto& p : model->parameters()) count += p.numel();
+  return count;
+}
+
+std::map<std::string, std::vector<int64_t>> ParameterShapes(torch::nn::Module& model) {
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const auto& item : model.named_parameters()) shapes[item.key()] = item.value().sizes().vec();
+  return shapes;
+}
+
+// Published timm counts: ViT from the timm model cards (5.72M / 22.05M / 86.57M / 304.33M), SwinV2 from
+// timm's results tables (28.35M / 49.73M / 87.92M); the exact integers are timm's sum(p.numel()).
+TEST(ModelsTest, VitParameterCountsEqualTimm) {
+  EXPECT_EQ(CountParameters("vit_tiny_patch16_224"), 5717416);
+  EXPECT_EQ(CountParameters("vit_small_patch16_224"), 22050664);
+  EXPECT_EQ(CountParameters("vit_base_patch16_224"), 86567656);
+  EXPECT_EQ(CountParameters("vit_large_patch16_224"), 304326632);
+}
+
+TEST(ModelsTest, SwinV2ParameterCountsEqualTimm) {
+  EXPECT_EQ(CountParameters("swinv2_tiny_window8_256"), 28347154);
+  EXPECT_EQ(CountParameters("swinv2_small_window8_256"), 49728418);
+  EXPECT_EQ(CountParameters("swinv2_base_window8_256"), 87918816);
+}
+
+TEST(ModelsTest, CountsAgreeWithCatalogue) {
+  for (const auto& name : {"vit_nano_patch7_28", "vit_micro_patch4_28", "swinv2_micro_window7_28"}) {
+    EXPECT_EQ(CountParameters(name), ParameterCount(Arch(name))) << name;
+  }
+}
+
+TEST(ModelsTest, VitParameterNamesAreTimms) {
+  auto model = CreateModel(Arch("vit_micro_patch4_28"));
+  auto shapes = ParameterShapes(*model);
+  const std::map<std::string, std::vector<int64_t>> expected = {
+      {"cls_token", {1, 1, 64}},
+      {"pos_embed", {1, 50, 64}},
+      {"patch_embed.proj.weight", {64, 1, 4, 4}},
+      {"patch_embed.proj.bias", {64}},
+      {"blocks.0.norm1.weight", {64}},
+      {"blocks.0.attn.qkv.weight", {192, 64}},
+      {"blocks.0.attn.qkv.bias", {192}},
+      {"blocks.3.attn.proj.weight", {64, 64}},
+      {"blocks.3.norm2.bias", {64}},
+      {"blocks.3.mlp.fc1.weight", {256, 64}},
+      {"blocks.3.mlp.fc2.weight", {64, 256}},
+      {"norm.weight", {64}},
+      {"head.weight", {10, 64}},
+      {"head.bias", {10}},
+  };
+  for (const auto& [name, shape] : expected) {
+    ASSERT_TRUE(shapes.count(name)) << name;
+    EXPECT_EQ(shapes[name], shape) << name;
+  }
+  EXPECT_EQ(shapes.size(), 4u + 4u * 12u + 4u);
+  EXPECT_FALSE(shapes.count("blocks.4.norm1.weight"));
+}
+
+TEST(ModelsTest, SwinV2ParameterNamesAreTimms) {
+  auto model = CreateModel(Arch("swinv2_tiny_window8_256"));
+  auto shapes = ParameterShapes(*model);
+  const std::map<std::string, std::vector<int64_t>> expected = {
+      {"patch_embed.proj.weight", {96, 3, 4, 4}},
+      {"patch_embed.norm.weight", {96}},
+      {"layers.0.blocks.0.attn.logit_scale", {3, 1, 1}},
+      {"layers.0.blocks.0.attn.q_bias", {96}},
+      {"layers.0.blocks.0.attn.v_bias", {96}},
+      {"layers.0.blocks.0.attn.cpb_mlp.0.weight", {512, 2}},
+      {"layers.0.blocks.0.attn.cpb_mlp.0.bias", {512}},
+      {"layers.0.blocks.0.attn.cpb_mlp.2.weight", {3, 512}},
+      {"layers.0.blocks.0.attn.qkv.weight", {288, 96}},
+      {"layers.0.blocks.0.attn.proj.weight", {96, 96}},
+      {"layers.0.blocks.1.norm1.weight", {96}},
+      {"layers.0.blocks.1.mlp.fc1.weight", {384, 96}},
+      {"layers.0.blocks.1.norm2.bias", {96}},
+      {"layers.1.downsample.reduction.weight", {192, 384}},
+      {"layers.1.downsample.norm.weight", {192}},
+      {"layers.3.downsample.reduction.weight", {768, 1536}},
+      {"layers.3.blocks.1.mlp.fc2.weight", {768, 3072}},
+      {"norm.weight", {768}},
+      {"head.fc.weight", {1000, 768}},
+      {"head.fc.bias", {1000}},
+  };
+  for (const auto& [name, shape] : expected) {
+    ASSERT_TRUE(shapes.count(name)) << name;
+    EXPECT_EQ(shapes[name], shape) << name;
+  }
+  EXPECT_FALSE(shapes.count("layers.0.downsample.reduction.weight"));
+  EXPECT_FALSE(shapes.count("layers.0.blocks.0.attn.qkv.bias"));
+  EXPECT_FALSE(shapes.count("layers.0.blocks.0.attn.k_bias"));  // a buffer in timm
+  EXPECT_FALSE(shapes.count("layers.0.blocks.0.attn.cpb_mlp.2.bias"));
+}
+
+// Every sparsifiable weight of the catalogue exists in the module with a compatible shape (qkv blocks are row
+// slices of the fused weight).
+TEST(ModelsTest, CatalogueLayersExistInModules) {
+  const std::vector<SparsityLocation> all = {SparsityLocation::kFF, SparsityLocation::kQ,
+                                             SparsityLocation::kK,  SparsityLocation::kV,
+                                             SparsityLocation::kO,  SparsityLocation::kC};
+  for (const auto& name : {"vit_micro_patch4_28", "swinv2_micro_window7_28"}) {
+    const ModelArch arch = Arch(name);
+    auto model = CreateModel(arch);
+    auto shapes = ParameterShapes(*model);
+    for (const auto& layer : SparsifiableLayers(arch, all)) {
+      ASSERT_TRUE(shapes.count(layer.name)) << name << " " << layer.name;
+      const auto& shape = shapes[layer.name];
+      ASSERT_EQ(shape.size(), layer.shape.size()) << layer.name;
+      EXPECT_GE(shape[0], layer.row_offset + layer.shape[0]) << layer.name;
+      for (size_t d = 1; d < shape.size(); ++d) EXPECT_EQ(shape[d], layer.shape[d]) << layer.name;
+    }
+  }
+}
+
+TEST(ModelsTest, SmallModelsForwardShapes) {
+  torch::manual_seed(0);
+  for (const auto& name : {"vit_nano_patch7_28", "vit_micro_patch4_28", "swinv2_micro_window7_28"}) {
+    auto model = CreateModel(Arch(name), DropOptions{0.1, 0.1, 0.1});
+    auto images = torch::randn({3, 1, 28, 28});
+    model->train();
+    auto logits = model->forward(images);
+    EXPECT_EQ(logits.sizes().vec(), (std::vector<int64_t>{3, 10})) << name;
+    logits.sum().backward();
+    model->eval();
+    auto a = model->forward(images);
+    auto b = model->forward(images);
+    EXPECT_TRUE(torch::equal(a, b)) << name << ": eval must be deterministic (no dropout)";
+    EXPECT_TRUE(torch::isfinite(a).all().item<bool>()) << name;
+  }
+}
+
+TEST(ModelsTest, VitTimmInitialisation) {
+  torch::manual_seed(0);
+  auto model = CreateModel(Arch("vit_micro_patch4_28"));
+  auto params = model->named_parameters();
+  EXPECT_NEAR(params["pos_embed"].std().item<double>(), 0.02, 0.002);
+  EXPECT_LT(params["cls_token"].abs().max().item<double>(), 1e-4);
+  EXPECT_NEAR(params["blocks.0.mlp.fc1.weight"].std().item<double>(), 0.02, 0.002);
+  EXPECT_EQ(params["blocks.0.mlp.fc1.bias"].abs().sum().item<double>(), 0.0);
+}
+
+TEST(ModelsTest, SwinV2WindowsShiftsAndBuffers) {
+  auto model = std::make_shared<SwinTransformerV2Impl>(Arch("swinv2_micro_window7_28"), DropOptions{});
+  // Stage 0 runs at 14x14 (patch 2): window 7, odd blocks shifted by 3. Stage 1 at 7x7 fits one window: no
+  // shift.
+  auto* stage0 = model->layers[0]->as<SwinV2StageImpl>();
+  auto* stage1 = model->layers[1]->as<SwinV2StageImpl>();
+  auto* b00 = stage0->blocks[0]->as<SwinV2BlockImpl>();
+  auto* b01 = stage0->blocks[1]->as<SwinV2BlockImpl>();
+  auto* b11 = stage1->blocks[1]->as<SwinV2BlockImpl>();
+  EXPECT_EQ(b00->shift_size()[0], 0);
+  EXPECT_EQ(b01->shift_size()[0], 3);
+  EXPECT_EQ(b11->shift_size()[0], 0);
+  EXPECT_FALSE(b00->attn_mask.defined());
+  ASSERT_TRUE(b01->attn_mask.defined());
+  EXPECT_EQ(b01->attn_mask.sizes().vec(), (std::vector<int64_t>{4, 49, 49}));
+  // The top-left window holds a single region (no masking); the bottom-right one has four.
+  EXPECT_EQ(b01->attn_mask[0].abs().sum().item<double>(), 0.0);
+  EXPECT_GT(b01->attn_mask[3].lt(-50).sum().item<int64_t>(), 0);
+  auto& table = b01->attn->relative_coords_table;
+  EXPECT_EQ(table.sizes().vec(), (std::vector<int64_t>{1, 13, 13, 2}));
+  EXPECT_NEAR(table.max().item<double>(), std::log2(9.0) / 3.0, 1e-5);  // edge offset: 8 -> log2(9)/log2(8)
+  auto& index = b01->attn->relative_position_index;
+  EXPECT_EQ(index.min().item<int64_t>(), 0);
+  EXPECT_EQ(index.max().item<int64_t>(), 13 * 13 - 1);
+  EXPECT_EQ(index[0][0].item<int64_t>(), 6 * 13 + 6);  // zero offset sits in the middle of the table
+}
+
+}  // namespace
+}  // namespace nmsparse

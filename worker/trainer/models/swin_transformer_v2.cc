@@ -1,0 +1,262 @@
+#include "worker/trainer/models/swin_transformer_v2.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <stdexcept>
+
+namespace nmsparse {
+namespace {
+
+namespace F = torch::nn::functional;
+
+// [B, H, W, C] -> [B * num_windows, wh, ww, C]
+torch::Tensor WindowPartition(const torch::Tensor& x, Size2 ws) {
+  const int64_t b = x.size(0), h = x.size(1), w = x.size(2), c = x.size(3);
+  return x.view({b, h / ws[0], ws[0], w / ws[1], ws[1], c})
+      .permute({0, 1, 3, 2, 4, 5})
+      .contiguous()
+      .view({-1, ws[0], ws[1], c});
+}
+
+// [B * num_windows, wh, ww, C] -> [B, H, W, C]
+torch::Tensor WindowReverse(const torch::Tensor& windows, Size2 ws, int64_t h, int64_t w) {
+  const int64_t c = windows.size(-1);
+  return windows.view({-1, h / ws[0], w / ws[1], ws[0], ws[1], c})
+      .permute({0, 1, 3, 2, 4, 5})
+      .contiguous()
+      .view({-1, h, w, c});
+}
+
+// Log-spaced relative coordinates in [-1, 1]-ish: sign(x) * log2(|8x/(w-1)| + 1) / log2(8).
+torch::Tensor RelativeCoordsTable(Size2 ws) {
+  auto h = torch::arange(-(ws[0] - 1), ws[0], torch::kFloat32);
+  auto w = torch::arange(-(ws[1] - 1), ws[1], torch::kFloat32);
+  auto table = torch::stack(torch::meshgrid({h, w}, "ij")).permute({1, 2, 0}).contiguous().unsqueeze(0);
+  // A window of 1 has only the coordinate 0; timm would divide 0 by 0 there.
+  table.select(-1, 0).div_(static_cast<double>(std::max<int64_t>(ws[0] - 1, 1)));
+  table.select(-1, 1).div_(static_cast<double>(std::max<int64_t>(ws[1] - 1, 1)));
+  table.mul_(8.0);
+  return torch::sign(table) * torch::log2(table.abs() + 1.0) / std::log2(8.0);
+}
+
+// Index of each (query, key) pair of a window into the (2Wh-1)*(2Ww-1) relative offsets.
+torch::Tensor RelativePositionIndex(Size2 ws) {
+  auto coords = torch::stack(torch::meshgrid({torch::arange(ws[0]), torch::arange(ws[1])}, "ij")).flatten(1);
+  auto rel = (coords.unsqueeze(2) - coords.unsqueeze(1)).permute({1, 2, 0}).contiguous();  // [N, N, 2]
+  rel.select(-1, 0).add_(ws[0] - 1).mul_(2 * ws[1] - 1);
+  rel.select(-1, 1).add_(ws[1] - 1);
+  return rel.sum(-1);
+}
+
+// -100 between tokens that come from different regions of the cyclically shifted map, 0 within a region.
+torch::Tensor ShiftedWindowMask(int64_t h, int64_t w, Size2 ws, Size2 shift) {
+  auto img_mask = torch::zeros({1, h, w, 1});
+  const std::array<std::array<int64_t, 2>, 3> hs = {
+      {{0, h - ws[0]}, {h - ws[0], h - shift[0]}, {h - shift[0], h}}};
+  const std::array<std::array<int64_t, 2>, 3> wss = {
+      {{0, w - ws[1]}, {w - ws[1], w - shift[1]}, {w - shift[1], w}}};
+  int64_t count = 0;
+  for (const auto& hr : hs) {
+    for (const auto& wr : wss) {
+      img_mask.slice(1, hr[0], hr[1]).slice(2, wr[0], wr[1]).fill_(static_cast<double>(count++));
+    }
+  }
+  auto windows = WindowPartition(img_mask, ws).view({-1, ws[0] * ws[1]});
+  auto diff = windows.unsqueeze(1) - windows.unsqueeze(2);
+  return torch::zeros_like(diff).masked_fill(diff != 0, -100.0);
+}
+
+}  // namespace
+
+WindowAttentionImpl::WindowAttentionImpl(int64_t dim, Size2 window_size, int64_t num_heads, bool qkv_bias,
+                                         double attn_drop, double proj_drop)
+    : window_size_(window_size), num_heads_(num_heads) {
+  if (dim % num_heads != 0)
+    throw std::invalid_argument("window attention: dim must be divisible by num_heads");
+  logit_scale = register_parameter("logit_scale", torch::full({num_heads, 1, 1}, std::log(10.0)));
+  cpb_mlp = register_module(
+      "cpb_mlp",
+      torch::nn::Sequential(torch::nn::Linear(torch::nn::LinearOptions(2, 512).bias(true)), torch::nn::ReLU(),
+                            torch::nn::Linear(torch::nn::LinearOptions(512, num_heads).bias(false))));
+  qkv = register_module("qkv", SparseLinear(dim, 3 * dim, false));
+  if (qkv_bias) {
+    q_bias = register_parameter("q_bias", torch::zeros({dim}));
+    k_bias = register_buffer("k_bias", torch::zeros({dim}));
+    v_bias = register_parameter("v_bias", torch::zeros({dim}));
+  }
+  attn_drop_ = register_module("attn_drop", torch::nn::Dropout(attn_drop));
+  proj = register_module("proj", SparseLinear(dim, dim, true));
+  proj_drop_ = register_module("proj_drop", torch::nn::Dropout(proj_drop));
+  relative_coords_table = register_buffer("relative_coords_table", RelativeCoordsTable(window_size));
+  relative_position_index = register_buffer("relative_position_index", RelativePositionIndex(window_size));
+}
+
+torch::Tensor WindowAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& mask) {
+  const int64_t b = x.size(0), n = x.size(1), c = x.size(2);
+  torch::Tensor qkv_out =
+      q_bias.defined() ? F::linear(x, qkv->EffectiveWeight(), torch::cat({q_bias, k_bias, v_bias})) : qkv(x);
+  qkv_out = qkv_out.reshape({b, n, 3, num_heads_, -1}).permute({2, 0, 3, 1, 4});
+  auto q = F::normalize(qkv_out[0], F::NormalizeFuncOptions().dim(-1));
+  auto k = F::normalize(qkv_out[1], F::NormalizeFuncOptions().dim(-1));
+  auto v = qkv_out[2];
+  auto attn = torch::matmul(q, k.transpose(-2, -1)) * torch::clamp_max(logit_scale, std::log(100.0)).exp();
+
+  auto bias_table = cpb_mlp->forward(relative_coords_table).view({-1, num_heads_});
+  auto bias =
+      bias_table.index_select(0, relative_position_index.view(-1)).view({n, n, -1}).permute({2, 0, 1});
+  attn = attn + 16.0 * torch::sigmoid(bias).unsqueeze(0);
+  if (mask.defined()) {
+    const int64_t num_windows = mask.size(0);
+    attn = attn.view({-1, num_windows, num_heads_, n, n}) + mask.unsqueeze(1).unsqueeze(0);
+    attn = attn.view({-1, num_heads_, n, n});
+  }
+  attn = attn_drop_(torch::softmax(attn, -1));
+  auto out = torch::matmul(attn, v).transpose(1, 2).reshape({b, n, c});
+  return proj_drop_(proj(out));
+}
+
+SwinV2BlockImpl::SwinV2BlockImpl(int64_t dim, Size2 input_resolution, int64_t num_heads, int64_t window_size,
+                                 int64_t shift_size, double mlp_ratio, bool qkv_bias, const DropOptions& drop,
+                                 double drop_path)
+    : input_resolution_(input_resolution), drop_path_(drop_path) {
+  // timm's _calc_window_shift: a window never exceeds the feature map, and a map that fits one window is not
+  // shifted.
+  for (int i = 0; i < 2; ++i) {
+    window_size_[i] = std::min(input_resolution[i], window_size);
+    shift_size_[i] = input_resolution[i] <= window_size_[i] ? 0 : shift_size;
+  }
+  attn = register_module(
+      "attn", WindowAttention(dim, window_size_, num_heads, qkv_bias, drop.attn_drop_rate, drop.drop_rate));
+  norm1 = register_module("norm1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim})));
+  mlp = register_module("mlp", Mlp(dim, static_cast<int64_t>(dim * mlp_ratio), drop.drop_rate));
+  norm2 = register_module("norm2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim})));
+  if (shift_size_[0] > 0 || shift_size_[1] > 0) {
+    const int64_t hp = (input_resolution[0] + window_size_[0] - 1) / window_size_[0] * window_size_[0];
+    const int64_t wp = (input_resolution[1] + window_size_[1] - 1) / window_size_[1] * window_size_[1];
+    attn_mask = register_buffer("attn_mask", ShiftedWindowMask(hp, wp, window_size_, shift_size_));
+  }
+}
+
+torch::Tensor SwinV2BlockImpl::WindowedAttention(const torch::Tensor& x) {
+  const int64_t h = x.size(1), w = x.size(2), c = x.size(3);
+  const bool shifted = shift_size_[0] > 0 || shift_size_[1] > 0;
+  auto shifted_x = shifted ? torch::roll(x, {-shift_size_[0], -shift_size_[1]}, {1, 2}) : x;
+  const int64_t pad_h = (window_size_[0] - h % window_size_[0]) % window_size_[0];
+  const int64_t pad_w = (window_size_[1] - w % window_size_[1]) % window_size_[1];
+  if (pad_h > 0 || pad_w > 0) shifted_x = F::pad(shifted_x, F::PadFuncOptions({0, 0, 0, pad_w, 0, pad_h}));
+  const int64_t hp = h + pad_h, wp = w + pad_w;
+
+  auto windows = WindowPartition(shifted_x, window_size_).view({-1, window_size_[0] * window_size_[1], c});
+  auto attn_windows = attn(windows, attn_mask).view({-1, window_size_[0], window_size_[1], c});
+  shifted_x = WindowReverse(attn_windows, window_size_, hp, wp);
+  if (pad_h > 0 || pad_w > 0) shifted_x = shifted_x.slice(1, 0, h).slice(2, 0, w).contiguous();
+  return shifted ? torch::roll(shifted_x, {shift_size_[0], shift_size_[1]}, {1, 2}) : shifted_x;
+}
+
+torch::Tensor SwinV2BlockImpl::forward(const torch::Tensor& x) {
+  const int64_t b = x.size(0), h = x.size(1), w = x.size(2), c = x.size(3);
+  auto y = x + DropPath(norm1(WindowedAttention(x)), drop_path_, is_training());
+  y = y.reshape({b, -1, c});
+  y = y + DropPath(norm2(mlp(y)), drop_path_, is_training());
+  return y.reshape({b, h, w, c});
+}
+
+PatchMergingImpl::PatchMergingImpl(int64_t dim, int64_t out_dim) {
+  reduction =
+      register_module("reduction", torch::nn::Linear(torch::nn::LinearOptions(4 * dim, out_dim).bias(false)));
+  norm = register_module("norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({out_dim})));
+}
+
+torch::Tensor PatchMergingImpl::forward(const torch::Tensor& x) {
+  auto y = F::pad(x, F::PadFuncOptions({0, 0, 0, x.size(2) % 2, 0, x.size(1) % 2}));
+  const int64_t b = y.size(0), h = y.size(1), w = y.size(2), c = y.size(3);
+  y = y.reshape({b, h / 2, 2, w / 2, 2, c}).permute({0, 1, 3, 4, 2, 5}).flatten(3);
+  return norm(reduction(y));
+}
+
+SwinV2StageImpl::SwinV2StageImpl(int64_t dim, int64_t out_dim, Size2 input_resolution, int64_t depth,
+                                 bool downsample_first, int64_t num_heads, int64_t window_size,
+                                 double mlp_ratio, bool qkv_bias, const DropOptions& drop,
+                                 const std::vector<double>& drop_path) {
+  Size2 resolution = input_resolution;
+  if (downsample_first) {
+    downsample = register_module("downsample", PatchMerging(dim, out_dim));
+    resolution = {input_resolution[0] / 2, input_resolution[1] / 2};
+  } else if (dim != out_dim) {
+    throw std::invalid_argument("swinv2 stage: a stage without downsampling must keep its width");
+  }
+  blocks = register_module("blocks", torch::nn::ModuleList());
+  for (int64_t i = 0; i < depth; ++i) {
+    blocks->push_back(SwinV2Block(out_dim, resolution, num_heads, window_size,
+                                  i % 2 == 0 ? 0 : window_size / 2, mlp_ratio, qkv_bias, drop, drop_path[i]));
+  }
+}
+
+torch::Tensor SwinV2StageImpl::forward(const torch::Tensor& x) {
+  auto y = downsample ? downsample(x) : x;
+  for (const auto& block : *blocks) y = block->as<SwinV2BlockImpl>()->forward(y);
+  return y;
+}
+
+ClassifierHeadImpl::ClassifierHeadImpl(int64_t in_features, int64_t num_classes, double drop_rate) {
+  drop_ = register_module("drop", torch::nn::Dropout(drop_rate));
+  fc = register_module("fc", torch::nn::Linear(in_features, num_classes));
+}
+
+torch::Tensor ClassifierHeadImpl::forward(const torch::Tensor& x) { return fc(drop_(x.mean({1, 2}))); }
+
+SwinTransformerV2Impl::SwinTransformerV2Impl(const ModelArch& arch, const DropOptions& drop) {
+  const size_t num_stages = arch.depths.size();
+  if (num_stages == 0 || arch.stage_heads.size() != num_stages) {
+    throw std::invalid_argument("swinv2 " + arch.name +
+                                ": depths and stage_heads must be non-empty and equal in length");
+  }
+  if (arch.img_size % arch.patch_size != 0) {
+    throw std::invalid_argument("swinv2 " + arch.name + ": img_size is not a multiple of patch_size");
+  }
+  const int64_t grid = arch.img_size / arch.patch_size;
+  patch_embed =
+      register_module("patch_embed", PatchEmbed(arch.in_chans, arch.embed_dim, arch.patch_size, true));
+
+  int64_t total_depth = 0;
+  for (int d : arch.depths) total_depth += d;
+  const auto rates = DropPathRates(drop.drop_path_rate, total_depth);
+
+  layers = register_module("layers", torch::nn::ModuleList());
+  int64_t in_dim = arch.embed_dim, scale = 1, block_index = 0;
+  for (size_t i = 0; i < num_stages; ++i) {
+    const int64_t out_dim = static_cast<int64_t>(arch.embed_dim) << i;
+    std::vector<double> stage_rates(rates.begin() + block_index,
+                                    rates.begin() + block_index + arch.depths[i]);
+    layers->push_back(SwinV2Stage(in_dim, out_dim, Size2{grid / scale, grid / scale}, int64_t{arch.depths[i]},
+                                  i > 0, int64_t{arch.stage_heads[i]}, int64_t{arch.window_size},
+                                  arch.mlp_ratio, arch.qkv_bias, drop, stage_rates));
+    block_index += arch.depths[i];
+    in_dim = out_dim;
+    if (i > 0) scale *= 2;
+  }
+  norm = register_module("norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({in_dim})));
+  head = register_module("head", ClassifierHead(in_dim, arch.num_classes, drop.drop_rate));
+
+  // timm's init_weights: Linear trunc_normal(.02), then res-post-norms (norm1, norm2 of every block) to zero.
+  InitLinearsTimm(*this);
+  torch::NoGradGuard no_grad;
+  for (const auto& stage : *layers) {
+    for (const auto& block : *stage->as<SwinV2StageImpl>()->blocks) {
+      auto* b = block->as<SwinV2BlockImpl>();
+      for (auto* ln : {b->norm1.get(), b->norm2.get()}) {
+        ln->weight.zero_();
+        ln->bias.zero_();
+      }
+    }
+  }
+}
+
+torch::Tensor SwinTransformerV2Impl::forward(const torch::Tensor& images) {
+  auto x = patch_embed(images);
+  for (const auto& stage : *layers) x = stage->as<SwinV2StageImpl>()->forward(x);
+  return head(norm(x));
+}
+
+}  // namespace nmsparse

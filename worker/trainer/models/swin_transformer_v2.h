@@ -1,0 +1,127 @@
+// timm's SwinTransformerV2 (swin_transformer_v2.py, current layout) with its parameter names:
+// patch_embed.{proj, norm}, layers.i.downsample.{reduction, norm} (stages i > 0 start with the patch
+// merging), layers.i.blocks.j.{attn.{logit_scale, q_bias, v_bias, cpb_mlp.{0,2}, qkv, proj}, norm1, mlp.{fc1,
+// fc2}, norm2}, norm, head.fc. Scaled cosine attention, continuous relative position bias, res-post-norm.
+#ifndef NMSPARSE_WORKER_TRAINER_MODELS_SWIN_TRANSFORMER_V2_H_
+#define NMSPARSE_WORKER_TRAINER_MODELS_SWIN_TRANSFORMER_V2_H_
+
+#include <torch/nn/modules/container/modulelist.h>
+#include <torch/nn/modules/container/sequential.h>
+#include <torch/nn/modules/dropout.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/normalization.h>
+
+#include <array>
+
+#include "schemas/model_catalog.h"
+#include "worker/sparsity/sparse_linear.h"
+#include "worker/trainer/models/classifier.h"
+#include "worker/trainer/models/layers.h"
+#include "worker/trainer/models/vision_transformer.h"
+
+namespace nmsparse {
+
+using Size2 = std::array<int64_t, 2>;
+
+// Window attention: cosine similarity scaled by exp(min(logit_scale, log 100)), plus 16*sigmoid of a bias
+// that cpb_mlp computes from log-spaced relative coordinates.
+class WindowAttentionImpl : public torch::nn::Module {
+ public:
+  WindowAttentionImpl(int64_t dim, Size2 window_size, int64_t num_heads, bool qkv_bias, double attn_drop,
+                      double proj_drop);
+  // x: [num_windows*B, N, C]; mask: [num_windows, N, N] or undefined.
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask);
+
+  torch::Tensor logit_scale;  // [heads, 1, 1]
+  torch::nn::Sequential cpb_mlp{nullptr};
+  SparseLinear qkv{nullptr};  // no bias of its own: q_bias, (zero) k_bias and v_bias are added
+  torch::Tensor q_bias, k_bias, v_bias;
+  SparseLinear proj{nullptr};
+  torch::Tensor relative_coords_table;    // buffer [1, 2Wh-1, 2Ww-1, 2]
+  torch::Tensor relative_position_index;  // buffer [Wh*Ww, Wh*Ww]
+
+ private:
+  Size2 window_size_;
+  int64_t num_heads_;
+  torch::nn::Dropout attn_drop_{nullptr};
+  torch::nn::Dropout proj_drop_{nullptr};
+};
+TORCH_MODULE(WindowAttention);
+
+// (Shifted) window block with res-post-norm: x + drop_path(norm1(attn(x))), x + drop_path(norm2(mlp(x))).
+class SwinV2BlockImpl : public torch::nn::Module {
+ public:
+  SwinV2BlockImpl(int64_t dim, Size2 input_resolution, int64_t num_heads, int64_t window_size,
+                  int64_t shift_size, double mlp_ratio, bool qkv_bias, const DropOptions& drop,
+                  double drop_path);
+  torch::Tensor forward(const torch::Tensor& x);  // [B, H, W, C]
+
+  WindowAttention attn{nullptr};
+  torch::nn::LayerNorm norm1{nullptr};
+  Mlp mlp{nullptr};
+  torch::nn::LayerNorm norm2{nullptr};
+  torch::Tensor attn_mask;  // buffer [num_windows, N, N] when shifted
+
+  Size2 window_size() const { return window_size_; }
+  Size2 shift_size() const { return shift_size_; }
+
+ private:
+  torch::Tensor WindowedAttention(const torch::Tensor& x);
+  Size2 input_resolution_;
+  Size2 window_size_;
+  Size2 shift_size_;
+  double drop_path_;
+};
+TORCH_MODULE(SwinV2Block);
+
+// 2x2 patch merging: [B, H, W, C] -> [B, H/2, W/2, out_dim], reduction (no bias) then norm.
+class PatchMergingImpl : public torch::nn::Module {
+ public:
+  PatchMergingImpl(int64_t dim, int64_t out_dim);
+  torch::Tensor forward(const torch::Tensor& x);
+
+  torch::nn::Linear reduction{nullptr};
+  torch::nn::LayerNorm norm{nullptr};
+};
+TORCH_MODULE(PatchMerging);
+
+class SwinV2StageImpl : public torch::nn::Module {
+ public:
+  SwinV2StageImpl(int64_t dim, int64_t out_dim, Size2 input_resolution, int64_t depth, bool downsample,
+                  int64_t num_heads, int64_t window_size, double mlp_ratio, bool qkv_bias,
+                  const DropOptions& drop, const std::vector<double>& drop_path);
+  torch::Tensor forward(const torch::Tensor& x);
+
+  PatchMerging downsample{nullptr};  // null for the first stage (timm: nn.Identity)
+  torch::nn::ModuleList blocks{nullptr};
+};
+TORCH_MODULE(SwinV2Stage);
+
+// timm's ClassifierHead with avg pooling over NHWC features: pool, dropout, `fc`.
+class ClassifierHeadImpl : public torch::nn::Module {
+ public:
+  ClassifierHeadImpl(int64_t in_features, int64_t num_classes, double drop_rate);
+  torch::Tensor forward(const torch::Tensor& x);
+
+  torch::nn::Linear fc{nullptr};
+
+ private:
+  torch::nn::Dropout drop_{nullptr};
+};
+TORCH_MODULE(ClassifierHead);
+
+class SwinTransformerV2Impl : public ClassifierImpl {
+ public:
+  SwinTransformerV2Impl(const ModelArch& arch, const DropOptions& drop);
+  torch::Tensor forward(const torch::Tensor& images) override;
+
+  PatchEmbed patch_embed{nullptr};
+  torch::nn::ModuleList layers{nullptr};
+  torch::nn::LayerNorm norm{nullptr};
+  ClassifierHead head{nullptr};
+};
+TORCH_MODULE(SwinTransformerV2);
+
+}  // namespace nmsparse
+
+#endif  // NMSPARSE_WORKER_TRAINER_MODELS_SWIN_TRANSFORMER_V2_H_

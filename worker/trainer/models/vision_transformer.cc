@@ -1,0 +1,104 @@
+#include "worker/trainer/models/vision_transformer.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <stdexcept>
+
+namespace nmsparse {
+namespace {
+
+constexpr double kVitLayerNormEps = 1e-6;  // timm: partial(nn.LayerNorm, eps=1e-6)
+
+torch::nn::LayerNorm VitLayerNorm(int64_t dim) {
+  return torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim}).eps(kVitLayerNormEps));
+}
+
+}  // namespace
+
+PatchEmbedImpl::PatchEmbedImpl(int64_t in_chans, int64_t embed_dim, int64_t patch_size, bool with_norm) {
+  proj = register_module("proj", SparseConv2d(in_chans, embed_dim, patch_size, patch_size, true));
+  if (with_norm)
+    norm = register_module("norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({embed_dim})));
+}
+
+torch::Tensor PatchEmbedImpl::forward(const torch::Tensor& x) {
+  auto y = proj(x).permute({0, 2, 3, 1});
+  return norm ? norm(y) : y;
+}
+
+AttentionImpl::AttentionImpl(int64_t dim, int64_t num_heads, bool qkv_bias, double attn_drop,
+                             double proj_drop)
+    : num_heads_(num_heads), scale_(1.0 / std::sqrt(static_cast<double>(dim / num_heads))) {
+  if (dim % num_heads != 0) throw std::invalid_argument("attention: dim must be divisible by num_heads");
+  qkv = register_module("qkv", SparseLinear(dim, 3 * dim, qkv_bias));
+  attn_drop_ = register_module("attn_drop", torch::nn::Dropout(attn_drop));
+  proj = register_module("proj", SparseLinear(dim, dim, true));
+  proj_drop_ = register_module("proj_drop", torch::nn::Dropout(proj_drop));
+}
+
+torch::Tensor AttentionImpl::forward(const torch::Tensor& x) {
+  const int64_t b = x.size(0), n = x.size(1), c = x.size(2);
+  auto qkv_out = qkv(x).reshape({b, n, 3, num_heads_, c / num_heads_}).permute({2, 0, 3, 1, 4});
+  auto q = qkv_out[0] * scale_;
+  auto k = qkv_out[1];
+  auto v = qkv_out[2];
+  auto attn = attn_drop_(torch::softmax(torch::matmul(q, k.transpose(-2, -1)), -1));
+  auto out = torch::matmul(attn, v).transpose(1, 2).reshape({b, n, c});
+  return proj_drop_(proj(out));
+}
+
+VitBlockImpl::VitBlockImpl(int64_t dim, int64_t num_heads, double mlp_ratio, bool qkv_bias,
+                           const DropOptions& drop, double drop_path)
+    : drop_path_(drop_path) {
+  norm1 = register_module("norm1", VitLayerNorm(dim));
+  attn = register_module("attn", Attention(dim, num_heads, qkv_bias, drop.attn_drop_rate, drop.drop_rate));
+  norm2 = register_module("norm2", VitLayerNorm(dim));
+  mlp = register_module("mlp", Mlp(dim, static_cast<int64_t>(dim * mlp_ratio), drop.drop_rate));
+}
+
+torch::Tensor VitBlockImpl::forward(const torch::Tensor& x) {
+  auto y = x + DropPath(attn(norm1(x)), drop_path_, is_training());
+  return y + DropPath(mlp(norm2(y)), drop_path_, is_training());
+}
+
+VisionTransformerImpl::VisionTransformerImpl(const ModelArch& arch, const DropOptions& drop)
+    : class_token_(arch.class_token) {
+  if (arch.img_size % arch.patch_size != 0) {
+    throw std::invalid_argument("vision transformer: img_size " + std::to_string(arch.img_size) +
+                                " is not a multiple of patch_size " + std::to_string(arch.patch_size));
+  }
+  const int64_t dim = arch.embed_dim;
+  const int64_t grid = arch.img_size / arch.patch_size;
+  const int64_t tokens = grid * grid + (class_token_ ? 1 : 0);
+  patch_embed = register_module("patch_embed", PatchEmbed(arch.in_chans, dim, arch.patch_size));
+  if (class_token_) cls_token = register_parameter("cls_token", torch::zeros({1, 1, dim}));
+  pos_embed = register_parameter("pos_embed", torch::zeros({1, tokens, dim}));
+  pos_drop_ = register_module("pos_drop", torch::nn::Dropout(drop.drop_rate));
+  blocks = register_module("blocks", torch::nn::ModuleList());
+  const auto rates = DropPathRates(drop.drop_path_rate, arch.depth);
+  for (int i = 0; i < arch.depth; ++i) {
+    blocks->push_back(VitBlock(dim, arch.num_heads, arch.mlp_ratio, arch.qkv_bias, drop, rates[i]));
+  }
+  norm = register_module("norm", VitLayerNorm(dim));
+  head_drop_ = register_module("head_drop", torch::nn::Dropout(drop.drop_rate));
+  head = register_module("head", torch::nn::Linear(dim, arch.num_classes));
+
+  // timm's init_weights('') : pos_embed trunc_normal(.02), cls_token normal(1e-6), Linear trunc_normal(.02).
+  torch::NoGradGuard no_grad;
+  TruncNormal(pos_embed, 0.02);
+  if (class_token_) cls_token.normal_(0.0, 1e-6);
+  InitLinearsTimm(*this);
+}
+
+torch::Tensor VisionTransformerImpl::forward(const torch::Tensor& images) {
+  auto x = patch_embed(images).flatten(1, 2);  // [B, N, D]
+  if (class_token_) x = torch::cat({cls_token.expand({x.size(0), -1, -1}), x}, 1);
+  x = pos_drop_(x + pos_embed);
+  for (const auto& block : *blocks) x = block->as<VitBlockImpl>()->forward(x);
+  x = norm(x);
+  x = class_token_ ? x.select(1, 0) : x.mean(1);  // timm global_pool: "token", else "avg"
+  return head(head_drop_(x));
+}
+
+}  // namespace nmsparse
