@@ -60,6 +60,45 @@ TEST(ProtoBridgeTest, ConfigProtoConfigRoundTrip) {
   EXPECT_TRUE(*phased_back == phased);
 }
 
+TEST(ProtoBridgeTest, DynamicGroupsRoundTrip) {
+  auto config = ParseExperimentYaml(R"(
+name: dyn
+model: {name: vit_micro_patch4_28}
+data: {dataset: synthetic}
+sparsity:
+  - {param_filter: "blocks.*.mlp.*", algorithm: rigl, sparsity: 0.9, init_method: topk,
+     drop_fraction: {type: cosine, start_value: 0.3, end_value: 0, end_step: 500},
+     update: {freq: 20, start: 5, stop: 400}, balance_out_groups: 2}
+  - {param_filter: [blocks.*.attn.qkv.weight], algorithm: gmp, balance_in_groups: 4,
+     sparsity: {type: cycle, start_step: 3, cycle: [{type: power, start_value: 0, end_value: 0.5, end_step: 10},
+                                                    {type: exp, start_value: 0.5, decay: 0.9, end_step: 4}]}}
+)",
+                                    "dyn.yaml");
+  ASSERT_TRUE(config.ok()) << config.status();
+  const v1::ExperimentSpec spec = ToProto(*config);
+  EXPECT_EQ(spec.sparsity().sparsity_type(), v1::SparsitySpec::UNSTRUCTURED);
+  ASSERT_EQ(spec.sparsity().dynamic_size(), 2);
+  const v1::DynamicSparsityGroup& rigl = spec.sparsity().dynamic(0);
+  EXPECT_EQ(rigl.algorithm(), v1::DynamicSparsityGroup::RIGL);
+  EXPECT_EQ(rigl.init_method(), v1::DynamicSparsityGroup::TOPK);
+  EXPECT_EQ(rigl.sparsity().type(), v1::Schedule::CONSTANT);
+  EXPECT_EQ(rigl.sparsity().value(), 0.9);
+  EXPECT_EQ(rigl.drop_fraction().type(), v1::Schedule::COSINE);
+  EXPECT_EQ(rigl.drop_fraction().end_step(), 500u);
+  EXPECT_EQ(rigl.update().freq(), 20u);
+  EXPECT_EQ(rigl.update().stop(), 400u);
+  EXPECT_EQ(rigl.param_filter(0), "blocks.*.mlp.*");
+  EXPECT_EQ(rigl.balance_out_groups(), 2u);
+  const v1::DynamicSparsityGroup& gmp = spec.sparsity().dynamic(1);
+  EXPECT_EQ(gmp.sparsity().type(), v1::Schedule::CYCLE);
+  ASSERT_EQ(gmp.sparsity().cycle_size(), 2);
+  EXPECT_EQ(gmp.sparsity().cycle(0).exponent(), 3.0);
+  EXPECT_EQ(gmp.sparsity().cycle(1).decay(), 0.9);
+  auto back = FromProto(spec);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(*back == *config) << CanonicalYaml(*back) << "\nvs\n" << CanonicalYaml(*config);
+}
+
 TEST(ProtoBridgeTest, WireZerosStayZeros) {
   ExperimentConfig config = Sample();
   config.optimizer.weight_decay = 0.0;
@@ -79,7 +118,8 @@ TEST(ProtoBridgeTest, FromProtoReportsBadValuesByKeyPath) {
   spec = ToProto(Sample());
   spec.mutable_sparsity()->add_dynamic();
   EXPECT_EQ(FromProto(spec).status().message(),
-            "sparsity.dynamic: dynamic unstructured sparsity (§7) is not supported yet");
+            "sparsity.dynamic[0].sparsity: missing: a dynamic sparsity group needs its sparsity (a number in "
+            "[0, 1] or a schedule)");
 }
 
 TEST(ProtoBridgeTest, GenericReflectionHandlesEnumsListsAndMaps) {
