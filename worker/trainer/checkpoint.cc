@@ -1,0 +1,111 @@
+#include "worker/trainer/checkpoint.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/core/Generator.h>
+#include <sys/stat.h>
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
+#include <torch/torch.h>
+
+#include <cstdio>
+#include <stdexcept>
+
+namespace nmsparse {
+namespace {
+
+void WriteScalar(torch::serialize::OutputArchive& a, const std::string& key, double v) {
+  a.write(key, torch::tensor(v, torch::kFloat64));
+}
+void WriteInt(torch::serialize::OutputArchive& a, const std::string& key, int64_t v) {
+  a.write(key, torch::tensor(v, torch::kInt64));
+}
+double ReadScalar(torch::serialize::InputArchive& a, const std::string& key) {
+  torch::Tensor t;
+  a.read(key, t);
+  return t.item<double>();
+}
+int64_t ReadInt(torch::serialize::InputArchive& a, const std::string& key) {
+  torch::Tensor t;
+  a.read(key, t);
+  return t.item<int64_t>();
+}
+
+}  // namespace
+
+std::string CheckpointPath(const std::string& out_dir) { return out_dir + "/checkpoint.pt"; }
+
+void SaveCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
+                    const TrainState& state) {
+  torch::serialize::OutputArchive archive, model_archive, optimizer_archive, state_archive;
+  model.save(model_archive);
+  optimizer.save(optimizer_archive);
+  WriteInt(state_archive, "epoch", state.epoch);
+  WriteInt(state_archive, "step_in_epoch", state.step_in_epoch);
+  WriteInt(state_archive, "global_step", state.global_step);
+  WriteInt(state_archive, "seed", static_cast<int64_t>(state.seed));
+  WriteInt(state_archive, "world_size", state.world_size);
+  WriteScalar(state_archive, "best_top1", state.best_top1);
+  WriteScalar(state_archive, "train_seconds", state.train_seconds);
+  WriteScalar(state_archive, "flops", state.flops);
+  WriteScalar(state_archive, "epoch_loss_sum", state.epoch_loss_sum);
+  WriteScalar(state_archive, "epoch_samples", state.epoch_samples);
+  WriteScalar(state_archive, "epoch_seconds", state.epoch_seconds);
+  {
+    auto gen = at::detail::getDefaultCPUGenerator();
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    state_archive.write("torch_rng", gen.get_state());
+  }
+  archive.write("model", model_archive);
+  archive.write("optimizer", optimizer_archive);
+  archive.write("state", state_archive);
+  const std::string path = CheckpointPath(out_dir);
+  const std::string tmp = path + ".tmp";
+  archive.save_to(tmp);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    throw std::runtime_error("cannot rename " + tmp + " to " + path);
+  }
+}
+
+bool LoadCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
+                    TrainState* state) {
+  const std::string path = CheckpointPath(out_dir);
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return false;
+  try {
+    torch::serialize::InputArchive archive, model_archive, optimizer_archive, state_archive;
+    archive.load_from(path);
+    archive.read("model", model_archive);
+    archive.read("optimizer", optimizer_archive);
+    archive.read("state", state_archive);
+    model.load(model_archive);
+    optimizer.load(optimizer_archive);
+    state->epoch = static_cast<int>(ReadInt(state_archive, "epoch"));
+    state->step_in_epoch = ReadInt(state_archive, "step_in_epoch");
+    state->global_step = ReadInt(state_archive, "global_step");
+    state->seed = static_cast<uint64_t>(ReadInt(state_archive, "seed"));
+    state->world_size = static_cast<int>(ReadInt(state_archive, "world_size"));
+    state->best_top1 = ReadScalar(state_archive, "best_top1");
+    state->train_seconds = ReadScalar(state_archive, "train_seconds");
+    state->flops = ReadScalar(state_archive, "flops");
+    state->epoch_loss_sum = ReadScalar(state_archive, "epoch_loss_sum");
+    state->epoch_samples = ReadScalar(state_archive, "epoch_samples");
+    state->epoch_seconds = ReadScalar(state_archive, "epoch_seconds");
+    torch::Tensor rng;
+    state_archive.read("torch_rng", rng);
+    auto gen = at::detail::getDefaultCPUGenerator();
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    gen.set_state(rng);
+  } catch (const c10::Error& e) {
+    throw std::runtime_error("cannot load checkpoint " + path + ": " + e.what_without_backtrace());
+  }
+  return true;
+}
+
+void LoadModelFromCheckpoint(const std::string& path, torch::nn::Module& model) {
+  torch::serialize::InputArchive archive, model_archive;
+  archive.load_from(path);
+  archive.read("model", model_archive);
+  model.load(model_archive);
+}
+
+}  // namespace nmsparse

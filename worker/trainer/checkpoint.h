@@ -1,0 +1,46 @@
+// Checkpoints of a run: model parameters and buffers, optimizer state, the position in the schedule and the
+// torch RNG state, in one file `<out>/checkpoint.pt`, written to a temporary file and renamed so that a crash
+// never leaves a half-written checkpoint. Data order and augmentation are pure functions of (seed, epoch,
+// step) and the sparsity engine derives its state from (epoch, step), so the position restores them too.
+#ifndef NMSPARSE_WORKER_TRAINER_CHECKPOINT_H_
+#define NMSPARSE_WORKER_TRAINER_CHECKPOINT_H_
+
+#include <torch/nn/module.h>
+#include <torch/optim/optimizer.h>
+
+#include <cstdint>
+#include <string>
+
+namespace nmsparse {
+
+// Where training stands: the next step to take, and what the metrics need to continue.
+struct TrainState {
+  int epoch = 0;              // Epoch of the next optimizer step.
+  int64_t step_in_epoch = 0;  // Next optimizer step within that epoch.
+  int64_t global_step = 0;    // Optimizer steps taken so far.
+  uint64_t seed = 0;          // The run's seed (a resumed run must use the same one).
+  int world_size = 1;         // Ranks of the run that wrote it (informational).
+  double best_top1 = 0.0;
+  double train_seconds = 0.0;   // Cumulative, excluding evaluation.
+  double flops = 0.0;           // Training FLOPs so far.
+  double epoch_loss_sum = 0.0;  // Partial sums of the current epoch (mid-epoch checkpoints).
+  double epoch_samples = 0.0;
+  double epoch_seconds = 0.0;
+};
+
+std::string CheckpointPath(const std::string& out_dir);
+
+// Writes atomically; throws std::runtime_error naming the path on failure.
+void SaveCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
+                    const TrainState& state);
+
+// False when `out_dir` holds no checkpoint; throws std::runtime_error on an unreadable or mismatched one.
+bool LoadCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
+                    TrainState* state);
+
+// Model parameters and buffers only (for comparing runs and evaluation tools).
+void LoadModelFromCheckpoint(const std::string& path, torch::nn::Module& model);
+
+}  // namespace nmsparse
+
+#endif  // NMSPARSE_WORKER_TRAINER_CHECKPOINT_H_

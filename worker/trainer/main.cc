@@ -1,0 +1,125 @@
+// nmtrain: trains one run of an experiment spec on this machine's ranks (docs/nmtrain.md).
+//
+//   nmtrain --spec run.yaml --out DIR [--resume] [--threads N] [--timeout-s S] [--validate-only] [--help]
+//
+// Rank 0 prints one JSON object per line on stdout (epoch, step and final metrics); progress goes to stderr.
+// Exit codes: 0 ok, 2 usage or bad spec, 3 data error, 4 training error, 5 distributed failure, 143 SIGTERM.
+#include <c10/util/Exception.h>
+
+#include <csignal>
+#include <iostream>
+#include <string>
+
+#include "absl/strings/numbers.h"
+#include "schemas/experiment_config.h"
+#include "worker/trainer/distributed.h"
+#include "worker/trainer/exit_codes.h"
+#include "worker/trainer/trainer.h"
+
+namespace nmsparse {
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+void OnTerminate(int) { g_stop.store(true); }
+
+constexpr char kUsageText[] =
+    "usage: nmtrain --spec FILE --out DIR [--resume] [--threads N] [--timeout-s S] [--validate-only]\n"
+    "  --spec FILE       experiment spec (YAML), or a flat timm reference config\n"
+    "  --out DIR         checkpoint and spec.yaml go here (rank 0)\n"
+    "  --resume          continue from DIR/checkpoint.pt when present (starts fresh when absent)\n"
+    "  --threads N       intra-op threads per rank (default: the spec's resources.cpu_threads)\n"
+    "  --timeout-s S     rendezvous / collective timeout in seconds (default 60)\n"
+    "  --validate-only   print the model, its parameter count and every sparse layer's N:M; do not train\n"
+    "ranks: RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT (torchrun's variables)\n"
+    "exit codes: 0 ok, 2 usage/bad spec, 3 data error, 4 training error, 5 distributed failure, 143 "
+    "SIGTERM\n";
+
+int Usage(const std::string& why) {
+  std::cerr << "nmtrain: " << why << "\n" << kUsageText;
+  return kExitUsage;
+}
+
+int Main(int argc, char** argv) {
+  std::string spec_path;
+  TrainerOptions options;
+  bool validate_only = false;
+  int threads = 0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&](std::string* out) {
+      if (i + 1 >= argc) return false;
+      *out = argv[++i];
+      return true;
+    };
+    std::string v;
+    if (arg == "--help" || arg == "-h") {
+      std::cout << kUsageText;
+      return kExitOk;
+    } else if (arg == "--spec") {
+      if (!value(&spec_path)) return Usage("--spec needs a file");
+    } else if (arg == "--out") {
+      if (!value(&options.out_dir)) return Usage("--out needs a directory");
+    } else if (arg == "--resume") {
+      options.resume = true;
+    } else if (arg == "--validate-only") {
+      validate_only = true;
+    } else if (arg == "--threads") {
+      if (!value(&v) || !absl::SimpleAtoi(v, &threads) || threads < 1) return Usage("--threads needs N >= 1");
+    } else if (arg == "--timeout-s") {
+      int seconds = 0;
+      if (!value(&v) || !absl::SimpleAtoi(v, &seconds) || seconds < 1)
+        return Usage("--timeout-s needs S >= 1");
+      options.timeout = std::chrono::seconds(seconds);
+    } else {
+      return Usage("unknown argument '" + arg + "'");
+    }
+  }
+  if (spec_path.empty()) return Usage("--spec is required");
+  if (options.out_dir.empty() && !validate_only) return Usage("--out is required");
+
+  std::vector<std::string> warnings;
+  auto config = LoadExperimentFile(spec_path, &warnings);
+  for (const auto& w : warnings) std::cerr << "nmtrain: warning: " << w << "\n";
+  if (!config.ok()) {
+    std::cerr << "nmtrain: bad spec: " << config.status().message() << "\n";
+    return kExitUsage;
+  }
+  if (auto valid = ValidateExperiment(*config); !valid.ok()) {
+    std::cerr << "nmtrain: bad spec " << spec_path << ": " << valid.message() << "\n";
+    return kExitUsage;
+  }
+  options.threads = threads > 0 ? threads : std::max(1, config->resources.cpu_threads);
+  if (validate_only) {
+    return DescribeRun(*config, std::cout);
+  }
+  std::signal(SIGTERM, OnTerminate);
+  std::signal(SIGINT, OnTerminate);
+  options.stop = &g_stop;
+  return RunTraining(*config, options);
+}
+
+}  // namespace
+}  // namespace nmsparse
+
+int main(int argc, char** argv) {
+  using namespace nmsparse;
+  try {
+    return Main(argc, argv);
+  } catch (const TrainerError& e) {
+    std::cerr << "nmtrain: " << e.what() << "\n";
+    return e.exit_code();
+  } catch (const DistributedError& e) {
+    std::cerr << "nmtrain: distributed failure: " << e.what() << "\n";
+    return kExitDistributed;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "nmtrain: bad spec: " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const c10::Error& e) {
+    std::cerr << "nmtrain: torch error: " << e.what_without_backtrace() << "\n";
+    return kExitTraining;
+  } catch (const std::exception& e) {
+    std::cerr << "nmtrain: training failed: " << e.what() << "\n";
+    return kExitTraining;
+  }
+}

@@ -1,0 +1,225 @@
+// End-to-end tests of the nmtrain binary: real processes, real Gloo rendezvous, exit codes, signals.
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <torch/torch.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "gtest/gtest.h"
+#include "schemas/model_catalog.h"
+#include "worker/trainer/checkpoint.h"
+#include "worker/trainer/models/model_factory.h"
+
+extern char** environ;
+
+namespace nmsparse {
+namespace {
+
+std::string TempDir(const std::string& name) {
+  const char* base = std::getenv("TEST_TMPDIR");
+  std::string dir = std::string(base ? base : "/tmp") + "/" + name + "." + std::to_string(getpid());
+  mkdir(dir.c_str(), 0755);
+  return dir;
+}
+
+std::string NmtrainPath() {
+  if (const char* srcdir = std::getenv("TEST_SRCDIR"))
+    return std::string(srcdir) + "/nmsparse/worker/trainer/nmtrain";
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  std::string path(self, n > 0 ? n : 0);
+  return path.substr(0, path.rfind('/')) + "/nmtrain";
+}
+
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Starts nmtrain with `args` and extra environment variables; stdout and stderr go to files.
+pid_t Start(const std::vector<std::string>& args, const std::vector<std::string>& env,
+            const std::string& stdout_path, const std::string& stderr_path) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    freopen(stdout_path.c_str(), "w", stdout);
+    freopen(stderr_path.c_str(), "w", stderr);
+    std::vector<std::string> all_env;
+    for (char** e = environ; *e != nullptr; ++e) all_env.push_back(*e);
+    all_env.insert(all_env.end(), env.begin(), env.end());
+    std::vector<char*> argv, envp;
+    static std::string binary = NmtrainPath();
+    argv.push_back(binary.data());
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    for (auto& e : all_env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    execve(binary.c_str(), argv.data(), envp.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+// Exit code (128 + signal when killed); -1 after `timeout` (the process is then killed).
+int Wait(pid_t pid, std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid) {
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  return -1;
+}
+
+bool WaitForText(const std::string& path, const std::string& text, std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (ReadFile(path).find(text) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+std::string WriteSpec(const std::string& dir, const std::string& yaml) {
+  const std::string path = dir + "/spec.yaml";
+  std::ofstream(path) << yaml;
+  return path;
+}
+
+std::vector<std::string> RankEnv(int rank, int world, int port) {
+  return {"RANK=" + std::to_string(rank), "WORLD_SIZE=" + std::to_string(world),
+          "LOCAL_RANK=" + std::to_string(rank), "MASTER_ADDR=127.0.0.1",
+          "MASTER_PORT=" + std::to_string(port)};
+}
+
+constexpr char kSmallRun[] = R"(
+seed: 3
+model: {name: vit_nano_patch7_28}
+data: {dataset: fashion_mnist, train_subset: 512, eval_subset: 200, batch_size: 64, random_crop_padding: 2}
+optimizer: {lr: 0.002, clip_grad_norm: 1.0}
+schedule: {epochs: 1, warmup_epochs: 0.25}
+sparsity: {sparsity_type: SRSTE, n_sparsity: 2, m_sparsity: 4, sparsity_loc: FF}
+)";
+
+// A long run for the signal and failure tests (stopped long before it ends).
+constexpr char kLongRun[] = R"(
+seed: 3
+model: {name: vit_nano_patch7_28}
+data: {dataset: fashion_mnist, train_subset: 60000, eval_subset: 100, batch_size: 16}
+schedule: {epochs: 3, log_every_steps: 1}
+)";
+
+// Two ranks with 32 images each train the same model as one rank with the global batch of 64.
+TEST(NmtrainTest, TwoRanksMatchOneRankWithTheSameGlobalBatch) {
+  const std::string dir = TempDir("ddp");
+  const std::string spec = WriteSpec(dir, kSmallRun);
+  const pid_t single = Start({"--spec", spec, "--out", dir + "/one"}, {}, dir + "/one.out", dir + "/one.err");
+  ASSERT_EQ(Wait(single, std::chrono::seconds(120)), 0) << ReadFile(dir + "/one.err");
+  const int port = FreePort();
+  const pid_t r0 =
+      Start({"--spec", spec, "--out", dir + "/two"}, RankEnv(0, 2, port), dir + "/r0.out", dir + "/r0.err");
+  const pid_t r1 =
+      Start({"--spec", spec, "--out", dir + "/two"}, RankEnv(1, 2, port), dir + "/r1.out", dir + "/r1.err");
+  ASSERT_EQ(Wait(r0, std::chrono::seconds(120)), 0) << ReadFile(dir + "/r0.err");
+  ASSERT_EQ(Wait(r1, std::chrono::seconds(120)), 0) << ReadFile(dir + "/r1.err");
+  EXPECT_NE(ReadFile(dir + "/r0.out").find("\"kind\":\"final\""), std::string::npos);
+  EXPECT_EQ(ReadFile(dir + "/r1.out"), "");  // Only rank 0 prints metrics.
+
+  auto arch = *LookupModel("vit_nano_patch7_28");
+  auto a = CreateModel(arch), b = CreateModel(arch), init = CreateModel(arch);
+  LoadModelFromCheckpoint(CheckpointPath(dir + "/one"), *a);
+  LoadModelFromCheckpoint(CheckpointPath(dir + "/two"), *b);
+  auto pb = b->named_parameters();
+  auto pi = init->named_parameters();
+  double moved = 0.0;
+  for (const auto& item : a->named_parameters()) {
+    EXPECT_TRUE(torch::allclose(item.value(), pb[item.key()], 1e-4, 1e-5))
+        << item.key() << " max diff " << (item.value() - pb[item.key()]).abs().max().item<double>();
+    moved += (item.value() - pi[item.key()]).abs().sum().item<double>();
+  }
+  EXPECT_GT(moved, 1.0);  // Training changed the weights, so the comparison means something.
+}
+
+TEST(NmtrainTest, BadSpecExitsWithCode2AndNamesTheKey) {
+  const std::string dir = TempDir("badspec");
+  const std::string spec =
+      WriteSpec(dir, "model: {name: vit_nano_patch7_28}\noptimizer: {learning_rate: 0.1}\n");
+  const pid_t pid = Start({"--spec", spec, "--out", dir + "/out"}, {}, dir + "/out.txt", dir + "/err.txt");
+  EXPECT_EQ(Wait(pid, std::chrono::seconds(30)), 2);
+  EXPECT_NE(ReadFile(dir + "/err.txt").find("learning_rate"), std::string::npos)
+      << ReadFile(dir + "/err.txt");
+  const std::string bad_nm =
+      WriteSpec(dir,
+                "model: {name: vit_nano_patch7_28}\nsparsity: {sparsity_type: STRUCTURED_NM, n_sparsity: 5, "
+                "m_sparsity: 4}\n");
+  const pid_t nm = Start({"--spec", bad_nm, "--out", dir + "/out"}, {}, dir + "/out.txt", dir + "/err2.txt");
+  EXPECT_EQ(Wait(nm, std::chrono::seconds(30)), 2) << ReadFile(dir + "/err2.txt");
+  const pid_t no_args = Start({"--out", dir}, {}, dir + "/out.txt", dir + "/err3.txt");
+  EXPECT_EQ(Wait(no_args, std::chrono::seconds(30)), 2);
+  EXPECT_NE(ReadFile(dir + "/err3.txt").find("--spec is required"), std::string::npos);
+}
+
+TEST(NmtrainTest, SigtermStopsAtAStepBoundaryWithACheckpoint) {
+  const std::string dir = TempDir("sigterm");
+  const std::string spec = WriteSpec(dir, kLongRun);
+  const pid_t pid = Start({"--spec", spec, "--out", dir + "/out"}, {}, dir + "/out.txt", dir + "/err.txt");
+  ASSERT_TRUE(WaitForText(dir + "/out.txt", "\"kind\":\"step\"", std::chrono::seconds(60)))
+      << ReadFile(dir + "/err.txt");
+  kill(pid, SIGTERM);
+  EXPECT_EQ(Wait(pid, std::chrono::seconds(30)), 143) << ReadFile(dir + "/err.txt");
+  struct stat st;
+  EXPECT_EQ(stat((dir + "/out/checkpoint.pt").c_str(), &st), 0);
+  EXPECT_NE(stat((dir + "/out/checkpoint.pt.tmp").c_str(), &st), 0);
+}
+
+TEST(NmtrainTest, SurvivingRankExitsWithCode5WhenAPeerDies) {
+  const std::string dir = TempDir("peerdeath");
+  const std::string spec = WriteSpec(dir, kLongRun);
+  const int port = FreePort();
+  const std::vector<std::string> args = {"--spec", spec, "--out", dir + "/out", "--timeout-s", "20"};
+  const pid_t r0 = Start(args, RankEnv(0, 2, port), dir + "/r0.out", dir + "/r0.err");
+  const pid_t r1 = Start(args, RankEnv(1, 2, port), dir + "/r1.out", dir + "/r1.err");
+  ASSERT_TRUE(WaitForText(dir + "/r0.out", "\"kind\":\"step\"", std::chrono::seconds(60)))
+      << ReadFile(dir + "/r0.err");
+  kill(r1, SIGKILL);
+  Wait(r1, std::chrono::seconds(10));
+  EXPECT_EQ(Wait(r0, std::chrono::seconds(40)), 5) << ReadFile(dir + "/r0.err");
+  EXPECT_NE(ReadFile(dir + "/r0.err").find("distributed failure"), std::string::npos)
+      << ReadFile(dir + "/r0.err");
+}
+
+TEST(NmtrainTest, RendezvousTimesOutWithCode5) {
+  const std::string dir = TempDir("lonely");
+  const std::string spec = WriteSpec(dir, kSmallRun);
+  const pid_t r0 = Start({"--spec", spec, "--out", dir + "/out", "--timeout-s", "2"},
+                         RankEnv(0, 2, FreePort()), dir + "/r0.out", dir + "/r0.err");
+  EXPECT_EQ(Wait(r0, std::chrono::seconds(60)), 5) << ReadFile(dir + "/r0.err");
+}
+
+}  // namespace
+}  // namespace nmsparse

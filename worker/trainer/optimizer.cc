@@ -1,0 +1,40 @@
+#include "worker/trainer/optimizer.h"
+
+#include <torch/torch.h>
+
+#include <stdexcept>
+
+#include "absl/strings/match.h"
+
+namespace nmsparse {
+
+bool NoWeightDecay(const std::string& name, const torch::Tensor& param) {
+  return param.dim() <= 1 || absl::EndsWith(name, ".bias") || name == "pos_embed" || name == "cls_token" ||
+         absl::StrContains(name, "cpb_mlp") || absl::StrContains(name, "logit_scale");
+}
+
+std::unique_ptr<torch::optim::AdamW> MakeAdamW(torch::nn::Module& model, const OptimizerConfig& config) {
+  if (config.name != "adamw") throw std::invalid_argument("optimizer.name: only adamw is implemented");
+  std::vector<torch::Tensor> decay, no_decay;
+  for (const auto& item : model.named_parameters()) {
+    (NoWeightDecay(item.key(), item.value()) ? no_decay : decay).push_back(item.value());
+  }
+  auto options = torch::optim::AdamWOptions(config.lr)
+                     .betas({config.beta1, config.beta2})
+                     .eps(config.eps)
+                     .weight_decay(config.weight_decay);
+  auto no_decay_options = std::make_unique<torch::optim::AdamWOptions>(options);
+  no_decay_options->weight_decay(0.0);
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  groups.emplace_back(decay, std::make_unique<torch::optim::AdamWOptions>(options));
+  groups.emplace_back(no_decay, std::move(no_decay_options));
+  return std::make_unique<torch::optim::AdamW>(std::move(groups), options);
+}
+
+void SetLearningRate(torch::optim::Optimizer& optimizer, double lr) {
+  for (auto& group : optimizer.param_groups()) {
+    static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+  }
+}
+
+}  // namespace nmsparse

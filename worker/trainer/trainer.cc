@@ -1,0 +1,440 @@
+#include "worker/trainer/trainer.h"
+
+#include <sys/stat.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "schemas/model_catalog.h"
+#include "worker/sparsity/sparsity_engine.h"
+#include "worker/trainer/checkpoint.h"
+#include "worker/trainer/data/batch_loader.h"
+#include "worker/trainer/data/idx_reader.h"
+#include "worker/trainer/data/shard_dataset.h"
+#include "worker/trainer/data/synthetic_dataset.h"
+#include "worker/trainer/distributed.h"
+#include "worker/trainer/evaluator.h"
+#include "worker/trainer/exit_codes.h"
+#include "worker/trainer/flops.h"
+#include "worker/trainer/loss.h"
+#include "worker/trainer/lr_schedule.h"
+#include "worker/trainer/metrics_writer.h"
+#include "worker/trainer/models/model_factory.h"
+#include "worker/trainer/optimizer.h"
+
+namespace nmsparse {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+ModelArch ResolveArch(const ExperimentConfig& c) {
+  auto arch = LookupModel(c.model.name, c.model.img_size, c.model.in_chans, c.model.num_classes);
+  if (!arch.ok()) throw TrainerError(kExitUsage, "model.name: " + std::string(arch.status().message()));
+  return *arch;
+}
+
+struct RunData {
+  std::unique_ptr<Dataset> train_all, eval_all;
+  std::unique_ptr<Dataset> train, eval;  // Subsets of the above.
+  Normalization norm;
+};
+
+std::unique_ptr<Dataset> Unwrap(absl::StatusOr<std::unique_ptr<Dataset>> data) {
+  if (!data.ok()) throw TrainerError(kExitData, std::string(data.status().message()));
+  return std::move(*data);
+}
+
+std::unique_ptr<Dataset> OpenShards(const std::string& dir, const std::string& split) {
+  auto shards = ShardDataset::Open(dir, split);
+  if (!shards.ok()) throw TrainerError(kExitData, std::string(shards.status().message()));
+  return std::move(*shards);
+}
+
+RunData LoadData(const ExperimentConfig& c, const ModelArch& arch) {
+  RunData d;
+  const auto& dc = c.data;
+  if (dc.dataset == "fashion_mnist") {
+    d.train_all = Unwrap(LoadFashionMnist(dc.path, true));
+    d.eval_all = Unwrap(LoadFashionMnist(dc.path, false));
+  } else if (dc.dataset == "synthetic") {
+    const ImageShape shape{arch.in_chans, arch.img_size, arch.img_size};
+    const int64_t eval_size = dc.eval_subset > 0 ? dc.eval_subset : std::max(1, dc.synthetic_size / 4);
+    d.train_all = std::make_unique<SyntheticDataset>(shape, arch.num_classes, dc.synthetic_size, c.seed);
+    // Same class prototypes (seed), other images: evaluation images follow the training ones.
+    struct Offset : Dataset {
+      Offset(std::unique_ptr<Dataset> b, int64_t off, int64_t n)
+          : base(std::move(b)), offset(off), count(n) {}
+      int64_t size() const override { return count; }
+      ImageShape shape() const override { return base->shape(); }
+      int num_classes() const override { return base->num_classes(); }
+      int64_t Read(int64_t i, uint8_t* p) const override { return base->Read(offset + i, p); }
+      std::unique_ptr<Dataset> base;
+      int64_t offset, count;
+    };
+    d.eval_all = std::make_unique<Offset>(
+        std::make_unique<SyntheticDataset>(shape, arch.num_classes, dc.synthetic_size + eval_size, c.seed),
+        dc.synthetic_size, eval_size);
+  } else if (dc.dataset == "shards") {
+    if (dc.path.empty()) throw TrainerError(kExitUsage, "data.path: the shards dataset needs a directory");
+    d.train_all = OpenShards(dc.path, "train");
+    d.eval_all = OpenShards(dc.path, "eval");
+  } else {
+    throw TrainerError(kExitUsage, "data.dataset: unknown dataset '" + dc.dataset + "'");
+  }
+  const ImageShape s = d.train_all->shape();
+  if (s.channels != arch.in_chans || s.height != arch.img_size || s.width != arch.img_size) {
+    throw TrainerError(
+        kExitData, "dataset " + dc.dataset + " has " + std::to_string(s.channels) + "x" +
+                       std::to_string(s.height) + "x" + std::to_string(s.width) + " images but " + arch.name +
+                       " expects " + std::to_string(arch.in_chans) + "x" + std::to_string(arch.img_size) +
+                       "x" + std::to_string(arch.img_size) + " (set model.in_chans / model.img_size)");
+  }
+  if (d.train_all->num_classes() > arch.num_classes) {
+    throw TrainerError(kExitData, "dataset " + dc.dataset + " has " +
+                                      std::to_string(d.train_all->num_classes()) +
+                                      " classes but the model head has " + std::to_string(arch.num_classes) +
+                                      " (set model.num_classes)");
+  }
+  d.train = std::make_unique<SubsetDataset>(d.train_all.get(), dc.train_subset);
+  d.eval = std::make_unique<SubsetDataset>(d.eval_all.get(), dc.eval_subset);
+  d.norm = DefaultNormalization(dc.dataset);
+  return d;
+}
+
+std::unique_ptr<SparsityEngine> MakeEngine(const ExperimentConfig& c, int64_t steps_per_epoch,
+                                           torch::nn::Module& model) {
+  auto engine = SparsityEngine::Create(c.sparsity, c.schedule.epochs, steps_per_epoch, model);
+  if (!engine.ok()) throw TrainerError(kExitUsage, "sparsity: " + std::string(engine.status().message()));
+  return std::move(*engine);
+}
+
+// 1 - N/M of an "N:M" target, the number of "unstructured R", 0 for "dense".
+double TargetSparsity(const std::string& target) {
+  std::vector<std::string> nm = absl::StrSplit(target, ':');
+  double n = 0, m = 0;
+  if (nm.size() == 2 && absl::SimpleAtod(nm[0], &n) && absl::SimpleAtod(nm[1], &m) && m > 0)
+    return 1.0 - n / m;
+  std::vector<std::string> words = absl::StrSplit(target, ' ');
+  double rate = 0;
+  if (words.size() == 2 && words[0] == "unstructured" && absl::SimpleAtod(words[1], &rate)) return rate;
+  return 0.0;
+}
+
+void AddSparsityFields(const SparsityEngine& engine, bool with_layers, MetricLine& line) {
+  const auto summary = engine.Summary();
+  line.Add("d", summary.decay).Add("nm_stage", summary.nm).Add("nm_stage_qkv", summary.nm_qkv);
+  line.Add("phase", summary.phase);
+  if (!with_layers) return;
+  for (const auto& loc : engine.ReportByLocation()) {
+    line.Add("sparsity/" + loc.location, loc.zero_fraction);
+    line.Add("target_sparsity/" + loc.location, TargetSparsity(loc.target));
+  }
+}
+
+void MakeDirs(const std::string& path) {
+  for (size_t pos = 1; pos <= path.size(); ++pos) {
+    if (pos == path.size() || path[pos] == '/') mkdir(path.substr(0, pos).c_str(), 0755);
+  }
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    throw TrainerError(kExitUsage, "--out: cannot create directory " + path);
+  }
+}
+
+// Everything a run is made of, in construction order.
+class Run {
+ public:
+  Run(const ExperimentConfig& config, const TrainerOptions& options)
+      : c_(config), o_(options), log_(*options.log), arch_(ResolveArch(config)) {
+    torch::set_num_threads(std::max(1, options.threads));
+    dist_ = std::make_unique<Distributed>(ReadDistributedEnv(), options.timeout);
+    rank_prefix_ = dist_->world_size() > 1 ? "[rank " + std::to_string(dist_->rank()) + "] " : "";
+    data_ = LoadData(config, arch_);
+    const int accum = std::max(1, config.optimizer.grad_accum_steps);
+    if (config.data.batch_size % dist_->world_size() != 0) {
+      throw TrainerError(kExitUsage, "data.batch_size " + std::to_string(config.data.batch_size) +
+                                         " is not divisible by the " + std::to_string(dist_->world_size()) +
+                                         " ranks");
+    }
+    loader_ = std::make_unique<TrainLoader>(
+        data_.train.get(), config.data.batch_size, dist_->rank(), dist_->world_size(), config.seed,
+        AugmentOptions{config.data.random_crop_padding, config.data.hflip}, data_.norm);
+    accum_ = accum;
+    steps_per_epoch_ = loader_->steps_per_epoch() / accum;
+    if (steps_per_epoch_ < 1) {
+      throw TrainerError(kExitData,
+                         "the training set has " + std::to_string(data_.train->size()) +
+                             " images, fewer than one optimizer step of batch_size * grad_accum_steps = " +
+                             std::to_string(int64_t{config.data.batch_size} * accum));
+    }
+    torch::manual_seed(config.seed);  // Same initial weights on every rank; rank 0's are broadcast anyway.
+    model_ = CreateModel(
+        arch_, DropOptions{config.model.drop_rate, config.model.drop_path_rate, config.model.attn_drop_rate});
+    engine_ = MakeEngine(config, steps_per_epoch_, *model_);
+    optimizer_ = MakeAdamW(*model_, config.optimizer);
+    const int64_t total = steps_per_epoch_ * config.schedule.epochs;
+    const auto warmup = static_cast<int64_t>(std::llround(config.schedule.warmup_epochs * steps_per_epoch_));
+    schedule_ = std::make_unique<LrSchedule>(config.optimizer.lr, config.schedule.warmup_lr,
+                                             config.schedule.min_lr, warmup, total);
+    flops_per_image_ = TrainingFlopsPerImage(arch_);
+    params_ = model_->parameters();
+  }
+
+  int Train() {
+    if (dist_->is_root()) {
+      MakeDirs(o_.out_dir);
+      std::ofstream(o_.out_dir + "/spec.yaml") << CanonicalYaml(c_) << "\n";
+    }
+    Restore();
+    dist_->BroadcastModel(*model_);
+    Log() << arch_.name << ": " << data_.train->size() << " training images, " << steps_per_epoch_
+          << " steps/epoch x " << c_.schedule.epochs << " epochs, " << dist_->world_size() << " rank(s), "
+          << torch::get_num_threads() << " thread(s)\n";
+    for (int epoch = state_.epoch; epoch < c_.schedule.epochs; ++epoch) {
+      if (!TrainEpoch(epoch)) return kExitTerminated;
+      FinishEpoch(epoch);
+    }
+    EmitFinal();
+    return kExitOk;
+  }
+
+ private:
+  std::ostream& Log() { return log_ << rank_prefix_; }
+
+  void Restore() {
+    state_.seed = c_.seed;
+    state_.world_size = dist_->world_size();
+    bool resumed = false;
+    if (o_.resume) {
+      try {
+        resumed = LoadCheckpoint(o_.out_dir, *model_, *optimizer_, &state_);
+      } catch (const std::exception& e) {
+        throw TrainerError(kExitTraining, e.what());
+      }
+      if (resumed && state_.seed != c_.seed) {
+        throw TrainerError(kExitUsage, "seed " + std::to_string(c_.seed) + " differs from the checkpoint's " +
+                                           std::to_string(state_.seed) + " in " + o_.out_dir);
+      }
+      state_.world_size = dist_->world_size();
+    }
+    if (resumed) {
+      Log() << "resuming from " << CheckpointPath(o_.out_dir) << " at epoch " << state_.epoch << ", step "
+            << state_.global_step << "\n";
+      // Rank 0's RNG state was saved; other ranks draw their own dropout masks.
+      if (dist_->rank() > 0) torch::manual_seed(c_.seed + 7919 * dist_->rank() + state_.global_step);
+    } else {
+      if (o_.resume) Log() << "no checkpoint in " << o_.out_dir << ": starting fresh\n";
+      torch::manual_seed(c_.seed + dist_->rank());
+    }
+  }
+
+  // Returns false when stopped (checkpoint written at the step boundary).
+  bool TrainEpoch(int epoch) {
+    model_->train();
+    int64_t log_images = 0;
+    double log_loss = 0.0, log_samples = 0.0;
+    auto log_start = Clock::now();
+    for (int64_t step = state_.step_in_epoch; step < steps_per_epoch_; ++step) {
+      const auto start = Clock::now();
+      engine_->BeginStep(epoch, state_.global_step);
+      const double lr = schedule_->At(state_.global_step);
+      SetLearningRate(*optimizer_, lr);
+      optimizer_->zero_grad();
+      double loss_sum = 0.0, samples = 0.0;
+      bool finite = true;
+      for (int k = 0; k < accum_; ++k) {
+        auto batch = loader_->Get(epoch, step * accum_ + k);
+        auto targets = SmoothedTargets(batch.labels, arch_.num_classes, c_.optimizer.label_smoothing);
+        Mixup(batch.images, targets, c_.optimizer.mixup_alpha,
+              HashCombine(c_.seed ^ 0x3ab1c0deULL, static_cast<uint64_t>(state_.global_step * accum_ + k)));
+        auto loss = SoftTargetCrossEntropy(model_->forward(batch.images), targets);
+        (loss / accum_).backward();
+        const double value = loss.item<double>();
+        finite = finite && std::isfinite(value);
+        loss_sum += value * batch.labels.size(0);
+        samples += batch.labels.size(0);
+      }
+      dist_->AverageGradients(params_);
+      if (c_.optimizer.clip_grad_norm > 0)
+        torch::nn::utils::clip_grad_norm_(params_, c_.optimizer.clip_grad_norm);
+      const bool stop_here = (o_.stop != nullptr && o_.stop->load()) ||
+                             (o_.stop_after_steps >= 0 && state_.global_step + 1 >= o_.stop_after_steps);
+      const auto sums = dist_->SumAcrossRanks({loss_sum, samples, finite ? 0.0 : 1.0, stop_here ? 1.0 : 0.0});
+      if (sums[2] > 0) {
+        throw TrainerError(kExitTraining, "non-finite loss at epoch " + std::to_string(epoch) + ", step " +
+                                              std::to_string(state_.global_step) + " (lr " +
+                                              std::to_string(lr) + ")");
+      }
+      optimizer_->step();
+      ++state_.global_step;
+      state_.step_in_epoch = step + 1;
+      const double seconds = Seconds(start);
+      state_.train_seconds += seconds;
+      state_.epoch_seconds += seconds;
+      state_.epoch_loss_sum += sums[0];
+      state_.epoch_samples += sums[1];
+      state_.flops += flops_per_image_ * sums[1];
+      log_loss += sums[0];
+      log_samples += sums[1];
+      log_images += static_cast<int64_t>(sums[1]);
+      if (c_.schedule.log_every_steps > 0 && state_.global_step % c_.schedule.log_every_steps == 0) {
+        EmitStep(epoch, log_loss / log_samples, lr, log_images / Seconds(log_start));
+        log_loss = log_samples = 0.0;
+        log_images = 0;
+        log_start = Clock::now();
+      }
+      if (sums[3] > 0) {
+        if (state_.step_in_epoch == steps_per_epoch_)
+          FinishEpoch(epoch);  // Completes the epoch first.
+        else
+          Save();
+        Log() << "stopped at step " << state_.global_step << "; checkpoint in " << o_.out_dir << "\n";
+        return false;
+      }
+    }
+    return true;
+  }
+
+  void FinishEpoch(int epoch) {
+    const EvalResult eval = Evaluate(*model_, *data_.eval, data_.norm, c_.data.eval_batch_size, *dist_);
+    const double loss = state_.epoch_samples > 0 ? state_.epoch_loss_sum / state_.epoch_samples : 0.0;
+    const double images_per_s = state_.epoch_seconds > 0 ? state_.epoch_samples / state_.epoch_seconds : 0.0;
+    state_.best_top1 = std::max(state_.best_top1, eval.top1);
+    last_eval_ = eval;
+    last_train_loss_ = loss;
+    if (dist_->is_root()) {
+      MetricLine line("epoch");
+      line.Add("epoch", epoch).Add("step", state_.global_step).Add("loss", loss);
+      line.Add("eval_loss", eval.loss).Add("top1", eval.top1).Add("top5", eval.top5);
+      line.Add("lr", schedule_->At(std::max<int64_t>(state_.global_step - 1, 0)));
+      line.Add("images_per_s", images_per_s).Add("flops", state_.flops);
+      AddSparsityFields(*engine_, true, line);
+      EmitMetric(*o_.metrics, line);
+    }
+    Log() << "epoch " << epoch << ": loss " << loss << ", top-1 " << eval.top1 << ", top-5 " << eval.top5
+          << ", " << images_per_s << " images/s\n";
+    state_.epoch = epoch + 1;
+    state_.step_in_epoch = 0;
+    state_.epoch_loss_sum = state_.epoch_samples = state_.epoch_seconds = 0.0;
+    Save();
+  }
+
+  void Save() {
+    if (!dist_->is_root()) return;
+    try {
+      SaveCheckpoint(o_.out_dir, *model_, *optimizer_, state_);
+    } catch (const std::exception& e) {
+      throw TrainerError(kExitTraining, std::string("writing the checkpoint failed: ") + e.what());
+    }
+  }
+
+  void EmitStep(int epoch, double loss, double lr, double images_per_s) {
+    if (!dist_->is_root()) return;
+    MetricLine line("step");
+    line.Add("epoch", epoch).Add("step", state_.global_step).Add("loss", loss).Add("lr", lr);
+    line.Add("images_per_s", images_per_s).Add("flops", state_.flops);
+    AddSparsityFields(*engine_, false, line);
+    EmitMetric(*o_.metrics, line);
+  }
+
+  void EmitFinal() {
+    if (last_eval_.images == 0) {  // Resumed after the last epoch: evaluate the final weights once more.
+      last_eval_ = Evaluate(*model_, *data_.eval, data_.norm, c_.data.eval_batch_size, *dist_);
+      state_.best_top1 = std::max(state_.best_top1, last_eval_.top1);
+    }
+    if (!dist_->is_root()) return;
+    MetricLine line("final");
+    line.Add("top1", last_eval_.top1).Add("top5", last_eval_.top5).Add("loss", last_train_loss_);
+    line.Add("eval_loss", last_eval_.loss)
+        .Add("best_top1", state_.best_top1)
+        .Add("epochs", c_.schedule.epochs);
+    line.Add("step", state_.global_step)
+        .Add("train_seconds", state_.train_seconds)
+        .Add("flops", state_.flops);
+    EmitMetric(*o_.metrics, line);
+  }
+
+  const ExperimentConfig& c_;
+  const TrainerOptions& o_;
+  std::ostream& log_;
+  ModelArch arch_;
+  std::unique_ptr<Distributed> dist_;
+  std::string rank_prefix_;
+  RunData data_;
+  std::unique_ptr<TrainLoader> loader_;
+  int accum_ = 1;
+  int64_t steps_per_epoch_ = 0;
+  std::shared_ptr<ClassifierImpl> model_;
+  std::unique_ptr<SparsityEngine> engine_;
+  std::unique_ptr<torch::optim::AdamW> optimizer_;
+  std::unique_ptr<LrSchedule> schedule_;
+  std::vector<torch::Tensor> params_;
+  double flops_per_image_ = 0.0;
+  TrainState state_;
+  EvalResult last_eval_;
+  double last_train_loss_ = 0.0;
+};
+
+}  // namespace
+
+int RunTraining(const ExperimentConfig& config, const TrainerOptions& options) {
+  if (options.out_dir.empty()) throw TrainerError(kExitUsage, "--out is required");
+  Run run(config, options);
+  return run.Train();
+}
+
+int DescribeRun(const ExperimentConfig& config, std::ostream& out) {
+  const ModelArch arch = ResolveArch(config);
+  const int64_t per_step =
+      std::max<int64_t>(1, int64_t{config.data.batch_size} * std::max(1, config.optimizer.grad_accum_steps));
+  int64_t steps_per_epoch = 1;
+  std::string data_error;
+  try {
+    RunData data = LoadData(config, arch);
+    steps_per_epoch = std::max<int64_t>(1, data.train->size() / per_step);
+    out << "data " << config.data.dataset << ": " << data.train->size() << " training / " << data.eval->size()
+        << " evaluation images, " << steps_per_epoch << " optimizer steps per epoch\n";
+  } catch (const TrainerError& e) {
+    data_error = e.what();
+    out << "data " << config.data.dataset << ": NOT USABLE: " << data_error
+        << " (N:M stages below assume 1 step per epoch)\n";
+  }
+  auto model = CreateModel(arch);
+  auto engine = MakeEngine(config, steps_per_epoch, *model);
+  int64_t params = 0;
+  for (const auto& p : model->parameters()) params += p.numel();
+  out << "model " << arch.name << ": " << params << " parameters, " << ForwardFlops(arch) / 1e9
+      << " GFLOPs forward per image, input " << arch.in_chans << "x" << arch.img_size << "x" << arch.img_size
+      << ", " << arch.num_classes << " classes\n";
+  out << "sparse layers: " << engine->SparseLayerNames().size() << "\n";
+  // Walk the epochs and print the per-layer rules wherever the phase or N:M stage changes.
+  std::string previous;
+  for (int epoch = 0; epoch < config.schedule.epochs; ++epoch) {
+    engine->BeginStep(epoch, epoch * steps_per_epoch);
+    const auto s = engine->Summary();
+    const std::string key = s.phase + " " + s.nm + " " + s.nm_qkv;
+    if (key == previous) continue;
+    previous = key;
+    out << "from epoch " << epoch << ": phase " << s.phase << ", N:M " << s.nm << " (qkv " << s.nm_qkv
+        << ")\n";
+    for (const auto& layer : engine->Report()) {
+      std::ostringstream shape;
+      for (size_t i = 0; i < layer.shape.size(); ++i) shape << (i ? "x" : "") << layer.shape[i];
+      out << "  " << layer.name << " [" << layer.location << "] " << shape.str() << " -> " << layer.target
+          << "\n";
+    }
+  }
+  return data_error.empty() ? kExitOk : kExitData;
+}
+
+}  // namespace nmsparse
