@@ -273,6 +273,28 @@ TEST(SweepTest, ApplyOverride) {
             "sparsity keys");
 }
 
+TEST(LayerPlanTest, DynamicGroupsPerCataloguedWeight) {
+  auto config = ParseExperimentYaml(R"(
+model: {name: vit_nano_patch7_28}
+schedule: {epochs: 4}
+sparsity:
+  - {param_filter: "blocks.*.mlp.*", algorithm: rigl, sparsity: 0.9}
+  - {algorithm: gmp, sparsity: {type: power, start_value: 0, end_value: 0.8, end_step: 100}}
+)",
+                                    "dyn.yaml");
+  ASSERT_TRUE(config.ok()) << config.status();
+  auto rows = DescribeLayerPlan(*config);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  const std::string text = FormatLayerPlan(*rows);
+  EXPECT_NE(text.find("blocks.0.mlp.fc1.weight"), std::string::npos) << text;
+  EXPECT_NE(text.find("epochs 0-3: RIGL 0.9 (group 0)"), std::string::npos) << text;
+  EXPECT_NE(text.find("epochs 0-3: GMP POWER^3 0->0.8 over steps [0, 100) (group 1)"), std::string::npos)
+      << text;
+  int qkv = 0;
+  for (const auto& row : *rows) qkv += row.name == "blocks.0.attn.qkv.weight";
+  EXPECT_EQ(qkv, 1);
+}
+
 TEST(LayerPlanTest, StagesPerLayer) {
   auto config = ParseExperimentYaml(R"(
 model: {name: vit_nano_patch7_28}
