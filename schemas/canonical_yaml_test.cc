@@ -36,6 +36,32 @@ TEST(CanonicalYamlTest, EqualsTheEmittersText) {
   for (const ExperimentConfig& c : configs) EXPECT_EQ(CanonicalYaml(c), CanonicalYamlByEmitter(c));
 }
 
+// Dynamic groups (§7): schedules (cycle included), update, globs (some the emitter quotes), balance groups.
+TEST(CanonicalYamlTest, DynamicGroupsEqualTheEmittersText) {
+  auto dynamic = ParseExperimentYaml(R"(
+name: dyn
+model: {name: vit_micro_patch4_28}
+data: {dataset: synthetic}
+sparsity:
+  - {param_filter: ["*.mlp.fc1.weight", "blocks.0.*"], algorithm: rigl, sparsity: 0.9, init_method: topk,
+     drop_fraction: {type: cosine, start_value: 0.3, end_value: 0, end_step: 500},
+     update: {freq: 20, start: 5, stop: 400}, balance_out_groups: 2}
+  - {algorithm: gmp, balance_in_groups: 4,
+     sparsity: {type: cycle, start_step: 3, cycle: [{type: power, start_value: 0, end_value: 0.5, end_step: 10},
+                                                    {type: exp, start_value: 0.5, decay: 0.9, end_step: 4}]}}
+)",
+                                     "dyn.yaml");
+  ASSERT_TRUE(dynamic.ok()) << dynamic.status();
+  EXPECT_EQ(CanonicalYaml(*dynamic), CanonicalYamlByEmitter(*dynamic));
+  EXPECT_NE(CanonicalYaml(*dynamic).find("\n  dynamic:\n    - algorithm: RIGL"), std::string::npos)
+      << CanonicalYaml(*dynamic);
+  auto back = ParseExperimentYaml(CanonicalYaml(*dynamic), "canonical.yaml");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(*back == *dynamic);
+  // N:M configs write the empty group list.
+  EXPECT_NE(CanonicalYaml(Varied()).find("\n  dynamic: []\n"), std::string::npos);
+}
+
 // User-given strings: plain ones are written directly, the others through the emitter; both must match it.
 TEST(CanonicalYamlTest, StringsThatNeedQuotingMatchTheEmitter) {
   const std::vector<std::string> names = {

@@ -439,7 +439,7 @@ YAML::Node ExperimentConfigToYaml(const ExperimentConfig& config) {
     for (const auto& [key, text] : section.keys) map[key] = text;
     if (!section.name.empty()) out[section.name] = map;
   }
-  out["sparsity"]["phases"] = PhasesToYaml(config.sparsity.phases);
+  out["sparsity"] = SparsityConfigToYaml(config.sparsity);  // Its scalars, then phases and dynamic groups.
   return out;
 }
 

@@ -64,6 +64,33 @@ void FillSchedule(const ScheduleConfig& s, v1::ScheduleSpec* out) {
   out->set_log_every_steps(s.log_every_steps);
 }
 
+void FillStepSchedule(const StepSchedule& s, v1::Schedule* out) {
+  out->set_type(EnumByName(&v1::Schedule::Type_Parse, ToString(s.type)));
+  out->set_value(s.value);
+  out->set_start_value(s.start_value);
+  out->set_end_value(s.end_value);
+  out->set_start_step(static_cast<uint64_t>(s.start_step));
+  out->set_end_step(static_cast<uint64_t>(s.end_step));
+  out->set_exponent(s.exponent);
+  out->set_decay(s.decay);
+  if (s.type != StepSchedule::Type::kCycle) return;  // StepScheduleToYaml writes `cycle` for CYCLE only.
+  for (const StepSchedule& c : s.cycle) FillStepSchedule(c, out->add_cycle());
+}
+
+void FillDynamicGroup(const DynamicSparsityGroup& g, v1::DynamicSparsityGroup* out) {
+  using G = v1::DynamicSparsityGroup;
+  out->set_algorithm(EnumByName(&G::Algorithm_Parse, ToString(g.algorithm)));
+  FillStepSchedule(g.sparsity, out->mutable_sparsity());
+  FillStepSchedule(g.drop_fraction, out->mutable_drop_fraction());
+  out->set_init_method(EnumByName(&G::InitMethod_Parse, ToString(g.init_method)));
+  out->mutable_update()->set_freq(static_cast<uint64_t>(g.update.freq));
+  out->mutable_update()->set_start(static_cast<uint64_t>(g.update.start));
+  out->mutable_update()->set_stop(static_cast<uint64_t>(g.update.stop));
+  for (const std::string& glob : g.param_filter) out->add_param_filter(glob);
+  out->set_balance_out_groups(static_cast<uint32_t>(g.balance_out_groups));
+  out->set_balance_in_groups(static_cast<uint32_t>(g.balance_in_groups));
+}
+
 void FillSparsity(const SparsityConfig& s, v1::SparsitySpec* out) {
   using S = v1::SparsitySpec;
   out->set_sparsity_type(EnumByName(&S::SparsityType_Parse, ToString(s.sparsity_type)));
@@ -87,6 +114,7 @@ void FillSparsity(const SparsityConfig& s, v1::SparsitySpec* out) {
     phase->set_kind(EnumByName(&v1::Phase::Kind_Parse, ToString(p.kind)));
     phase->set_fraction(p.fraction);
   }
+  for (const DynamicSparsityGroup& g : s.dynamic) FillDynamicGroup(g, out->add_dynamic());
 }
 
 }  // namespace

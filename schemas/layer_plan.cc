@@ -6,6 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "schemas/model_catalog.h"
+#include "schemas/param_filter.h"
+#include "schemas/step_schedule.h"
 #include "schemas/structure_decay.h"
 
 namespace nmsparse {
@@ -76,6 +78,30 @@ std::vector<LayerPlanStage> PhaseTimeline(const SparsityConfig& s, int total, NM
   return stages;
 }
 
+// Dynamic sparsity (§7): the catalogued weights a group takes (the first whose filter matches), with its
+// algorithm and sparsity over all epochs. The full per-parameter listing (biases, head, ...) needs the model:
+// nmtrain --validate-only prints it.
+std::vector<LayerPlanRow> DynamicRows(const ExperimentConfig& config, const ModelArch& arch) {
+  std::vector<LayerPlanRow> rows;
+  const auto& groups = config.sparsity.dynamic;
+  const std::vector<SparsityLocation> all = {SparsityLocation::kFF, SparsityLocation::kQ,
+                                             SparsityLocation::kO, SparsityLocation::kC};
+  for (const LayerShape& layer : SparsifiableLayers(arch, all)) {
+    if (layer.row_offset != 0) continue;  // A fused qkv weight once.
+    const ParamInfo param{layer.name, static_cast<int64_t>(layer.shape.size())};
+    for (size_t g = 0; g < groups.size(); ++g) {
+      if (!GroupMatches(groups[g], param)) continue;
+      LayerPlanRow row{layer.name, layer.location, layer.shape, 0, {}};
+      Add(&row.stages, 0, config.schedule.epochs, "sparse", {0, 0},
+          absl::StrCat(ToString(groups[g].algorithm), " ", DescribeSchedule(groups[g].sparsity), " (group ",
+                       g, ")"));
+      rows.push_back(std::move(row));
+      break;
+    }
+  }
+  return rows;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<LayerPlanRow>> DescribeLayerPlan(const ExperimentConfig& config) {
@@ -85,6 +111,7 @@ absl::StatusOr<std::vector<LayerPlanRow>> DescribeLayerPlan(const ExperimentConf
   const SparsityConfig& s = config.sparsity;
   std::vector<LayerPlanRow> rows;
   if (s.sparsity_type == SparsityType::kDense) return rows;
+  if (s.IsDynamic()) return DynamicRows(config, *arch);
   for (const LayerShape& layer : SparsifiableLayers(*arch, s.locations)) {
     LayerPlanRow row{layer.name, layer.location, layer.shape, layer.row_offset, {}};
     NM target = TargetFor(s, layer.location);

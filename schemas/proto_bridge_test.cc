@@ -33,6 +33,20 @@ sparsity:
   return *c;
 }
 
+// Two §7 groups: RigL with a cosine drop fraction, GMP with a cycle schedule.
+constexpr char kDynamicYaml[] = R"(
+name: dyn
+model: {name: vit_micro_patch4_28}
+data: {dataset: synthetic}
+sparsity:
+  - {param_filter: "blocks.*.mlp.*", algorithm: rigl, sparsity: 0.9, init_method: topk,
+     drop_fraction: {type: cosine, start_value: 0.3, end_value: 0, end_step: 500},
+     update: {freq: 20, start: 5, stop: 400}, balance_out_groups: 2}
+  - {param_filter: [blocks.*.attn.qkv.weight], algorithm: gmp, balance_in_groups: 4,
+     sparsity: {type: cycle, start_step: 3, cycle: [{type: power, start_value: 0, end_value: 0.5, end_step: 10},
+                                                    {type: exp, start_value: 0.5, decay: 0.9, end_step: 4}]}}
+)";
+
 TEST(ProtoBridgeTest, ConfigProtoConfigRoundTrip) {
   const ExperimentConfig config = Sample();
   const v1::ExperimentSpec spec = ToProto(config);
@@ -77,6 +91,12 @@ TEST(ProtoBridgeTest, DirectConversionEqualsGenericOne) {
   config.sparsity.phases = {{PhaseKind::kDense, 0.1}, {PhaseKind::kSparse, 0.7}, {PhaseKind::kFineTune, 0.2}};
   config.resources.cpu_threads = 0;
   configs.push_back(config);
+  auto dynamic = ParseExperimentYaml(kDynamicYaml, "dyn.yaml");
+  ASSERT_TRUE(dynamic.ok()) << dynamic.status();
+  configs.push_back(*dynamic);
+  dynamic->sparsity.dynamic[0].param_filter.clear();    // The default filter; an empty repeated field.
+  dynamic->sparsity.dynamic[1].sparsity.cycle.clear();  // A cycle of none.
+  configs.push_back(*dynamic);
   for (const ExperimentConfig& c : configs) {
     const v1::ExperimentSpec direct = ToProto(c);
     const v1::ExperimentSpec generic = ToProtoViaYaml(c);
@@ -85,6 +105,33 @@ TEST(ProtoBridgeTest, DirectConversionEqualsGenericOne) {
         << generic.DebugString();
     EXPECT_EQ(direct.SerializeAsString(), generic.SerializeAsString());
   }
+}
+
+TEST(ProtoBridgeTest, DynamicGroupsRoundTrip) {
+  auto config = ParseExperimentYaml(kDynamicYaml, "dyn.yaml");
+  ASSERT_TRUE(config.ok()) << config.status();
+  const v1::ExperimentSpec spec = ToProto(*config);
+  EXPECT_EQ(spec.sparsity().sparsity_type(), v1::SparsitySpec::UNSTRUCTURED);
+  ASSERT_EQ(spec.sparsity().dynamic_size(), 2);
+  const v1::DynamicSparsityGroup& rigl = spec.sparsity().dynamic(0);
+  EXPECT_EQ(rigl.algorithm(), v1::DynamicSparsityGroup::RIGL);
+  EXPECT_EQ(rigl.init_method(), v1::DynamicSparsityGroup::TOPK);
+  EXPECT_EQ(rigl.sparsity().type(), v1::Schedule::CONSTANT);
+  EXPECT_EQ(rigl.sparsity().value(), 0.9);
+  EXPECT_EQ(rigl.drop_fraction().type(), v1::Schedule::COSINE);
+  EXPECT_EQ(rigl.drop_fraction().end_step(), 500u);
+  EXPECT_EQ(rigl.update().freq(), 20u);
+  EXPECT_EQ(rigl.update().stop(), 400u);
+  EXPECT_EQ(rigl.param_filter(0), "blocks.*.mlp.*");
+  EXPECT_EQ(rigl.balance_out_groups(), 2u);
+  const v1::DynamicSparsityGroup& gmp = spec.sparsity().dynamic(1);
+  EXPECT_EQ(gmp.sparsity().type(), v1::Schedule::CYCLE);
+  ASSERT_EQ(gmp.sparsity().cycle_size(), 2);
+  EXPECT_EQ(gmp.sparsity().cycle(0).exponent(), 3.0);
+  EXPECT_EQ(gmp.sparsity().cycle(1).decay(), 0.9);
+  auto back = FromProto(spec);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(*back == *config) << CanonicalYaml(*back) << "\nvs\n" << CanonicalYaml(*config);
 }
 
 TEST(ProtoBridgeTest, WireZerosStayZeros) {
@@ -106,7 +153,8 @@ TEST(ProtoBridgeTest, FromProtoReportsBadValuesByKeyPath) {
   spec = ToProto(Sample());
   spec.mutable_sparsity()->add_dynamic();
   EXPECT_EQ(FromProto(spec).status().message(),
-            "sparsity.dynamic: dynamic unstructured sparsity (§7) is not supported yet");
+            "sparsity.dynamic[0].sparsity: missing: a dynamic sparsity group needs its sparsity (a number in "
+            "[0, 1] or a schedule)");
 }
 
 TEST(ProtoBridgeTest, GenericReflectionHandlesEnumsListsAndMaps) {

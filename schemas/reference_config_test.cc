@@ -102,3 +102,27 @@ TEST(ReferenceConfigTest, LrScalingAndErrors) {
 
 }  // namespace
 }  // namespace nmsparse
+
+namespace nmsparse {
+namespace {
+
+// A flat reference config takes one dynamic sparsity group (§7) as top-level keys.
+TEST(ReferenceConfigTest, FlatConfigTakesAnInlineDynamicGroup) {
+  auto c = ParseExperimentYaml(R"(
+model: vit_micro_patch4_28
+algorithm: rigl
+sparsity: 0.8
+update: {freq: 50}
+param_filter: "blocks.*"
+)",
+                               "flat.yaml");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->sparsity.sparsity_type, SparsityType::kUnstructured);
+  ASSERT_EQ(c->sparsity.dynamic.size(), 1u);
+  EXPECT_EQ(c->sparsity.dynamic[0].algorithm, DynamicAlgorithm::kRigl);
+  EXPECT_EQ(c->sparsity.dynamic[0].update.freq, 50);
+  EXPECT_EQ(c->sparsity.dynamic[0].param_filter, std::vector<std::string>{"blocks.*"});
+}
+
+}  // namespace
+}  // namespace nmsparse

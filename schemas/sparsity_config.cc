@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <set>
+#include <tuple>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -33,14 +34,15 @@ const std::vector<std::string>& KnownKeys() {
                                                          "sparse_dim",
                                                          "prune_rate",
                                                          "srste_lambda",
-                                                         "phases"};
+                                                         "phases",
+                                                         "dynamic"};
   return *keys;
 }
 
-// Keys of dynamic unstructured sparsity (§7): recognised so that they get a clear "not supported yet".
-const std::vector<std::string>& DynamicKeys() {
+// Keys of one dynamic sparsity group (§7), in canonical (v1.DynamicSparsityGroup) order.
+const std::vector<std::string>& GroupKeys() {
   static const auto* keys =
-      new std::vector<std::string>{"algorithm", "dynamic",      "init_method",        "drop_fraction",
+      new std::vector<std::string>{"algorithm", "sparsity",     "drop_fraction",      "init_method",
                                    "update",    "param_filter", "balance_out_groups", "balance_in_groups"};
   return *keys;
 }
@@ -65,13 +67,29 @@ const std::vector<std::pair<std::string, SparseDim>> kSparseDims = {{"ROW", Spar
 const std::vector<std::pair<std::string, PhaseKind>> kPhaseKinds = {
     {"DENSE", PhaseKind::kDense}, {"SPARSE", PhaseKind::kSparse}, {"FINE_TUNE", PhaseKind::kFineTune}};
 
+const std::vector<std::pair<std::string, DynamicAlgorithm>> kAlgorithms = {
+    {"STATIC", DynamicAlgorithm::kStatic},
+    {"GMP", DynamicAlgorithm::kGmp},
+    {"SET", DynamicAlgorithm::kSet},
+    {"RIGL", DynamicAlgorithm::kRigl}};
+const std::vector<std::pair<std::string, InitMethod>> kInitMethods = {
+    {"RANDOM", InitMethod::kRandom}, {"TOPK", InitMethod::kTopk}, {"FROM_ZEROS", InitMethod::kFromZeros}};
+
+template <typename T>
+std::string NameOf(const std::vector<std::pair<std::string, T>>& names, T value) {
+  for (const auto& [name, v] : names) {
+    if (v == value) return name;
+  }
+  return "?";
+}
+
 const SparsityLocation kCanonicalOrder[] = {SparsityLocation::kFF, SparsityLocation::kQ,
                                             SparsityLocation::kK,  SparsityLocation::kV,
                                             SparsityLocation::kO,  SparsityLocation::kC};
 
 // Source nodes of the keys that cross-field checks refer to, for their line numbers.
 struct KeyNodes {
-  YAML::Node n, m, n_qkv, m_qkv, dense, fine, phases, flag, multiple;
+  YAML::Node n, m, n_qkv, m_qkv, dense, fine, phases, flag, multiple, type, dynamic;
 };
 
 absl::Status ReadLocations(const YAML::Node& value, const std::string& key, SparsityConfig* out) {
@@ -154,6 +172,105 @@ absl::Status ReadPhases(const YAML::Node& value, const std::string& key, Sparsit
   return absl::OkStatus();
 }
 
+absl::StatusOr<UpdateSchedule> ReadUpdate(const YAML::Node& node, const std::string& path) {
+  UpdateSchedule update;
+  if (!node.IsMap()) {
+    return Error(node, path, "value " + yaml_util::Describe(node) + " is not a map {freq, start, stop}");
+  }
+  if (auto st = yaml_util::CheckKeys(node, path + ".", {"freq", "start", "stop"}); !st.ok()) return st;
+  for (const auto& [name, field, min] : {std::make_tuple("freq", &update.freq, int64_t{1}),
+                                         std::make_tuple("start", &update.start, int64_t{0}),
+                                         std::make_tuple("stop", &update.stop, int64_t{0})}) {
+    if (yaml_util::IsNullish(node[name])) continue;
+    auto v = yaml_util::ReadInt(node[name], path + "." + name, min);
+    if (!v.ok()) return v.status();
+    *field = *v;
+  }
+  if (update.stop != 0 && update.stop <= update.start) {
+    return Error(node["stop"], path + ".stop",
+                 absl::StrCat("value ", update.stop, " is out of range: must be > start (", update.start,
+                              ") or 0 (never stops)"));
+  }
+  return update;
+}
+
+absl::Status ReadFilter(const YAML::Node& value, const std::string& key, std::vector<std::string>* out) {
+  out->clear();
+  auto add = [&](const YAML::Node& node, const std::string& path) -> absl::Status {
+    auto glob = yaml_util::ReadString(node, path);
+    if (!glob.ok()) return glob.status();
+    if (glob->empty()) return Error(node, path, "value '' is empty: must be a glob such as blocks.*.mlp.*");
+    out->push_back(*glob);
+    return absl::OkStatus();
+  };
+  if (!value.IsSequence()) return add(value, key);
+  for (size_t i = 0; i < value.size(); ++i) {
+    if (auto st = add(value[i], absl::StrCat(key, "[", i, "]")); !st.ok()) return st;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadGroupKey(const std::string& name, const YAML::Node& value, const std::string& key,
+                          DynamicSparsityGroup* g) {
+  auto assign = [](auto status_or, auto* field) -> absl::Status {
+    if (!status_or.ok()) return status_or.status();
+    *field = static_cast<std::remove_pointer_t<decltype(field)>>(*status_or);
+    return absl::OkStatus();
+  };
+  if (name == "algorithm") return assign(yaml_util::ReadEnum(value, key, kAlgorithms), &g->algorithm);
+  if (name == "sparsity") return assign(ParseStepSchedule(value, key), &g->sparsity);
+  if (name == "drop_fraction") return assign(ParseStepSchedule(value, key), &g->drop_fraction);
+  if (name == "init_method") return assign(yaml_util::ReadEnum(value, key, kInitMethods), &g->init_method);
+  if (name == "update") return assign(ReadUpdate(value, key), &g->update);
+  if (name == "param_filter") return ReadFilter(value, key, &g->param_filter);
+  if (name == "balance_out_groups")
+    return assign(yaml_util::ReadInt(value, key, 0, 1 << 20), &g->balance_out_groups);
+  if (name == "balance_in_groups")
+    return assign(yaml_util::ReadInt(value, key, 0, 1 << 20), &g->balance_in_groups);
+  return Error(value, key, "unknown key");  // Unreachable: keys are checked before.
+}
+
+// One group; `path` is its key path without the trailing dot ("sparsity.dynamic[0]"). The inline shape
+// checks its keys itself and may hold sparsity_type (`inline_section`).
+absl::StatusOr<DynamicSparsityGroup> ReadGroup(const YAML::Node& node, const std::string& path,
+                                               bool inline_section = false) {
+  if (!node.IsMap()) {
+    return Error(node, path,
+                 "value " + yaml_util::Describe(node) +
+                     " is not a dynamic sparsity group: expected {algorithm: ..., sparsity: ..., ...}");
+  }
+  if (!inline_section) {
+    if (auto st = yaml_util::CheckKeys(node, path + ".", GroupKeys()); !st.ok()) return st;
+  }
+  DynamicSparsityGroup group;
+  bool has_sparsity = false;
+  for (const auto& kv : node) {
+    const std::string name = kv.first.as<std::string>();
+    if (yaml_util::IsNullish(kv.second) || name == "sparsity_type") continue;
+    has_sparsity = has_sparsity || name == "sparsity";
+    if (auto st = ReadGroupKey(name, kv.second, path + "." + name, &group); !st.ok()) return st;
+  }
+  if (!has_sparsity) {
+    return Error(node, path + ".sparsity",
+                 "missing: a dynamic sparsity group needs its sparsity (a number in [0, 1] or a schedule)");
+  }
+  return group;
+}
+
+absl::Status ReadGroups(const YAML::Node& value, const std::string& key, SparsityConfig* out) {
+  if (!value.IsSequence()) {
+    return Error(value, key,
+                 "value " + yaml_util::Describe(value) + " is not a list of dynamic sparsity groups");
+  }
+  out->dynamic.clear();
+  for (size_t i = 0; i < value.size(); ++i) {
+    auto group = ReadGroup(value[i], absl::StrCat(key, "[", i, "]"));
+    if (!group.ok()) return group.status();
+    out->dynamic.push_back(*group);
+  }
+  return absl::OkStatus();
+}
+
 bool IsPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
 // Reads one key into `out`; remembers the nodes that cross-field checks refer to.
@@ -165,8 +282,10 @@ absl::Status ReadKey(const std::string& name, const YAML::Node& value, const std
     return absl::OkStatus();
   };
   constexpr int64_t kMaxM = std::numeric_limits<int32_t>::max();
-  if (name == "sparsity_type")
+  if (name == "sparsity_type") {
+    nodes->type = value;
     return assign(yaml_util::ReadEnum(value, key, kSparsityTypes), &out->sparsity_type);
+  }
   if (name == "n_sparsity") {
     nodes->n = value;
     return assign(yaml_util::ReadInt(value, key, 1, kMaxM), &out->nm.n);
@@ -219,6 +338,10 @@ absl::Status ReadKey(const std::string& name, const YAML::Node& value, const std
     nodes->phases = value;
     return ReadPhases(value, key, out);
   }
+  if (name == "dynamic") {
+    nodes->dynamic = value;
+    return ReadGroups(value, key, out);
+  }
   return Error(value, key, "unknown key");  // Unreachable: keys are checked before.
 }
 
@@ -253,6 +376,11 @@ absl::Status CheckCrossFields(const SparsityConfig& c, const KeyNodes& nodes, co
         "cannot be combined with dense_steps / fine_tune_steps: give the dense and fine-tune parts as "
         "phases");
   }
+  if (c.IsDynamic() && nodes.type && c.sparsity_type != SparsityType::kUnstructured) {
+    return Error(nodes.type, path + "sparsity_type",
+                 "value " + ToString(c.sparsity_type) +
+                     " cannot be combined with dynamic groups: dynamic sparsity (§7) is UNSTRUCTURED");
+  }
   if (!c.phases.empty() && c.structure_decay_flag) {
     return Error(nodes.phases, path + "phases",
                  "cannot be combined with structure_decay_flag: true (structure decay is defined over "
@@ -271,6 +399,23 @@ bool operator==(const PhaseSpec& a, const PhaseSpec& b) {
   return a.kind == b.kind && a.fraction == b.fraction;
 }
 
+bool UpdateSchedule::IsUpdateStep(int64_t step) const {
+  return step > start && freq > 0 && (step - start) % freq == 0 && (stop == 0 || step < stop);
+}
+
+bool operator==(const UpdateSchedule& a, const UpdateSchedule& b) {
+  return a.freq == b.freq && a.start == b.start && a.stop == b.stop;
+}
+
+bool operator==(const DynamicSparsityGroup& a, const DynamicSparsityGroup& b) {
+  return a.algorithm == b.algorithm && a.sparsity == b.sparsity && a.drop_fraction == b.drop_fraction &&
+         a.init_method == b.init_method && a.update == b.update && a.param_filter == b.param_filter &&
+         a.balance_out_groups == b.balance_out_groups && a.balance_in_groups == b.balance_in_groups;
+}
+
+std::string ToString(DynamicAlgorithm algorithm) { return NameOf(kAlgorithms, algorithm); }
+std::string ToString(InitMethod method) { return NameOf(kInitMethods, method); }
+
 bool operator==(const SparsityConfig& a, const SparsityConfig& b) {
   return a.sparsity_type == b.sparsity_type && a.nm == b.nm && a.nm_qkv == b.nm_qkv &&
          a.decay_type == b.decay_type && a.decay_coef == b.decay_coef &&
@@ -279,7 +424,7 @@ bool operator==(const SparsityConfig& a, const SparsityConfig& b) {
          a.structure_decay_start_multiple == b.structure_decay_start_multiple &&
          a.dense_fraction == b.dense_fraction && a.fine_tune_fraction == b.fine_tune_fraction &&
          a.locations == b.locations && a.sparse_dim == b.sparse_dim && a.prune_rate == b.prune_rate &&
-         a.srste_lambda == b.srste_lambda && a.phases == b.phases;
+         a.srste_lambda == b.srste_lambda && a.phases == b.phases && a.dynamic == b.dynamic;
 }
 
 std::string ToString(SparsityType type) {
@@ -402,13 +547,56 @@ NM TargetFor(const SparsityConfig& config, SparsityLocation location) {
 }
 
 bool IsSparsityKey(const std::string& key) {
-  return Contains(KnownKeys(), key) || Contains(DynamicKeys(), key);
+  return Contains(KnownKeys(), key) || Contains(GroupKeys(), key);
 }
+
+namespace {
+
+// `sparsity: {algorithm: ..., sparsity: ...}`: one group written inline; sparsity_type may only say
+// UNSTRUCTURED.
+absl::StatusOr<SparsityConfig> ParseInlineGroup(const YAML::Node& node, const std::string& path,
+                                                const std::string& section) {
+  for (const auto& kv : node) {
+    const std::string name = kv.first.as<std::string>();
+    if (name == "sparsity_type") {
+      auto type = yaml_util::ReadEnum(kv.second, path + name, kSparsityTypes);
+      if (!type.ok()) return type.status();
+      if (*type != SparsityType::kUnstructured) {
+        return Error(kv.second, path + name,
+                     "value " + kv.second.Scalar() +
+                         " cannot be combined with dynamic group keys (algorithm, sparsity, ...): dynamic "
+                         "sparsity (§7) is UNSTRUCTURED");
+      }
+    } else if (!Contains(GroupKeys(), name)) {
+      return Error(kv.first, path + name,
+                   "unknown key next to dynamic group keys; a group takes " +
+                       absl::StrJoin(GroupKeys(), ", ") + " (N:M keys go in a section without them)");
+    }
+  }
+  auto parsed = ReadGroup(node, section, /*inline_section=*/true);
+  if (!parsed.ok()) return parsed.status();
+  SparsityConfig config;
+  config.sparsity_type = SparsityType::kUnstructured;
+  config.dynamic.push_back(*parsed);
+  return config;
+}
+
+}  // namespace
 
 absl::StatusOr<SparsityConfig> ParseSparsityConfig(const YAML::Node& node, const std::string& path) {
   SparsityConfig config;
   if (yaml_util::IsNullish(node)) return config;
   const std::string section = path.empty() ? "sparsity" : path.substr(0, path.size() - (path.back() == '.'));
+  if (node.IsSequence()) {  // A list of dynamic groups.
+    if (auto st = ReadGroups(node, section, &config); !st.ok()) return st;
+    config.sparsity_type = SparsityType::kUnstructured;
+    return config;
+  }
+  if (node.IsMap()) {
+    for (const auto& kv : node) {
+      if (Contains(GroupKeys(), kv.first.as<std::string>())) return ParseInlineGroup(node, path, section);
+    }
+  }
   if (!node.IsMap()) {
     return Error(node, section, "value " + yaml_util::Describe(node) + " is not a map of sparsity keys");
   }
@@ -417,9 +605,6 @@ absl::StatusOr<SparsityConfig> ParseSparsityConfig(const YAML::Node& node, const
   for (const auto& kv : node) {
     const std::string name = kv.first.as<std::string>();
     const std::string key = path + name;
-    if (Contains(DynamicKeys(), name)) {
-      return Error(kv.first, key, "dynamic unstructured sparsity (§7) is not supported yet");
-    }
     if (!Contains(KnownKeys(), name)) {
       return Error(kv.first, key, "unknown key; known keys: " + absl::StrJoin(KnownKeys(), ", "));
     }
@@ -431,6 +616,7 @@ absl::StatusOr<SparsityConfig> ParseSparsityConfig(const YAML::Node& node, const
   if (!n_qkv_given) config.nm_qkv.n = config.nm.n;
   if (!m_qkv_given) config.nm_qkv.m = config.nm.m;
   if (auto st = CheckCrossFields(config, nodes, node, path); !st.ok()) return st;
+  if (config.IsDynamic()) config.sparsity_type = SparsityType::kUnstructured;
   return config;
 }
 
@@ -465,10 +651,35 @@ YAML::Node PhasesToYaml(const std::vector<PhaseSpec>& phases) {
   return out;
 }
 
+YAML::Node DynamicSparsityGroupToYaml(const DynamicSparsityGroup& g) {
+  YAML::Node entry(YAML::NodeType::Map);
+  entry["algorithm"] = ToString(g.algorithm);
+  entry["sparsity"] = StepScheduleToYaml(g.sparsity);
+  entry["drop_fraction"] = StepScheduleToYaml(g.drop_fraction);
+  entry["init_method"] = ToString(g.init_method);
+  YAML::Node update(YAML::NodeType::Map);
+  update["freq"] = g.update.freq;
+  update["start"] = g.update.start;
+  update["stop"] = g.update.stop;
+  update.SetStyle(YAML::EmitterStyle::Flow);
+  entry["update"] = update;
+  YAML::Node filter(YAML::NodeType::Sequence);
+  for (const std::string& glob : g.param_filter) filter.push_back(glob);
+  filter.SetStyle(YAML::EmitterStyle::Flow);
+  entry["param_filter"] = filter;
+  entry["balance_out_groups"] = g.balance_out_groups;
+  entry["balance_in_groups"] = g.balance_in_groups;
+  return entry;
+}
+
 YAML::Node SparsityConfigToYaml(const SparsityConfig& c) {
   YAML::Node out(YAML::NodeType::Map);
   for (const auto& [key, text] : SparsityScalarTexts(c)) out[key] = text;
   out["phases"] = PhasesToYaml(c.phases);
+  YAML::Node groups(YAML::NodeType::Sequence);
+  for (const DynamicSparsityGroup& g : c.dynamic) groups.push_back(DynamicSparsityGroupToYaml(g));
+  if (c.dynamic.empty()) groups.SetStyle(YAML::EmitterStyle::Flow);  // "dynamic: []".
+  out["dynamic"] = groups;
   return out;
 }
 

@@ -1,6 +1,7 @@
 // The sparsity section of an experiment spec: N:M recipes, phases and locations
-// (../shared/spec/sparsity-method.md §1-§6). Plain C++: used by the trainer's engine, the coordinator's
-// validation and nmctl alike, so it depends on neither LibTorch nor protobuf.
+// (../shared/spec/sparsity-method.md §1-§6) and dynamic unstructured sparsity groups (§7). Plain C++: used by
+// the trainer's engine, the coordinator's validation and nmctl alike, so it depends on neither LibTorch nor
+// protobuf.
 #ifndef NMSPARSE_SCHEMAS_SPARSITY_CONFIG_H_
 #define NMSPARSE_SCHEMAS_SPARSITY_CONFIG_H_
 
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "schemas/step_schedule.h"
 #include "yaml-cpp/yaml.h"
 
 namespace nmsparse {
@@ -34,6 +36,35 @@ struct PhaseSpec {
   double fraction = 1.0;  // Of total epochs.
 };
 
+// Dynamic unstructured sparsity (§7), mirroring v1.DynamicSparsityGroup / v1.UpdateSchedule.
+enum class DynamicAlgorithm { kStatic, kGmp, kSet, kRigl };
+enum class InitMethod { kRandom, kTopk, kFromZeros };
+
+// Masks exist from optimizer step `start` on (dense before). After optimizer step s they change when s is an
+// update step: s > start, (s - start) % freq == 0 and (stop == 0 or s < stop).
+struct UpdateSchedule {
+  int64_t freq = 100;
+  int64_t start = 0;
+  int64_t stop = 0;  // 0: never stops.
+
+  bool IsUpdateStep(int64_t step) const;
+};
+
+struct DynamicSparsityGroup {
+  DynamicAlgorithm algorithm = DynamicAlgorithm::kStatic;
+  StepSchedule sparsity;                                     // Fraction of weights pruned.
+  StepSchedule drop_fraction = StepSchedule::Constant(0.3);  // SET / RigL: fraction of active weights
+                                                             // dropped (and regrown) per update.
+  InitMethod init_method = InitMethod::kRandom;
+  UpdateSchedule update;
+  std::vector<std::string> param_filter;  // Globs (fnmatch, '*' crosses dots); empty: the default filter.
+  int balance_out_groups = 0;             // 0/1: off.
+  int balance_in_groups = 0;
+};
+
+bool operator==(const UpdateSchedule& a, const UpdateSchedule& b);
+bool operator==(const DynamicSparsityGroup& a, const DynamicSparsityGroup& b);
+
 struct SparsityConfig {
   SparsityType sparsity_type = SparsityType::kDense;
   NM nm{2, 4};      // n_sparsity:m_sparsity, for FF, O and C.
@@ -50,7 +81,10 @@ struct SparsityConfig {
   double prune_rate = 0.5;  // UNSTRUCTURED only.
   double srste_lambda = 2e-4;
   std::vector<PhaseSpec> phases;  // Empty: dense_fraction / fine_tune_fraction decide.
+  // §7: non-empty for dynamic unstructured runs (sparsity_type UNSTRUCTURED); the N:M keys are then unused.
+  std::vector<DynamicSparsityGroup> dynamic;
 
+  bool IsDynamic() const { return !dynamic.empty(); }
   bool HasLocation(SparsityLocation loc) const;
 };
 
@@ -61,6 +95,14 @@ inline bool operator!=(const SparsityConfig& a, const SparsityConfig& b) { retur
 // Parses the sparsity keys of `node` (a YAML map) with the reference's key names; values are
 // case-insensitive. `path` prefixes key names in errors (e.g. "sparsity."). Unknown keys, wrong types and
 // out-of-range values are InvalidArgument errors naming the key, the value, the allowed range and the line.
+//
+// Dynamic sparsity (§7) comes in three shapes, all giving sparsity_type UNSTRUCTURED and `dynamic` groups:
+//   sparsity: {algorithm: rigl, sparsity: 0.9, update: {freq: 100}, ...}        # one group inline
+//   sparsity: [{param_filter: "blocks.*.mlp.*", algorithm: rigl, ...}, {...}]   # a list of groups
+//   sparsity: {sparsity_type: UNSTRUCTURED, dynamic: [{...}, ...], ...}          # canonical / wire form
+// Group keys: algorithm (static|gmp|set|rigl, default static), sparsity (a schedule, required),
+// drop_fraction (a schedule, default 0.3), init_method (random|topk|from_zeros), update {freq (>= 1, default
+// 100), start, stop}, param_filter (a glob or a list of globs), balance_out_groups, balance_in_groups.
 absl::StatusOr<SparsityConfig> ParseSparsityConfig(const YAML::Node& node, const std::string& path);
 
 // True for the keys ParseSparsityConfig understands (so that a flat reference config can route them).
@@ -71,9 +113,11 @@ bool IsSparsityKey(const std::string& key);
 YAML::Node SparsityConfigToYaml(const SparsityConfig& config);
 
 // The same, split for writers that do not go through YAML nodes: the scalar keys with their canonical texts
-// in order, and the phase list (the last key, `phases`) as a flow-style YAML list.
+// in order, then `phases` (a flow-style YAML list), then `dynamic` (the §7 groups, one map per group; an
+// empty list is written flow style as "dynamic: []").
 std::vector<std::pair<std::string, std::string>> SparsityScalarTexts(const SparsityConfig& config);
 YAML::Node PhasesToYaml(const std::vector<PhaseSpec>& phases);
+YAML::Node DynamicSparsityGroupToYaml(const DynamicSparsityGroup& group);
 
 std::string ToString(SparsityType type);
 std::string ToString(DecayType type);
@@ -81,6 +125,8 @@ std::string ToString(StructureDecayType type);
 std::string ToString(SparsityLocation location);
 std::string ToString(SparseDim dim);
 std::string ToString(PhaseKind kind);
+std::string ToString(DynamicAlgorithm algorithm);
+std::string ToString(InitMethod method);
 
 // Parses a sparsity_loc value: letters/words over FF, Q, K, V, O, C, optionally separated by commas, spaces
 // or

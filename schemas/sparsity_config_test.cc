@@ -122,13 +122,119 @@ TEST(SparsityConfigTest, TypeAndKeyErrors) {
       "line 2: sparsity.m_sparsty: unknown key; known keys: sparsity_type, n_sparsity, m_sparsity, "
       "n_sparsity_qkv, m_sparsity_qkv, decay_type, decay_coef, structure_decay_flag, structure_decay_type, "
       "structure_decay_start_multiple, dense_steps, fine_tune_steps, sparsity_loc, sparse_dim, prune_rate, "
-      "srste_lambda, phases");
-  EXPECT_EQ(ErrorOf("algorithm: rigl\n"),
-            "line 1: sparsity.algorithm: dynamic unstructured sparsity (§7) is not supported yet");
-  EXPECT_EQ(ErrorOf("[1, 2]"), "line 1: sparsity: value [1, 2] is not a map of sparsity keys");
+      "srste_lambda, phases, dynamic");
+  EXPECT_EQ(
+      ErrorOf("algorithm: rigl\n"),
+      "line 1: sparsity.sparsity: missing: a dynamic sparsity group needs its sparsity (a number in [0, "
+      "1] or a schedule)");
+  EXPECT_EQ(ErrorOf("[1, 2]"),
+            "line 1: sparsity[0]: value 1 is not a dynamic sparsity group: expected {algorithm: ..., "
+            "sparsity: ..., ...}");
+  EXPECT_EQ(ErrorOf("7"), "line 1: sparsity: value 7 is not a map of sparsity keys");
   EXPECT_TRUE(IsSparsityKey("m_sparsity"));
   EXPECT_TRUE(IsSparsityKey("algorithm"));
   EXPECT_FALSE(IsSparsityKey("lr"));
+}
+
+TEST(SparsityConfigTest, DynamicInlineGroup) {
+  auto config = Parse(R"(
+algorithm: rigl
+sparsity: 0.9
+drop_fraction: {type: cosine, start_value: 0.3, end_value: 0, end_step: 1000}
+init_method: topk
+update: {freq: 50, start: 10, stop: 900}
+param_filter: "blocks.*.mlp.*"
+balance_out_groups: 4
+)");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->sparsity_type, SparsityType::kUnstructured);
+  ASSERT_EQ(config->dynamic.size(), 1u);
+  const DynamicSparsityGroup& g = config->dynamic[0];
+  EXPECT_EQ(g.algorithm, DynamicAlgorithm::kRigl);
+  EXPECT_EQ(g.sparsity, StepSchedule::Constant(0.9));
+  EXPECT_EQ(g.drop_fraction.type, StepSchedule::Type::kCosine);
+  EXPECT_EQ(g.init_method, InitMethod::kTopk);
+  EXPECT_EQ(g.update, (UpdateSchedule{50, 10, 900}));
+  EXPECT_EQ(g.param_filter, std::vector<std::string>{"blocks.*.mlp.*"});
+  EXPECT_EQ(g.balance_out_groups, 4);
+  EXPECT_EQ(g.balance_in_groups, 0);
+}
+
+TEST(SparsityConfigTest, DynamicDefaults) {
+  auto config = Parse("sparsity: 0.5\n");
+  ASSERT_TRUE(config.ok()) << config.status();
+  const DynamicSparsityGroup& g = config->dynamic.at(0);
+  EXPECT_EQ(g.algorithm, DynamicAlgorithm::kStatic);
+  EXPECT_EQ(g.drop_fraction, StepSchedule::Constant(0.3));
+  EXPECT_EQ(g.init_method, InitMethod::kRandom);
+  EXPECT_EQ(g.update, (UpdateSchedule{100, 0, 0}));
+  EXPECT_TRUE(g.param_filter.empty());
+}
+
+TEST(SparsityConfigTest, DynamicListOfGroupsAndCanonicalForm) {
+  auto config = Parse(R"(
+- {param_filter: "blocks.*.mlp.*", algorithm: rigl, sparsity: 0.9}
+- {param_filter: ["blocks.*.attn.qkv.weight", "head.weight"], algorithm: GMP,
+   sparsity: {type: power, start_value: 0, end_value: 0.8, end_step: 100}, update: {freq: 10}}
+)");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->sparsity_type, SparsityType::kUnstructured);
+  ASSERT_EQ(config->dynamic.size(), 2u);
+  EXPECT_EQ(config->dynamic[1].algorithm, DynamicAlgorithm::kGmp);
+  EXPECT_EQ(config->dynamic[1].param_filter.size(), 2u);
+  EXPECT_EQ(config->dynamic[1].update.freq, 10);
+  // Canonical: the full section with sparsity_type UNSTRUCTURED and `dynamic`, parsing back equal.
+  YAML::Emitter out;
+  out << SparsityConfigToYaml(*config);
+  const std::string canonical = out.c_str();
+  EXPECT_NE(canonical.find("sparsity_type: UNSTRUCTURED"), std::string::npos) << canonical;
+  EXPECT_NE(canonical.find("algorithm: RIGL"), std::string::npos) << canonical;
+  EXPECT_NE(canonical.find("param_filter: [blocks.*.mlp.*]"), std::string::npos) << canonical;
+  auto back = Parse(canonical);
+  ASSERT_TRUE(back.ok()) << back.status() << "\n" << canonical;
+  EXPECT_TRUE(*back == *config);
+  // A dense config writes an empty list.
+  YAML::Emitter dense;
+  dense << SparsityConfigToYaml(SparsityConfig());
+  EXPECT_NE(std::string(dense.c_str()).find("dynamic: []"), std::string::npos);
+}
+
+TEST(SparsityConfigTest, DynamicErrorsNameKeyValueRangeAndLine) {
+  EXPECT_EQ(ErrorOf("algorithm: rigl\nsparsity: 0.9\nn_sparsity: 2\n"),
+            "line 3: sparsity.n_sparsity: unknown key next to dynamic group keys; a group takes algorithm, "
+            "sparsity, drop_fraction, init_method, update, param_filter, balance_out_groups, "
+            "balance_in_groups (N:M keys go in a section without them)");
+  EXPECT_EQ(ErrorOf("sparsity_type: SRSTE\nsparsity: 0.9\n"),
+            "line 1: sparsity.sparsity_type: value SRSTE cannot be combined with dynamic group keys "
+            "(algorithm, sparsity, ...): dynamic sparsity (§7) is UNSTRUCTURED");
+  EXPECT_EQ(ErrorOf("sparsity_type: STRUCTURED_NM\ndynamic: [{sparsity: 0.5}]\n"),
+            "line 1: sparsity.sparsity_type: value STRUCTURED_NM cannot be combined with dynamic groups: "
+            "dynamic sparsity (§7) is UNSTRUCTURED");
+  EXPECT_EQ(ErrorOf("algorithm: magic\nsparsity: 0.5\n"),
+            "line 1: sparsity.algorithm: value 'magic' is not one of STATIC, GMP, SET, RIGL");
+  EXPECT_EQ(ErrorOf("sparsity: 0.5\nupdate: {freq: 0}\n"),
+            "line 2: sparsity.update.freq: value 0 is out of range: must be >= 1");
+  EXPECT_EQ(ErrorOf("sparsity: 0.5\nupdate: {start: 10, stop: 5}\n"),
+            "line 2: sparsity.update.stop: value 5 is out of range: must be > start (10) or 0 (never stops)");
+  EXPECT_EQ(ErrorOf("sparsity: 1.2\n"),
+            "line 1: sparsity.sparsity: value 1.2 is out of range: must be in [0, 1]");
+  EXPECT_EQ(ErrorOf("- {sparsity: 0.5, param_filter: ['']}\n"),
+            "line 1: sparsity[0].param_filter[0]: value '' is empty: must be a glob such as blocks.*.mlp.*");
+  EXPECT_EQ(ErrorOf("- {sparsity: 0.5, balance_in_groups: -1}\n"),
+            "line 1: sparsity[0].balance_in_groups: value -1 is out of range: must be in [0, 1048576]");
+  EXPECT_EQ(ErrorOf("dynamic: [{sparsity: 0.5, init: topk}]\n"),
+            "line 1: sparsity.dynamic[0].init: unknown key; known keys: algorithm, sparsity, drop_fraction, "
+            "init_method, update, param_filter, balance_out_groups, balance_in_groups");
+}
+
+TEST(SparsityConfigTest, UpdateSteps) {
+  const UpdateSchedule u{10, 5, 40};
+  EXPECT_FALSE(u.IsUpdateStep(5));  // Masks are created at start; the first change is a freq later.
+  EXPECT_FALSE(u.IsUpdateStep(10));
+  EXPECT_TRUE(u.IsUpdateStep(15));
+  EXPECT_TRUE(u.IsUpdateStep(35));
+  EXPECT_FALSE(u.IsUpdateStep(45));
+  EXPECT_TRUE((UpdateSchedule{10, 0, 0}).IsUpdateStep(1000000));
 }
 
 TEST(SparsityConfigTest, BoolSpellings) {

@@ -1,6 +1,9 @@
 // Pins what ExpandSweep produces (canonical YAML, content hashes, wire specs, errors) to values computed with
 // the yaml-cpp based expansion, before it was rewritten for speed: run content hashes identify runs in the
-// coordinator's database, so they must never change by accident.
+// coordinator's database, so they must never change by accident. The pins were recomputed (with the fast path
+// checked equal to the generic one for every pinned sweep) when dynamic sparsity (§7) joined the canonical
+// form: every canonical YAML now ends with the `dynamic` group list (`dynamic: []` for N:M runs), a
+// deliberate format change.
 #include <string>
 
 #include "gtest/gtest.h"
@@ -63,10 +66,10 @@ std::string DigestOfAll(const std::vector<ResolvedRun>& runs) {
 TEST(SweepPinnedTest, HashesAndTextsAreUnchanged) {
   const auto runs = Expand(kSweep);
   ASSERT_EQ(runs.size(), 36u);
-  EXPECT_EQ(runs[0].content_hash, "1aeace7103e2767fd18a8f17d2f2a1db78a2c8614ee2d82a0e6a1fd7a80dbf1c");
-  EXPECT_EQ(runs[17].content_hash, "90081c8f5b03a5bf264b8a9c17c7ab13b1afed216935707552cb68b1bb3ec305");
-  EXPECT_EQ(runs[35].content_hash, "56f836c757cf2b67709af022514ed32ca76332e6312b351286e4323580568f12");
-  EXPECT_EQ(DigestOfAll(runs), "1702d3f86c2ccd7234d98a0e81f1064deb54bd7da551d699e7f9b98fa54277b3");
+  EXPECT_EQ(runs[0].content_hash, "f0b5300fa4a4c7d202dc523210ceacbe0010850656586a8eabac0ed13ccc921d");
+  EXPECT_EQ(runs[17].content_hash, "c578ddc82fb2948c53cce383bcfd8eb4d913f1a186c43436bab6da81877c0494");
+  EXPECT_EQ(runs[35].content_hash, "5660100c25a6aa69339bee68852e1f66f4fbe51aa3d9658fe6b12f9a4a106fae");
+  EXPECT_EQ(DigestOfAll(runs), "a2f933c9e2ecf3a8cba5f4e4feebc7e30a021ce731ea9425c1c2bbd0cbe8f930");
   EXPECT_EQ(runs[20].canonical_yaml,
             "name: phased run\n"
             "seed: 7\n"
@@ -126,7 +129,8 @@ TEST(SweepPinnedTest, HashesAndTextsAreUnchanged) {
             "  prune_rate: 0.5\n"
             "  srste_lambda: 0.0002\n"
             "  phases: [{kind: DENSE, fraction: 0.25}, {kind: SPARSE, fraction: 0.5}, {kind: FINE_TUNE, "
-            "fraction: 0.25}]\n");
+            "fraction: 0.25}]\n"
+            "  dynamic: []\n");
 }
 
 TEST(SweepPinnedTest, FastExpansionEqualsGenericOne) {
@@ -137,6 +141,45 @@ TEST(SweepPinnedTest, FastExpansionEqualsGenericOne) {
   for (size_t i = 0; i < fast.size(); ++i) EXPECT_EQ(fast[i].config, generic[i].config) << i;
 }
 
+// An axis that switches the whole sparsity section between N:M and dynamic groups (§7), in both directions
+// from either base, with overrides into N:M keys next to it.
+constexpr char kDynamicAxisSweep[] = R"(name: dyn-axis
+base:
+  model: {name: vit_micro_patch4_28}
+  data: {dataset: synthetic, batch_size: 32}
+  schedule: {epochs: 2}
+  sparsity: {sparsity_type: STRUCTURED_NM, n_sparsity: 2, m_sparsity: 4}
+grid:
+  method:
+    nm: {sparsity.sparsity_type: STRUCTURED_NM, sparsity.dynamic: "[]", sparsity.m_sparsity: 8}
+    rigl: {sparsity.sparsity_type: UNSTRUCTURED,
+           sparsity.dynamic: "[{algorithm: rigl, sparsity: 0.9, param_filter: 'blocks.*.mlp.*', update: {freq: 20}}]"}
+    gmp_cycle: {sparsity.sparsity_type: UNSTRUCTURED, sparsity.dynamic: "[{algorithm: gmp, sparsity: {type: cycle,
+      start_step: 3, cycle: [{type: power, start_value: 0, end_value: 0.5, end_step: 10}, {type: exp,
+      start_value: 0.5, decay: 0.9, end_step: 4}]}, balance_in_groups: 4, init_method: topk,
+      drop_fraction: {type: cosine, start_value: 0.3, end_step: 50}}]"}
+  seed: [0, 1]
+)";
+
+TEST(SweepPinnedTest, FastExpansionEqualsGenericOneAcrossDynamicAxis) {
+  std::string from_dynamic_base = kDynamicAxisSweep;
+  const std::string nm_base = "sparsity: {sparsity_type: STRUCTURED_NM, n_sparsity: 2, m_sparsity: 4}";
+  from_dynamic_base.replace(
+      from_dynamic_base.find(nm_base), nm_base.size(),
+      "sparsity: {sparsity_type: UNSTRUCTURED, dynamic: [{algorithm: set, sparsity: 0.5}]}");
+  for (const std::string& text : {std::string(kDynamicAxisSweep), from_dynamic_base}) {
+    const auto fast = Expand(text);
+    const auto generic = Expand(text, &ExpandSweepGeneric);
+    ASSERT_EQ(fast.size(), 6u) << text;
+    ASSERT_EQ(fast.size(), generic.size());
+    EXPECT_EQ(DigestOfAll(fast), DigestOfAll(generic));
+    for (size_t i = 0; i < fast.size(); ++i) EXPECT_EQ(fast[i].config, generic[i].config) << i;
+    EXPECT_FALSE(fast[0].config.sparsity.IsDynamic()) << fast[0].canonical_yaml;
+    EXPECT_TRUE(fast[2].config.sparsity.IsDynamic()) << fast[2].canonical_yaml;
+    EXPECT_EQ(fast[4].config.sparsity.dynamic.at(0).sparsity.cycle.size(), 2u) << fast[4].canonical_yaml;
+  }
+}
+
 TEST(SweepPinnedTest, BenchSweepHashes) {
   std::string text =
       "base:\n  model: {name: vit_micro_patch4_28}\n  data: {dataset: synthetic, batch_size: "
@@ -144,7 +187,8 @@ TEST(SweepPinnedTest, BenchSweepHashes) {
       "m_sparsity: 4}\ngrid:\n  seed: [0, 1, 9223372036854775807]\n";
   const auto runs = Expand(text);
   ASSERT_EQ(runs.size(), 3u);
-  EXPECT_EQ(DigestOfAll(runs), "5a3ecfd17bf87d051c094dc967943f21be1b945721c2871c1b79745d003d7a90");
+  EXPECT_EQ(DigestOfAll(runs), DigestOfAll(Expand(text, &ExpandSweepGeneric)));
+  EXPECT_EQ(DigestOfAll(runs), "a6c058d084e229930e099919192f3bf6ffee7211bd5a281aa099740c0daf3467");
 }
 
 TEST(SweepPinnedTest, ErrorsAreUnchanged) {

@@ -72,6 +72,63 @@ idempotency_key: abc
   EXPECT_EQ(MustExpand(sweep)[3].content_hash, runs[3].content_hash);
 }
 
+TEST(SweepTest, AxisSwitchesBetweenNMAndDynamicSparsity) {
+  const auto sweep = MustParse(std::string("name: mix\n") + kBase + R"(grid:
+  recipe:
+    srste: {sparsity.sparsity_type: SRSTE}
+    rigl:
+      sparsity.sparsity_type: UNSTRUCTURED
+      sparsity.dynamic: [{algorithm: rigl, sparsity: 0.9, update: {freq: 10}}]
+    static: {sparsity.dynamic: "[{algorithm: static, sparsity: 0.9}]", sparsity.sparsity_type: unstructured}
+    dense: {sparsity.sparsity_type: DENSE, sparsity.dynamic: null}
+)");
+  const auto runs = MustExpand(sweep);
+  ASSERT_EQ(runs.size(), 4u);
+  EXPECT_EQ(runs[0].config.sparsity.sparsity_type, SparsityType::kSrste);
+  EXPECT_FALSE(runs[0].config.sparsity.IsDynamic());
+  EXPECT_EQ(runs[1].config.sparsity.sparsity_type, SparsityType::kUnstructured);
+  ASSERT_EQ(runs[1].config.sparsity.dynamic.size(), 1u);
+  EXPECT_EQ(runs[1].config.sparsity.dynamic[0].algorithm, DynamicAlgorithm::kRigl);
+  EXPECT_EQ(runs[1].config.sparsity.dynamic[0].update.freq, 10);
+  EXPECT_EQ(runs[1].spec.sparsity().dynamic_size(), 1);
+  EXPECT_EQ(runs[2].config.sparsity.dynamic.at(0).algorithm, DynamicAlgorithm::kStatic);
+  EXPECT_EQ(runs[3].config.sparsity.sparsity_type, SparsityType::kDense);
+  EXPECT_FALSE(runs[3].config.sparsity.IsDynamic());
+  std::set<std::string> hashes;
+  for (const auto& r : runs) hashes.insert(r.content_hash);
+  EXPECT_EQ(hashes.size(), 4u);
+
+  // A dynamic base switched back to N:M by an axis.
+  const auto back = MustParse(R"(name: back
+base:
+  model: {name: vit_nano_patch7_28}
+  data: {dataset: synthetic, batch_size: 32}
+  sparsity: {algorithm: set, sparsity: 0.8}
+grid:
+  recipe:
+    set: {sparsity.sparsity_type: UNSTRUCTURED}
+    nm: {sparsity.dynamic: [], sparsity.sparsity_type: STRUCTURED_NM, sparsity.m_sparsity: 8}
+)");
+  const auto back_runs = MustExpand(back);
+  ASSERT_EQ(back_runs.size(), 2u);
+  EXPECT_EQ(back_runs[0].config.sparsity.dynamic.at(0).algorithm, DynamicAlgorithm::kSet);
+  EXPECT_EQ(back_runs[1].config.sparsity.sparsity_type, SparsityType::kStructuredNM);
+  EXPECT_FALSE(back_runs[1].config.sparsity.IsDynamic());
+  EXPECT_EQ(back_runs[1].config.sparsity.nm, (NM{2, 8}));
+
+  // Forgetting to switch the type is an error naming the run and the key.
+  const auto bad = MustParse(std::string("name: bad\n") + kBase + R"(grid:
+  recipe:
+    rigl: {sparsity.dynamic: "[{algorithm: rigl, sparsity: 0.9}]"}
+)");
+  auto expanded = ExpandSweep(bad);
+  ASSERT_FALSE(expanded.ok());
+  EXPECT_NE(expanded.status().message().find("sparsity.sparsity_type: value SRSTE cannot be combined with "
+                                             "dynamic groups"),
+            std::string::npos)
+      << expanded.status();
+}
+
 TEST(SweepTest, ValuesListFormsAndGpusPerRun) {
   const auto sweep = MustParse(std::string(kBase) + R"(grid:
   lr:
@@ -131,7 +188,7 @@ TEST(SweepTest, ParseErrorsNameFileLineAndPath) {
       "sweep.yaml:8: grid.sparsity.m_sparsty: unknown key path 'sparsity.m_sparsty': known keys of sparsity: "
       "sparsity_type, n_sparsity, m_sparsity, n_sparsity_qkv, m_sparsity_qkv, decay_type, decay_coef, "
       "structure_decay_flag, structure_decay_type, structure_decay_start_multiple, dense_steps, "
-      "fine_tune_steps, sparsity_loc, sparse_dim, prune_rate, srste_lambda, phases");
+      "fine_tune_steps, sparsity_loc, sparse_dim, prune_rate, srste_lambda, phases, dynamic");
   EXPECT_EQ(
       ParseError(std::string(kBase) + "grid:\n  recipe:\n    a: {optimizer.lrate: 1}\n"),
       "sweep.yaml:9: grid.recipe.a.optimizer.lrate: unknown key path 'optimizer.lrate': known keys of "
@@ -214,6 +271,28 @@ TEST(SweepTest, ApplyOverride) {
   EXPECT_EQ(ApplyOverride(flat, "sparsity.m_sparsity", "8").message(),
             "unknown key path 'sparsity.m_sparsity': a flat reference config takes timm train.py keys and "
             "sparsity keys");
+}
+
+TEST(LayerPlanTest, DynamicGroupsPerCataloguedWeight) {
+  auto config = ParseExperimentYaml(R"(
+model: {name: vit_nano_patch7_28}
+schedule: {epochs: 4}
+sparsity:
+  - {param_filter: "blocks.*.mlp.*", algorithm: rigl, sparsity: 0.9}
+  - {algorithm: gmp, sparsity: {type: power, start_value: 0, end_value: 0.8, end_step: 100}}
+)",
+                                    "dyn.yaml");
+  ASSERT_TRUE(config.ok()) << config.status();
+  auto rows = DescribeLayerPlan(*config);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  const std::string text = FormatLayerPlan(*rows);
+  EXPECT_NE(text.find("blocks.0.mlp.fc1.weight"), std::string::npos) << text;
+  EXPECT_NE(text.find("epochs 0-3: RIGL 0.9 (group 0)"), std::string::npos) << text;
+  EXPECT_NE(text.find("epochs 0-3: GMP POWER^3 0->0.8 over steps [0, 100) (group 1)"), std::string::npos)
+      << text;
+  int qkv = 0;
+  for (const auto& row : *rows) qkv += row.name == "blocks.0.attn.qkv.weight";
+  EXPECT_EQ(qkv, 1);
 }
 
 TEST(LayerPlanTest, StagesPerLayer) {

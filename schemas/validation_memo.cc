@@ -2,6 +2,9 @@
 
 #include <cstring>
 
+#include "schemas/sparsity_config.h"
+#include "yaml-cpp/yaml.h"
+
 namespace nmsparse {
 namespace {
 
@@ -34,6 +37,9 @@ void PutSparsity(const SparsityConfig& s, std::string* key) {
     Put(static_cast<int>(p.kind), key);
     Put(p.fraction, key);
   }
+  // Dynamic groups (§7) by their canonical text: exact (FormatDouble) and only paid by dynamic configs.
+  Put(s.dynamic.size(), key);
+  for (const DynamicSparsityGroup& g : s.dynamic) Put(YAML::Dump(DynamicSparsityGroupToYaml(g)), key);
 }
 
 // Everything ValidateExperiment reads.

@@ -43,6 +43,23 @@ TEST(ValidationMemoTest, AnswersAsValidateExperimentDoes) {
   vary([](ExperimentConfig* v) { v->data.batch_size = 33; });
   vary([](ExperimentConfig* v) { v->schedule.warmup_epochs = 2; });
   vary([](ExperimentConfig* v) { v->schedule.epochs = 2; });
+  // Dynamic groups (§7): a valid one, one whose filter matches no parameter, one with another schedule.
+  DynamicSparsityGroup group;
+  group.algorithm = DynamicAlgorithm::kRigl;
+  group.sparsity = StepSchedule::Constant(0.9);
+  auto dynamic = [&](auto change) {
+    vary([&](ExperimentConfig* v) {
+      v->sparsity.sparsity_type = SparsityType::kUnstructured;
+      v->sparsity.dynamic = {group};
+      change(&v->sparsity.dynamic[0]);
+    });
+  };
+  dynamic([](DynamicSparsityGroup*) {});
+  dynamic([](DynamicSparsityGroup* g) { g->param_filter = {"no.such.param"}; });
+  dynamic([](DynamicSparsityGroup* g) { g->param_filter = {"blocks.*"}; });
+  dynamic([](DynamicSparsityGroup* g) { g->sparsity.cycle = {StepSchedule::Constant(0.5)}; });
+  dynamic([](DynamicSparsityGroup* g) { g->balance_out_groups = 7; });
+  dynamic([](DynamicSparsityGroup* g) { g->update.freq = 0; });
   ValidationMemo memo;
   for (int pass = 0; pass < 2; ++pass) {  // The second pass answers from the memo.
     for (size_t i = 0; i < configs.size(); ++i) {

@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include <cstdio>
+#include <cstring>
 #include <stdexcept>
 
 namespace nmsparse {
@@ -30,13 +31,39 @@ int64_t ReadInt(torch::serialize::InputArchive& a, const std::string& key) {
   return t.item<int64_t>();
 }
 
+// Masks as mask_<k> with their names as name_<k> (bytes): parameter names have dots, archive keys may not.
+void WriteMasks(torch::serialize::OutputArchive& a, const NamedTensors& masks) {
+  WriteInt(a, "count", static_cast<int64_t>(masks.size()));
+  for (size_t k = 0; k < masks.size(); ++k) {
+    const std::string& name = masks[k].first;
+    auto bytes = torch::empty({static_cast<int64_t>(name.size())}, torch::kUInt8);
+    std::memcpy(bytes.data_ptr<uint8_t>(), name.data(), name.size());
+    a.write("name_" + std::to_string(k), bytes);
+    a.write("mask_" + std::to_string(k), masks[k].second);
+  }
+}
+
+NamedTensors ReadMasks(torch::serialize::InputArchive& a) {
+  NamedTensors masks;
+  const int64_t count = ReadInt(a, "count");
+  for (int64_t k = 0; k < count; ++k) {
+    torch::Tensor bytes, mask;
+    a.read("name_" + std::to_string(k), bytes);
+    a.read("mask_" + std::to_string(k), mask);
+    bytes = bytes.contiguous();
+    masks.emplace_back(std::string(reinterpret_cast<const char*>(bytes.data_ptr<uint8_t>()), bytes.numel()),
+                       mask);
+  }
+  return masks;
+}
+
 }  // namespace
 
 std::string CheckpointPath(const std::string& out_dir) { return out_dir + "/checkpoint.pt"; }
 
 void SaveCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
-                    const TrainState& state) {
-  torch::serialize::OutputArchive archive, model_archive, optimizer_archive, state_archive;
+                    const TrainState& state, const NamedTensors& sparsity_masks) {
+  torch::serialize::OutputArchive archive, model_archive, optimizer_archive, state_archive, masks_archive;
   model.save(model_archive);
   optimizer.save(optimizer_archive);
   WriteInt(state_archive, "epoch", state.epoch);
@@ -62,6 +89,10 @@ void SaveCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch:
   archive.write("model", model_archive);
   archive.write("optimizer", optimizer_archive);
   archive.write("state", state_archive);
+  if (!sparsity_masks.empty()) {
+    WriteMasks(masks_archive, sparsity_masks);
+    archive.write("dynamic_sparsity", masks_archive);
+  }
   const std::string path = CheckpointPath(out_dir);
   const std::string tmp = path + ".tmp";
   archive.save_to(tmp);
@@ -71,7 +102,7 @@ void SaveCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch:
 }
 
 bool LoadCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
-                    TrainState* state, torch::Device device) {
+                    TrainState* state, torch::Device device, NamedTensors* sparsity_masks) {
   const std::string path = CheckpointPath(out_dir);
   struct stat st;
   if (stat(path.c_str(), &st) != 0) return false;
@@ -104,6 +135,11 @@ bool LoadCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch:
     auto gen = at::detail::getDefaultCPUGenerator();
     std::lock_guard<std::mutex> lock(gen.mutex());
     gen.set_state(rng);
+    if (sparsity_masks != nullptr) {
+      sparsity_masks->clear();
+      torch::serialize::InputArchive masks_archive;
+      if (archive.try_read("dynamic_sparsity", masks_archive)) *sparsity_masks = ReadMasks(masks_archive);
+    }
   } catch (const c10::Error& e) {
     throw std::runtime_error("cannot load checkpoint " + path + ": " + e.what_without_backtrace());
   }

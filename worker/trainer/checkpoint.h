@@ -10,6 +10,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace nmsparse {
 
@@ -36,14 +38,19 @@ struct TrainState {
 
 std::string CheckpointPath(const std::string& out_dir);
 
+// Dynamic sparsity masks (§7) by parameter name (DynamicSparsityController::StateDict).
+using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
+
 // Writes atomically; throws std::runtime_error naming the path on failure.
 void SaveCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
-                    const TrainState& state);
+                    const TrainState& state, const NamedTensors& sparsity_masks = {});
 
 // False when `out_dir` holds no checkpoint; throws std::runtime_error on an unreadable or mismatched one.
-// Tensors are mapped onto `device` (the model's).
+// Tensors (masks included) are mapped onto `device` (the model's). `sparsity_masks` (when given) gets the
+// checkpoint's dynamic sparsity masks (none in older checkpoints).
 bool LoadCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
-                    TrainState* state, torch::Device device = torch::kCPU);
+                    TrainState* state, torch::Device device = torch::kCPU,
+                    NamedTensors* sparsity_masks = nullptr);
 
 // Model parameters and buffers only (for comparing runs and evaluation tools).
 void LoadModelFromCheckpoint(const std::string& path, torch::nn::Module& model);

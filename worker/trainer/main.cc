@@ -34,7 +34,8 @@ constexpr char kUsageText[] =
     "  --threads N       intra-op threads per rank (default: the spec's resources.cpu_threads)\n"
     "  --device D        cpu (default) or cuda (GPU LOCAL_RANK; NCCL between ranks in CUDA builds)\n"
     "  --timeout-s S     rendezvous / collective timeout in seconds (default 60)\n"
-    "  --validate-only   print the model, its parameter count and every sparse layer's N:M; do not train\n"
+    "  --validate-only   print the model, its parameter count and every sparse layer's N:M (dynamic\n"
+    "                    sparsity: every parameter's algorithm and sparsity); do not train\n"
     "ranks: RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT (torchrun's variables)\n"
     "exit codes: 0 ok, 2 usage/bad spec, 3 data error, 4 training error, 5 distributed failure, 143 "
     "SIGTERM\n";

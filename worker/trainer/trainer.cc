@@ -12,6 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "schemas/model_catalog.h"
+#include "worker/sparsity/dynamic/dynamic_sparsity_controller.h"
 #include "worker/sparsity/sparsity_engine.h"
 #include "worker/trainer/checkpoint.h"
 #include "worker/trainer/data/batch_loader.h"
@@ -113,7 +114,9 @@ RunData LoadData(const ExperimentConfig& c, const ModelArch& arch) {
 
 std::unique_ptr<SparsityEngine> MakeEngine(const ExperimentConfig& c, int64_t steps_per_epoch,
                                            torch::nn::Module& model) {
-  auto engine = SparsityEngine::Create(c.sparsity, c.schedule.epochs, steps_per_epoch, model);
+  SparsityConfig config = c.sparsity;
+  if (config.IsDynamic()) config.sparsity_type = SparsityType::kDense;  // §7 runs: the controller prunes.
+  auto engine = SparsityEngine::Create(config, c.schedule.epochs, steps_per_epoch, model);
   if (!engine.ok()) throw TrainerError(kExitUsage, "sparsity: " + std::string(engine.status().message()));
   return std::move(*engine);
 }
@@ -128,6 +131,26 @@ double TargetSparsity(const std::string& target) {
   double rate = 0;
   if (words.size() == 2 && words[0] == "unstructured" && absl::SimpleAtod(words[1], &rate)) return rate;
   return 0.0;
+}
+
+// Null for runs without dynamic sparsity (§7). `optimizer` may be null (validate-only).
+std::unique_ptr<DynamicSparsityController> MakeDynamic(const ExperimentConfig& c, torch::nn::Module& model,
+                                                       torch::optim::Optimizer* optimizer) {
+  if (!c.sparsity.IsDynamic()) return nullptr;
+  DynamicSparsityController::NamedParameters params;
+  for (const auto& item : model.named_parameters()) params.emplace_back(item.key(), item.value());
+  auto controller = DynamicSparsityController::Create(c.sparsity.dynamic, params, optimizer, c.seed);
+  if (!controller.ok()) throw TrainerError(kExitUsage, std::string(controller.status().message()));
+  return std::move(*controller);
+}
+
+// sparsity/<parameter> and target_sparsity/<parameter> of a dynamic run.
+void AddDynamicFields(const DynamicSparsityController* dynamic, int64_t step, MetricLine& line) {
+  if (dynamic == nullptr) return;
+  for (const auto& layer : dynamic->Report(step)) {
+    line.Add("sparsity/" + layer.name, layer.actual_sparsity);
+    line.Add("target_sparsity/" + layer.name, layer.target_sparsity);
+  }
 }
 
 void AddSparsityFields(const SparsityEngine& engine, bool with_layers, MetricLine& line) {
@@ -198,6 +221,7 @@ class Run {
     model_->to(device_);
     engine_ = MakeEngine(config, steps_per_epoch_, *model_);
     optimizer_ = MakeAdamW(*model_, config.optimizer);
+    dynamic_ = MakeDynamic(config, *model_, optimizer_.get());
     const int64_t total = steps_per_epoch_ * config.schedule.epochs;
     const auto warmup = static_cast<int64_t>(std::llround(config.schedule.warmup_epochs * steps_per_epoch_));
     schedule_ = std::make_unique<LrSchedule>(config.optimizer.lr, config.schedule.warmup_lr,
@@ -233,7 +257,12 @@ class Run {
     bool resumed = false;
     if (o_.resume) {
       try {
-        resumed = LoadCheckpoint(o_.out_dir, *model_, *optimizer_, &state_, device_);
+        NamedTensors masks;
+        resumed = LoadCheckpoint(o_.out_dir, *model_, *optimizer_, &state_, device_, &masks);
+        if (resumed && dynamic_) {
+          if (auto st = dynamic_->LoadStateDict(masks); !st.ok())
+            throw std::runtime_error(std::string(st.message()));
+        }
       } catch (const std::exception& e) {
         throw TrainerError(kExitTraining, e.what());
       }
@@ -283,6 +312,7 @@ class Run {
         samples += batch.labels.size(0);
       }
       dist_->AverageGradients(params_);
+      if (dynamic_) dynamic_->AfterBackward(state_.global_step);
       if (c_.optimizer.clip_grad_norm > 0)
         torch::nn::utils::clip_grad_norm_(params_, c_.optimizer.clip_grad_norm);
       const bool stop_here = (o_.stop != nullptr && o_.stop->load()) ||
@@ -294,6 +324,7 @@ class Run {
                                               std::to_string(lr) + ")");
       }
       optimizer_->step();
+      if (dynamic_) dynamic_->AfterOptimizerStep(state_.global_step);
       ++state_.global_step;
       state_.step_in_epoch = step + 1;
       const double seconds = Seconds(start);
@@ -340,6 +371,7 @@ class Run {
       line.Add("lr", schedule_->At(std::max<int64_t>(state_.global_step - 1, 0)));
       line.Add("images_per_s", images_per_s).Add("flops", state_.flops);
       AddSparsityFields(*engine_, true, line);
+      AddDynamicFields(dynamic_.get(), state_.global_step, line);
       EmitMetric(*o_.metrics, line);
     }
     Log() << "epoch " << epoch << ": loss " << loss << ", top-1 " << eval.top1 << ", top-5 " << eval.top5
@@ -353,7 +385,8 @@ class Run {
   void Save() {
     if (!dist_->is_root()) return;
     try {
-      SaveCheckpoint(o_.out_dir, *model_, *optimizer_, state_);
+      SaveCheckpoint(o_.out_dir, *model_, *optimizer_, state_,
+                     dynamic_ ? dynamic_->StateDict() : NamedTensors{});
     } catch (const std::exception& e) {
       throw TrainerError(kExitTraining, std::string("writing the checkpoint failed: ") + e.what());
     }
@@ -365,6 +398,7 @@ class Run {
     line.Add("epoch", epoch).Add("step", state_.global_step).Add("loss", loss).Add("lr", lr);
     line.Add("images_per_s", images_per_s).Add("flops", state_.flops);
     AddSparsityFields(*engine_, false, line);
+    AddDynamicFields(dynamic_.get(), state_.global_step, line);
     EmitMetric(*o_.metrics, line);
   }
 
@@ -395,6 +429,7 @@ class Run {
   std::shared_ptr<ClassifierImpl> model_;
   std::unique_ptr<SparsityEngine> engine_;
   std::unique_ptr<torch::optim::AdamW> optimizer_;
+  std::unique_ptr<DynamicSparsityController> dynamic_;  // §7 runs only.
   std::unique_ptr<LrSchedule> schedule_;
   std::vector<torch::Tensor> params_;
   double flops_per_image_ = 0.0;
@@ -432,6 +467,10 @@ int DescribeRun(const ExperimentConfig& config, std::ostream& out) {
   out << "model " << arch.name << ": " << params << " parameters, " << ForwardFlops(arch) / 1e9
       << " GFLOPs forward per image, input " << arch.in_chans << "x" << arch.img_size << "x" << arch.img_size
       << ", " << arch.num_classes << " classes\n";
+  if (auto dynamic = MakeDynamic(config, *model, nullptr)) {
+    out << dynamic->FormatPlan();
+    return data_error.empty() ? kExitOk : kExitData;
+  }
   out << "sparse layers: " << engine->SparseLayerNames().size() << "\n";
   // Walk the epochs and print the per-layer rules wherever the phase or N:M stage changes.
   std::string previous;

@@ -126,6 +126,80 @@ sparsity: {sparsity_type: STRUCTURED_NM, decay_type: EXP, decay_coef: 0.05, n_sp
   }
 }
 
+// Dynamic sparsity (§7): masks go into the checkpoint, so a resumed run matches a straight one; per-layer
+// metrics; validate-only listing.
+TEST(TrainerTest, DynamicSparsityResumesAndReportsPerLayer) {
+  const auto config = Parse(R"(
+seed: 3
+model: {name: vit_nano_patch7_28}
+data: {dataset: fashion_mnist, train_subset: 256, eval_subset: 64, batch_size: 32}
+optimizer: {lr: 0.002}
+schedule: {epochs: 2}
+sparsity:
+  - {param_filter: "blocks.*.mlp.*.weight", algorithm: rigl, sparsity: 0.9, update: {freq: 2, start: 3},
+     drop_fraction: {type: cosine, start_value: 0.3, end_value: 0, end_step: 16}}
+  - {algorithm: set, sparsity: 0.5, update: {freq: 3}}
+)");
+  std::ostringstream sink, straight_metrics;
+  TrainerOptions straight;
+  straight.out_dir = TempDir("dyn_straight");
+  straight.log = &sink;
+  straight.metrics = &straight_metrics;
+  ASSERT_EQ(RunTraining(config, straight), kExitOk) << sink.str();
+  auto epoch = LastLine(straight_metrics.str(), "epoch");
+  // 32x128 weights: round(0.9 * 4096) = 3686 pruned.
+  EXPECT_NEAR(std::stod(epoch["sparsity/blocks.1.mlp.fc2.weight"]), 3686.0 / 4096, 1e-9)
+      << straight_metrics.str();
+  EXPECT_EQ(epoch["target_sparsity/blocks.1.mlp.fc2.weight"], "0.9");
+  EXPECT_EQ(epoch["sparsity/blocks.0.attn.qkv.weight"], "0.5");
+
+  TrainerOptions interrupted = straight;
+  interrupted.out_dir = TempDir("dyn_interrupted");
+  interrupted.metrics = &sink;
+  interrupted.stop_after_steps = 10;  // After RigL's update at step 9, SET's at step 9.
+  ASSERT_EQ(RunTraining(config, interrupted), kExitTerminated) << sink.str();
+  interrupted.stop_after_steps = -1;
+  interrupted.resume = true;
+  ASSERT_EQ(RunTraining(config, interrupted), kExitOk) << sink.str();
+
+  auto arch = *LookupModel("vit_nano_patch7_28");
+  auto a = CreateModel(arch);
+  auto b = CreateModel(arch);
+  LoadModelFromCheckpoint(CheckpointPath(straight.out_dir), *a);
+  LoadModelFromCheckpoint(CheckpointPath(interrupted.out_dir), *b);
+  auto pb = b->named_parameters();
+  for (const auto& item : a->named_parameters()) {
+    EXPECT_TRUE(torch::equal(item.value(), pb[item.key()])) << item.key();
+  }
+  const auto fc2 = a->named_parameters()["blocks.1.mlp.fc2.weight"];
+  EXPECT_GE(fc2.eq(0).sum().item<int64_t>(), std::llround(0.9 * fc2.numel()));
+
+  std::ostringstream listing;
+  EXPECT_EQ(DescribeRun(config, listing), kExitOk);
+  EXPECT_NE(listing.str().find("blocks.1.mlp.fc2.weight [32, 128]: group 0 RIGL sparsity 0.9"),
+            std::string::npos)
+      << listing.str();
+  EXPECT_NE(listing.str().find("blocks.0.attn.qkv.weight [96, 32]: group 1 SET sparsity 0.5"),
+            std::string::npos)
+      << listing.str();
+  EXPECT_NE(listing.str().find("pos_embed [1, 17, 32]: dense"), std::string::npos) << listing.str();
+
+  auto bad = config;
+  bad.sparsity.dynamic[0].param_filter = {"blocks.*.ffn.*"};
+  try {
+    std::ostringstream ignored;
+    DescribeRun(bad, ignored);
+    FAIL() << "expected a usage error";
+  } catch (const TrainerError& e) {
+    EXPECT_EQ(e.exit_code(), kExitUsage);
+    EXPECT_NE(
+        std::string(e.what()).find("sparsity.dynamic[0].param_filter[0]: value 'blocks.*.ffn.*' matches no "
+                                   "parameter"),
+        std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(TrainerTest, DataThatDoesNotFitTheModelIsADataError) {
   const auto config = Parse(R"(
 model: {name: vit_nano_patch7_28}

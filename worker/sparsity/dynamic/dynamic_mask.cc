@@ -1,0 +1,114 @@
+#include "worker/sparsity/dynamic/dynamic_mask.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace nmsparse {
+namespace dynamic {
+namespace {
+
+int64_t Rows(const torch::Tensor& t) { return t.dim() == 0 ? 1 : t.size(0); }
+
+// Scores made strictly ordered: `primary` dominates, `secondary` in [0, 1) only breaks its ties.
+torch::Tensor Lexicographic(const torch::Tensor& primary, const torch::Tensor& secondary) {
+  return primary.to(torch::kDouble) * 2.0 + secondary.to(torch::kDouble);
+}
+
+}  // namespace
+
+torch::Tensor ToBlocks(const torch::Tensor& t, const Blocks& b) {
+  const int64_t go = std::max<int64_t>(1, b.out_groups), gi = std::max<int64_t>(1, b.in_groups);
+  const int64_t rows = Rows(t), cols = t.numel() / std::max<int64_t>(1, rows);
+  TORCH_CHECK(rows % go == 0 && cols % gi == 0, "blocks ", go, "x", gi, " do not divide ", rows, "x", cols);
+  return t.reshape({go, rows / go, gi, cols / gi}).permute({0, 2, 1, 3}).reshape({go * gi, -1});
+}
+
+torch::Tensor FromBlocks(const torch::Tensor& blocks, torch::IntArrayRef shape, const Blocks& b) {
+  const int64_t go = std::max<int64_t>(1, b.out_groups), gi = std::max<int64_t>(1, b.in_groups);
+  int64_t numel = 1;
+  for (int64_t d : shape) numel *= d;
+  const int64_t rows = shape.empty() ? 1 : shape[0], cols = numel / std::max<int64_t>(1, rows);
+  return blocks.reshape({go, gi, rows / go, cols / gi}).permute({0, 2, 1, 3}).reshape(shape);
+}
+
+int64_t ActivePerBlock(int64_t block_size, double sparsity) {
+  const int64_t pruned = std::llround(std::clamp(sparsity, 0.0, 1.0) * static_cast<double>(block_size));
+  return block_size - pruned;
+}
+
+torch::Tensor TopKRows(const torch::Tensor& scores, int64_t k) {
+  auto mask = torch::zeros_like(scores, torch::kFloat);
+  k = std::clamp<int64_t>(k, 0, scores.size(1));
+  if (k == 0) return mask;
+  // A stable descending sort makes ties go to the lowest index, the same on every platform.
+  auto order = std::get<1>(scores.sort(/*stable=*/true, /*dim=*/1, /*descending=*/true));
+  mask.scatter_(1, order.narrow(1, 0, k), 1.0f);
+  return mask;
+}
+
+torch::Tensor RandomScores(const torch::Tensor& like, uint64_t seed) {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  return torch::rand(like.sizes(), gen, torch::TensorOptions().dtype(torch::kFloat));
+}
+
+torch::Tensor InitialMask(const torch::Tensor& weight, double sparsity, Init init, const Blocks& b,
+                          uint64_t seed) {
+  torch::NoGradGuard no_grad;
+  const auto w = weight.detach().to(torch::kCPU);
+  torch::Tensor scores;
+  switch (init) {
+    case Init::kRandom:
+      scores = RandomScores(w, seed);
+      break;
+    case Init::kTopk:
+      scores = w.abs();
+      break;
+    case Init::kFromZeros:
+      scores = Lexicographic(w.ne(0), RandomScores(w, seed));
+      break;
+  }
+  auto blocks = ToBlocks(scores, b);
+  auto mask = TopKRows(blocks, ActivePerBlock(blocks.size(1), sparsity));
+  return FromBlocks(mask, weight.sizes(), b).to(weight.device(), weight.scalar_type());
+}
+
+torch::Tensor PruneByMagnitude(const torch::Tensor& weight, const torch::Tensor& mask, double sparsity,
+                               const Blocks& b) {
+  torch::NoGradGuard no_grad;
+  const auto w = weight.detach().to(torch::kCPU), m = mask.to(torch::kCPU);
+  // Active weights first (by |W|); inactive ones only when the level goes down.
+  auto scores = ToBlocks(Lexicographic(m.gt(0), w.abs() / (w.abs().max().item<double>() + 1.0)), b);
+  auto out = TopKRows(scores, ActivePerBlock(scores.size(1), sparsity));
+  return FromBlocks(out, weight.sizes(), b).to(weight.device(), weight.scalar_type());
+}
+
+torch::Tensor DropAndGrow(const torch::Tensor& weight, const torch::Tensor& mask,
+                          const torch::Tensor& grow_score, double sparsity, double drop_fraction,
+                          const Blocks& b) {
+  torch::NoGradGuard no_grad;
+  const auto w = weight.detach().to(torch::kCPU), m = mask.to(torch::kCPU);
+  auto active = ToBlocks(m.gt(0), b);
+  const int64_t size = active.size(1);
+  const int64_t target = ActivePerBlock(size, sparsity);
+  // Blocks hold equal counts (they are only ever set by TopKRows with one k); use the smallest to be safe.
+  const int64_t current = active.sum(1).min().item<int64_t>();
+  int64_t grown = std::llround(std::clamp(drop_fraction, 0.0, 1.0) * std::min(target, current));
+  int64_t kept = target - grown;
+  if (kept > current) {
+    kept = current;
+    grown = target - current;
+  }
+  const double wmax = w.abs().max().item<double>() + 1.0;
+  auto keep = TopKRows(ToBlocks(Lexicographic(m.gt(0), w.abs() / wmax), b), kept);
+  // Kept weights can not be grown again; the rest compete on the grow score.
+  auto grow_blocks = ToBlocks(grow_score.detach().to(torch::kCPU).to(torch::kDouble).abs(), b);
+  grow_blocks.masked_fill_(keep.gt(0), -1.0);
+  auto grow = TopKRows(grow_blocks, grown);
+  auto out = (keep + grow).clamp_max(1.0f);
+  return FromBlocks(out, weight.sizes(), b).to(weight.device(), weight.scalar_type());
+}
+
+}  // namespace dynamic
+}  // namespace nmsparse
