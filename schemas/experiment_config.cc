@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "schemas/model_catalog.h"
+#include "schemas/param_filter.h"
 #include "schemas/reference_config.h"
 #include "schemas/structure_decay.h"
 #include "schemas/yaml_util.h"
@@ -355,6 +356,18 @@ absl::Status ValidateSparsity(const ExperimentConfig& c, const ModelArch& arch) 
   return absl::OkStatus();
 }
 
+// Dynamic sparsity (§7): every group's filter must take at least one of the model's parameters, as the
+// trainer's controller will check on the built model; the catalogue lists the same parameters without
+// LibTorch.
+absl::Status ValidateDynamicGroups(const ExperimentConfig& c, const ModelArch& arch) {
+  if (!c.sparsity.IsDynamic()) return absl::OkStatus();
+  std::vector<ParamInfo> params;
+  for (const ParameterShape& p : ModelParameters(arch)) {
+    params.push_back({p.name, static_cast<int64_t>(p.shape.size())});
+  }
+  return AssignParamGroups(params, c.sparsity.dynamic).status();
+}
+
 }  // namespace
 
 bool operator==(const ExperimentConfig& a, const ExperimentConfig& b) {
@@ -415,6 +428,7 @@ absl::Status ValidateExperiment(const ExperimentConfig& c) {
                    absl::StrCat("value ", yaml_util::FormatDouble(c.schedule.warmup_epochs),
                                 " is out of range: must be <= schedule.epochs (", c.schedule.epochs, ")"));
   }
+  if (auto st = ValidateDynamicGroups(c, *arch); !st.ok()) return st;
   return ValidateSparsity(c, *arch);
 }
 

@@ -216,6 +216,27 @@ TEST(ExperimentConfigTest, ValidationChecksEveryNMEverUsed) {
       "of weights is not a multiple of M = 3");
 }
 
+// Dynamic groups (§7) are checked against the catalogue's parameter list, without LibTorch.
+TEST(ExperimentConfigTest, ValidationChecksDynamicFiltersAgainstModelParameters) {
+  const std::string base = "model: {name: vit_nano_patch7_28}\nsparsity:\n";
+  EXPECT_TRUE(ValidateExperiment(MustParse(base + "  - {param_filter: 'blocks.*.mlp.*', algorithm: rigl, "
+                                                  "sparsity: 0.9}\n"))
+                  .ok());
+  EXPECT_EQ(ValidateError(base + "  - {param_filter: ['blocks.*.mlp.*', 'blocks.*.ffn.*'], algorithm: rigl, "
+                                 "sparsity: 0.9}\n")
+                .rfind("sparsity.dynamic[0].param_filter[1]: value 'blocks.*.ffn.*' matches no parameter of "
+                       "the model; its parameters: ",
+                       0),
+            0u);
+  // Left empty by the group before it: every block weight is taken by group 0.
+  EXPECT_EQ(ValidateError(base + "  - {param_filter: 'blocks.*', algorithm: rigl, sparsity: 0.9}\n"
+                                 "  - {param_filter: 'blocks.*.mlp.*', algorithm: set, sparsity: 0.5}\n")
+                .rfind("sparsity.dynamic[1].param_filter: [blocks.*.mlp.*] matches no parameter left by the "
+                       "groups before it",
+                       0),
+            0u);
+}
+
 TEST(ExperimentConfigTest, SwinV2GridMustTile) {
   EXPECT_TRUE(ValidateExperiment(MustParse("model: {name: swinv2_micro_window7_28}\n")).ok());
   EXPECT_TRUE(

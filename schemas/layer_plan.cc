@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -78,26 +79,34 @@ std::vector<LayerPlanStage> PhaseTimeline(const SparsityConfig& s, int total, NM
   return stages;
 }
 
-// Dynamic sparsity (§7): the catalogued weights a group takes (the first whose filter matches), with its
-// algorithm and sparsity over all epochs. The full per-parameter listing (biases, head, ...) needs the model:
-// nmtrain --validate-only prints it.
-std::vector<LayerPlanRow> DynamicRows(const ExperimentConfig& config, const ModelArch& arch) {
-  std::vector<LayerPlanRow> rows;
+// Dynamic sparsity (§7): every parameter of the model in module order, with the algorithm and sparsity of the
+// group that takes it (the first whose filter matches) over all epochs, or "dense" when no group does.
+absl::StatusOr<std::vector<LayerPlanRow>> DynamicRows(const ExperimentConfig& config, const ModelArch& arch) {
   const auto& groups = config.sparsity.dynamic;
+  const auto params = ModelParameters(arch);
+  std::vector<ParamInfo> infos;
+  for (const ParameterShape& p : params) infos.push_back({p.name, static_cast<int64_t>(p.shape.size())});
+  auto owner = AssignParamGroups(infos, groups);
+  if (!owner.ok()) return owner.status();
   const std::vector<SparsityLocation> all = {SparsityLocation::kFF, SparsityLocation::kQ,
                                              SparsityLocation::kO, SparsityLocation::kC};
-  for (const LayerShape& layer : SparsifiableLayers(arch, all)) {
-    if (layer.row_offset != 0) continue;  // A fused qkv weight once.
-    const ParamInfo param{layer.name, static_cast<int64_t>(layer.shape.size())};
-    for (size_t g = 0; g < groups.size(); ++g) {
-      if (!GroupMatches(groups[g], param)) continue;
-      LayerPlanRow row{layer.name, layer.location, layer.shape, 0, {}};
+  std::map<std::string, SparsityLocation> locations;
+  for (const LayerShape& layer : SparsifiableLayers(arch, all)) locations.emplace(layer.name, layer.location);
+  std::vector<LayerPlanRow> rows;
+  for (size_t i = 0; i < params.size(); ++i) {
+    LayerPlanRow row{params[i].name, SparsityLocation::kFF, params[i].shape, 0, {}};
+    auto loc = locations.find(params[i].name);
+    row.has_location = loc != locations.end();
+    if (row.has_location) row.location = loc->second;
+    const int g = (*owner)[i];
+    if (g < 0) {
+      Add(&row.stages, 0, config.schedule.epochs, "dense", {0, 0}, "dense");
+    } else {
       Add(&row.stages, 0, config.schedule.epochs, "sparse", {0, 0},
           absl::StrCat(ToString(groups[g].algorithm), " ", DescribeSchedule(groups[g].sparsity), " (group ",
                        g, ")"));
-      rows.push_back(std::move(row));
-      break;
     }
+    rows.push_back(std::move(row));
   }
   return rows;
 }
@@ -135,7 +144,7 @@ std::string FormatLayerPlan(const std::vector<LayerPlanRow>& rows) {
     name.resize(name_width, ' ');
     std::string shape = "[" + absl::StrJoin(dims, ", ") + "]";
     shape.resize(std::max<size_t>(shape.size(), 16), ' ');
-    std::string loc = ToString(row.location);
+    std::string loc = row.has_location ? ToString(row.location) : "-";
     loc.resize(3, ' ');
     std::vector<std::string> stages;
     for (const auto& st : row.stages) {

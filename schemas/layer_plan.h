@@ -27,14 +27,15 @@ struct LayerPlanRow {
   std::vector<int64_t> shape;
   int64_t row_offset = 0;  // Q/K/V blocks of a fused qkv weight.
   std::vector<LayerPlanStage> stages;
+  bool has_location = true;  // False for a parameter at no sparsity location (bias, norm, head, ...).
 };
 
 // Rows for every layer at the run's sparsity locations, in module order; empty for DENSE runs. The epoch
 // timeline: dense epochs [0, d), the structure-decay stages, and the fine-tune window of epochs > T - f (hard
 // mask, except SR-STE which keeps its recipe); or, with a phase list, its phases in order
-// (phase i spans [int(T * sum of earlier fractions), int(T * sum up to i))). Dynamic sparsity runs (§7): the
-// catalogued weights (fused qkv once) that a group takes, with "ALGORITHM sparsity (group g)" over all epochs
-// (nmtrain --validate-only lists every parameter of the built model).
+// (phase i spans [int(T * sum of earlier fractions), int(T * sum up to i))). Dynamic sparsity runs (§7):
+// every parameter of the model (ModelParameters), with "ALGORITHM sparsity (group g)" of the group that takes
+// it, or "dense", over all epochs; InvalidArgument (AssignParamGroups) when a filter matches nothing.
 absl::StatusOr<std::vector<LayerPlanRow>> DescribeLayerPlan(const ExperimentConfig& config);
 
 // A fixed-width text table of the rows, one line per layer: name, location, shape, then "epochs a-b: text".

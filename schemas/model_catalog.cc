@@ -88,29 +88,105 @@ void AddBlockLayers(const std::string& prefix, int64_t dim, int64_t hidden,
 
 int64_t Hidden(const ModelArch& arch, int64_t dim) { return static_cast<int64_t>(dim * arch.mlp_ratio); }
 
-// Parameters of one block as timm counts them (both norms, attention, MLP).
-int64_t VitBlockParams(const ModelArch& arch, int64_t d) {
-  const int64_t h = Hidden(arch, d);
-  const int64_t qkv = 3 * d * d + (arch.qkv_bias ? 3 * d : 0);
-  return 2 * d + qkv + (d * d + d) + 2 * d + (h * d + h) + (d * h + d);
+using Params = std::vector<ParameterShape>;
+
+void Add(Params* out, const std::string& name, std::vector<int64_t> shape) {
+  out->push_back({name, std::move(shape)});
 }
 
-// SwinV2 block: logit_scale, cpb_mlp (Linear(2,512)+bias, Linear(512,heads) no bias), qkv without bias plus
-// q_bias/v_bias, proj, post-norms norm1/norm2 and the MLP. k_bias and the position tables are buffers.
-int64_t SwinBlockParams(const ModelArch& arch, int64_t d, int64_t heads) {
-  const int64_t h = Hidden(arch, d);
-  const int64_t cpb = (2 * 512 + 512) + 512 * heads;
-  const int64_t qkv = 3 * d * d + (arch.qkv_bias ? 2 * d : 0);
-  return heads + cpb + qkv + (d * d + d) + 2 * d + (h * d + h) + (d * h + d) + 2 * d;
+void AddLinear(Params* out, const std::string& prefix, int64_t in, int64_t out_features, bool bias) {
+  Add(out, prefix + "weight", {out_features, in});
+  if (bias) Add(out, prefix + "bias", {out_features});
 }
 
-}  // namespace
+void AddNorm(Params* out, const std::string& prefix, int64_t dim) {
+  Add(out, prefix + "weight", {dim});
+  Add(out, prefix + "bias", {dim});
+}
 
-int64_t LayerShape::numel() const {
+void AddPatchEmbed(Params* out, const ModelArch& arch, bool norm) {
+  const int64_t d = arch.embed_dim, p = arch.patch_size;
+  Add(out, "patch_embed.proj.weight", {d, arch.in_chans, p, p});
+  Add(out, "patch_embed.proj.bias", {d});
+  if (norm) AddNorm(out, "patch_embed.norm.", d);
+}
+
+void AddMlp(Params* out, const std::string& prefix, int64_t d, int64_t h) {
+  AddLinear(out, prefix + "fc1.", d, h, true);
+  AddLinear(out, prefix + "fc2.", h, d, true);
+}
+
+// timm's ViT Block: norm1, attn (fused qkv, proj), norm2, mlp.
+void AddVitBlock(Params* out, const ModelArch& arch, const std::string& prefix, int64_t d) {
+  AddNorm(out, prefix + "norm1.", d);
+  AddLinear(out, prefix + "attn.qkv.", d, 3 * d, arch.qkv_bias);
+  AddLinear(out, prefix + "attn.proj.", d, d, true);
+  AddNorm(out, prefix + "norm2.", d);
+  AddMlp(out, prefix + "mlp.", d, Hidden(arch, d));
+}
+
+// timm's SwinTransformerV2Block: the attention's own logit_scale, q_bias, v_bias (k_bias and the position
+// tables are buffers), then cpb_mlp (Linear(2,512)+bias, ReLU, Linear(512,heads) no bias), qkv without bias,
+// proj; then the post-norms norm1 / norm2 around the MLP.
+void AddSwinBlock(Params* out, const ModelArch& arch, const std::string& prefix, int64_t d, int64_t heads) {
+  const std::string attn = prefix + "attn.";
+  Add(out, attn + "logit_scale", {heads, 1, 1});
+  if (arch.qkv_bias) {
+    Add(out, attn + "q_bias", {d});
+    Add(out, attn + "v_bias", {d});
+  }
+  AddLinear(out, attn + "cpb_mlp.0.", 2, 512, true);
+  AddLinear(out, attn + "cpb_mlp.2.", 512, heads, false);
+  AddLinear(out, attn + "qkv.", d, 3 * d, false);
+  AddLinear(out, attn + "proj.", d, d, true);
+  AddNorm(out, prefix + "norm1.", d);
+  AddMlp(out, prefix + "mlp.", d, Hidden(arch, d));
+  AddNorm(out, prefix + "norm2.", d);
+}
+
+Params VitParameters(const ModelArch& arch) {
+  const int64_t d = arch.embed_dim, grid = arch.img_size / arch.patch_size;
+  Params out;
+  if (arch.class_token) Add(&out, "cls_token", {1, 1, d});
+  Add(&out, "pos_embed", {1, grid * grid + (arch.class_token ? 1 : 0), d});
+  AddPatchEmbed(&out, arch, false);
+  for (int b = 0; b < arch.depth; ++b) AddVitBlock(&out, arch, absl::StrCat("blocks.", b, "."), d);
+  AddNorm(&out, "norm.", d);
+  AddLinear(&out, "head.", d, arch.num_classes, true);
+  return out;
+}
+
+Params SwinV2Parameters(const ModelArch& arch) {
+  Params out;
+  AddPatchEmbed(&out, arch, true);
+  int64_t d = arch.embed_dim;
+  for (size_t s = 0; s < arch.depths.size(); ++s) {
+    const std::string stage = absl::StrCat("layers.", s, ".");
+    if (s > 0) {  // PatchMerging at the start of every later stage: reduction 4d -> 2d, then norm(2d).
+      AddLinear(&out, stage + "downsample.reduction.", 4 * d, 2 * d, false);
+      d *= 2;
+      AddNorm(&out, stage + "downsample.norm.", d);
+    }
+    for (int b = 0; b < arch.depths[s]; ++b) {
+      AddSwinBlock(&out, arch, absl::StrCat(stage, "blocks.", b, "."), d, arch.stage_heads[s]);
+    }
+  }
+  AddNorm(&out, "norm.", d);
+  AddLinear(&out, "head.fc.", d, arch.num_classes, true);
+  return out;
+}
+
+int64_t Numel(const std::vector<int64_t>& shape) {
   int64_t n = 1;
   for (int64_t s : shape) n *= s;
   return n;
 }
+
+}  // namespace
+
+int64_t LayerShape::numel() const { return Numel(shape); }
+
+int64_t ParameterShape::numel() const { return Numel(shape); }
 
 absl::StatusOr<ModelArch> LookupModel(const std::string& name, int img_size, int in_chans, int num_classes) {
   const auto& catalog = Catalog();
@@ -155,26 +231,14 @@ std::vector<LayerShape> SparsifiableLayers(const ModelArch& arch, const std::vec
   return out;
 }
 
+std::vector<ParameterShape> ModelParameters(const ModelArch& arch) {
+  return arch.family == ModelFamily::kVit ? VitParameters(arch) : SwinV2Parameters(arch);
+}
+
 int64_t ParameterCount(const ModelArch& arch) {
-  const int64_t c = arch.in_chans, p = arch.patch_size, k = arch.num_classes;
-  int64_t d = arch.embed_dim;
-  if (arch.family == ModelFamily::kVit) {
-    const int64_t grid = arch.img_size / p;
-    const int64_t tokens = grid * grid + (arch.class_token ? 1 : 0);
-    int64_t total = d * c * p * p + d;                 // patch_embed.proj
-    total += (arch.class_token ? d : 0) + tokens * d;  // cls_token, pos_embed
-    total += arch.depth * VitBlockParams(arch, d);
-    return total + 2 * d + d * k + k;  // norm, head
-  }
-  int64_t total = d * c * p * p + d + 2 * d;  // patch_embed.proj and patch_embed.norm
-  for (size_t s = 0; s < arch.depths.size(); ++s) {
-    if (s > 0) {  // layers.s.downsample: reduction Linear(4d, 2d, no bias) and norm(2d).
-      total += 4 * d * 2 * d + 2 * 2 * d;
-      d *= 2;
-    }
-    total += arch.depths[s] * SwinBlockParams(arch, d, arch.stage_heads[s]);
-  }
-  return total + 2 * d + d * k + k;  // norm, head.fc
+  int64_t total = 0;
+  for (const auto& p : ModelParameters(arch)) total += p.numel();
+  return total;
 }
 
 }  // namespace nmsparse

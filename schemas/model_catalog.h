@@ -56,7 +56,18 @@ std::vector<std::string> ModelNames();
 // Every weight of `arch` at the given sparsity locations, in module order.
 std::vector<LayerShape> SparsifiableLayers(const ModelArch& arch, const std::vector<SparsityLocation>& locs);
 
-// Parameter count of the model as timm counts it (all parameters, including position tables and heads).
+// One parameter of a model (not a buffer), named and shaped as timm names it.
+struct ParameterShape {
+  std::string name;
+  std::vector<int64_t> shape;
+  int64_t numel() const;
+};
+
+// Every parameter of `arch` in LibTorch's named_parameters() order (a module's own parameters, then its
+// children's in registration order), exactly as the trainer's models register them.
+std::vector<ParameterShape> ModelParameters(const ModelArch& arch);
+
+// Parameter count of the model as timm counts it (the sum over ModelParameters).
 int64_t ParameterCount(const ModelArch& arch);
 
 }  // namespace nmsparse

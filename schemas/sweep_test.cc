@@ -2,10 +2,12 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "gtest/gtest.h"
 #include "schemas/layer_plan.h"
+#include "schemas/model_catalog.h"
 
 namespace nmsparse {
 namespace {
@@ -273,7 +275,7 @@ TEST(SweepTest, ApplyOverride) {
             "sparsity keys");
 }
 
-TEST(LayerPlanTest, DynamicGroupsPerCataloguedWeight) {
+TEST(LayerPlanTest, DynamicGroupsListEveryParameter) {
   auto config = ParseExperimentYaml(R"(
 model: {name: vit_nano_patch7_28}
 schedule: {epochs: 4}
@@ -285,14 +287,46 @@ sparsity:
   ASSERT_TRUE(config.ok()) << config.status();
   auto rows = DescribeLayerPlan(*config);
   ASSERT_TRUE(rows.ok()) << rows.status();
-  const std::string text = FormatLayerPlan(*rows);
-  EXPECT_NE(text.find("blocks.0.mlp.fc1.weight"), std::string::npos) << text;
-  EXPECT_NE(text.find("epochs 0-3: RIGL 0.9 (group 0)"), std::string::npos) << text;
-  EXPECT_NE(text.find("epochs 0-3: GMP POWER^3 0->0.8 over steps [0, 100) (group 1)"), std::string::npos)
-      << text;
-  int qkv = 0;
-  for (const auto& row : *rows) qkv += row.name == "blocks.0.attn.qkv.weight";
-  EXPECT_EQ(qkv, 1);
+  // Every parameter of the model, in module order, each with its group's treatment or "dense".
+  const auto params = ModelParameters(*LookupModel("vit_nano_patch7_28"));
+  ASSERT_EQ(rows->size(), params.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    EXPECT_EQ((*rows)[i].name, params[i].name);
+    EXPECT_EQ((*rows)[i].shape, params[i].shape) << params[i].name;
+  }
+  std::map<std::string, std::string> text_of;
+  for (const auto& row : *rows) {
+    ASSERT_EQ(row.stages.size(), 1u) << row.name;
+    text_of[row.name] = row.stages[0].text;
+  }
+  const std::string rigl = "RIGL 0.9 (group 0)", gmp = "GMP POWER^3 0->0.8 over steps [0, 100) (group 1)";
+  EXPECT_EQ(text_of["blocks.0.mlp.fc1.weight"], rigl);
+  EXPECT_EQ(text_of["blocks.1.mlp.fc2.bias"], rigl);  // The glob takes biases too.
+  EXPECT_EQ(text_of["blocks.0.attn.qkv.weight"], gmp);
+  EXPECT_EQ(text_of["head.weight"], gmp);
+  EXPECT_EQ(text_of["patch_embed.proj.weight"], gmp);
+  for (const char* dense : {"cls_token", "pos_embed", "blocks.0.norm1.weight", "blocks.0.attn.qkv.bias",
+                            "norm.bias", "head.bias"}) {
+    EXPECT_EQ(text_of[dense], "dense") << dense;
+  }
+  const std::string table = FormatLayerPlan(*rows);
+  EXPECT_NE(table.find("blocks.0.mlp.fc1.weight    FF [128, 32]         epochs 0-3: " + rigl),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("head.bias                  -  [10]              epochs 0-3: dense"),
+            std::string::npos)
+      << table;
+
+  // A filter that matches nothing fails the plan as it fails validation, naming the filter.
+  config->sparsity.dynamic[0].param_filter = {"blocks.*.ffn.*"};
+  auto bad = DescribeLayerPlan(*config);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(
+      bad.status().message().rfind("sparsity.dynamic[0].param_filter[0]: value 'blocks.*.ffn.*' matches "
+                                   "no parameter of the model",
+                                   0),
+      0u)
+      << bad.status();
 }
 
 TEST(LayerPlanTest, StagesPerLayer) {
