@@ -78,7 +78,8 @@ TEST(ExamplesTest, QuickSweepExpandsToFourRecipes) {
   EXPECT_EQ(mdgf.sparsity.nm, (NM{1, 8}));
   EXPECT_EQ(mdgf.sparsity.nm_qkv, (NM{1, 8}));
   EXPECT_EQ(mdgf.sparsity.locations.size(), 4u);
-  EXPECT_EQ(mdgf.data.train_subset, 10000);
+  EXPECT_EQ(mdgf.data.train_subset, 30000);
+  EXPECT_DOUBLE_EQ(mdgf.sparsity.decay_coef, 0.007);
 }
 
 TEST(ExamplesTest, PaperTableSweepExpandsTo25Runs) {
