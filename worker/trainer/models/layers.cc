@@ -3,6 +3,8 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/torch.h>
 
+#include "worker/trainer/kernels/fused_gelu.h"
+
 namespace nmsparse {
 
 MlpImpl::MlpImpl(int64_t in_features, int64_t hidden_features, double drop) {
@@ -17,7 +19,7 @@ torch::Tensor Linear(SparseLinearImpl& layer, const torch::Tensor& x) {
 }
 
 torch::Tensor MlpImpl::forward(const torch::Tensor& x) {
-  return drop2_(Linear(*fc2, drop1_(torch::gelu(Linear(*fc1, x)))));
+  return drop2_(Linear(*fc2, drop1_(Gelu(Linear(*fc1, x)))));
 }
 
 torch::Tensor DropPath(const torch::Tensor& x, double rate, bool training) {

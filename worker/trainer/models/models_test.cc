@@ -5,6 +5,7 @@
 
 #include "gtest/gtest.h"
 #include "schemas/model_catalog.h"
+#include "worker/trainer/kernels/fused_kernels_switch.h"
 #include "worker/trainer/models/model_factory.h"
 #include "worker/trainer/models/swin_transformer_v2.h"
 
@@ -149,6 +150,34 @@ TEST(ModelsTest, SmallModelsForwardShapes) {
     auto b = model->forward(images);
     EXPECT_TRUE(torch::equal(a, b)) << name << ": eval must be deterministic (no dropout)";
     EXPECT_TRUE(torch::isfinite(a).all().item<bool>()) << name;
+  }
+}
+
+// The fused CPU kernels (attention, GELU) change how, not what, the models compute: the same weights give
+// the same loss and gradients with them switched off (ATen's composite ops), for both families.
+TEST(ModelsTest, FusedKernelsMatchCompositeOps) {
+  for (const auto& name : {"vit_micro_patch4_28", "swinv2_micro_window7_28"}) {
+    torch::manual_seed(1);
+    auto model = CreateModel(Arch(name));
+    auto images = torch::randn({4, 1, 28, 28});
+    auto targets = torch::randint(0, 10, {4}, torch::kInt64);
+    auto loss_and_grads = [&](bool fused) {
+      SetFusedKernelsEnabled(fused);
+      model->zero_grad();
+      auto loss = torch::nn::functional::cross_entropy(model->forward(images), targets);
+      loss.backward();
+      std::vector<torch::Tensor> grads = {loss.detach()};
+      for (const auto& p : model->parameters()) grads.push_back(p.grad().clone());
+      return grads;
+    };
+    const auto composite = loss_and_grads(false);
+    const auto fused = loss_and_grads(true);
+    EXPECT_NEAR(fused[0].item<double>(), composite[0].item<double>(), 1e-5) << name;
+    for (size_t i = 1; i < fused.size(); ++i) {
+      const double scale = composite[i].abs().max().item<double>();
+      EXPECT_LE((fused[i] - composite[i]).abs().max().item<double>(), 1e-4 * scale + 1e-7)
+          << name << " gradient " << i;
+    }
   }
 }
 

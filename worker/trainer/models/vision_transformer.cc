@@ -5,6 +5,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "worker/trainer/kernels/fused_attention.h"
+
 namespace nmsparse {
 namespace {
 
@@ -37,16 +39,17 @@ AttentionImpl::AttentionImpl(int64_t dim, int64_t num_heads, bool qkv_bias, doub
   proj_drop_ = register_module("proj_drop", torch::nn::Dropout(proj_drop));
 }
 
+// On CPU in float32 the fused kernel computes the same attention without the permute copies and per-head
+// ATen calls (worker/trainer/kernels/fused_attention.h); attention dropout and other devices / dtypes take
+// the composite path.
 torch::Tensor AttentionImpl::forward(const torch::Tensor& x) {
-  const int64_t b = x.size(0), n = x.size(1), c = x.size(2);
-  auto qkv_out =
-      Linear(*qkv, x).reshape({b, n, 3, num_heads_, c / num_heads_}).permute({2, 0, 3, 1, 4}).unbind(0);
-  auto q = qkv_out[0] * scale_;
-  auto& k = qkv_out[1];
-  auto& v = qkv_out[2];
-  auto attn = attn_drop_(torch::softmax(torch::matmul(q, k.transpose(-2, -1)), -1));
-  auto out = torch::matmul(attn, v).transpose(1, 2).reshape({b, n, c});
-  return proj_drop_(Linear(*proj, out));
+  auto qkv_out = Linear(*qkv, x);
+  const bool attn_dropout = is_training() && attn_drop_->options.p() > 0.0;
+  auto heads = !attn_dropout && FusedAttentionApplies(qkv_out, num_heads_)
+                   ? FusedAttention(qkv_out, num_heads_, scale_)
+                   : CompositeAttention(qkv_out, num_heads_, scale_,
+                                        [this](const torch::Tensor& attn) { return attn_drop_(attn); });
+  return proj_drop_(Linear(*proj, heads));
 }
 
 VitBlockImpl::VitBlockImpl(int64_t dim, int64_t num_heads, double mlp_ratio, bool qkv_bias,
