@@ -87,10 +87,10 @@ int Main(int argc, char** argv) {
     } else if (arg == "--device") {
       if (!value(&options.device)) return Usage("--device needs cpu or cuda");
     } else if (arg == "--precision") {
-      if (!value(&precision)) return Usage("--precision needs fp32 or bf16");
-      precision = absl::AsciiStrToLower(precision);
+      if (!value(&v)) return Usage("--precision needs fp32 or bf16");
+      precision = absl::AsciiStrToLower(v);
       if (precision != "fp32" && precision != "bf16")
-        return Usage("--precision: value '" + precision + "' is not one of fp32, bf16");
+        return Usage("--precision: value '" + v + "' is not one of fp32, bf16");
     } else if (arg == "--timeout-s") {
       int seconds = 0;
       if (!value(&v) || !absl::SimpleAtoi(v, &seconds) || seconds < 1)

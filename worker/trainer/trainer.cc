@@ -237,8 +237,8 @@ class Run {
 
   int Train() {
     if (dist_->is_root()) MakeDirs(o_.out_dir);
-    Restore();  // Before spec.yaml: a refused resume (other seed or precision) leaves the directory as it
-                // was.
+    // Before spec.yaml, so that a refused resume (other seed or precision) leaves the directory as it was.
+    Restore();
     if (dist_->is_root()) std::ofstream(o_.out_dir + "/spec.yaml") << CanonicalYaml(c_) << "\n";
     dist_->BroadcastModel(*model_);
     Log() << arch_.name << ": " << data_.train->size() << " training images, " << steps_per_epoch_
