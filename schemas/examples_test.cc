@@ -97,6 +97,8 @@ TEST(ExamplesTest, PaperTableSweepExpandsTo25Runs) {
   EXPECT_EQ(last.config.sparsity.structure_decay_type, StructureDecayType::kFine);
   EXPECT_EQ(last.config.sparsity.nm, (NM{1, 32}));
   EXPECT_EQ(last.config.resources.gpus, 8);
+  EXPECT_EQ(last.config.resources.precision, "bf16");
+  EXPECT_EQ(last.spec.resources().precision(), "bf16");
 }
 
 TEST(ExamplesTest, JsonSchemasNameEveryKey) {

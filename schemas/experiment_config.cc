@@ -26,7 +26,16 @@ struct Field {
   std::string key;
   std::function<absl::Status(ExperimentConfig* c, const YAML::Node& value, const std::string& path)> read;
   std::function<std::string(const ExperimentConfig& c)> write;  // The canonical scalar text.
+  // Non-empty for keys added after run hashes were first stored: the canonical YAML leaves the key out when
+  // its text is this (the default), so older runs keep their canonical text and content hash.
+  std::string omitted_default;
 };
+
+// `field`, left out of the canonical YAML at its default value (see Field::omitted_default).
+Field OmittedAtDefault(Field field) {
+  field.omitted_default = field.write(ExperimentConfig());
+  return field;
+}
 
 template <typename T>
 using Ref = T* (*)(ExperimentConfig*);
@@ -45,7 +54,8 @@ Field IntField(const std::string& key, Ref<int> ref, int64_t min, int64_t max = 
             *ref(c) = static_cast<int>(*r);
             return absl::OkStatus();
           },
-          [=](const ExperimentConfig& c) { return absl::StrCat(Get(ref, c)); }};
+          [=](const ExperimentConfig& c) { return absl::StrCat(Get(ref, c)); },
+          /*omitted_default=*/""};
 }
 
 Field U64Field(const std::string& key, Ref<uint64_t> ref) {
@@ -56,7 +66,8 @@ Field U64Field(const std::string& key, Ref<uint64_t> ref) {
             *ref(c) = static_cast<uint64_t>(*r);
             return absl::OkStatus();
           },
-          [=](const ExperimentConfig& c) { return absl::StrCat(Get(ref, c)); }};
+          [=](const ExperimentConfig& c) { return absl::StrCat(Get(ref, c)); },
+          /*omitted_default=*/""};
 }
 
 Field DoubleField(const std::string& key, Ref<double> ref, double min, double max = kInf,
@@ -68,7 +79,8 @@ Field DoubleField(const std::string& key, Ref<double> ref, double min, double ma
             *ref(c) = *r;
             return absl::OkStatus();
           },
-          [=](const ExperimentConfig& c) { return yaml_util::FormatDouble(Get(ref, c)); }};
+          [=](const ExperimentConfig& c) { return yaml_util::FormatDouble(Get(ref, c)); },
+          /*omitted_default=*/""};
 }
 
 Field StringField(const std::string& key, Ref<std::string> ref) {
@@ -79,7 +91,8 @@ Field StringField(const std::string& key, Ref<std::string> ref) {
             *ref(c) = *r;
             return absl::OkStatus();
           },
-          [=](const ExperimentConfig& c) { return Get(ref, c); }};
+          [=](const ExperimentConfig& c) { return Get(ref, c); },
+          /*omitted_default=*/""};
 }
 
 // A string from a fixed set, case-insensitive, stored lower case.
@@ -93,7 +106,8 @@ Field ChoiceField(const std::string& key, Ref<std::string> ref, const std::vecto
             *ref(c) = *r;
             return absl::OkStatus();
           },
-          [=](const ExperimentConfig& c) { return Get(ref, c); }};
+          [=](const ExperimentConfig& c) { return Get(ref, c); },
+          /*omitted_default=*/""};
 }
 
 using C = ExperimentConfig*;
@@ -177,7 +191,9 @@ std::vector<Field> ResourceFields() {
   return {IntField(
               "gpus", [](C c) { return &c->resources.gpus; }, 1),
           IntField(
-              "cpu_threads", [](C c) { return &c->resources.cpu_threads; }, 0)};
+              "cpu_threads", [](C c) { return &c->resources.cpu_threads; }, 0),
+          OmittedAtDefault(
+              ChoiceField("precision", [](C c) { return &c->resources.precision; }, {"fp32", "bf16"}))};
 }
 
 using SectionTable = std::vector<std::pair<std::string, std::vector<Field>>>;
@@ -440,7 +456,11 @@ std::vector<CanonicalSection> CanonicalSections(const ExperimentConfig& config) 
   for (const auto& [name, fields] : Sections()) {
     CanonicalSection& section = out.emplace_back(CanonicalSection{name, {}});
     section.keys.reserve(fields.size());
-    for (const Field& f : fields) section.keys.emplace_back(f.key, f.write(config));
+    for (const Field& f : fields) {
+      std::string text = f.write(config);
+      if (!f.omitted_default.empty() && text == f.omitted_default) continue;
+      section.keys.emplace_back(f.key, std::move(text));
+    }
   }
   out.push_back({"sparsity", SparsityScalarTexts(config.sparsity)});
   return out;

@@ -63,6 +63,9 @@ struct ScheduleConfig {
 struct ResourceConfig {
   int gpus = 1;         // Ranks on one node; on a CPU worker, CPU slots.
   int cpu_threads = 1;  // Intra-op threads per rank.
+  // Arithmetic of the forward passes: fp32, or bf16 (bfloat16 autocast; weights, optimizer state and loss
+  // stay fp32; docs/nmtrain.md). Canonical lower case; the canonical YAML writes it only when not fp32.
+  std::string precision = "fp32";
 };
 
 struct ExperimentConfig {
@@ -103,7 +106,9 @@ absl::Status ParseExperimentKey(const YAML::Node& key_node, const YAML::Node& va
 absl::Status ValidateExperiment(const ExperimentConfig& config);
 
 // Canonical YAML: every key with defaults filled in, in a fixed order, enum values upper case, numbers in
-// their shortest exact form. Parses back to an equal config; its text is what ContentHash hashes.
+// their shortest exact form. Parses back to an equal config; its text is what ContentHash hashes. Keys added
+// after run hashes were first stored (resources.precision) are written only when they differ from their
+// default, so the canonical text and hash of every run that predates them stay as they were.
 // The canonical scalar texts of a config, section by section in canonical order: first the top-level scalars
 // (name "", keys name and seed), then model, data, optimizer, schedule, resources and sparsity (whose phase
 // list, not a scalar, comes last as `phases`: PhasesToYaml of config.sparsity.phases).

@@ -1,5 +1,6 @@
 #include "schemas/experiment_config.h"
 
+#include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
 #include "schemas/content_hash.h"
 
@@ -160,6 +161,39 @@ name: micro-srste
   other.optimizer.lr = 0.0020000000000000001;  // Same double: same hash.
   EXPECT_EQ(ContentHash(other), h1);
   EXPECT_EQ(Sha256Hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}
+
+// resources.precision: fp32 (default) or bf16, case-insensitive; a bad value names key, value and line; bf16
+// is part of the canonical form and hash, fp32 is left out of both so that older runs keep their hashes.
+TEST(ExperimentConfigTest, PrecisionKey) {
+  const ExperimentConfig fp32 = MustParse(kMicro);
+  EXPECT_EQ(fp32.resources.precision, "fp32");
+  auto with_precision = [](const std::string& value) {
+    return absl::StrReplaceAll(kMicro,
+                               {{"  cpu_threads: 1\n", "  cpu_threads: 1\n  precision: " + value + "\n"}});
+  };
+  const ExperimentConfig bf16 = MustParse(with_precision("BF16"));
+  EXPECT_EQ(bf16.resources.precision, "bf16");
+  EXPECT_TRUE(ValidateExperiment(bf16).ok());
+  EXPECT_NE(ContentHash(bf16), ContentHash(fp32));
+  EXPECT_FALSE(bf16 == fp32);
+  EXPECT_NE(CanonicalYaml(bf16).find("resources:\n  gpus: 2\n  cpu_threads: 1\n  precision: bf16\n"),
+            std::string::npos)
+      << CanonicalYaml(bf16);
+  EXPECT_EQ(CanonicalYamlByEmitter(bf16), CanonicalYaml(bf16));
+  EXPECT_TRUE(MustParse(CanonicalYaml(bf16)) == bf16);
+  // fp32 written out: the same config, canonical text and hash as leaving the key out.
+  EXPECT_EQ(CanonicalYaml(MustParse(with_precision("fp32"))), CanonicalYaml(fp32));
+  EXPECT_EQ(CanonicalYaml(fp32).find("precision"), std::string::npos);
+  // The canonical text of an fp32 run is what it was before the key existed (pinned in sweep_pinned_test).
+  EXPECT_NE(CanonicalYaml(fp32).find("resources:\n  gpus: 2\n  cpu_threads: 1\nsparsity:\n"),
+            std::string::npos);
+  EXPECT_EQ(ParseError("model: {name: vit_nano_patch7_28}\nresources:\n  gpus: 1\n  precision: fp16x\n"),
+            "exp.yaml:4: resources.precision: value 'fp16x' is not one of fp32, bf16");
+  EXPECT_EQ(ParseError("resources: {precision: 16}\n"),
+            "exp.yaml:1: resources.precision: value '16' is not one of fp32, bf16");
+  EXPECT_EQ(ParseError("resources: {precison: bf16}\n"),
+            "exp.yaml:1: resources.precison: unknown key; known keys: gpus, cpu_threads, precision");
 }
 
 TEST(ExperimentConfigTest, ValidationChecksModelDataAndShapes) {

@@ -130,6 +130,10 @@ v1::ExperimentSpec ToProto(const ExperimentConfig& config) {
   FillSparsity(config.sparsity, spec.mutable_sparsity());
   spec.mutable_resources()->set_gpus(config.resources.gpus);
   spec.mutable_resources()->set_cpu_threads(config.resources.cpu_threads);
+  // Left unset at its default, as the canonical YAML leaves it out (ExperimentConfig::resources.precision).
+  if (config.resources.precision != ResourceConfig().precision) {
+    spec.mutable_resources()->set_precision(config.resources.precision);
+  }
   return spec;
 }
 

@@ -91,6 +91,8 @@ TEST(ProtoBridgeTest, DirectConversionEqualsGenericOne) {
   config.sparsity.phases = {{PhaseKind::kDense, 0.1}, {PhaseKind::kSparse, 0.7}, {PhaseKind::kFineTune, 0.2}};
   config.resources.cpu_threads = 0;
   configs.push_back(config);
+  config.resources.precision = "bf16";
+  configs.push_back(config);
   auto dynamic = ParseExperimentYaml(kDynamicYaml, "dyn.yaml");
   ASSERT_TRUE(dynamic.ok()) << dynamic.status();
   configs.push_back(*dynamic);
@@ -142,6 +144,25 @@ TEST(ProtoBridgeTest, WireZerosStayZeros) {
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back->optimizer.weight_decay, 0.0);
   EXPECT_EQ(back->seed, 0u);
+}
+
+// resources.precision: unset on the wire at fp32 (so fp32 specs serialize as before the field), set for bf16.
+TEST(ProtoBridgeTest, PrecisionTravelsOnlyWhenNotFp32) {
+  ExperimentConfig config = Sample();
+  v1::ExperimentSpec fp32 = ToProto(config);
+  EXPECT_EQ(fp32.resources().precision(), "");
+  config.resources.precision = "bf16";
+  const v1::ExperimentSpec bf16 = ToProto(config);
+  EXPECT_EQ(bf16.resources().precision(), "bf16");
+  auto back = FromProto(bf16);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->resources.precision, "bf16");
+  EXPECT_TRUE(*back == config);
+  fp32.mutable_resources()->set_precision("BF16");  // Case-insensitive, as in a spec file.
+  EXPECT_EQ(FromProto(fp32)->resources.precision, "bf16");
+  fp32.mutable_resources()->set_precision("fp16x");
+  EXPECT_EQ(FromProto(fp32).status().message(),
+            "resources.precision: value 'fp16x' is not one of fp32, bf16");
 }
 
 TEST(ProtoBridgeTest, FromProtoReportsBadValuesByKeyPath) {

@@ -43,10 +43,11 @@ const std::map<std::string, std::string>& MappedKeys() {
   return *keys;
 }
 
-// Keys read by hand below (model, dataset, opt, opt_betas, clip_mode, lr and its batch-size scaling).
+// Keys read by hand below (model, dataset, opt, opt_betas, clip_mode, lr and its batch-size scaling, amp).
 const std::set<std::string>& SpecialKeys() {
-  static const auto* keys = new std::set<std::string>{
-      "model", "dataset", "opt", "opt_betas", "clip_mode", "lr", "lr_base", "lr_base_size", "lr_base_scale"};
+  static const auto* keys =
+      new std::set<std::string>{"model",   "dataset",      "opt",           "opt_betas", "clip_mode", "lr",
+                                "lr_base", "lr_base_size", "lr_base_scale", "amp",       "amp_dtype"};
   return *keys;
 }
 
@@ -56,8 +57,6 @@ const std::set<std::string>& SpecialKeys() {
 const std::map<std::string, std::string>& IgnoredKeys() {
   static const auto* keys = new std::map<std::string, std::string>{
       {"aa", "~"},
-      {"amp", "false"},
-      {"amp_dtype", "float16"},
       {"amp_impl", "native"},
       {"aot_autograd", "false"},
       {"aug_repeats", "0"},
@@ -220,7 +219,33 @@ absl::StatusOr<YAML::Node> ReferenceLr(const YAML::Node& node) {
   return YAML::Node(yaml_util::FormatDouble(*base * ratio));
 }
 
+// train.py's mixed precision: amp with amp_dtype bfloat16 is nmsparse's bf16 autocast. train.py reads any
+// other amp_dtype as float16, which needs loss scaling that nmsparse does not implement: such a config trains
+// in fp32, with a warning. Without amp, amp_dtype changes nothing.
+absl::Status MapAmp(const YAML::Node& node, YAML::Node* nested, std::vector<std::string>* warnings) {
+  if (yaml_util::IsNullish(node["amp"])) return absl::OkStatus();
+  auto amp = yaml_util::ReadBool(node["amp"], "amp");
+  if (!amp.ok()) return amp.status();
+  if (!*amp) return absl::OkStatus();
+  std::string dtype = "float16";  // train.py's default.
+  if (!yaml_util::IsNullish(node["amp_dtype"])) {
+    auto text = yaml_util::ReadString(node["amp_dtype"], "amp_dtype");
+    if (!text.ok()) return text.status();
+    dtype = *text;
+  }
+  if (absl::AsciiStrToLower(dtype) == "bfloat16") {
+    (*nested)["resources"]["precision"] = "bf16";
+  } else if (warnings != nullptr) {
+    warnings->push_back(
+        "reference keys amp = true, amp_dtype = " + dtype +
+        ": float16 autocast is not implemented (it needs loss scaling); the run trains in fp32 "
+        "(amp_dtype: bfloat16 gives bf16 autocast)");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status MapSpecialKeys(const YAML::Node& node, YAML::Node* nested, std::vector<std::string>* warnings) {
+  if (auto st = MapAmp(node, nested, warnings); !st.ok()) return st;
   auto name = yaml_util::ReadString(node["model"], "model");
   if (!name.ok()) return name.status();
   (*nested)["model"]["name"] = node["model"];

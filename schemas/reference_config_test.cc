@@ -47,7 +47,10 @@ TEST(ReferenceConfigTest, PaperConfigLoadsUnchanged) {
   EXPECT_TRUE(ValidateExperiment(*c).ok()) << ValidateExperiment(*c);
 
   EXPECT_TRUE(Has(warnings, "ignored reference key: aa = rand-m15-n2-p1-mstd0"));
-  EXPECT_TRUE(Has(warnings, "ignored reference key: amp = true"));
+  // amp with amp_dtype bfloat16: bf16 autocast, not a warning.
+  EXPECT_EQ(c->resources.precision, "bf16");
+  EXPECT_FALSE(Has(warnings, "ignored reference key: amp = true"));
+  EXPECT_FALSE(Has(warnings, "ignored reference key: amp_dtype = bfloat16"));
   EXPECT_TRUE(Has(warnings, "ignored reference key: bce_loss = true"));
   EXPECT_TRUE(Has(warnings, "ignored reference key: workers = 16"));
   EXPECT_TRUE(Has(warnings,
@@ -59,6 +62,33 @@ TEST(ReferenceConfigTest, PaperConfigLoadsUnchanged) {
       EXPECT_EQ(w.find(std::string("key: ") + quiet), std::string::npos) << w;
     }
   }
+}
+
+// train.py's amp: bfloat16 is bf16 autocast; float16 (train.py's default dtype) is not implemented and trains
+// in fp32 with a warning; amp off ignores amp_dtype.
+TEST(ReferenceConfigTest, AmpMapsToPrecision) {
+  auto load = [](const std::string& text, std::vector<std::string>* warnings) {
+    auto c = ParseExperimentYaml("model: vit_nano_patch7_28\n" + text, "flat.yaml", warnings);
+    EXPECT_TRUE(c.ok()) << c.status();
+    return c.ok() ? c->resources.precision : "";
+  };
+  std::vector<std::string> warnings;
+  EXPECT_EQ(load("amp: true\namp_dtype: BFloat16\n", &warnings), "bf16");
+  EXPECT_TRUE(warnings.empty());
+  EXPECT_EQ(load("amp: false\namp_dtype: bfloat16\n", &warnings), "fp32");
+  EXPECT_EQ(load("amp_dtype: bfloat16\n", &warnings), "fp32");
+  EXPECT_TRUE(warnings.empty());
+  EXPECT_EQ(load("amp: true\n", &warnings), "fp32");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(
+      warnings[0],
+      "reference keys amp = true, amp_dtype = float16: float16 autocast is not implemented (it needs loss "
+      "scaling); the run trains in fp32 (amp_dtype: bfloat16 gives bf16 autocast)");
+  auto bad = ParseExperimentYaml("model: vit_nano_patch7_28\namp: maybe\n", "flat.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("flat.yaml:2: amp: value 'maybe' is not a boolean"),
+            std::string::npos)
+      << bad.status();
 }
 
 TEST(ReferenceConfigTest, LrScalingAndErrors) {

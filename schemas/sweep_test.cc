@@ -74,6 +74,35 @@ idempotency_key: abc
   EXPECT_EQ(MustExpand(sweep)[3].content_hash, runs[3].content_hash);
 }
 
+// A precision axis: the fp32 run is the base run (same canonical text as without the key), the bf16 run
+// differs in hash and carries its precision on the wire; the generic expansion agrees.
+TEST(SweepTest, PrecisionAxis) {
+  const auto sweep =
+      MustParse(std::string("name: p\n") + kBase + "grid:\n  resources.precision: [fp32, BF16]\n");
+  const auto runs = MustExpand(sweep);
+  ASSERT_EQ(runs.size(), 2u);
+  const auto base = MustExpand(MustParse(std::string("name: p\n") + kBase));
+  ASSERT_EQ(base.size(), 1u);
+  EXPECT_EQ(runs[0].content_hash, base[0].content_hash);
+  EXPECT_EQ(runs[0].config.resources.precision, "fp32");
+  EXPECT_EQ(runs[1].config.resources.precision, "bf16");
+  EXPECT_NE(runs[1].content_hash, runs[0].content_hash);
+  EXPECT_EQ(runs[1].spec.resources().precision(), "bf16");
+  EXPECT_EQ(runs[0].spec.resources().precision(), "");
+  auto generic = ExpandSweepGeneric(sweep);
+  ASSERT_TRUE(generic.ok()) << generic.status();
+  for (size_t i = 0; i < runs.size(); ++i) {
+    EXPECT_EQ((*generic)[i].canonical_yaml, runs[i].canonical_yaml);
+    EXPECT_EQ((*generic)[i].spec.SerializeAsString(), runs[i].spec.SerializeAsString());
+  }
+  auto bad =
+      ExpandSweep(MustParse(std::string("name: p\n") + kBase + "grid:\n  resources.precision: [fp16x]\n"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("resources.precision: value 'fp16x' is not one of fp32, bf16"),
+            std::string::npos)
+      << bad.status();
+}
+
 TEST(SweepTest, AxisSwitchesBetweenNMAndDynamicSparsity) {
   const auto sweep = MustParse(std::string("name: mix\n") + kBase + R"(grid:
   recipe:

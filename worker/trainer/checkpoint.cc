@@ -71,6 +71,7 @@ void SaveCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch:
   WriteInt(state_archive, "global_step", state.global_step);
   WriteInt(state_archive, "seed", static_cast<int64_t>(state.seed));
   WriteInt(state_archive, "world_size", state.world_size);
+  state_archive.write("precision", c10::IValue(state.precision));
   WriteScalar(state_archive, "best_top1", state.best_top1);
   WriteScalar(state_archive, "train_seconds", state.train_seconds);
   WriteScalar(state_archive, "flops", state.flops);
@@ -119,6 +120,8 @@ bool LoadCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch:
     state->global_step = ReadInt(state_archive, "global_step");
     state->seed = static_cast<uint64_t>(ReadInt(state_archive, "seed"));
     state->world_size = static_cast<int>(ReadInt(state_archive, "world_size"));
+    c10::IValue precision;
+    state->precision = state_archive.try_read("precision", precision) ? precision.toStringRef() : "fp32";
     state->best_top1 = ReadScalar(state_archive, "best_top1");
     state->train_seconds = ReadScalar(state_archive, "train_seconds");
     state->flops = ReadScalar(state_archive, "flops");

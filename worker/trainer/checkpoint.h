@@ -22,6 +22,9 @@ struct TrainState {
   int64_t global_step = 0;    // Optimizer steps taken so far.
   uint64_t seed = 0;          // The run's seed (a resumed run must use the same one).
   int world_size = 1;         // Ranks of the run that wrote it (informational).
+  // resources.precision of the run ("fp32" for checkpoints written before it was recorded). Weights and
+  // optimizer state are fp32 either way; the trainer refuses to resume under another precision.
+  std::string precision = "fp32";
   double best_top1 = 0.0;
   double train_seconds = 0.0;   // Cumulative, excluding evaluation.
   double flops = 0.0;           // Training FLOPs so far.

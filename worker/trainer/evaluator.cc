@@ -4,10 +4,12 @@
 
 #include <algorithm>
 
+#include "worker/trainer/autocast_guard.h"
+
 namespace nmsparse {
 
 EvalResult Evaluate(ClassifierImpl& model, const Dataset& data, const Normalization& norm, int64_t batch_size,
-                    Distributed& dist, torch::Device device) {
+                    Distributed& dist, torch::Device device, bool bf16) {
   torch::NoGradGuard no_grad;
   model.eval();
   const int world = dist.world_size();
@@ -17,7 +19,7 @@ EvalResult Evaluate(ClassifierImpl& model, const Dataset& data, const Normalizat
   auto run = [&] {
     auto batch = LoadBatch(data, indices, norm);
     batch.labels = batch.labels.to(device);
-    auto logits = model.forward(batch.images.to(device));
+    auto logits = ForwardLogits(model, batch.images.to(device), bf16);
     loss_sum +=
         torch::nn::functional::cross_entropy(
             logits, batch.labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))

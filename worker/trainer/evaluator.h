@@ -19,9 +19,10 @@ struct EvalResult {
   int64_t images = 0;
 };
 
-// Puts the model in eval mode and back in train mode afterwards.
+// Puts the model in eval mode and back in train mode afterwards. `bf16`: forward passes under bf16 autocast
+// (the run's precision), the loss and accuracies from fp32 logits.
 EvalResult Evaluate(ClassifierImpl& model, const Dataset& data, const Normalization& norm, int64_t batch_size,
-                    Distributed& dist, torch::Device device = torch::kCPU);
+                    Distributed& dist, torch::Device device = torch::kCPU, bool bf16 = false);
 
 }  // namespace nmsparse
 

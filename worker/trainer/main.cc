@@ -1,7 +1,7 @@
 // nmtrain: trains one run of an experiment spec on this machine's ranks (docs/nmtrain.md).
 //
-//   nmtrain --spec run.yaml --out DIR [--resume] [--threads N] [--device cpu|cuda] [--timeout-s S]
-//           [--validate-only] [--help]
+//   nmtrain --spec run.yaml --out DIR [--resume] [--threads N] [--device cpu|cuda] [--precision fp32|bf16]
+//           [--timeout-s S] [--validate-only] [--help]
 //
 // Rank 0 prints one JSON object per line on stdout (epoch, step and final metrics); progress goes to stderr.
 // Exit codes: 0 ok, 2 usage or bad spec, 3 data error, 4 training error, 5 distributed failure, 143 SIGTERM.
@@ -12,6 +12,7 @@
 #include <iostream>
 #include <string>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "schemas/experiment_config.h"
 #include "worker/trainer/distributed.h"
@@ -26,13 +27,15 @@ std::atomic<bool> g_stop{false};
 void OnTerminate(int) { g_stop.store(true); }
 
 constexpr char kUsageText[] =
-    "usage: nmtrain --spec FILE --out DIR [--resume] [--threads N] [--device D] [--timeout-s S]\n"
-    "               [--validate-only]\n"
+    "usage: nmtrain --spec FILE --out DIR [--resume] [--threads N] [--device D] [--precision P]\n"
+    "               [--timeout-s S] [--validate-only]\n"
     "  --spec FILE       experiment spec (YAML), or a flat timm reference config\n"
     "  --out DIR         checkpoint and spec.yaml go here (rank 0)\n"
     "  --resume          continue from DIR/checkpoint.pt when present (starts fresh when absent)\n"
     "  --threads N       intra-op threads per rank (default: the spec's resources.cpu_threads)\n"
     "  --device D        cpu (default) or cuda (GPU LOCAL_RANK; NCCL between ranks in CUDA builds)\n"
+    "  --precision P     fp32 or bf16 (bf16 autocast of forward passes); replaces the spec's\n"
+    "                    resources.precision, also in DIR/spec.yaml\n"
     "  --timeout-s S     rendezvous / collective timeout in seconds (default 60)\n"
     "  --validate-only   print the model, its parameter count and every sparse layer's N:M (dynamic\n"
     "                    sparsity: every parameter's algorithm and sparsity); do not train\n"
@@ -59,6 +62,7 @@ int Main(int argc, char** argv) {
   TrainerOptions options;
   bool validate_only = false;
   int threads = 0;
+  std::string precision;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&](std::string* out) {
@@ -82,6 +86,11 @@ int Main(int argc, char** argv) {
       if (!value(&v) || !absl::SimpleAtoi(v, &threads) || threads < 1) return Usage("--threads needs N >= 1");
     } else if (arg == "--device") {
       if (!value(&options.device)) return Usage("--device needs cpu or cuda");
+    } else if (arg == "--precision") {
+      if (!value(&v)) return Usage("--precision needs fp32 or bf16");
+      precision = absl::AsciiStrToLower(v);
+      if (precision != "fp32" && precision != "bf16")
+        return Usage("--precision: value '" + v + "' is not one of fp32, bf16");
     } else if (arg == "--timeout-s") {
       int seconds = 0;
       if (!value(&v) || !absl::SimpleAtoi(v, &seconds) || seconds < 1)
@@ -101,6 +110,7 @@ int Main(int argc, char** argv) {
     std::cerr << "nmtrain: bad spec: " << config.status().message() << "\n";
     return kExitUsage;
   }
+  if (!precision.empty()) config->resources.precision = precision;
   if (auto valid = ValidateExperiment(*config); !valid.ok()) {
     std::cerr << "nmtrain: bad spec " << spec_path << ": " << valid.message() << "\n";
     return kExitUsage;

@@ -179,9 +179,41 @@ TEST(NmtrainTest, BadSpecExitsWithCode2AndNamesTheKey) {
                 "m_sparsity: 4}\n");
   const pid_t nm = Start({"--spec", bad_nm, "--out", dir + "/out"}, {}, dir + "/out.txt", dir + "/err2.txt");
   EXPECT_EQ(Wait(nm, std::chrono::seconds(30)), 2) << ReadFile(dir + "/err2.txt");
+  const std::string bad_precision =
+      WriteSpec(dir, "model: {name: vit_nano_patch7_28}\nresources:\n  gpus: 1\n  precision: fp16x\n");
+  const pid_t precision =
+      Start({"--spec", bad_precision, "--out", dir + "/out"}, {}, dir + "/out.txt", dir + "/err4.txt");
+  EXPECT_EQ(Wait(precision, std::chrono::seconds(30)), 2);
+  EXPECT_NE(ReadFile(dir + "/err4.txt")
+                .find("spec.yaml:4: resources.precision: value 'fp16x' is not one of fp32, bf16"),
+            std::string::npos)
+      << ReadFile(dir + "/err4.txt");
+  const pid_t flag = Start({"--spec", bad_precision, "--out", dir + "/out", "--precision", "fp16"}, {},
+                           dir + "/out.txt", dir + "/err5.txt");
+  EXPECT_EQ(Wait(flag, std::chrono::seconds(30)), 2);
+  EXPECT_NE(ReadFile(dir + "/err5.txt").find("--precision: value 'fp16' is not one of fp32, bf16"),
+            std::string::npos)
+      << ReadFile(dir + "/err5.txt");
   const pid_t no_args = Start({"--out", dir}, {}, dir + "/out.txt", dir + "/err3.txt");
   EXPECT_EQ(Wait(no_args, std::chrono::seconds(30)), 2);
   EXPECT_NE(ReadFile(dir + "/err3.txt").find("--spec is required"), std::string::npos);
+}
+
+// --precision replaces the spec's resources.precision (as --validate-only reports it); without it the spec's
+// value (here the default fp32) holds.
+TEST(NmtrainTest, PrecisionFlagReplacesTheSpecKey) {
+  const std::string dir = TempDir("precision");
+  const std::string spec = WriteSpec(dir, kSmallRun);
+  const pid_t bf16 = Start({"--spec", spec, "--validate-only", "--precision", "BF16"}, {}, dir + "/bf16.txt",
+                           dir + "/bf16_err.txt");
+  ASSERT_EQ(Wait(bf16, std::chrono::seconds(60)), 0) << ReadFile(dir + "/bf16_err.txt");
+  EXPECT_NE(ReadFile(dir + "/bf16.txt").find("precision bf16: forward passes under bf16 autocast"),
+            std::string::npos)
+      << ReadFile(dir + "/bf16.txt");
+  const pid_t fp32 = Start({"--spec", spec, "--validate-only"}, {}, dir + "/fp32.txt", dir + "/fp32_err.txt");
+  ASSERT_EQ(Wait(fp32, std::chrono::seconds(60)), 0) << ReadFile(dir + "/fp32_err.txt");
+  EXPECT_NE(ReadFile(dir + "/fp32.txt").find("precision fp32: fp32 throughout"), std::string::npos)
+      << ReadFile(dir + "/fp32.txt");
 }
 
 TEST(NmtrainTest, SigtermStopsAtAStepBoundaryWithACheckpoint) {

@@ -14,6 +14,7 @@
 #include "schemas/model_catalog.h"
 #include "worker/sparsity/dynamic/dynamic_sparsity_controller.h"
 #include "worker/sparsity/sparsity_engine.h"
+#include "worker/trainer/autocast_guard.h"
 #include "worker/trainer/checkpoint.h"
 #include "worker/trainer/data/batch_loader.h"
 #include "worker/trainer/data/idx_reader.h"
@@ -191,7 +192,11 @@ void MakeDirs(const std::string& path) {
 class Run {
  public:
   Run(const ExperimentConfig& config, const TrainerOptions& options)
-      : c_(config), o_(options), log_(*options.log), arch_(ResolveArch(config)) {
+      : c_(config),
+        o_(options),
+        log_(*options.log),
+        arch_(ResolveArch(config)),
+        bf16_(config.resources.precision == "bf16") {
     torch::set_num_threads(std::max(1, options.threads));
     const DistributedEnv env = ReadDistributedEnv();
     device_ = ResolveDevice(options.device, env.local_rank);
@@ -231,15 +236,15 @@ class Run {
   }
 
   int Train() {
-    if (dist_->is_root()) {
-      MakeDirs(o_.out_dir);
-      std::ofstream(o_.out_dir + "/spec.yaml") << CanonicalYaml(c_) << "\n";
-    }
+    if (dist_->is_root()) MakeDirs(o_.out_dir);
+    // Before spec.yaml, so that a refused resume (other seed or precision) leaves the directory as it was.
     Restore();
+    if (dist_->is_root()) std::ofstream(o_.out_dir + "/spec.yaml") << CanonicalYaml(c_) << "\n";
     dist_->BroadcastModel(*model_);
     Log() << arch_.name << ": " << data_.train->size() << " training images, " << steps_per_epoch_
           << " steps/epoch x " << c_.schedule.epochs << " epochs, " << dist_->world_size() << " rank(s), "
-          << torch::get_num_threads() << " thread(s)\n";
+          << torch::get_num_threads() << " thread(s), "
+          << (bf16_ ? "bf16 autocast (fp32 weights, optimizer state and loss)" : "fp32") << "\n";
     for (int epoch = state_.epoch; epoch < c_.schedule.epochs; ++epoch) {
       if (!TrainEpoch(epoch)) return kExitTerminated;
       FinishEpoch(epoch);
@@ -253,6 +258,7 @@ class Run {
 
   void Restore() {
     state_.seed = c_.seed;
+    state_.precision = c_.resources.precision;
     state_.world_size = dist_->world_size();
     bool resumed = false;
     if (o_.resume) {
@@ -269,6 +275,13 @@ class Run {
       if (resumed && state_.seed != c_.seed) {
         throw TrainerError(kExitUsage, "seed " + std::to_string(c_.seed) + " differs from the checkpoint's " +
                                            std::to_string(state_.seed) + " in " + o_.out_dir);
+      }
+      // The checkpoint's fp32 weights would load under either precision, but the run would then be neither
+      // the one its spec (and content hash) names nor the one that wrote it.
+      if (resumed && state_.precision != c_.resources.precision) {
+        throw TrainerError(kExitUsage, "resources.precision " + c_.resources.precision +
+                                           " differs from the checkpoint's " + state_.precision + " in " +
+                                           o_.out_dir + ": a run keeps its precision (use another --out)");
       }
       state_.world_size = dist_->world_size();
     }
@@ -304,7 +317,10 @@ class Run {
             SmoothedTargets(batch.labels, arch_.num_classes, c_.optimizer.label_smoothing).to(device_);
         Mixup(batch.images, targets, c_.optimizer.mixup_alpha,
               HashCombine(c_.seed ^ 0x3ab1c0deULL, static_cast<uint64_t>(state_.global_step * accum_ + k)));
-        auto loss = SoftTargetCrossEntropy(model_->forward(batch.images), targets);
+        // bf16: the forward pass under autocast, the loss from fp32 logits, backward outside the autocast
+        // region into the fp32 weights. No loss scaling: bf16 keeps fp32's 8 exponent bits, so small
+        // gradients do not underflow as in fp16 (what torch.cuda.amp.GradScaler is for).
+        auto loss = SoftTargetCrossEntropy(ForwardLogits(*model_, batch.images, bf16_), targets);
         (loss / accum_).backward();
         const double value = loss.item<double>();
         finite = finite && std::isfinite(value);
@@ -356,7 +372,7 @@ class Run {
 
   void FinishEpoch(int epoch) {
     const EvalResult eval =
-        Evaluate(*model_, *data_.eval, data_.norm, c_.data.eval_batch_size, *dist_, device_);
+        Evaluate(*model_, *data_.eval, data_.norm, c_.data.eval_batch_size, *dist_, device_, bf16_);
     const double loss = state_.epoch_samples > 0 ? state_.epoch_loss_sum / state_.epoch_samples : 0.0;
     const double images_per_s = state_.epoch_seconds > 0 ? state_.epoch_samples / state_.epoch_seconds : 0.0;
     state_.best_top1 = std::max(state_.best_top1, eval.top1);
@@ -370,6 +386,7 @@ class Run {
       line.Add("eval_loss", eval.loss).Add("top1", eval.top1).Add("top5", eval.top5);
       line.Add("lr", schedule_->At(std::max<int64_t>(state_.global_step - 1, 0)));
       line.Add("images_per_s", images_per_s).Add("flops", state_.flops);
+      line.Add("precision", c_.resources.precision);
       AddSparsityFields(*engine_, true, line);
       AddDynamicFields(dynamic_.get(), state_.global_step, line);
       EmitMetric(*o_.metrics, line);
@@ -411,7 +428,8 @@ class Run {
         .Add("epochs", c_.schedule.epochs);
     line.Add("step", state_.global_step)
         .Add("train_seconds", state_.train_seconds)
-        .Add("flops", state_.flops);
+        .Add("flops", state_.flops)
+        .Add("precision", c_.resources.precision);
     EmitMetric(*o_.metrics, line);
   }
 
@@ -419,6 +437,7 @@ class Run {
   const TrainerOptions& o_;
   std::ostream& log_;
   ModelArch arch_;
+  const bool bf16_;  // resources.precision bf16: forward passes under bf16 autocast.
   torch::Device device_ = torch::kCPU;
   std::unique_ptr<Distributed> dist_;
   std::string rank_prefix_;
@@ -467,6 +486,10 @@ int DescribeRun(const ExperimentConfig& config, std::ostream& out) {
   out << "model " << arch.name << ": " << params << " parameters, " << ForwardFlops(arch) / 1e9
       << " GFLOPs forward per image, input " << arch.in_chans << "x" << arch.img_size << "x" << arch.img_size
       << ", " << arch.num_classes << " classes\n";
+  out << "precision " << config.resources.precision
+      << (config.resources.precision == "bf16"
+              ? ": forward passes under bf16 autocast; weights, optimizer state, masks and loss in fp32\n"
+              : ": fp32 throughout\n");
   if (auto dynamic = MakeDynamic(config, *model, nullptr)) {
     out << dynamic->FormatPlan();
     return data_error.empty() ? kExitOk : kExitData;
