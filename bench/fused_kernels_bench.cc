@@ -1,7 +1,7 @@
-// The trainer's fused CPU kernels against the ATen composite ops they replace, forward + backward, on the
-// activation shapes of vit_micro_patch4_28 at batch 128 and of vit_small_patch16_224 at batch 16. Prints
-// milliseconds per call for both and the ratio (ATen / fused: above 1 means the fused kernel is faster).
-// Usage: bazel run //bench:fused_kernels_bench -- [REPEATS] [THREADS]
+// The trainer's fused CPU kernels against the ATen composite ops they replace (attention, the whole Mlp,
+// GELU), forward + backward, on the activation shapes of vit_micro_patch4_28 at batch 128 and of
+// vit_small_patch16_224 at batch 16. Prints milliseconds per call for both and the ratio (ATen / fused: above
+// 1 means the fused kernel is faster). Usage: bazel run //bench:fused_kernels_bench -- [REPEATS] [THREADS]
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -14,6 +14,7 @@
 #include "worker/trainer/kernels/fused_attention.h"
 #include "worker/trainer/kernels/fused_gelu.h"
 #include "worker/trainer/kernels/fused_kernels_switch.h"
+#include "worker/trainer/kernels/fused_mlp.h"
 
 namespace {
 
@@ -52,6 +53,20 @@ void AttentionCase(const char* name, int64_t batch, int64_t tokens, int64_t head
   Report(name, attention, torch::randn({batch, tokens, 3 * heads * head_dim}), repeats);
 }
 
+// fc1 -> GELU -> fc2 with the micro ViT's or ViT-S's widths; the inputs are x and the four parameters.
+void MlpCase(const char* name, int64_t batch, int64_t tokens, int64_t dim, int64_t hidden, int repeats) {
+  auto w1 = (torch::randn({hidden, dim}) * 0.02).requires_grad_(true);
+  auto b1 = torch::zeros({hidden}).requires_grad_(true);
+  auto w2 = (torch::randn({dim, hidden}) * 0.02).requires_grad_(true);
+  auto b2 = torch::zeros({dim}).requires_grad_(true);
+  auto mlp = [=](const torch::Tensor& x) {
+    return nmsparse::FusedMlpApplies(x, w1, b1, w2, b2)
+               ? nmsparse::FusedMlp(x, w1, b1, w2, b2)
+               : torch::linear(nmsparse::Gelu(torch::linear(x, w1, b1)), w2, b2);
+  };
+  Report(name, mlp, torch::randn({batch, tokens, dim}), repeats);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -61,6 +76,8 @@ int main(int argc, char** argv) {
   std::printf("forward + backward, median of %d, %d thread(s)\n", repeats, torch::get_num_threads());
   AttentionCase("attention, micro ViT [128, 50, 3x4x16]", 128, 50, 4, 16, repeats);
   AttentionCase("attention, ViT-S/16 [16, 197, 3x6x64]", 16, 197, 6, 64, repeats);
+  MlpCase("mlp (fc1, gelu, fc2), micro ViT [128, 50, 64]", 128, 50, 64, 256, repeats);
+  MlpCase("mlp (fc1, gelu, fc2), ViT-S/16 [16, 197, 384]", 16, 197, 384, 1536, repeats);
   Report("gelu, micro ViT mlp [128, 50, 256]", nmsparse::Gelu, torch::randn({128, 50, 256}), repeats);
   Report("gelu, ViT-S/16 mlp [16, 197, 1536]", nmsparse::Gelu, torch::randn({16, 197, 1536}), repeats);
 }
