@@ -1,7 +1,6 @@
-// GELU in its exact (erf) form, as timm's Mlp uses it (nn.GELU()), with a vectorised CPU kernel for float32:
-// one pass computes erf through Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7, i.e. 1 ulp of
-// 1 + erf) and the backward reuses the same exp(-x^2 / 2) for the Gaussian density. ATen 1.13's CPU gelu
-// and gelu_backward cost 1.5 and 2.7 ns per element here, several times this kernel.
+// GELU in its exact (erf) form, as timm's Mlp uses it (nn.GELU()), as an autograd op over the vectorised loops
+// of gelu_rows.h for CPU float32 tensors. Used where the fused Mlp does not apply (dropout); on the ViT-S
+// hidden size it is about 3x ATen 1.13's gelu + gelu_backward here (docs/benchmarks.md).
 #ifndef NMSPARSE_WORKER_TRAINER_KERNELS_FUSED_GELU_H_
 #define NMSPARSE_WORKER_TRAINER_KERNELS_FUSED_GELU_H_
 
