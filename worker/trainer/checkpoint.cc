@@ -61,6 +61,18 @@ NamedTensors ReadMasks(torch::serialize::InputArchive& a) {
 
 std::string CheckpointPath(const std::string& out_dir) { return out_dir + "/checkpoint.pt"; }
 
+torch::Tensor CpuRngState() {
+  auto gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  return gen.get_state();
+}
+
+void SetCpuRngState(const torch::Tensor& state) {
+  auto gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  gen.set_state(state);
+}
+
 void SaveCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
                     const TrainState& state, const NamedTensors& sparsity_masks) {
   torch::serialize::OutputArchive archive, model_archive, optimizer_archive, state_archive, masks_archive;
@@ -82,11 +94,8 @@ void SaveCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch:
   WriteScalar(state_archive, "last_top1", state.last_top1);
   WriteScalar(state_archive, "last_top5", state.last_top5);
   WriteScalar(state_archive, "last_eval_loss", state.last_eval_loss);
-  {
-    auto gen = at::detail::getDefaultCPUGenerator();
-    std::lock_guard<std::mutex> lock(gen.mutex());
-    state_archive.write("torch_rng", gen.get_state());
-  }
+  state_archive.write("torch_rng", CpuRngState());
+  if (state.rank_rngs.defined()) state_archive.write("rank_rngs", state.rank_rngs);
   archive.write("model", model_archive);
   archive.write("optimizer", optimizer_archive);
   archive.write("state", state_archive);
@@ -134,10 +143,9 @@ bool LoadCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch:
     state->last_eval_loss = ReadScalar(state_archive, "last_eval_loss");
     torch::Tensor rng;
     state_archive.read("torch_rng", rng);
-    rng = rng.cpu();
-    auto gen = at::detail::getDefaultCPUGenerator();
-    std::lock_guard<std::mutex> lock(gen.mutex());
-    gen.set_state(rng);
+    SetCpuRngState(rng.cpu());
+    torch::Tensor rank_rngs;  // absent in one-rank runs and in checkpoints written before it was recorded
+    state->rank_rngs = state_archive.try_read("rank_rngs", rank_rngs) ? rank_rngs.cpu() : torch::Tensor();
     if (sparsity_masks != nullptr) {
       sparsity_masks->clear();
       torch::serialize::InputArchive masks_archive;

@@ -1,7 +1,8 @@
 // Checkpoints of a run: model parameters and buffers, optimizer state, the position in the schedule and the
-// torch RNG state, in one file `<out>/checkpoint.pt`, written to a temporary file and renamed so that a crash
-// never leaves a half-written checkpoint. Data order and augmentation are pure functions of (seed, epoch,
-// step) and the sparsity engine derives its state from (epoch, step), so the position restores them too.
+// torch RNG state (every rank's, in multi-rank runs), in one file `<out>/checkpoint.pt`, written to a
+// temporary file and renamed so that a crash never leaves a half-written checkpoint. Data order and
+// augmentation are pure functions of (seed, epoch, step) and the sparsity engine derives its state from
+// (epoch, step), so the position restores them too.
 #ifndef NMSPARSE_WORKER_TRAINER_CHECKPOINT_H_
 #define NMSPARSE_WORKER_TRAINER_CHECKPOINT_H_
 
@@ -37,7 +38,15 @@ struct TrainState {
   double last_top1 = 0.0;
   double last_top5 = 0.0;
   double last_eval_loss = 0.0;
+  // Every rank's CPU generator state ([world_size, n] uint8) in multi-rank runs, so that each rank resumes
+  // the dropout and drop-path draws it would have made; undefined for one rank (the file's torch_rng is rank
+  // 0's).
+  torch::Tensor rank_rngs;
 };
+
+// The default CPU generator's state (a uint8 tensor), and setting it back.
+torch::Tensor CpuRngState();
+void SetCpuRngState(const torch::Tensor& state);
 
 std::string CheckpointPath(const std::string& out_dir);
 

@@ -169,6 +169,18 @@ void Distributed::AverageGradients(const std::vector<torch::Tensor>& params, int
   flush();
 }
 
+// An all-reduce of a [world, n] table where each rank fills its own row: the one collective every backend
+// here has (NCCL included), exact for byte values in float32.
+torch::Tensor Distributed::AllGatherBytes(const torch::Tensor& bytes) {
+  auto flat = bytes.to(torch::kCPU).contiguous().view(-1);
+  if (env_.world_size <= 1) return flat.unsqueeze(0).clone();
+  auto table = torch::zeros({env_.world_size, flat.numel()}, torch::kFloat32);
+  table[env_.rank].copy_(flat.to(torch::kFloat32));
+  auto on_device = table.to(device_).view(-1);
+  AllReduceSum(on_device);
+  return on_device.view({env_.world_size, flat.numel()}).to(torch::kCPU).to(torch::kUInt8);
+}
+
 std::vector<double> Distributed::SumAcrossRanks(const std::vector<double>& values) {
   if (env_.world_size <= 1) return values;
   auto t = torch::tensor(values, torch::kFloat64).to(device_);

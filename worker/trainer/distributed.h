@@ -51,6 +51,8 @@ class Distributed {
   void AverageGradients(const std::vector<torch::Tensor>& params, int64_t bucket_bytes = 25 << 20);
   // Element-wise sum over ranks (metrics, stop flags).
   std::vector<double> SumAcrossRanks(const std::vector<double>& values);
+  // Every rank's `bytes` (a uint8 tensor of the same size on every rank), as [world_size, n] uint8 on CPU.
+  torch::Tensor AllGatherBytes(const torch::Tensor& bytes);
   void Barrier();
 
  private:

@@ -28,7 +28,7 @@ void OnTerminate(int) { g_stop.store(true); }
 
 constexpr char kUsageText[] =
     "usage: nmtrain --spec FILE --out DIR [--resume] [--threads N] [--device D] [--precision P]\n"
-    "               [--timeout-s S] [--validate-only]\n"
+    "               [--timeout-s S] [--stop-after-steps N] [--validate-only]\n"
     "  --spec FILE       experiment spec (YAML), or a flat timm reference config\n"
     "  --out DIR         checkpoint and spec.yaml go here (rank 0)\n"
     "  --resume          continue from DIR/checkpoint.pt when present (starts fresh when absent)\n"
@@ -37,6 +37,8 @@ constexpr char kUsageText[] =
     "  --precision P     fp32 or bf16 (bf16 autocast of forward passes); replaces the spec's\n"
     "                    resources.precision, also in DIR/spec.yaml\n"
     "  --timeout-s S     rendezvous / collective timeout in seconds (default 60)\n"
+    "  --stop-after-steps N  stop with a checkpoint once N optimizer steps are done in total, exit 143 as\n"
+    "                    after SIGTERM (--resume continues as if never stopped)\n"
     "  --validate-only   print the model, its parameter count and every sparse layer's N:M (dynamic\n"
     "                    sparsity: every parameter's algorithm and sparsity); do not train\n"
     "ranks: RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT (torchrun's variables)\n"
@@ -91,6 +93,9 @@ int Main(int argc, char** argv) {
       precision = absl::AsciiStrToLower(v);
       if (precision != "fp32" && precision != "bf16")
         return Usage("--precision: value '" + v + "' is not one of fp32, bf16");
+    } else if (arg == "--stop-after-steps") {
+      if (!value(&v) || !absl::SimpleAtoi(v, &options.stop_after_steps) || options.stop_after_steps < 1)
+        return Usage("--stop-after-steps needs N >= 1");
     } else if (arg == "--timeout-s") {
       int seconds = 0;
       if (!value(&v) || !absl::SimpleAtoi(v, &seconds) || seconds < 1)

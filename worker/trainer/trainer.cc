@@ -288,8 +288,13 @@ class Run {
     if (resumed) {
       Log() << "resuming from " << CheckpointPath(o_.out_dir) << " at epoch " << state_.epoch << ", step "
             << state_.global_step << "\n";
-      // Rank 0's RNG state was saved; other ranks draw their own dropout masks.
-      if (dist_->rank() > 0) torch::manual_seed(c_.seed + 7919 * dist_->rank() + state_.global_step);
+      // Each rank continues its own dropout / drop-path draws; checkpoints written before every rank's state
+      // was kept (or by another number of ranks) have only rank 0's: the others then reseed.
+      if (state_.rank_rngs.defined() && state_.rank_rngs.size(0) == dist_->world_size()) {
+        SetCpuRngState(state_.rank_rngs[dist_->rank()].contiguous());
+      } else if (dist_->rank() > 0) {
+        torch::manual_seed(c_.seed + 7919 * dist_->rank() + state_.global_step);
+      }
     } else {
       if (o_.resume) Log() << "no checkpoint in " << o_.out_dir << ": starting fresh\n";
       torch::manual_seed(c_.seed + dist_->rank());
@@ -400,6 +405,8 @@ class Run {
   }
 
   void Save() {
+    // A collective: every rank reaches Save() at the same step boundary (epoch end, or an agreed stop).
+    if (dist_->world_size() > 1) state_.rank_rngs = dist_->AllGatherBytes(CpuRngState());
     if (!dist_->is_root()) return;
     try {
       SaveCheckpoint(o_.out_dir, *model_, *optimizer_, state_,
