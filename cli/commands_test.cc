@@ -66,6 +66,11 @@ TEST(CommandsTest, ValidatePrintsRunsAndLayerPlansOffline) {
   EXPECT_NE(r.out.find("recipe=srste"), std::string::npos);
   EXPECT_NE(r.out.find("SRSTE 1:4"), std::string::npos);
   EXPECT_NE(r.out.find("blocks.0.mlp.fc1.weight"), std::string::npos);
+  EXPECT_NE(r.out.find("PRECISION"), std::string::npos);
+  const Result bf16 = Nmctl({"validate", path, "--set", "resources.precision=bf16"});
+  ASSERT_EQ(bf16.code, kExitOk) << bf16.err;
+  EXPECT_NE(bf16.out.find(" bf16 "), std::string::npos) << bf16.out;
+  EXPECT_EQ(r.out.find(" bf16 "), std::string::npos);
   const Result json = Nmctl({"validate", path, "--json", "--set", "schedule.epochs=5"});
   ASSERT_EQ(json.code, kExitOk) << json.err;
   EXPECT_NE(json.out.find("\"content_hash\""), std::string::npos);

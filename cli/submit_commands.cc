@@ -95,7 +95,7 @@ int RunValidateCommand(const CommandContext& context) {
 
   std::ostream& out = *context.out;
   out << context.args->positional[0] << ": sweep '" << spec->name() << "', " << runs->size() << " run(s)\n";
-  Table table({"#", "LABELS", "MODEL", "SPARSITY", "EPOCHS", "GPUS", "HASH"});
+  Table table({"#", "LABELS", "MODEL", "SPARSITY", "EPOCHS", "GPUS", "PRECISION", "HASH"});
   for (const ResolvedRun& run : *runs) {
     std::vector<std::string> labels;
     for (const auto& [axis, value] : run.labels) labels.push_back(absl::StrCat(axis, "=", value));
@@ -107,7 +107,7 @@ int RunValidateCommand(const CommandContext& context) {
     }
     table.AddRow({absl::StrCat(run.index), absl::StrJoin(labels, " "), run.config.model.name, sparsity,
                   absl::StrCat(run.config.schedule.epochs), absl::StrCat(run.config.resources.gpus),
-                  run.content_hash.substr(0, kHashPrefix)});
+                  run.config.resources.precision, run.content_hash.substr(0, kHashPrefix)});
   }
   out << table.Render();
   for (const auto& [text, indices] : plans) {
