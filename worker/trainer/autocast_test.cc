@@ -20,6 +20,7 @@
 #include "worker/trainer/models/model_factory.h"
 #include "worker/trainer/optimizer.h"
 #include "worker/trainer/trainer.h"
+#include "worker/trainer/trainer_testing.h"
 
 namespace nmsparse {
 namespace {
@@ -187,20 +188,6 @@ TEST_F(AutocastTest, ForwardLogitsAreFp32) {
   EXPECT_LT((bf16 - fp32).abs().max().item<double>(), 0.1 * fp32.abs().max().item<double>() + 0.05);
 }
 
-std::string TempDir(const std::string& name) {
-  const char* base = std::getenv("TEST_TMPDIR");
-  std::string dir = std::string(base ? base : "/tmp") + "/" + name + "." + std::to_string(getpid());
-  mkdir(dir.c_str(), 0755);
-  return dir;
-}
-
-ExperimentConfig Parse(const std::string& yaml) {
-  auto config = ParseExperimentYaml(yaml, "test.yaml");
-  EXPECT_TRUE(config.ok()) << config.status();
-  EXPECT_TRUE(ValidateExperiment(*config).ok()) << ValidateExperiment(*config);
-  return *config;
-}
-
 // The lines of `kind` in the metric output.
 std::vector<std::string> Lines(const std::string& out, const std::string& kind) {
   std::istringstream in(out);
@@ -223,7 +210,7 @@ std::string Field(const std::string& line, const std::string& key) {
 // One epoch of 2,000 Fashion-MNIST images, nano ViT with MDGF-Exp 2:4 on FF, in bf16: it learns, says its
 // precision, and its checkpoint holds fp32 weights and AdamW moments and records bf16.
 TEST_F(AutocastTest, Bf16RunLearnsAndKeepsFp32WeightsAndOptimizerState) {
-  const auto config = Parse(R"(
+  const auto config = ParseValidExperiment(R"(
 seed: 1
 model: {name: vit_nano_patch7_28}
 data: {dataset: fashion_mnist, train_subset: 2000, eval_subset: 1000, batch_size: 32}
@@ -235,7 +222,7 @@ sparsity: {sparsity_type: STRUCTURED_NM, decay_type: EXP, decay_coef: 0.05, n_sp
 )");
   std::ostringstream metrics, log;
   TrainerOptions options;
-  options.out_dir = TempDir("bf16");
+  options.out_dir = TestTempDir("bf16");
   options.metrics = &metrics;
   options.log = &log;
   ASSERT_EQ(RunTraining(config, options), kExitOk) << log.str();
@@ -265,7 +252,7 @@ sparsity: {sparsity_type: STRUCTURED_NM, decay_type: EXP, decay_coef: 0.05, n_sp
   fp32.resources.precision = "fp32";
   std::ostringstream fp32_metrics;
   TrainerOptions fp32_options = options;
-  fp32_options.out_dir = TempDir("bf16_as_fp32");
+  fp32_options.out_dir = TestTempDir("bf16_as_fp32");
   fp32_options.metrics = &fp32_metrics;
   ASSERT_EQ(RunTraining(fp32, fp32_options), kExitOk) << log.str();
   const auto fp32_final = Lines(fp32_metrics.str(), "final");
@@ -296,7 +283,7 @@ sparsity: {sparsity_type: STRUCTURED_NM, decay_type: EXP, decay_coef: 0.05, n_sp
 // autocast cache is dropped after every forward pass, so nothing stale survives a step); resuming it as fp32
 // is refused, naming both precisions.
 TEST_F(AutocastTest, Bf16ResumeIsIdenticalAndAnotherPrecisionIsRefused) {
-  const auto config = Parse(R"(
+  const auto config = ParseValidExperiment(R"(
 seed: 5
 model: {name: vit_nano_patch7_28, drop_path_rate: 0.1}
 data: {dataset: fashion_mnist, train_subset: 256, eval_subset: 64, batch_size: 32, hflip: 0.5}
@@ -307,11 +294,11 @@ sparsity: {sparsity_type: SRSTE, n_sparsity: 2, m_sparsity: 4, sparsity_loc: "FF
 )");
   std::ostringstream sink;
   TrainerOptions straight;
-  straight.out_dir = TempDir("bf16_straight");
+  straight.out_dir = TestTempDir("bf16_straight");
   straight.metrics = straight.log = &sink;
   ASSERT_EQ(RunTraining(config, straight), kExitOk) << sink.str();
   TrainerOptions interrupted = straight;
-  interrupted.out_dir = TempDir("bf16_interrupted");
+  interrupted.out_dir = TestTempDir("bf16_interrupted");
   interrupted.stop_after_steps = 11;
   ASSERT_EQ(RunTraining(config, interrupted), kExitTerminated) << sink.str();
   interrupted.stop_after_steps = -1;

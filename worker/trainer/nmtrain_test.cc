@@ -17,18 +17,12 @@
 #include "worker/trainer/checkpoint.h"
 #include "worker/trainer/exit_codes.h"
 #include "worker/trainer/models/model_factory.h"
+#include "worker/trainer/trainer_testing.h"
 
 extern char** environ;
 
 namespace nmsparse {
 namespace {
-
-std::string TempDir(const std::string& name) {
-  const char* base = std::getenv("TEST_TMPDIR");
-  std::string dir = std::string(base ? base : "/tmp") + "/" + name + "." + std::to_string(getpid());
-  mkdir(dir.c_str(), 0755);
-  return dir;
-}
 
 std::string NmtrainPath() {
   if (const char* srcdir = std::getenv("TEST_SRCDIR"))
@@ -137,7 +131,7 @@ schedule: {epochs: 3, log_every_steps: 1}
 
 // Two ranks with 32 images each train the same model as one rank with the global batch of 64.
 TEST(NmtrainTest, TwoRanksMatchOneRankWithTheSameGlobalBatch) {
-  const std::string dir = TempDir("ddp");
+  const std::string dir = TestTempDir("ddp");
   const std::string spec = WriteSpec(dir, kSmallRun);
   const pid_t single = Start({"--spec", spec, "--out", dir + "/one"}, {}, dir + "/one.out", dir + "/one.err");
   ASSERT_EQ(Wait(single, std::chrono::seconds(120)), 0) << ReadFile(dir + "/one.err");
@@ -169,7 +163,7 @@ TEST(NmtrainTest, TwoRanksMatchOneRankWithTheSameGlobalBatch) {
 // Dropout and drop-path draw different masks on every rank: stopped after 5 steps and resumed, a 2-rank run
 // ends with exactly the weights of an uninterrupted one only if every rank's generator state was kept.
 TEST(NmtrainTest, TwoRanksWithDropoutResumeExactly) {
-  const std::string dir = TempDir("ddp_resume");
+  const std::string dir = TestTempDir("ddp_resume");
   const std::string spec = WriteSpec(dir, R"(
 seed: 5
 model: {name: vit_nano_patch7_28, drop_rate: 0.2, drop_path_rate: 0.2}
@@ -204,7 +198,7 @@ schedule: {epochs: 1, warmup_epochs: 0.25}
 }
 
 TEST(NmtrainTest, BadSpecExitsWithCode2AndNamesTheKey) {
-  const std::string dir = TempDir("badspec");
+  const std::string dir = TestTempDir("badspec");
   const std::string spec =
       WriteSpec(dir, "model: {name: vit_nano_patch7_28}\noptimizer: {learning_rate: 0.1}\n");
   const pid_t pid = Start({"--spec", spec, "--out", dir + "/out"}, {}, dir + "/out.txt", dir + "/err.txt");
@@ -240,7 +234,7 @@ TEST(NmtrainTest, BadSpecExitsWithCode2AndNamesTheKey) {
 // --precision replaces the spec's resources.precision (as --validate-only reports it); without it the spec's
 // value (here the default fp32) holds.
 TEST(NmtrainTest, PrecisionFlagReplacesTheSpecKey) {
-  const std::string dir = TempDir("precision");
+  const std::string dir = TestTempDir("precision");
   const std::string spec = WriteSpec(dir, kSmallRun);
   const pid_t bf16 = Start({"--spec", spec, "--validate-only", "--precision", "BF16"}, {}, dir + "/bf16.txt",
                            dir + "/bf16_err.txt");
@@ -255,7 +249,7 @@ TEST(NmtrainTest, PrecisionFlagReplacesTheSpecKey) {
 }
 
 TEST(NmtrainTest, SigtermStopsAtAStepBoundaryWithACheckpoint) {
-  const std::string dir = TempDir("sigterm");
+  const std::string dir = TestTempDir("sigterm");
   const std::string spec = WriteSpec(dir, kLongRun);
   const pid_t pid = Start({"--spec", spec, "--out", dir + "/out"}, {}, dir + "/out.txt", dir + "/err.txt");
   ASSERT_TRUE(WaitForText(dir + "/out.txt", "\"kind\":\"step\"", std::chrono::seconds(60)))
@@ -270,7 +264,7 @@ TEST(NmtrainTest, SigtermStopsAtAStepBoundaryWithACheckpoint) {
 // The agent passes --resume on every retry, also when the previous attempt had already finished training
 // (killed between its final line and its report): the final line must then repeat the run's real results.
 TEST(NmtrainTest, ResumingAFinishedRunRepeatsItsFinalLine) {
-  const std::string dir = TempDir("finished");
+  const std::string dir = TestTempDir("finished");
   const std::string spec = WriteSpec(dir, kSmallRun);
   const std::vector<std::string> args = {"--spec", spec, "--out", dir + "/out", "--resume"};
   ASSERT_EQ(Wait(Start(args, {}, dir + "/first.txt", dir + "/first_err.txt"), std::chrono::seconds(120)), 0)
@@ -296,7 +290,7 @@ TEST(NmtrainTest, ResumingAFinishedRunRepeatsItsFinalLine) {
 }
 
 TEST(NmtrainTest, SurvivingRankExitsWithCode5WhenAPeerDies) {
-  const std::string dir = TempDir("peerdeath");
+  const std::string dir = TestTempDir("peerdeath");
   const std::string spec = WriteSpec(dir, kLongRun);
   const int port = FreePort();
   const std::vector<std::string> args = {"--spec", spec, "--out", dir + "/out", "--timeout-s", "20"};
@@ -312,7 +306,7 @@ TEST(NmtrainTest, SurvivingRankExitsWithCode5WhenAPeerDies) {
 }
 
 TEST(NmtrainTest, RendezvousTimesOutWithCode5) {
-  const std::string dir = TempDir("lonely");
+  const std::string dir = TestTempDir("lonely");
   const std::string spec = WriteSpec(dir, kSmallRun);
   const pid_t r0 = Start({"--spec", spec, "--out", dir + "/out", "--timeout-s", "2"},
                          RankEnv(0, 2, FreePort()), dir + "/r0.out", dir + "/r0.err");

@@ -18,23 +18,10 @@
 #include "worker/trainer/metrics_writer.h"
 #include "worker/trainer/models/model_factory.h"
 #include "worker/trainer/optimizer.h"
+#include "worker/trainer/trainer_testing.h"
 
 namespace nmsparse {
 namespace {
-
-std::string TempDir(const std::string& name) {
-  const char* base = std::getenv("TEST_TMPDIR");
-  std::string dir = std::string(base ? base : "/tmp") + "/" + name + "." + std::to_string(getpid());
-  mkdir(dir.c_str(), 0755);
-  return dir;
-}
-
-ExperimentConfig Parse(const std::string& yaml) {
-  auto config = ParseExperimentYaml(yaml, "test.yaml");
-  EXPECT_TRUE(config.ok()) << config.status();
-  EXPECT_TRUE(ValidateExperiment(*config).ok()) << ValidateExperiment(*config);
-  return *config;
-}
 
 // Parses the metric lines "key":value of the last line of `kind`.
 std::map<std::string, std::string> LastLine(const std::string& out, const std::string& kind) {
@@ -58,7 +45,7 @@ std::map<std::string, std::string> LastLine(const std::string& out, const std::s
 }
 
 TEST(TrainerTest, OneEpochOnTwoThousandImagesLearns) {
-  const auto config = Parse(R"(
+  const auto config = ParseValidExperiment(R"(
 seed: 1
 model: {name: vit_nano_patch7_28}
 data: {dataset: fashion_mnist, train_subset: 2000, eval_subset: 1000, batch_size: 32}
@@ -67,7 +54,7 @@ schedule: {epochs: 1, warmup_epochs: 0.2}
 )");
   std::ostringstream metrics, log;
   TrainerOptions options;
-  options.out_dir = TempDir("learn");
+  options.out_dir = TestTempDir("learn");
   options.metrics = &metrics;
   options.log = &log;
   ASSERT_EQ(RunTraining(config, options), kExitOk) << log.str();
@@ -86,7 +73,7 @@ schedule: {epochs: 1, warmup_epochs: 0.2}
 // A run stopped mid-epoch (as by SIGTERM) and resumed ends with the same weights as an uninterrupted one:
 // dropout and drop-path exercise the RNG state, MDGF-Exp the engine's step counter, AdamW its moments.
 TEST(TrainerTest, ResumeGivesIdenticalWeights) {
-  const auto config = Parse(R"(
+  const auto config = ParseValidExperiment(R"(
 seed: 5
 model: {name: vit_nano_patch7_28, drop_rate: 0.1, drop_path_rate: 0.1}
 data: {dataset: fashion_mnist, train_subset: 256, eval_subset: 64, batch_size: 32, random_crop_padding: 2,
@@ -98,12 +85,12 @@ sparsity: {sparsity_type: STRUCTURED_NM, decay_type: EXP, decay_coef: 0.05, n_sp
 )");
   std::ostringstream sink;
   TrainerOptions straight;
-  straight.out_dir = TempDir("straight");
+  straight.out_dir = TestTempDir("straight");
   straight.metrics = straight.log = &sink;
   ASSERT_EQ(RunTraining(config, straight), kExitOk) << sink.str();
 
   TrainerOptions interrupted = straight;
-  interrupted.out_dir = TempDir("interrupted");
+  interrupted.out_dir = TestTempDir("interrupted");
   interrupted.stop_after_steps = 11;  // Mid-way through the second epoch (8 steps per epoch).
   interrupted.resume = true;          // No checkpoint yet: starts fresh.
   ASSERT_EQ(RunTraining(config, interrupted), kExitTerminated) << sink.str();
@@ -129,7 +116,7 @@ sparsity: {sparsity_type: STRUCTURED_NM, decay_type: EXP, decay_coef: 0.05, n_sp
 // Dynamic sparsity (§7): masks go into the checkpoint, so a resumed run matches a straight one; per-layer
 // metrics; validate-only listing.
 TEST(TrainerTest, DynamicSparsityResumesAndReportsPerLayer) {
-  const auto config = Parse(R"(
+  const auto config = ParseValidExperiment(R"(
 seed: 3
 model: {name: vit_nano_patch7_28}
 data: {dataset: fashion_mnist, train_subset: 256, eval_subset: 64, batch_size: 32}
@@ -142,7 +129,7 @@ sparsity:
 )");
   std::ostringstream sink, straight_metrics;
   TrainerOptions straight;
-  straight.out_dir = TempDir("dyn_straight");
+  straight.out_dir = TestTempDir("dyn_straight");
   straight.log = &sink;
   straight.metrics = &straight_metrics;
   ASSERT_EQ(RunTraining(config, straight), kExitOk) << sink.str();
@@ -154,7 +141,7 @@ sparsity:
   EXPECT_EQ(epoch["sparsity/blocks.0.attn.qkv.weight"], "0.5");
 
   TrainerOptions interrupted = straight;
-  interrupted.out_dir = TempDir("dyn_interrupted");
+  interrupted.out_dir = TestTempDir("dyn_interrupted");
   interrupted.metrics = &sink;
   interrupted.stop_after_steps = 10;  // After RigL's update at step 9, SET's at step 9.
   ASSERT_EQ(RunTraining(config, interrupted), kExitTerminated) << sink.str();
@@ -201,12 +188,12 @@ sparsity:
 }
 
 TEST(TrainerTest, DataThatDoesNotFitTheModelIsADataError) {
-  const auto config = Parse(R"(
+  const auto config = ParseValidExperiment(R"(
 model: {name: vit_nano_patch7_28}
 data: {dataset: shards, path: /nonexistent/shards, batch_size: 8}
 )");
   TrainerOptions options;
-  options.out_dir = TempDir("nodata");
+  options.out_dir = TestTempDir("nodata");
   std::ostringstream sink;
   options.metrics = options.log = &sink;
   try {
@@ -219,7 +206,7 @@ data: {dataset: shards, path: /nonexistent/shards, batch_size: 8}
 }
 
 TEST(TrainerTest, DescribeRunListsSparseLayers) {
-  const auto config = Parse(R"(
+  const auto config = ParseValidExperiment(R"(
 model: {name: vit_nano_patch7_28}
 data: {dataset: fashion_mnist, train_subset: 512, batch_size: 64}
 schedule: {epochs: 4}
