@@ -29,7 +29,7 @@ for round in $(seq "$rounds"); do
   rm -rf "$work/out"
   ours=$("$nmtrain" --spec "$work/spec.yaml" --out "$work/out" --threads "$threads" 2>/dev/null |
          grep '"kind":"epoch"' | sed -E 's/.*"images_per_s":([0-9.e+]+).*/\1/')
-  theirs=$(/usr/bin/python3 bench/micro_vit_pytorch.py --images "$images" --threads "$threads" |
+  theirs=$(/usr/bin/python3 bench/vit_pytorch.py --images "$images" --threads "$threads" |
            sed -E 's/.*"images_per_s": ([0-9.e+]+).*/\1/')
   ratio=$(/usr/bin/python3 -c "print(f'{$ours / $theirs:.2f}')")
   ratios+=("$ratio")
