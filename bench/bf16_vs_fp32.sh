@@ -19,14 +19,13 @@ data: {dataset: fashion_mnist, train_subset: 5120, eval_subset: 1000, batch_size
 optimizer: {lr: 0.002}
 schedule: {epochs: 1, warmup_epochs: 0.2}
 EOF
-field() { grep '"kind":"epoch"' | grep -o "\"$1\":[0-9.e+-]*" | cut -d: -f2; }
-median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2)}'; }
+source bench/bench_lib.sh
 for round in $(seq "$rounds"); do
   for precision in fp32 bf16; do
     out=$("$nmtrain" --spec "$work/spec.yaml" --out "$work/$precision.$round" --precision "$precision" "$@" 2>/dev/null)
-    ips=$(field images_per_s <<<"$out")
+    ips=$(epoch_field images_per_s <<<"$out")
     echo "$ips" >>"$work/$precision.ips"
-    printf '%s round %d: %8.1f images/s, top-1 %s\n' "$precision" "$round" "$ips" "$(field top1 <<<"$out")"
+    printf '%s round %d: %8.1f images/s, top-1 %s\n' "$precision" "$round" "$ips" "$(epoch_field top1 <<<"$out")"
   done
 done
 fp32=$(median <"$work/fp32.ips")

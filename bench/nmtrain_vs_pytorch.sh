@@ -8,6 +8,7 @@
 #        fused CPU kernels)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/bench_lib.sh
 images=${1:-4096}
 threads=${2:-1}
 rounds=${3:-5}
@@ -28,7 +29,7 @@ ratios=()
 for round in $(seq "$rounds"); do
   rm -rf "$work/out"
   ours=$("$nmtrain" --spec "$work/spec.yaml" --out "$work/out" --threads "$threads" 2>/dev/null |
-         grep '"kind":"epoch"' | sed -E 's/.*"images_per_s":([0-9.e+]+).*/\1/')
+         epoch_field images_per_s)
   theirs=$(/usr/bin/python3 bench/vit_pytorch.py --images "$images" --threads "$threads" |
            sed -E 's/.*"images_per_s": ([0-9.e+]+).*/\1/')
   ratio=$(/usr/bin/python3 -c "print(f'{$ours / $theirs:.2f}')")
@@ -36,5 +37,5 @@ for round in $(seq "$rounds"); do
   printf 'round %d: nmtrain %7.1f images/s, PyTorch (Python) %7.1f images/s, ratio %sx\n' \
     "$round" "$ours" "$theirs" "$ratio"
 done
-median=$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}')
-echo "median ratio:     ${median}x (target >= 1.25x)"
+median_ratio=$(printf '%s\n' "${ratios[@]}" | median)
+echo "median ratio:     ${median_ratio}x (target >= 1.25x)"

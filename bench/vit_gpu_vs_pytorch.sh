@@ -12,6 +12,7 @@
 # baseline), NMTRAIN.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/bench_lib.sh
 model=${MODEL:-vit_base_patch16_224}
 device=${DEVICE:-cuda}
 precision=${PRECISION:-bf16}
@@ -39,8 +40,8 @@ echo "$model, synthetic ${images} images, batch $batch, $precision, device $devi
 ratios=()
 for round in $(seq "$rounds"); do
   rm -rf "$work/out"
-  ours=$("$nmtrain" --spec "$work/spec.yaml" --out "$work/out" --device "$device" --threads "$threads" 2>"$work/nmtrain.err" |
-         grep '"kind":"epoch"' | sed -E 's/.*"images_per_s":([0-9.e+]+).*/\1/') ||
+  ours=$("$nmtrain" --spec "$work/spec.yaml" --out "$work/out" --device "$device" --threads "$threads" \
+           2>"$work/nmtrain.err" | epoch_field images_per_s) ||
     { cat "$work/nmtrain.err" >&2; exit 1; }
   theirs=$("$python" bench/vit_pytorch.py --model "$model" --synthetic --images "$images" --batch "$batch" \
              --device "$device" "${bf16_flag[@]}" --threads "$threads" |
@@ -50,5 +51,5 @@ for round in $(seq "$rounds"); do
   printf 'round %d: nmtrain %8.1f images/s, PyTorch (Python) %8.1f images/s, ratio %sx\n' \
     "$round" "$ours" "$theirs" "$ratio"
 done
-median=$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}')
-echo "median ratio:     ${median}x"
+median_ratio=$(printf '%s\n' "${ratios[@]}" | median)
+echo "median ratio:     ${median_ratio}x"
