@@ -188,25 +188,6 @@ TEST_F(AutocastTest, ForwardLogitsAreFp32) {
   EXPECT_LT((bf16 - fp32).abs().max().item<double>(), 0.1 * fp32.abs().max().item<double>() + 0.05);
 }
 
-// The lines of `kind` in the metric output.
-std::vector<std::string> Lines(const std::string& out, const std::string& kind) {
-  std::istringstream in(out);
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) {
-    if (line.find("\"kind\":\"" + kind + "\"") != std::string::npos) lines.push_back(line);
-  }
-  return lines;
-}
-
-// The text of `key` in a metric line (strings without their quotes).
-std::string Field(const std::string& line, const std::string& key) {
-  const size_t at = line.find("\"" + key + "\":");
-  if (at == std::string::npos) return "";
-  std::string value = line.substr(at + key.size() + 3, line.find_first_of(",}", at) - at - key.size() - 3);
-  if (!value.empty() && value.front() == '"') value = value.substr(1, value.size() - 2);
-  return value;
-}
-
 // One epoch of 2,000 Fashion-MNIST images, nano ViT with MDGF-Exp 2:4 on FF, in bf16: it learns, says its
 // precision, and its checkpoint holds fp32 weights and AdamW moments and records bf16.
 TEST_F(AutocastTest, Bf16RunLearnsAndKeepsFp32WeightsAndOptimizerState) {
@@ -227,20 +208,20 @@ sparsity: {sparsity_type: STRUCTURED_NM, decay_type: EXP, decay_coef: 0.05, n_sp
   options.log = &log;
   ASSERT_EQ(RunTraining(config, options), kExitOk) << log.str();
   EXPECT_NE(log.str().find("bf16 autocast"), std::string::npos) << log.str();
-  const auto steps = Lines(metrics.str(), "step");
+  const auto steps = MetricLines(metrics.str(), "step");
   ASSERT_EQ(steps.size(), 3u) << metrics.str();
-  const double first_loss = std::stod(Field(steps.front(), "loss"));
-  const double last_loss = std::stod(Field(steps.back(), "loss"));
+  const double first_loss = std::stod(MetricFields(steps.front())["loss"]);
+  const double last_loss = std::stod(MetricFields(steps.back())["loss"]);
   // Measured here: step losses 2.183 -> 1.833, top-1 0.391 (chance 0.1); fp32: 2.183 -> 1.841, top-1 0.395.
   EXPECT_LT(last_loss, first_loss - 0.2) << metrics.str();
-  const auto epoch = Lines(metrics.str(), "epoch");
+  const auto epoch = MetricLines(metrics.str(), "epoch");
   ASSERT_EQ(epoch.size(), 1u);
-  EXPECT_EQ(Field(epoch[0], "precision"), "bf16");
-  EXPECT_EQ(Field(epoch[0], "nm_stage"), "2:4");
-  const auto final_line = Lines(metrics.str(), "final");
+  EXPECT_EQ(MetricFields(epoch[0])["precision"], "bf16");
+  EXPECT_EQ(MetricFields(epoch[0])["nm_stage"], "2:4");
+  const auto final_line = MetricLines(metrics.str(), "final");
   ASSERT_EQ(final_line.size(), 1u);
-  EXPECT_EQ(Field(final_line[0], "precision"), "bf16");
-  EXPECT_GT(std::stod(Field(final_line[0], "top1")), 0.25) << metrics.str();
+  EXPECT_EQ(MetricFields(final_line[0])["precision"], "bf16");
+  EXPECT_GT(std::stod(MetricFields(final_line[0])["top1"]), 0.25) << metrics.str();
 
   std::ifstream spec(options.out_dir + "/spec.yaml");
   std::stringstream spec_text;
@@ -255,11 +236,12 @@ sparsity: {sparsity_type: STRUCTURED_NM, decay_type: EXP, decay_coef: 0.05, n_sp
   fp32_options.out_dir = TestTempDir("bf16_as_fp32");
   fp32_options.metrics = &fp32_metrics;
   ASSERT_EQ(RunTraining(fp32, fp32_options), kExitOk) << log.str();
-  const auto fp32_final = Lines(fp32_metrics.str(), "final");
+  const auto fp32_final = MetricLines(fp32_metrics.str(), "final");
   ASSERT_EQ(fp32_final.size(), 1u);
-  EXPECT_EQ(Field(fp32_final[0], "precision"), "fp32");
-  EXPECT_NE(Field(fp32_final[0], "loss"), Field(final_line[0], "loss"));
-  EXPECT_NEAR(std::stod(Field(fp32_final[0], "top1")), std::stod(Field(final_line[0], "top1")), 0.05);
+  EXPECT_EQ(MetricFields(fp32_final[0])["precision"], "fp32");
+  EXPECT_NE(MetricFields(fp32_final[0])["loss"], MetricFields(final_line[0])["loss"]);
+  EXPECT_NEAR(std::stod(MetricFields(fp32_final[0])["top1"]), std::stod(MetricFields(final_line[0])["top1"]),
+              0.05);
 
   auto model = CreateModel(*LookupModel("vit_nano_patch7_28"));
   auto optimizer = MakeAdamW(*model, config.optimizer);

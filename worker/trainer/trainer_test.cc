@@ -23,27 +23,6 @@
 namespace nmsparse {
 namespace {
 
-// Parses the metric lines "key":value of the last line of `kind`.
-std::map<std::string, std::string> LastLine(const std::string& out, const std::string& kind) {
-  std::istringstream in(out);
-  std::string line, last;
-  while (std::getline(in, line)) {
-    if (line.find("\"kind\":\"" + kind + "\"") != std::string::npos) last = line;
-  }
-  std::map<std::string, std::string> fields;
-  std::string body = last.size() > 2 ? last.substr(1, last.size() - 2) : "";
-  std::istringstream parts(body);
-  std::string part;
-  while (std::getline(parts, part, ',')) {
-    const auto colon = part.find("\":");
-    if (colon == std::string::npos) continue;
-    std::string value = part.substr(colon + 2);
-    if (!value.empty() && value.front() == '"') value = value.substr(1, value.size() - 2);
-    fields[part.substr(1, colon - 1)] = value;
-  }
-  return fields;
-}
-
 TEST(TrainerTest, OneEpochOnTwoThousandImagesLearns) {
   const auto config = ParseValidExperiment(R"(
 seed: 1
@@ -58,11 +37,11 @@ schedule: {epochs: 1, warmup_epochs: 0.2}
   options.metrics = &metrics;
   options.log = &log;
   ASSERT_EQ(RunTraining(config, options), kExitOk) << log.str();
-  auto final_line = LastLine(metrics.str(), "final");
+  auto final_line = LastMetricFields(metrics.str(), "final");
   // Chance is 0.1; this run measured 0.40 top-1 and 0.88 top-5 here.
   EXPECT_GT(std::stod(final_line["top1"]), 0.25) << metrics.str();
   EXPECT_GT(std::stod(final_line["top5"]), 0.7) << metrics.str();
-  auto epoch_line = LastLine(metrics.str(), "epoch");
+  auto epoch_line = LastMetricFields(metrics.str(), "epoch");
   EXPECT_EQ(epoch_line["step"], "62");
   EXPECT_EQ(epoch_line["phase"], "dense");
   EXPECT_GT(std::stod(epoch_line["images_per_s"]), 0.0);
@@ -98,7 +77,7 @@ sparsity: {sparsity_type: STRUCTURED_NM, decay_type: EXP, decay_coef: 0.05, n_sp
   std::ostringstream resumed_metrics;
   interrupted.metrics = &resumed_metrics;
   ASSERT_EQ(RunTraining(config, interrupted), kExitOk) << sink.str();
-  EXPECT_EQ(LastLine(resumed_metrics.str(), "final")["step"], "16");
+  EXPECT_EQ(LastMetricFields(resumed_metrics.str(), "final")["step"], "16");
 
   auto arch = *LookupModel("vit_nano_patch7_28");
   auto a = CreateModel(arch);
@@ -133,7 +112,7 @@ sparsity:
   straight.log = &sink;
   straight.metrics = &straight_metrics;
   ASSERT_EQ(RunTraining(config, straight), kExitOk) << sink.str();
-  auto epoch = LastLine(straight_metrics.str(), "epoch");
+  auto epoch = LastMetricFields(straight_metrics.str(), "epoch");
   // 32x128 weights: round(0.9 * 4096) = 3686 pruned.
   EXPECT_NEAR(std::stod(epoch["sparsity/blocks.1.mlp.fc2.weight"]), 3686.0 / 4096, 1e-9)
       << straight_metrics.str();

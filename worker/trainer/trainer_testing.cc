@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <sstream>
 
 namespace nmsparse {
 
@@ -21,6 +22,33 @@ ExperimentConfig ParseValidExperiment(const std::string& yaml) {
   if (!config.ok()) return ExperimentConfig{};
   EXPECT_TRUE(ValidateExperiment(*config).ok()) << ValidateExperiment(*config);
   return *config;
+}
+
+std::vector<std::string> MetricLines(const std::string& out, const std::string& kind) {
+  std::istringstream in(out);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("\"kind\":\"" + kind + "\"") != std::string::npos) lines.push_back(line);
+  }
+  return lines;
+}
+
+std::map<std::string, std::string> MetricFields(const std::string& line) {
+  std::map<std::string, std::string> fields;
+  std::istringstream parts(line.size() > 2 ? line.substr(1, line.size() - 2) : "");
+  for (std::string part; std::getline(parts, part, ',');) {
+    const auto colon = part.find("\":");
+    if (colon == std::string::npos) continue;
+    std::string value = part.substr(colon + 2);
+    if (!value.empty() && value.front() == '"') value = value.substr(1, value.size() - 2);
+    fields[part.substr(1, colon - 1)] = value;
+  }
+  return fields;
+}
+
+std::map<std::string, std::string> LastMetricFields(const std::string& out, const std::string& kind) {
+  const auto lines = MetricLines(out, kind);
+  return lines.empty() ? std::map<std::string, std::string>{} : MetricFields(lines.back());
 }
 
 }  // namespace nmsparse

@@ -1,8 +1,11 @@
-// Helpers shared by the trainer's tests: a per-test scratch directory and a spec parsed from YAML text.
+// Helpers shared by the trainer's tests: a per-test scratch directory, a spec parsed from YAML text, and
+// nmtrain's metric lines taken apart.
 #ifndef NMSPARSE_WORKER_TRAINER_TRAINER_TESTING_H_
 #define NMSPARSE_WORKER_TRAINER_TRAINER_TESTING_H_
 
+#include <map>
 #include <string>
+#include <vector>
 
 #include "schemas/experiment_config.h"
 
@@ -13,6 +16,15 @@ std::string TestTempDir(const std::string& name);
 
 // The experiment in `yaml`, parsed and validated; a failure is a test failure (EXPECT) naming the reason.
 ExperimentConfig ParseValidExperiment(const std::string& yaml);
+
+// The metric lines of `kind` ("step", "epoch", "final") in nmtrain's JSON-lines output, in order.
+std::vector<std::string> MetricLines(const std::string& out, const std::string& kind);
+
+// The fields of one flat metric line as text (strings without their quotes).
+std::map<std::string, std::string> MetricFields(const std::string& line);
+
+// The fields of the last line of `kind`; empty when there is none.
+std::map<std::string, std::string> LastMetricFields(const std::string& out, const std::string& kind);
 
 }  // namespace nmsparse
 
