@@ -22,8 +22,6 @@ std::string ExportJson(int64_t sweep_id, const std::vector<ExportRun>& runs, boo
 
 // RFC 4180 quoting when needed.
 std::string CsvField(const std::string& s);
-// A JSON string literal.
-std::string JsonString(const std::string& s);
 
 }  // namespace nmsparse::server
 

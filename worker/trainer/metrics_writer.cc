@@ -3,36 +3,9 @@
 #include <cmath>
 #include <cstdio>
 
-namespace nmsparse {
+#include "schemas/json_string.h"
 
-std::string JsonEscape(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
+namespace nmsparse {
 
 MetricLine& MetricLine::Add(const std::string& key, double value) {
   if (!std::isfinite(value)) {
@@ -51,7 +24,7 @@ MetricLine& MetricLine::Add(const std::string& key, int64_t value) {
 }
 
 MetricLine& MetricLine::Add(const std::string& key, const std::string& value) {
-  fields_.emplace_back(key, JsonEscape(value));
+  fields_.emplace_back(key, JsonString(value));
   return *this;
 }
 
@@ -59,7 +32,7 @@ std::string MetricLine::ToJson() const {
   std::string out = "{";
   for (size_t i = 0; i < fields_.size(); ++i) {
     if (i > 0) out += ",";
-    out += JsonEscape(fields_[i].first) + ":" + fields_[i].second;
+    out += JsonString(fields_[i].first) + ":" + fields_[i].second;
   }
   return out + "}";
 }

@@ -26,8 +26,6 @@ class MetricLine {
   std::vector<std::pair<std::string, std::string>> fields_;  // key -> encoded JSON value
 };
 
-std::string JsonEscape(const std::string& s);
-
 // Writes and flushes the line (stdout for rank 0).
 void EmitMetric(std::ostream& out, const MetricLine& line);
 
