@@ -153,7 +153,7 @@ TEST(ModelsTest, SmallModelsForwardShapes) {
   }
 }
 
-// The fused CPU kernels (attention, GELU) change how, not what, the models compute: the same weights give
+// The fused CPU kernels (attention, Mlp, GELU) change how, not what, the models compute: the same weights give
 // the same loss and gradients with them switched off (ATen's composite ops), for both families.
 TEST(ModelsTest, FusedKernelsMatchCompositeOps) {
   for (const auto& name : {"vit_micro_patch4_28", "swinv2_micro_window7_28"}) {
