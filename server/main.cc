@@ -5,8 +5,7 @@
 #include <thread>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
+#include "common/program_flags.h"
 #include "server/nm_server.h"
 #include "server/parallel_expander.h"
 #include "server/schemas_expander.h"
@@ -19,8 +18,14 @@ ABSL_FLAG(int64_t, grace_ms, 5000,
 ABSL_FLAG(int64_t, schedule_interval_ms, 1000, "periodic scheduling pass (passes also run on every event)");
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("nmserver --listen=127.0.0.1:50151 --db=./nmsparse.db");
-  absl::ParseCommandLine(argc, argv);
+  const auto positional = nmsparse::ParseProgramFlags(
+      argc, argv, "nmserver --listen=127.0.0.1:50151 --db=./nmsparse.db [flags]", __FILE__);
+  if (!positional) return 0;  // --help
+  if (positional->size() > 1) {
+    std::fprintf(stderr, "nmserver: unexpected argument '%s' (see nmserver --help)\n",
+                 (*positional)[1].c_str());
+    return 2;
+  }
   nmsparse::server::ServerOptions options;
   options.listen = absl::GetFlag(FLAGS_listen);
   options.db_path = absl::GetFlag(FLAGS_db);

@@ -12,10 +12,9 @@ sweep=${1:-schemas/examples/quick_fmnist_sweep.yaml}
 shift || true
 
 bash tools/bootstrap.sh
-bazel build --disk_cache="${HOME}/.cache/nmsparse-bazel-disk" \
-  //server:nmserver //worker/agent:nmworker //worker/trainer:nmtrain //cli:nmctl 2>&1 |
+bazel build --disk_cache="${HOME}/.cache/nmsparse-bazel-disk" //:nmserver //:nmworker //:nmtrain //:nmctl 2>&1 |
   grep -vE 'linux-sandbox|^\[[0-9,]+ / [0-9,]+\]' | tail -n 3
-bin="$root/bazel-bin"
+bin="$root/bazel-bin"  # The aliases' outputs stay at their packages' paths.
 state="$root/.nmsparse"
 mkdir -p "$state"
 

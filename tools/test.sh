@@ -1,24 +1,66 @@
 #!/usr/bin/env bash
-# Runs every test of nmsparse: installs what is missing (idempotent), builds everything offline, runs all tests.
-# Usage: tools/test.sh [extra bazel test arguments]
+# Runs every test of nmsparse: installs what is missing (idempotent), builds everything, runs all tests, in
+# stages whose times it prints:
+#   1. set-up: Debian packages (tools/bootstrap.sh)
+#   2. checks: the CMake source list and //:all_tests against Bazel's view
+#   3. Bazel: every target built and //:all_tests run, against Debian's LibTorch 1.13 (CPU, Gloo)
+#   4. LibTorch 2.x: the trainer built with CMake against pip's torch==2.11.0 with CUDA (compiled and linked,
+#      no GPU needed) and its tests run on the CPU (tools/test_libtorch2.sh; the venv is cached per machine)
+# Ends with one "N passed, M failed" line. Usage: tools/test.sh [extra bazel test arguments]
+# NMSPARSE_SKIP_LIBTORCH2=1 leaves out stage 4 (for a quick local run; CI always runs it).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+
+passed=0
+failed=0
+stage_times=()
+stage_start=$SECONDS
+end_stage() {  # end_stage NAME: records how long the stage took.
+  stage_times+=("$(printf '%-34s %4d s' "$1" $((SECONDS - stage_start)))")
+  stage_start=$SECONDS
+}
+count() {  # count RC: one passed or failed check.
+  if [[ $1 -eq 0 ]]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+}
+
 bash tools/bootstrap.sh || exit 1
-# The hand-written CMake build (GPU nodes) must list the sources Bazel builds nmtrain from.
+end_stage "1. set-up (Debian packages)"
+
+# The hand-written CMake build (GPU nodes) must list the sources Bazel builds nmtrain from, and the root test
+# suite must reach every test.
 bash tools/check_cmake_sources.sh
-cmake_rc=$?
+count $?
+bash tools/check_test_suite.sh
+count $?
+end_stage "2. source-list checks"
 
 log=$(mktemp)
-# The disk cache survives fresh clones on the same machine; the build is still complete without it.
-bazel test --disk_cache="${HOME}/.cache/nmsparse-bazel-disk" //... "$@" 2>&1 | tee "$log" |
-  grep -vE 'linux-sandbox|^\[[0-9,]+ / [0-9,]+\]'
-rc=${PIPESTATUS[0]}
+# //... also builds what no test depends on (benchmarks); //:all_tests is every test. The disk cache survives
+# fresh clones on the same machine; the build is still complete without it.
+bazel test --disk_cache="${HOME}/.cache/nmsparse-bazel-disk" //:all_tests //... "$@" 2>&1 |
+  tee "$log" | grep -vE 'linux-sandbox|^\[[0-9,]+ / [0-9,]+\]'
+bazel_rc=${PIPESTATUS[0]}
+passed=$((passed + $(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log")))
+failed=$((failed + $(grep -cE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|FLAKY)' "$log")))
+[[ $bazel_rc -ne 0 ]] && ! grep -qE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|FLAKY)' "$log" && count 1
+end_stage "3. Bazel, LibTorch 1.13 (CPU)"
 
-# One plain closing line with the counts, as any CI reader understands it.
-passed=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log")
-failed=$(grep -cE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|FLAKY)' "$log")
+libtorch2_rc=0
+if [[ "${NMSPARSE_SKIP_LIBTORCH2:-0}" != 1 ]]; then
+  bash tools/test_libtorch2.sh 2>&1 | tee "$log"
+  libtorch2_rc=${PIPESTATUS[0]}
+  ctest_passed=$(grep -cE 'Test +#[0-9]+: .* Passed' "$log")
+  ctest_failed=$(grep -cE 'Test +#[0-9]+: .*(\*\*\*|Not Run)' "$log")
+  passed=$((passed + ctest_passed))
+  failed=$((failed + ctest_failed))
+  # A configure or build failure runs no test: it still counts as one failure.
+  [[ $libtorch2_rc -ne 0 && $ctest_failed -eq 0 ]] && count 1
+  end_stage "4. CMake, LibTorch 2.11 + CUDA"
+fi
 rm -f "$log"
-if [[ $cmake_rc -eq 0 ]]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+
+echo "stage times:"
+printf '  %s\n' "${stage_times[@]}"
+# One plain closing line with the counts, as any CI reader understands it.
 echo "${passed} passed, ${failed} failed"
-[[ $rc -ne 0 ]] && exit "$rc"
-exit "$cmake_rc"
+[[ $failed -eq 0 && $bazel_rc -eq 0 && $libtorch2_rc -eq 0 ]]

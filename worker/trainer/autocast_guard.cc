@@ -3,6 +3,7 @@
 #include <ATen/autocast_mode.h>
 #include <c10/util/Exception.h>
 
+#include "worker/compat/torch_compat.h"
 #include "worker/trainer/models/classifier.h"
 
 namespace nmsparse {
@@ -12,18 +13,11 @@ AutocastGuard::AutocastGuard(bool bf16, c10::DeviceType device) {
   TORCH_CHECK(device == c10::DeviceType::CPU || device == c10::DeviceType::CUDA,
               "bf16 autocast runs on cpu or cuda, not ", device);
   active_ = true;
-  cuda_ = device == c10::DeviceType::CUDA;
-  if (cuda_) {
-    previous_enabled_ = at::autocast::is_enabled();
-    previous_dtype_ = at::autocast::get_autocast_gpu_dtype();
-    at::autocast::set_enabled(true);
-    at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
-  } else {
-    previous_enabled_ = at::autocast::is_cpu_enabled();
-    previous_dtype_ = at::autocast::get_autocast_cpu_dtype();
-    at::autocast::set_cpu_enabled(true);
-    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
-  }
+  device_ = device;
+  previous_enabled_ = compat::IsAutocastEnabled(device);
+  previous_dtype_ = compat::AutocastDtype(device);
+  compat::SetAutocastEnabled(device, true);
+  compat::SetAutocastDtype(device, at::kBFloat16);
   at::autocast::increment_nesting();
 }
 
@@ -32,13 +26,8 @@ AutocastGuard::~AutocastGuard() {
   // The cache holds bf16 copies of fp32 leaf weights for the scope's forward pass; after the optimizer step
   // they would be stale, so the outermost guard drops them (torch.autocast.__exit__).
   if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-  if (cuda_) {
-    at::autocast::set_enabled(previous_enabled_);
-    at::autocast::set_autocast_gpu_dtype(previous_dtype_);
-  } else {
-    at::autocast::set_cpu_enabled(previous_enabled_);
-    at::autocast::set_autocast_cpu_dtype(previous_dtype_);
-  }
+  compat::SetAutocastEnabled(device_, previous_enabled_);
+  compat::SetAutocastDtype(device_, previous_dtype_);
 }
 
 at::Tensor ForwardLogits(ClassifierImpl& model, const at::Tensor& images, bool bf16) {

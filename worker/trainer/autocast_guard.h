@@ -27,7 +27,7 @@ class AutocastGuard {
 
  private:
   bool active_ = false;
-  bool cuda_ = false;
+  c10::DeviceType device_ = c10::DeviceType::CPU;
   bool previous_enabled_ = false;
   c10::ScalarType previous_dtype_ = c10::ScalarType::Undefined;
 };

@@ -11,6 +11,7 @@
 
 #include "gtest/gtest.h"
 #include "schemas/experiment_config.h"
+#include "worker/compat/torch_compat.h"
 #include "worker/sparsity/layer_rule.h"
 #include "worker/sparsity/nm_mask.h"
 #include "worker/sparsity/sparse_linear.h"
@@ -29,14 +30,14 @@ namespace {
 class AutocastTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_FALSE(at::autocast::is_cpu_enabled());
-    ASSERT_EQ(at::autocast::get_autocast_cpu_dtype(), at::kBFloat16);
+    ASSERT_FALSE(compat::IsAutocastEnabled(at::kCPU));
+    ASSERT_EQ(compat::AutocastDtype(at::kCPU), at::kBFloat16);
   }
   void TearDown() override {
-    EXPECT_FALSE(at::autocast::is_cpu_enabled());
-    EXPECT_FALSE(at::autocast::is_enabled());
-    at::autocast::set_cpu_enabled(false);
-    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+    EXPECT_FALSE(compat::IsAutocastEnabled(at::kCPU));
+    EXPECT_FALSE(compat::IsAutocastEnabled(at::kCUDA));
+    compat::SetAutocastEnabled(at::kCPU, false);
+    compat::SetAutocastDtype(at::kCPU, at::kBFloat16);
   }
 };
 
@@ -45,16 +46,16 @@ TEST_F(AutocastTest, LinearIsBf16InsideTheGuardAndFp32AfterIt) {
   const auto w = torch::randn({16, 8});
   {
     AutocastGuard guard(true, c10::DeviceType::CPU);
-    EXPECT_TRUE(at::autocast::is_cpu_enabled());
-    EXPECT_FALSE(at::autocast::is_enabled());  // CUDA autocast untouched by a CPU guard.
+    EXPECT_TRUE(compat::IsAutocastEnabled(at::kCPU));
+    EXPECT_FALSE(compat::IsAutocastEnabled(at::kCUDA));  // CUDA autocast untouched by a CPU guard.
     EXPECT_EQ(torch::linear(x, w).scalar_type(), at::kBFloat16);
     EXPECT_EQ((x + 1).scalar_type(), at::kFloat);  // Not an autocast op: as it was.
   }
-  EXPECT_FALSE(at::autocast::is_cpu_enabled());
+  EXPECT_FALSE(compat::IsAutocastEnabled(at::kCPU));
   EXPECT_EQ(torch::linear(x, w).scalar_type(), at::kFloat);
   {
     AutocastGuard off(false, c10::DeviceType::CPU);  // fp32 runs: nothing changes.
-    EXPECT_FALSE(at::autocast::is_cpu_enabled());
+    EXPECT_FALSE(compat::IsAutocastEnabled(at::kCPU));
     EXPECT_EQ(torch::linear(x, w).scalar_type(), at::kFloat);
   }
 }
@@ -66,25 +67,25 @@ TEST_F(AutocastTest, GuardRestoresThePreviousState) {
     AutocastGuard outer(true, c10::DeviceType::CPU);
     {
       AutocastGuard inner(true, c10::DeviceType::CPU);
-      EXPECT_TRUE(at::autocast::is_cpu_enabled());
+      EXPECT_TRUE(compat::IsAutocastEnabled(at::kCPU));
     }
-    EXPECT_TRUE(at::autocast::is_cpu_enabled());  // The outer scope is still autocast.
+    EXPECT_TRUE(compat::IsAutocastEnabled(at::kCPU));  // The outer scope is still autocast.
   }
-  EXPECT_FALSE(at::autocast::is_cpu_enabled());
-  at::autocast::set_cpu_enabled(true);  // Turned on by someone else: left on.
+  EXPECT_FALSE(compat::IsAutocastEnabled(at::kCPU));
+  compat::SetAutocastEnabled(at::kCPU, true);  // Turned on by someone else: left on.
   { AutocastGuard guard(true, c10::DeviceType::CPU); }
-  EXPECT_TRUE(at::autocast::is_cpu_enabled());
-  at::autocast::set_cpu_enabled(false);
+  EXPECT_TRUE(compat::IsAutocastEnabled(at::kCPU));
+  compat::SetAutocastEnabled(at::kCPU, false);
 
-  ASSERT_EQ(at::autocast::get_autocast_gpu_dtype(), at::kHalf);
+  ASSERT_EQ(compat::AutocastDtype(at::kCUDA), at::kHalf);
   {
     AutocastGuard cuda(true, c10::DeviceType::CUDA);
-    EXPECT_TRUE(at::autocast::is_enabled());
-    EXPECT_FALSE(at::autocast::is_cpu_enabled());
-    EXPECT_EQ(at::autocast::get_autocast_gpu_dtype(), at::kBFloat16);
+    EXPECT_TRUE(compat::IsAutocastEnabled(at::kCUDA));
+    EXPECT_FALSE(compat::IsAutocastEnabled(at::kCPU));
+    EXPECT_EQ(compat::AutocastDtype(at::kCUDA), at::kBFloat16);
   }
-  EXPECT_FALSE(at::autocast::is_enabled());
-  EXPECT_EQ(at::autocast::get_autocast_gpu_dtype(), at::kHalf);
+  EXPECT_FALSE(compat::IsAutocastEnabled(at::kCUDA));
+  EXPECT_EQ(compat::AutocastDtype(at::kCUDA), at::kHalf);
   EXPECT_THROW(AutocastGuard(true, c10::DeviceType::Meta), c10::Error);
 }
 
@@ -201,11 +202,10 @@ resources: {precision: bf16}
 sparsity: {sparsity_type: STRUCTURED_NM, decay_type: EXP, decay_coef: 0.05, n_sparsity: 2, m_sparsity: 4,
            sparsity_loc: FF}
 )");
-  std::ostringstream metrics, log;
-  TrainerOptions options;
-  options.out_dir = TestTempDir("bf16");
-  options.metrics = &metrics;
-  options.log = &log;
+  CapturedRun run("bf16");
+  const TrainerOptions& options = run.options;
+  std::ostringstream& metrics = run.metrics;
+  std::ostringstream& log = run.log;
   ASSERT_EQ(RunTraining(config, options), kExitOk) << log.str();
   EXPECT_NE(log.str().find("bf16 autocast"), std::string::npos) << log.str();
   const auto steps = MetricLines(metrics.str(), "step");

@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "schemas/param_filter.h"
 #include "schemas/step_schedule.h"
+#include "worker/compat/torch_compat.h"
 
 namespace nmsparse {
 namespace {
@@ -51,7 +52,7 @@ void MaskOptimizerState(torch::optim::Optimizer* optimizer, const torch::Tensor&
                         const torch::Tensor& mask) {
   if (optimizer == nullptr) return;
   auto& state = optimizer->state();
-  auto it = state.find(c10::guts::to_string(param.unsafeGetTensorImpl()));
+  auto it = state.find(compat::OptimizerStateKey(param));
   if (it == state.end() || !it->second) return;
   auto zero = [&](const torch::Tensor& t) {
     if (t.defined() && t.sizes() == mask.sizes()) t.mul_(mask);

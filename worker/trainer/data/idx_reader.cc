@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
 
 #include "absl/status/status.h"
@@ -82,10 +83,23 @@ absl::StatusOr<std::unique_ptr<Dataset>> LoadIdxDataset(const std::string& image
       new InMemoryDataset(shape, num_classes, std::move(images->data), std::move(label_values)));
 }
 
+std::string FashionMnistDir(const std::string& dir) {
+  if (!dir.empty()) return dir;
+  const char* from_env = std::getenv(kFashionMnistDirVariable);
+  return from_env != nullptr && *from_env != '\0' ? from_env : kFashionMnistDefaultDir;
+}
+
 absl::StatusOr<std::unique_ptr<Dataset>> LoadFashionMnist(const std::string& dir, bool train) {
-  const std::string root = dir.empty() ? kFashionMnistDefaultDir : dir;
+  const std::string root = FashionMnistDir(dir);
   const std::string prefix = root + (train ? "/train" : "/t10k");
-  return LoadIdxDataset(prefix + "-images-idx3-ubyte.gz", prefix + "-labels-idx1-ubyte.gz");
+  auto data = LoadIdxDataset(prefix + "-images-idx3-ubyte.gz", prefix + "-labels-idx1-ubyte.gz");
+  if (absl::IsNotFound(data.status())) {
+    return absl::NotFoundError(absl::StrCat(
+        data.status().message(), ". Fashion-MNIST is not in ", root, ": install it (apt-get install ",
+        "dataset-fashion-mnist), or unpack that package anywhere and set ", kFashionMnistDirVariable,
+        " to its usr/share/datasets/fashion-mnist (docs/gpu.md), or set data.path"));
+  }
+  return data;
 }
 
 }  // namespace nmsparse

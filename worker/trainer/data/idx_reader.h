@@ -26,11 +26,16 @@ absl::StatusOr<IdxArray> ReadIdxFile(const std::string& path);
 absl::StatusOr<std::unique_ptr<Dataset>> LoadIdxDataset(const std::string& images_path,
                                                         const std::string& labels_path);
 
-// Fashion-MNIST from `dir` (default /usr/share/datasets/fashion-mnist when empty): the 60k training split
-// (train-*-ubyte.gz) or the 10k test split (t10k-*-ubyte.gz).
-absl::StatusOr<std::unique_ptr<Dataset>> LoadFashionMnist(const std::string& dir, bool train);
+constexpr char kFashionMnistDefaultDir[] = "/usr/share/datasets/fashion-mnist";  // Debian's package
+constexpr char kFashionMnistDirVariable[] = "NMSPARSE_FASHION_MNIST";            // where it is elsewhere
 
-constexpr char kFashionMnistDefaultDir[] = "/usr/share/datasets/fashion-mnist";
+// The directory Fashion-MNIST is read from: `dir` when given (the spec's data.path), else
+// $NMSPARSE_FASHION_MNIST when set, else Debian's kFashionMnistDefaultDir.
+std::string FashionMnistDir(const std::string& dir);
+
+// Fashion-MNIST from FashionMnistDir(dir): the 60k training split (train-*-ubyte.gz) or the 10k test split
+// (t10k-*-ubyte.gz). When the files are missing the NotFound error says how to get them.
+absl::StatusOr<std::unique_ptr<Dataset>> LoadFashionMnist(const std::string& dir, bool train);
 
 }  // namespace nmsparse
 

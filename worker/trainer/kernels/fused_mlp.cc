@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "worker/compat/torch_compat.h"
 #include "worker/trainer/kernels/blas_gemm.h"
 #include "worker/trainer/kernels/fused_kernels_switch.h"
 #include "worker/trainer/kernels/gelu_rows.h"
@@ -153,7 +154,8 @@ bool IsCpuFloat(const torch::Tensor& t) {
 
 bool FusedMlpApplies(const torch::Tensor& x, const torch::Tensor& fc1_weight, const torch::Tensor& fc1_bias,
                      const torch::Tensor& fc2_weight, const torch::Tensor& fc2_bias) {
-  if (!FusedKernelsEnabled() || !HaveBlasGemm() || !GeluRowsVectorised() || at::autocast::is_cpu_enabled()) {
+  if (!FusedKernelsEnabled() || !HaveBlasGemm() || !GeluRowsVectorised() ||
+      compat::IsAutocastEnabled(at::kCPU)) {
     return false;
   }
   for (const auto* t : {&x, &fc1_weight, &fc1_bias, &fc2_weight, &fc2_bias}) {

@@ -50,7 +50,9 @@ TEST(ModelsTest, ModulesMatchCatalogueParametersAndTimmCounts) {
     }
     EXPECT_EQ(count, ParameterCount(arch)) << name;
     auto timm = timm_counts.find(name);
-    if (timm != timm_counts.end()) EXPECT_EQ(count, timm->second) << name;
+    if (timm != timm_counts.end()) {
+      EXPECT_EQ(count, timm->second) << name;
+    }
   }
 }
 
@@ -153,8 +155,8 @@ TEST(ModelsTest, SmallModelsForwardShapes) {
   }
 }
 
-// The fused CPU kernels (attention, Mlp, GELU) change how, not what, the models compute: the same weights give
-// the same loss and gradients with them switched off (ATen's composite ops), for both families.
+// The fused CPU kernels (attention, Mlp, GELU) change how, not what, the models compute: the same weights
+// give the same loss and gradients with them switched off (ATen's composite ops), for both families.
 TEST(ModelsTest, FusedKernelsMatchCompositeOps) {
   for (const auto& name : {"vit_micro_patch4_28", "swinv2_micro_window7_28"}) {
     torch::manual_seed(1);

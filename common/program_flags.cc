@@ -1,0 +1,45 @@
+#include "common/program_flags.h"
+
+#include <algorithm>
+#include <iostream>
+
+#include "absl/flags/internal/program_name.h"
+#include "absl/flags/internal/usage.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+
+namespace nmsparse {
+
+std::vector<std::string> NormalizeFlagNames(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  for (size_t i = 1; i < args.size(); ++i) {
+    std::string& a = args[i];
+    if (a == "--") break;
+    if (a.rfind("--", 0) != 0) continue;
+    const size_t end = std::min(a.find('='), a.size());
+    std::replace(a.begin() + 2, a.begin() + static_cast<std::ptrdiff_t>(end), '-', '_');
+  }
+  return args;
+}
+
+std::optional<std::vector<std::string>> ParseProgramFlags(int argc, char** argv, const std::string& usage,
+                                                          const std::string& main_file) {
+  absl::SetProgramUsageMessage(usage);
+  absl::flags_internal::SetProgramInvocationName(argv[0]);  // Set by parsing, which --help skips.
+  std::vector<std::string> normalized = NormalizeFlagNames(argc, argv);
+  for (size_t i = 1; i < normalized.size() && normalized[i] != "--"; ++i) {
+    if (normalized[i] == "--help" || normalized[i] == "-h") {
+      // The filter keeps the flags defined in files named like main_file minus its extension.
+      const std::string stem = main_file.substr(0, main_file.rfind('.') + 1);
+      absl::flags_internal::FlagsHelp(std::cout, stem, absl::flags_internal::HelpFormat::kHumanReadable,
+                                      usage);
+      return std::nullopt;
+    }
+  }
+  std::vector<char*> args;
+  for (std::string& a : normalized) args.push_back(a.data());
+  std::vector<char*> positional = absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
+  return std::vector<std::string>(positional.begin(), positional.end());
+}
+
+}  // namespace nmsparse

@@ -1,0 +1,92 @@
+// The one place where nmsparse's LibTorch code differs between the versions it builds against: Debian's
+// LibTorch 1.13 (CPU, the Bazel build) and pip's LibTorch 2.x (CUDA, the GPU nodes' CMake build). Every
+// call whose name or signature changed goes through here, so that the rest of the code reads the same on
+// both (docs/gpu.md, "LibTorch versions").
+#ifndef NMSPARSE_WORKER_COMPAT_TORCH_COMPAT_H_
+#define NMSPARSE_WORKER_COMPAT_TORCH_COMPAT_H_
+
+#include <ATen/autocast_mode.h>
+#include <ATen/core/Tensor.h>
+#include <torch/version.h>
+
+#include <string>
+
+#if TORCH_VERSION_MAJOR < 2
+#include <c10/util/string_utils.h>
+#endif
+
+#define NMSPARSE_TORCH_AT_LEAST(major, minor) \
+  (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
+
+// Gloo's process group. Torch's CMake config defines USE_C10D_GLOO even where the package ships no gloo
+// headers (pip's wheels), and another package's gloo headers (Debian's) would not match the gloo built into
+// that library: the build says which (NMSPARSE_WITH_GLOO, from CMakeLists.txt or third_party/system.BUILD).
+#if defined(NMSPARSE_WITH_GLOO)
+#define NMSPARSE_HAS_GLOO NMSPARSE_WITH_GLOO
+#elif defined(USE_C10D_GLOO) && __has_include(<gloo/algorithm.h>)
+#define NMSPARSE_HAS_GLOO 1
+#else
+#define NMSPARSE_HAS_GLOO 0
+#endif
+
+namespace nmsparse::compat {
+
+// at::scaled_dot_product_attention with its `scale` argument (2.1).
+constexpr bool kHaveSdpa = NMSPARSE_TORCH_AT_LEAST(2, 1);
+
+// The key of a parameter in torch::optim::Optimizer::state(): the TensorImpl's address as a string in 1.x,
+// the address itself in 2.x.
+inline auto OptimizerStateKey(const at::Tensor& param) {
+#if NMSPARSE_TORCH_AT_LEAST(2, 0)
+  return static_cast<void*>(param.unsafeGetTensorImpl());
+#else
+  return c10::guts::to_string(param.unsafeGetTensorImpl());
+#endif
+}
+
+// Autocast state per device type. 2.4 replaced the per-device functions (is_cpu_enabled,
+// set_autocast_gpu_dtype, ...) with ones taking the device type; the old ones still link in 2.x but warn.
+inline bool IsAutocastEnabled(c10::DeviceType device) {
+#if NMSPARSE_TORCH_AT_LEAST(2, 4)
+  return at::autocast::is_autocast_enabled(device);
+#else
+  return device == c10::DeviceType::CUDA ? at::autocast::is_enabled() : at::autocast::is_cpu_enabled();
+#endif
+}
+
+inline void SetAutocastEnabled(c10::DeviceType device, bool enabled) {
+#if NMSPARSE_TORCH_AT_LEAST(2, 4)
+  at::autocast::set_autocast_enabled(device, enabled);
+#else
+  if (device == c10::DeviceType::CUDA) {
+    at::autocast::set_enabled(enabled);
+  } else {
+    at::autocast::set_cpu_enabled(enabled);
+  }
+#endif
+}
+
+inline c10::ScalarType AutocastDtype(c10::DeviceType device) {
+#if NMSPARSE_TORCH_AT_LEAST(2, 4)
+  return at::autocast::get_autocast_dtype(device);
+#else
+  return device == c10::DeviceType::CUDA ? at::autocast::get_autocast_gpu_dtype()
+                                         : at::autocast::get_autocast_cpu_dtype();
+#endif
+}
+
+inline void SetAutocastDtype(c10::DeviceType device, c10::ScalarType dtype) {
+#if NMSPARSE_TORCH_AT_LEAST(2, 4)
+  at::autocast::set_autocast_dtype(device, dtype);
+#else
+  if (device == c10::DeviceType::CUDA) {
+    at::autocast::set_autocast_gpu_dtype(dtype);
+  } else {
+    at::autocast::set_autocast_cpu_dtype(dtype);
+  }
+#endif
+}
+
+}  // namespace nmsparse::compat
+
+#endif  // NMSPARSE_WORKER_COMPAT_TORCH_COMPAT_H_
