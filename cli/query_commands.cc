@@ -14,6 +14,7 @@
 #include "cli/run_format.h"
 #include "cli/table_printer.h"
 #include "google/protobuf/struct.pb.h"
+#include "worker/contract/trainer_contract.h"
 
 namespace nmsparse::cli {
 namespace {
@@ -140,6 +141,13 @@ int RunRunCommand(const CommandContext& context) {
   if (!run.message().empty()) out << "  message:  " << run.message() << "\n";
   if (!run.final_metrics().empty()) {
     out << "  final:    " << FormatValues(run.final_metrics()) << "\n";
+  }
+  // The trainer's latest epoch or final line names every rank's device (cpu, or cuda:K and the GPU model).
+  for (auto point = response->metrics().rbegin(); point != response->metrics().rend(); ++point) {
+    const auto devices = point->labels().find(contract::kDevicesLabel);
+    if (devices == point->labels().end()) continue;
+    out << "  devices:  " << devices->second << " (attempt " << point->attempt() << ")\n";
+    break;
   }
   out << "\nspec:\n" << run.resolved_spec();
   if (!run.resolved_spec().empty() && run.resolved_spec().back() != '\n') out << "\n";

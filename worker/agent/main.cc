@@ -8,10 +8,9 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/program_flags.h"
 #include "worker/agent/agent.h"
 #include "worker/agent/agent_log.h"
 #include "worker/agent/rank_process.h"
@@ -33,21 +32,6 @@ ABSL_FLAG(int, kill_grace_ms, 5000, "Time between SIGTERM and SIGKILL when stopp
 namespace {
 
 using nmsparse::agent::AgentLog;
-
-// Flags may be spelled with dashes (--cpu-slots=1); absl wants underscores.
-std::vector<std::string> NormalizeFlagNames(int argc, char** argv) {
-  std::vector<std::string> args(argv, argv + argc);
-  for (size_t i = 1; i < args.size(); ++i) {
-    std::string& a = args[i];
-    if (a == "--") break;
-    if (a.rfind("--", 0) != 0) continue;
-    const size_t end = std::min(a.find('='), a.size());
-    for (size_t c = 2; c < end; ++c) {
-      if (a[c] == '-') a[c] = '_';
-    }
-  }
-  return args;
-}
 
 std::string SelfDirectory() {
   char buffer[PATH_MAX];
@@ -77,14 +61,13 @@ std::string HostName(const std::string& flag) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "nmworker --coordinator=HOST:PORT --work_dir=DIR [--gpus=auto|N|0,1] [--cpu-slots=N]");
-  std::vector<std::string> normalized = NormalizeFlagNames(argc, argv);
-  std::vector<char*> args;
-  for (std::string& a : normalized) args.push_back(a.data());
-  std::vector<char*> positional = absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
-  if (positional.size() > 1) {
-    AgentLog(absl::StrCat("unexpected argument '", positional[1], "'"));
+  const auto positional = nmsparse::ParseProgramFlags(
+      argc, argv,
+      "nmworker --coordinator=HOST:PORT --work_dir=DIR [--gpus=auto|N|0,1] [--cpu-slots=N] [flags]",
+      __FILE__);
+  if (!positional) return 0;  // --help
+  if (positional->size() > 1) {
+    AgentLog(absl::StrCat("unexpected argument '", (*positional)[1], "' (see nmworker --help)"));
     return 2;
   }
 

@@ -6,6 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
+#include "worker/contract/trainer_contract.h"
 
 namespace nmsparse::agent {
 namespace {
@@ -27,18 +28,20 @@ std::optional<MetricLine> ParseMetricLine(absl::string_view line) {
   if (!google::protobuf::util::JsonStringToMessage(std::string(line), &object).ok()) return std::nullopt;
 
   const auto& fields = object.fields();
-  const auto kind = fields.find("kind");
+  const auto kind = fields.find(contract::kKindKey);
   if (kind == fields.end() || kind->second.kind_case() != google::protobuf::Value::kStringValue) {
     return std::nullopt;
   }
   const std::string& kind_name = kind->second.string_value();
-  if (kind_name != "epoch" && kind_name != "step" && kind_name != "final") return std::nullopt;
+  if (kind_name != contract::kKindEpoch && kind_name != contract::kKindStep &&
+      kind_name != contract::kKindFinal)
+    return std::nullopt;
 
   MetricLine out;
-  out.is_final = kind_name == "final";
+  out.is_final = kind_name == contract::kKindFinal;
   out.point.set_kind(kind_name);
   for (const auto& [name, value] : fields) {
-    if (name == "kind") continue;
+    if (name == contract::kKindKey) continue;
     if (name == "epoch" || name == "step") {
       const std::optional<uint64_t> counter = AsCounter(value);
       if (!counter) return std::nullopt;

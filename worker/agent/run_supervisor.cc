@@ -18,8 +18,7 @@
 #include "absl/strings/str_join.h"
 #include "worker/agent/metric_line_parser.h"
 #include "worker/agent/rank_process.h"
-
-extern char** environ;
+#include "worker/contract/trainer_contract.h"
 
 namespace nmsparse::agent {
 namespace {
@@ -27,20 +26,6 @@ namespace {
 constexpr size_t kStderrTailLines = 20;
 constexpr size_t kStderrTailChars = 2000;
 constexpr auto kPollInterval = std::chrono::milliseconds(50);
-
-// The agent's environment without the variables that the rank's own values replace.
-std::vector<std::string> BaseEnvironment() {
-  static const char* kReplaced[] = {
-      "RANK=", "WORLD_SIZE=", "LOCAL_RANK=", "MASTER_ADDR=", "MASTER_PORT=", "CUDA_VISIBLE_DEVICES="};
-  std::vector<std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    absl::string_view entry(*e);
-    bool replaced = false;
-    for (const char* prefix : kReplaced) replaced = replaced || absl::StartsWith(entry, prefix);
-    if (!replaced) env.emplace_back(entry);
-  }
-  return env;
-}
 
 bool WriteFile(const std::string& path, const std::string& content) {
   const std::string tmp = path + ".tmp";
@@ -64,27 +49,6 @@ bool MakeDirs(const std::string& path) {
 }
 
 }  // namespace
-
-std::string DescribeTrainerExit(int code) {
-  switch (code) {
-    case 0:
-      return "ok";
-    case 2:
-      return "bad spec";
-    case 3:
-      return "data error";
-    case 4:
-      return "training error";
-    case 5:
-      return "distributed failure";
-    case 143:
-      return "terminated (SIGTERM)";
-    case 137:
-      return "killed (SIGKILL)";
-    default:
-      return code > 128 ? absl::StrCat("killed by signal ", code - 128) : "error";
-  }
-}
 
 int RunSupervisor::PickFreePort() {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -136,6 +100,7 @@ void RunSupervisor::OnStdout(uint32_t rank, absl::string_view line) {
       if (metric->is_final) {
         std::lock_guard<std::mutex> lock(mu_);
         for (const auto& [name, value] : metric->point.values()) final_metrics_[name] = value;
+        final_labels_.insert(metric->point.labels().begin(), metric->point.labels().end());
       }
       metric->point.set_run_id(launch_.run_id);
       metric->point.set_attempt(launch_.attempt);
@@ -167,24 +132,19 @@ RunOutcome RunSupervisor::Supervise() {
     return outcome;
   }
 
+  if (absl::Status devices = CheckRankDevices(launch_); !devices.ok()) {
+    outcome.state = v1::FAILED;
+    outcome.exit_code = -1;
+    outcome.message = absl::StrCat("nmworker cannot start the run: ", devices.message());
+    return outcome;
+  }
+
   // Ranks are started from this thread, which lives until they have ended (PR_SET_PDEATHSIG follows it).
-  const std::vector<std::string> base_env = BaseEnvironment();
+  const std::vector<std::string> base_env = AgentEnvironmentForRanks();
   const int port = PickFreePort();
   std::vector<std::unique_ptr<RankProcess>> ranks;
   for (size_t r = 0; r < world && stop_.load() == StopReason::kNone; ++r) {
-    RankCommand command;
-    command.argv = {launch_.trainer, "--spec", spec_path, "--out", launch_.run_dir, "--resume"};
-    command.argv.insert(command.argv.end(), launch_.trainer_args.begin(), launch_.trainer_args.end());
-    command.env = base_env;
-    const RankDevice device = launch_.ranks.empty() ? RankDevice{} : launch_.ranks[r];
-    command.env.push_back(absl::StrCat("RANK=", r));
-    command.env.push_back(absl::StrCat("LOCAL_RANK=", r));
-    command.env.push_back(absl::StrCat("WORLD_SIZE=", world));
-    command.env.push_back(absl::StrCat("MASTER_ADDR=", launch_.master_addr));
-    command.env.push_back(absl::StrCat("MASTER_PORT=", port));
-    command.env.push_back(
-        absl::StrCat("CUDA_VISIBLE_DEVICES=", device.gpu >= 0 ? absl::StrCat(device.gpu) : ""));
-    command.cwd = launch_.run_dir;
+    RankCommand command = MakeRankCommand(launch_, r, port, base_env, spec_path);
     const uint32_t rank = static_cast<uint32_t>(r);
     absl::StatusOr<std::unique_ptr<RankProcess>> process = RankProcess::Start(
         command, [this, rank](absl::string_view line) { OnStdout(rank, line); },
@@ -248,7 +208,7 @@ RunOutcome RunSupervisor::Supervise() {
       return outcome;
     case StopReason::kShutdown:
       outcome.state = v1::FAILED;
-      outcome.exit_code = first_failure ? first_failure->second : 143;
+      outcome.exit_code = first_failure ? first_failure->second : contract::kExitTerminated;
       outcome.message = "nmworker shut down";
       return outcome;
     case StopReason::kNone:
@@ -265,12 +225,30 @@ RunOutcome RunSupervisor::Supervise() {
     outcome.state = v1::FAILED;
     outcome.exit_code = code;
     outcome.message =
-        absl::StrCat("rank ", rank, " exited with code ", code, " (", DescribeTrainerExit(code), ")");
+        absl::StrCat("rank ", rank, " exited with code ", code, " (", contract::DescribeExit(code), ")");
     if (!tail.empty()) absl::StrAppend(&outcome.message, ":\n", tail);
+    return outcome;
+  }
+  if (std::string wrong = WrongDevice(); !wrong.empty()) {
+    outcome.state = v1::FAILED;
+    outcome.exit_code = -1;
+    outcome.message = wrong;
     return outcome;
   }
   outcome.state = v1::SUCCEEDED;
   return outcome;
+}
+
+std::string RunSupervisor::WrongDevice() {
+  if (!OnGpus(launch_)) return "";
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto device = final_labels_.find(contract::kDeviceLabel);
+  const std::string reported = device == final_labels_.end() ? "" : device->second;
+  if (absl::StartsWith(reported, contract::kDeviceCuda)) return "";
+  return absl::StrCat("the run was placed on GPU slots but rank 0 reported ",
+                      reported.empty() ? "no device" : absl::StrCat("device '", reported, "'"),
+                      " in its final line: a GPU run must train on its GPU (is ", launch_.trainer,
+                      " a CUDA build of nmtrain?)");
 }
 
 }  // namespace nmsparse::agent

@@ -18,25 +18,9 @@
 
 #include "absl/strings/string_view.h"
 #include "nmsparse/v1/sweep.pb.h"
+#include "worker/agent/run_launch.h"
 
 namespace nmsparse::agent {
-
-// What a rank runs on: a GPU (its CUDA device number) or a CPU slot.
-struct RankDevice {
-  int gpu = -1;  // -1: CPU slot (CUDA_VISIBLE_DEVICES is set empty).
-};
-
-struct RunLaunch {
-  int64_t run_id = 0;
-  uint32_t attempt = 0;
-  std::string spec_yaml;  // Written to <run_dir>/spec.yaml.
-  std::string run_dir;    // Spec and checkpoints; the same directory for every attempt of the run.
-  std::string trainer;    // The nmtrain binary.
-  std::vector<std::string> trainer_args;  // Extra arguments (e.g. --threads N).
-  std::vector<RankDevice> ranks;          // One per rank; rank 0 first.
-  std::string master_addr = "127.0.0.1";
-  std::chrono::milliseconds kill_grace{5000};  // SIGTERM -> SIGKILL.
-};
 
 enum class StopReason {
   kNone,
@@ -59,9 +43,6 @@ struct RunCallbacks {
   std::function<void(uint32_t rank, absl::string_view)> on_log;
   std::function<void(const RunOutcome&)> on_done;  // Last call, from the supervisor's thread.
 };
-
-// The meaning of an nmtrain exit code, for messages.
-std::string DescribeTrainerExit(int code);
 
 class RunSupervisor {
  public:
@@ -87,6 +68,8 @@ class RunSupervisor {
   RunOutcome Supervise();
   void OnStdout(uint32_t rank, absl::string_view line);
   void OnStderr(uint32_t rank, absl::string_view line);
+  // Why a successful run on GPU slots is not a success: rank 0's final line names no GPU. "" when fine.
+  std::string WrongDevice();
 
   const RunLaunch launch_;
   const RunCallbacks callbacks_;
@@ -97,6 +80,7 @@ class RunSupervisor {
   std::mutex mu_;                        // Guards what the reader threads fill in.
   std::deque<std::string> stderr_tail_;  // Last stderr lines of any rank, for the failure message.
   std::map<std::string, double> final_metrics_;
+  std::map<std::string, std::string> final_labels_;  // e.g. the device rank 0 trained on.
 };
 
 }  // namespace nmsparse::agent

@@ -14,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "worker/contract/trainer_contract.h"
 
 namespace nmsparse::agent {
 namespace {
@@ -34,13 +35,18 @@ class RunSupervisorTest : public ::testing::Test {
   }
 
   RunOutcome Run(const std::string& trainer, int ranks, StopReason stop_after_start = StopReason::kNone) {
+    return Run(trainer, std::vector<RankDevice>(ranks), stop_after_start);
+  }
+
+  RunOutcome Run(const std::string& trainer, const std::vector<RankDevice>& ranks,
+                 StopReason stop_after_start = StopReason::kNone) {
     RunLaunch launch;
     launch.run_id = 7;
     launch.attempt = 2;
     launch.spec_yaml = "name: test\n";
     launch.run_dir = dir_ + "/runs/7";
     launch.trainer = trainer;
-    launch.ranks.resize(ranks);
+    launch.ranks = ranks;
     launch.kill_grace = std::chrono::milliseconds(500);
     std::mutex mu;
     std::condition_variable cv;
@@ -93,6 +99,7 @@ TEST_F(RunSupervisorTest, SuccessfulRunRoutesMetricsAndLogs) {
 test "$1" = --spec || exit 9
 grep -q 'name: test' "$2" || exit 8
 test "$3" = --out && test "$5" = --resume || exit 7
+test "$6 $7" = "--device cpu" || exit 6
 echo "starting rank $RANK of $WORLD_SIZE on [$CUDA_VISIBLE_DEVICES] port $MASTER_PORT"
 echo '{"kind":"epoch","epoch":1,"step":10,"loss":0.5,"phase":"dense"}'
 echo '{"kind":"final","epoch":1,"step":10,"top1":42.5}'
@@ -112,6 +119,30 @@ echo 'a warning' >&2
   const size_t start = logs_[0] == "0:a warning" ? 1 : 0;
   EXPECT_TRUE(absl::StartsWith(logs_[start], "0:starting rank 0 of 1 on [] port ")) << logs_[start];
   EXPECT_EQ(logs_[1 - start], "0:a warning");
+}
+
+// A run on GPU slots whose trainer reports the CPU (a CPU-only nmtrain, say) is an error, not a slow success.
+TEST_F(RunSupervisorTest, GpuRunThatTrainedOnTheCpuFails) {
+  const std::string trainer = FakeTrainer(R"(
+test "$6 $7" = "--device cuda" || exit 6
+echo "{\"kind\":\"final\",\"epoch\":1,\"step\":10,\"top1\":0.5,\"device\":\"$FAKE_DEVICE\"}"
+)");
+  setenv("FAKE_DEVICE", "cpu", 1);
+  RunOutcome outcome = Run(trainer, {RankDevice{0}, RankDevice{2}});
+  EXPECT_EQ(outcome.state, v1::FAILED);
+  EXPECT_NE(outcome.message.find("placed on GPU slots but rank 0 reported device 'cpu'"), std::string::npos)
+      << outcome.message;
+  setenv("FAKE_DEVICE", "cuda:0 NVIDIA H100 80GB HBM3", 1);
+  outcome = Run(trainer, {RankDevice{0}, RankDevice{2}});
+  EXPECT_EQ(outcome.state, v1::SUCCEEDED) << outcome.message;
+  unsetenv("FAKE_DEVICE");
+}
+
+TEST_F(RunSupervisorTest, RunMixingGpuAndCpuSlotsIsRefused) {
+  const RunOutcome outcome = Run(FakeTrainer("exit 0"), {RankDevice{1}, RankDevice{-1}});
+  EXPECT_EQ(outcome.state, v1::FAILED);
+  EXPECT_NE(outcome.message.find("must all train on GPUs or all on the CPU"), std::string::npos)
+      << outcome.message;
 }
 
 TEST_F(RunSupervisorTest, OnlyRankZeroPrintsMetrics) {
@@ -160,10 +191,10 @@ TEST_F(RunSupervisorTest, MissingTrainerFails) {
   EXPECT_NE(outcome.message.find("cannot start rank 0"), std::string::npos) << outcome.message;
 }
 
-TEST(DescribeTrainerExitTest, DocumentedCodes) {
-  EXPECT_EQ(DescribeTrainerExit(2), "bad spec");
-  EXPECT_EQ(DescribeTrainerExit(143), "terminated (SIGTERM)");
-  EXPECT_EQ(DescribeTrainerExit(130), "killed by signal 2");
+TEST(DescribeExitTest, DocumentedCodes) {
+  EXPECT_EQ(contract::DescribeExit(2), "bad spec");
+  EXPECT_EQ(contract::DescribeExit(143), "terminated (SIGTERM)");
+  EXPECT_EQ(contract::DescribeExit(130), "killed by signal 2");
 }
 
 TEST(PickFreePortTest, ReturnsAPort) {

@@ -1,18 +1,20 @@
-// nmtrain's exit codes (docs/nmtrain.md); the worker agent maps them onto run outcomes.
+// nmtrain's exit codes (defined in the contract with the worker agent) and the error that carries one.
 #ifndef NMSPARSE_WORKER_TRAINER_EXIT_CODES_H_
 #define NMSPARSE_WORKER_TRAINER_EXIT_CODES_H_
 
 #include <stdexcept>
 #include <string>
 
+#include "worker/contract/trainer_contract.h"
+
 namespace nmsparse {
 
-constexpr int kExitOk = 0;
-constexpr int kExitUsage = 2;     // Bad command line or spec (unknown key, bad value, N:M that does not fit).
-constexpr int kExitData = 3;      // Dataset missing, unreadable or not matching the model.
-constexpr int kExitTraining = 4;  // Torch exception, non-finite loss, checkpoint I/O.
-constexpr int kExitDistributed = 5;   // Rendezvous failed, a rank died, a collective timed out.
-constexpr int kExitTerminated = 143;  // SIGTERM: stopped at a step boundary after writing a checkpoint.
+using contract::kExitData;
+using contract::kExitDistributed;
+using contract::kExitOk;
+using contract::kExitTerminated;
+using contract::kExitTraining;
+using contract::kExitUsage;
 
 // An error with the exit code nmtrain ends with.
 class TrainerError : public std::runtime_error {

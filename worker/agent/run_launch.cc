@@ -1,0 +1,68 @@
+#include "worker/agent/run_launch.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "worker/contract/trainer_contract.h"
+
+extern char** environ;
+
+namespace nmsparse::agent {
+
+bool OnGpus(const RunLaunch& launch) { return !launch.ranks.empty() && launch.ranks.front().gpu >= 0; }
+
+absl::Status CheckRankDevices(const RunLaunch& launch) {
+  if (launch.ranks.empty()) return absl::InvalidArgumentError("the run has no ranks");
+  const bool gpus = OnGpus(launch);
+  for (size_t r = 0; r < launch.ranks.size(); ++r) {
+    if ((launch.ranks[r].gpu >= 0) != gpus) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "rank 0 is on a ", gpus ? "GPU" : "CPU slot", " but rank ", r, " is on a ",
+          gpus ? "CPU slot" : "GPU", ": one run's ranks must all train on GPUs or all on the CPU"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+RankCommand MakeRankCommand(const RunLaunch& launch, size_t rank, int master_port,
+                            const std::vector<std::string>& base_env, const std::string& spec_path) {
+  const bool gpus = OnGpus(launch);
+  RankCommand command;
+  command.argv = {launch.trainer,
+                  "--spec",
+                  spec_path,
+                  "--out",
+                  launch.run_dir,
+                  "--resume",
+                  contract::kDeviceFlag,
+                  gpus ? contract::kDeviceCuda : contract::kDeviceCpu};
+  command.argv.insert(command.argv.end(), launch.trainer_args.begin(), launch.trainer_args.end());
+  std::vector<int> devices;
+  for (const RankDevice& device : launch.ranks) {
+    if (device.gpu >= 0) devices.push_back(device.gpu);
+  }
+  command.env = base_env;
+  command.env.push_back(absl::StrCat("RANK=", rank));
+  command.env.push_back(absl::StrCat("LOCAL_RANK=", rank));  // All ranks of a run are on this node.
+  command.env.push_back(absl::StrCat("WORLD_SIZE=", launch.ranks.size()));
+  command.env.push_back(absl::StrCat("MASTER_ADDR=", launch.master_addr));
+  command.env.push_back(absl::StrCat("MASTER_PORT=", master_port));
+  command.env.push_back(absl::StrCat("CUDA_VISIBLE_DEVICES=", absl::StrJoin(devices, ",")));
+  command.cwd = launch.run_dir;
+  return command;
+}
+
+std::vector<std::string> AgentEnvironmentForRanks() {
+  static const char* kReplaced[] = {
+      "RANK=", "WORLD_SIZE=", "LOCAL_RANK=", "MASTER_ADDR=", "MASTER_PORT=", "CUDA_VISIBLE_DEVICES="};
+  std::vector<std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    absl::string_view entry(*e);
+    bool replaced = false;
+    for (const char* prefix : kReplaced) replaced = replaced || absl::StartsWith(entry, prefix);
+    if (!replaced) env.emplace_back(entry);
+  }
+  return env;
+}
+
+}  // namespace nmsparse::agent

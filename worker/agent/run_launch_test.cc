@@ -1,0 +1,85 @@
+// The device contract from the agent's side: what argv and environment every rank of CPU, 1-GPU and
+// multi-GPU runs gets. nmtrain's side of the same rule is device_choice_test.
+#include "worker/agent/run_launch.h"
+
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+
+namespace nmsparse::agent {
+namespace {
+
+RunLaunch Launch(const std::vector<int>& devices) {
+  RunLaunch launch;
+  launch.run_dir = "/work/runs/5";
+  launch.trainer = "/opt/nmtrain";
+  launch.trainer_args = {"--threads", "4"};
+  for (int gpu : devices) launch.ranks.push_back(RankDevice{gpu});
+  return launch;
+}
+
+std::map<std::string, std::string> EnvOf(const RankCommand& command) {
+  std::map<std::string, std::string> env;
+  for (const std::string& entry : command.env) {
+    const size_t eq = entry.find('=');
+    env[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  return env;
+}
+
+TEST(MakeRankCommand, CpuRunsHideEveryGpuAndSayCpu) {
+  const RunLaunch launch = Launch({-1});
+  const RankCommand command =
+      MakeRankCommand(launch, 0, 29500, {"PATH=/bin", "CUDA_HOME=/usr/local/cuda"}, "/work/runs/5/spec.yaml");
+  EXPECT_EQ(
+      absl::StrJoin(command.argv, " "),
+      "/opt/nmtrain --spec /work/runs/5/spec.yaml --out /work/runs/5 --resume --device cpu --threads 4");
+  auto env = EnvOf(command);
+  EXPECT_EQ(env.at("CUDA_VISIBLE_DEVICES"), "");
+  EXPECT_EQ(env.at("RANK"), "0");
+  EXPECT_EQ(env.at("LOCAL_RANK"), "0");
+  EXPECT_EQ(env.at("WORLD_SIZE"), "1");
+  EXPECT_EQ(env.at("MASTER_PORT"), "29500");
+  EXPECT_EQ(env.at("PATH"), "/bin");  // The agent's own variables pass through.
+  EXPECT_EQ(command.cwd, "/work/runs/5");
+  EXPECT_FALSE(OnGpus(launch));
+}
+
+// Every rank sees the run's GPUs in rank order and opens cuda:LOCAL_RANK, i.e. its own slot's GPU.
+TEST(MakeRankCommand, GpuRunsListTheirGpusInRankOrder) {
+  const std::vector<std::vector<int>> runs = {{3}, {0, 2}, {1, 0}, {0, 1, 2, 3, 4, 5, 6, 7}};
+  for (const auto& devices : runs) {
+    const RunLaunch launch = Launch(devices);
+    ASSERT_TRUE(OnGpus(launch));
+    ASSERT_TRUE(CheckRankDevices(launch).ok());
+    for (size_t r = 0; r < devices.size(); ++r) {
+      const RankCommand command = MakeRankCommand(launch, r, 1234, {}, "spec.yaml");
+      const auto env = EnvOf(command);
+      const std::string listed = absl::StrJoin(devices, ",");
+      EXPECT_EQ(env.at("CUDA_VISIBLE_DEVICES"), listed);
+      EXPECT_EQ(env.at("RANK"), absl::StrCat(r));
+      EXPECT_EQ(env.at("LOCAL_RANK"), absl::StrCat(r));
+      EXPECT_EQ(env.at("WORLD_SIZE"), absl::StrCat(devices.size()));
+      // argv: ... --resume --device cuda --threads 4
+      ASSERT_GE(command.argv.size(), 8u);
+      EXPECT_EQ(command.argv[6], "--device");
+      EXPECT_EQ(command.argv[7], "cuda");
+      // The r-th listed GPU, the one nmtrain opens as cuda:r, is this rank's slot.
+      std::vector<std::string> visible = absl::StrSplit(listed, ',');
+      EXPECT_EQ(visible[r], absl::StrCat(devices[r])) << listed << " rank " << r;
+    }
+  }
+}
+
+TEST(CheckRankDevices, RefusesRunsMixingGpusAndCpuSlots) {
+  const absl::Status mixed = CheckRankDevices(Launch({0, -1}));
+  EXPECT_FALSE(mixed.ok());
+  EXPECT_NE(mixed.message().find("rank 1 is on a CPU slot"), std::string::npos) << mixed;
+  EXPECT_FALSE(CheckRankDevices(Launch({})).ok());
+}
+
+}  // namespace
+}  // namespace nmsparse::agent
