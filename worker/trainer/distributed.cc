@@ -3,7 +3,9 @@
 #include <torch/torch.h>
 
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
-#ifdef USE_C10D_GLOO
+
+#include "worker/compat/torch_compat.h"
+#if NMSPARSE_HAS_GLOO
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #endif
 #ifdef NMSPARSE_WITH_NCCL
@@ -14,6 +16,7 @@
 #include <functional>
 
 #include "absl/strings/numbers.h"
+#include "worker/trainer/host_reads.h"
 
 namespace nmsparse {
 namespace {
@@ -92,7 +95,7 @@ Distributed::Distributed(const DistributedEnv& env, std::chrono::milliseconds ti
 #else
     if (use_nccl) throw DistributedError("NCCL requested but this nmtrain was built without NCCL");
 #endif
-#ifdef USE_C10D_GLOO
+#if NMSPARSE_HAS_GLOO
     auto gloo = c10d::ProcessGroupGloo::Options::create(timeout);
     if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"); ifname != nullptr && *ifname != '\0') {
       gloo->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(ifname));
@@ -185,8 +188,7 @@ std::vector<double> Distributed::SumAcrossRanks(const std::vector<double>& value
   if (env_.world_size <= 1) return values;
   auto t = torch::tensor(values, torch::kFloat64).to(device_);
   AllReduceSum(t);
-  t = t.cpu();
-  return std::vector<double>(t.data_ptr<double>(), t.data_ptr<double>() + t.numel());
+  return ReadToHost(t);
 }
 
 void Distributed::Barrier() {

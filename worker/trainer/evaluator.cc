@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "worker/trainer/autocast_guard.h"
+#include "worker/trainer/host_reads.h"
 
 namespace nmsparse {
 
@@ -14,21 +15,21 @@ EvalResult Evaluate(ClassifierImpl& model, const Dataset& data, const Normalizat
   model.eval();
   const int world = dist.world_size();
   const int64_t local_batch = std::max<int64_t>(1, batch_size / world);
-  double loss_sum = 0.0, top1 = 0.0, top5 = 0.0, count = 0.0;
+  const DeviceTransfer transfer(norm, device);
+  // Loss and hit counts accumulate on the device and are read once at the end (ReadToHost).
+  auto totals = torch::zeros({3}, torch::TensorOptions().dtype(torch::kDouble).device(device));
+  double count = 0.0;
   std::vector<int64_t> indices;
   auto run = [&] {
-    auto batch = LoadBatch(data, indices, norm);
-    batch.labels = batch.labels.to(device);
-    auto logits = ForwardLogits(model, batch.images.to(device), bf16);
-    loss_sum +=
-        torch::nn::functional::cross_entropy(
-            logits, batch.labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
-            .item<double>();
+    const Batch batch = transfer(LoadHostBatch(data, indices, AugmentOptions{}, 0, device.is_cuda()));
+    auto logits = ForwardLogits(model, batch.images, bf16);
+    auto loss = torch::nn::functional::cross_entropy(
+        logits, batch.labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
     const int64_t k = std::min<int64_t>(5, logits.size(1));
     auto topk = std::get<1>(logits.topk(k, 1));
     auto hits = topk.eq(batch.labels.unsqueeze(1));
-    top1 += hits.select(1, 0).sum().item<double>();
-    top5 += hits.any(1).sum().item<double>();
+    totals.add_(torch::stack({loss.to(torch::kDouble), hits.select(1, 0).sum().to(torch::kDouble),
+                              hits.any(1).sum().to(torch::kDouble)}));
     count += static_cast<double>(indices.size());
     indices.clear();
   };
@@ -37,6 +38,8 @@ EvalResult Evaluate(ClassifierImpl& model, const Dataset& data, const Normalizat
     if (static_cast<int64_t>(indices.size()) == local_batch) run();
   }
   if (!indices.empty()) run();
+  const std::vector<double> local = ReadToHost(totals);
+  const double loss_sum = local[0], top1 = local[1], top5 = local[2];
   model.train();
   const auto sums = dist.SumAcrossRanks({loss_sum, top1, top5, count});
   EvalResult result;

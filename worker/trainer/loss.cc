@@ -8,7 +8,7 @@ namespace nmsparse {
 
 torch::Tensor SmoothedTargets(const torch::Tensor& labels, int64_t num_classes, double smoothing) {
   const double off = smoothing / static_cast<double>(num_classes);
-  auto targets = torch::full({labels.size(0), num_classes}, off, torch::kFloat32);
+  auto targets = torch::full({labels.size(0), num_classes}, off, labels.options().dtype(torch::kFloat32));
   return targets.scatter_(1, labels.unsqueeze(1), 1.0 - smoothing + off);
 }
 

@@ -9,7 +9,7 @@
 
 namespace nmsparse {
 
-// Smoothed one-hot targets: 1 - s + s/K on the label, s/K elsewhere.
+// Smoothed one-hot targets: 1 - s + s/K on the label, s/K elsewhere; on the labels' device.
 torch::Tensor SmoothedTargets(const torch::Tensor& labels, int64_t num_classes, double smoothing);
 
 // Mean over the batch of -sum(targets * log_softmax(logits)).

@@ -1,7 +1,8 @@
 // nmtrain: trains one run of an experiment spec on this machine's ranks (docs/nmtrain.md).
 //
-//   nmtrain --spec run.yaml --out DIR [--resume] [--threads N] [--device cpu|cuda] [--precision fp32|bf16]
-//           [--timeout-s S] [--validate-only] [--help]
+//   nmtrain --spec run.yaml --out DIR [--resume] [--threads N] [--loader-threads N] [--device
+//   cpu|cuda|cuda:K]
+//           [--precision fp32|bf16] [--timeout-s S] [--stop-after-steps N] [--validate-only] [--help]
 //
 // Rank 0 prints one JSON object per line on stdout (epoch, step and final metrics); progress goes to stderr.
 // Exit codes: 0 ok, 2 usage or bad spec, 3 data error, 4 training error, 5 distributed failure, 143 SIGTERM.
@@ -27,13 +28,16 @@ std::atomic<bool> g_stop{false};
 void OnTerminate(int) { g_stop.store(true); }
 
 constexpr char kUsageText[] =
-    "usage: nmtrain --spec FILE --out DIR [--resume] [--threads N] [--device D] [--precision P]\n"
-    "               [--timeout-s S] [--stop-after-steps N] [--validate-only]\n"
+    "usage: nmtrain --spec FILE --out DIR [--resume] [--threads N] [--loader-threads N] [--device D]\n"
+    "               [--precision P] [--timeout-s S] [--stop-after-steps N] [--validate-only]\n"
     "  --spec FILE       experiment spec (YAML), or a flat timm reference config\n"
     "  --out DIR         checkpoint and spec.yaml go here (rank 0)\n"
     "  --resume          continue from DIR/checkpoint.pt when present (starts fresh when absent)\n"
     "  --threads N       intra-op threads per rank (default: the spec's resources.cpu_threads)\n"
-    "  --device D        cpu (default) or cuda (GPU LOCAL_RANK; NCCL between ranks in CUDA builds)\n"
+    "  --loader-threads N  threads building batches ahead of training (default: on a GPU\n"
+    "                    max(2, resources.cpu_threads), on the CPU 0: batches built in the loop)\n"
+    "  --device D        cpu (default), cuda (GPU LOCAL_RANK among the visible ones) or cuda:K; NCCL\n"
+    "                    between ranks in CUDA builds; a missing GPU is an error, never a CPU fall-back\n"
     "  --precision P     fp32 or bf16 (bf16 autocast of forward passes); replaces the spec's\n"
     "                    resources.precision, also in DIR/spec.yaml\n"
     "  --timeout-s S     rendezvous / collective timeout in seconds (default 60)\n"
@@ -86,6 +90,9 @@ int Main(int argc, char** argv) {
       validate_only = true;
     } else if (arg == "--threads") {
       if (!value(&v) || !absl::SimpleAtoi(v, &threads) || threads < 1) return Usage("--threads needs N >= 1");
+    } else if (arg == "--loader-threads") {
+      if (!value(&v) || !absl::SimpleAtoi(v, &options.loader_threads) || options.loader_threads < 0)
+        return Usage("--loader-threads needs N >= 0");
     } else if (arg == "--device") {
       if (!value(&options.device)) return Usage("--device needs cpu or cuda");
     } else if (arg == "--precision") {

@@ -37,4 +37,19 @@ void SetLearningRate(torch::optim::Optimizer& optimizer, double lr) {
   }
 }
 
+torch::Tensor ClipGradNorm(const std::vector<torch::Tensor>& params, double max_norm) {
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> grads, norms;
+  for (const auto& p : params) {
+    if (!p.grad().defined()) continue;
+    grads.push_back(p.grad());
+    norms.push_back(p.grad().norm(2).to(torch::kFloat32));
+  }
+  if (grads.empty()) return torch::zeros({}, torch::kFloat32);
+  auto total = torch::stack(norms).norm(2);
+  auto coefficient = (max_norm / (total + 1e-6)).clamp_max(1.0);
+  for (auto& g : grads) g.mul_(coefficient.to(g.dtype()));
+  return total;
+}
+
 }  // namespace nmsparse

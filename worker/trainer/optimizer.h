@@ -22,6 +22,12 @@ std::unique_ptr<torch::optim::AdamW> MakeAdamW(torch::nn::Module& model, const O
 // Sets the learning rate of every group.
 void SetLearningRate(torch::optim::Optimizer& optimizer, double lr);
 
+// Scales the gradients so that their global L2 norm is at most `max_norm`, by max_norm / (norm + 1e-6) capped
+// at 1, as torch.nn.utils.clip_grad_norm_ does. The coefficient stays on the device: unlike LibTorch's
+// clip_grad_norm_, which reads the norm on the host, it never waits for the GPU. Returns the norm before
+// clipping (a device scalar).
+torch::Tensor ClipGradNorm(const std::vector<torch::Tensor>& params, double max_norm);
+
 }  // namespace nmsparse
 
 #endif  // NMSPARSE_WORKER_TRAINER_OPTIMIZER_H_

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "schemas/model_catalog.h"
 #include "worker/sparsity/dynamic/dynamic_sparsity_controller.h"
@@ -18,12 +19,15 @@
 #include "worker/trainer/checkpoint.h"
 #include "worker/trainer/data/batch_loader.h"
 #include "worker/trainer/data/idx_reader.h"
+#include "worker/trainer/data/prefetch_loader.h"
 #include "worker/trainer/data/shard_dataset.h"
 #include "worker/trainer/data/synthetic_dataset.h"
+#include "worker/trainer/device_setup.h"
 #include "worker/trainer/distributed.h"
 #include "worker/trainer/evaluator.h"
 #include "worker/trainer/exit_codes.h"
 #include "worker/trainer/flops.h"
+#include "worker/trainer/host_reads.h"
 #include "worker/trainer/loss.h"
 #include "worker/trainer/lr_schedule.h"
 #include "worker/trainer/metrics_writer.h"
@@ -165,17 +169,14 @@ void AddSparsityFields(const SparsityEngine& engine, bool with_layers, MetricLin
   }
 }
 
-torch::Device ResolveDevice(const std::string& name, int local_rank) {
-  if (name == "cpu") return torch::kCPU;
-  if (name != "cuda") throw TrainerError(kExitUsage, "--device: '" + name + "' is neither cpu nor cuda");
-  if (!torch::cuda::is_available()) {
-    throw TrainerError(kExitUsage, "--device cuda: this LibTorch has no CUDA or no GPU is visible");
-  }
-  if (local_rank >= static_cast<int>(torch::cuda::device_count())) {
-    throw TrainerError(kExitUsage, "LOCAL_RANK " + std::to_string(local_rank) + " but only " +
-                                       std::to_string(torch::cuda::device_count()) + " GPU(s) are visible");
-  }
-  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(local_rank));
+// A multi-rank run without step lines still agrees on a stop this often (the only per-interval collective).
+constexpr int64_t kStopAgreementSteps = 20;
+
+// Loader threads: as asked, else on a GPU resources.cpu_threads (at least 2), so that the host keeps ahead of
+// the device; on the CPU none, since every core already computes (batches are then built in the loop).
+int LoaderThreads(const TrainerOptions& options, const ExperimentConfig& config, torch::Device device) {
+  if (options.loader_threads >= 0) return options.loader_threads;
+  return device.is_cuda() ? std::max(2, config.resources.cpu_threads) : 0;
 }
 
 void MakeDirs(const std::string& path) {
@@ -199,8 +200,11 @@ class Run {
         bf16_(config.resources.precision == "bf16") {
     torch::set_num_threads(std::max(1, options.threads));
     const DistributedEnv env = ReadDistributedEnv();
-    device_ = ResolveDevice(options.device, env.local_rank);
+    const OpenedDevice opened = OpenDevice(options.device, env.local_rank);
+    device_ = opened.device;
     dist_ = std::make_unique<Distributed>(env, options.timeout, device_.is_cuda(), device_);
+    device_label_ = opened.description;
+    devices_label_ = absl::StrJoin(GatherDeviceDescriptions(*dist_, opened.description), "; ");
     rank_prefix_ = dist_->world_size() > 1 ? "[rank " + std::to_string(dist_->rank()) + "] " : "";
     data_ = LoadData(config, arch_);
     const int accum = std::max(1, config.optimizer.grad_accum_steps);
@@ -213,6 +217,8 @@ class Run {
         data_.train.get(), config.data.batch_size, dist_->rank(), dist_->world_size(), config.seed,
         AugmentOptions{config.data.random_crop_padding, config.data.hflip}, data_.norm);
     accum_ = accum;
+    loader_threads_ = LoaderThreads(options, config, device_);
+    transfer_ = std::make_unique<DeviceTransfer>(data_.norm, device_);
     steps_per_epoch_ = loader_->steps_per_epoch() / accum;
     if (steps_per_epoch_ < 1) {
       throw TrainerError(kExitData,
@@ -241,9 +247,11 @@ class Run {
     Restore();
     if (dist_->is_root()) std::ofstream(o_.out_dir + "/spec.yaml") << CanonicalYaml(c_) << "\n";
     dist_->BroadcastModel(*model_);
+    StartBatches();
+    Log() << "training on " << devices_label_ << "\n";
     Log() << arch_.name << ": " << data_.train->size() << " training images, " << steps_per_epoch_
           << " steps/epoch x " << c_.schedule.epochs << " epochs, " << dist_->world_size() << " rank(s), "
-          << torch::get_num_threads() << " thread(s), "
+          << torch::get_num_threads() << " thread(s), " << loader_threads_ << " loader thread(s), "
           << (bf16_ ? "bf16 autocast (fp32 weights, optimizer state and loss)" : "fp32") << "\n";
     for (int epoch = state_.epoch; epoch < c_.schedule.epochs; ++epoch) {
       if (!TrainEpoch(epoch)) return kExitTerminated;
@@ -301,69 +309,45 @@ class Run {
     }
   }
 
-  // Returns false when stopped (checkpoint written at the step boundary).
+  // The batches of the run from where it stands (a resume continues mid-epoch), built ahead on loader
+  // threads into pinned memory when training on a GPU.
+  void StartBatches() {
+    const int64_t per_epoch = steps_per_epoch_ * accum_;
+    const bool pin = device_.is_cuda();
+    prefetch_ = std::make_unique<PrefetchLoader>(
+        [this, per_epoch, pin](int64_t p) {
+          thread_local const bool bound = (UseDeviceOnThisThread(device_), true);  // Once per loader thread.
+          (void)bound;
+          return loader_->GetHost(static_cast<int>(p / per_epoch), p % per_epoch, pin);
+        },
+        (state_.epoch * steps_per_epoch_ + state_.step_in_epoch) * accum_, c_.schedule.epochs * per_epoch,
+        loader_threads_, std::max(2, 2 * loader_threads_));
+  }
+
+  // Returns false when stopped (checkpoint written at the step boundary). Nothing in a step reads a device
+  // value on the host: the loss accumulates on the device and is read at sync points (AtSyncPoint) only, so
+  // that a GPU's queue never drains inside the loop.
   bool TrainEpoch(int epoch) {
     model_->train();
-    int64_t log_images = 0;
-    double log_loss = 0.0, log_samples = 0.0;
-    auto log_start = Clock::now();
+    log_loss_ = log_images_ = log_seconds_ = 0.0;
+    StartWindow();
     for (int64_t step = state_.step_in_epoch; step < steps_per_epoch_; ++step) {
-      const auto start = Clock::now();
       engine_->BeginStep(epoch, state_.global_step);
       const double lr = schedule_->At(state_.global_step);
       SetLearningRate(*optimizer_, lr);
       optimizer_->zero_grad();
-      double loss_sum = 0.0, samples = 0.0;
-      bool finite = true;
-      for (int k = 0; k < accum_; ++k) {
-        auto batch = loader_->Get(epoch, step * accum_ + k);
-        batch.images = batch.images.to(device_);
-        auto targets =
-            SmoothedTargets(batch.labels, arch_.num_classes, c_.optimizer.label_smoothing).to(device_);
-        Mixup(batch.images, targets, c_.optimizer.mixup_alpha,
-              HashCombine(c_.seed ^ 0x3ab1c0deULL, static_cast<uint64_t>(state_.global_step * accum_ + k)));
-        // bf16: the forward pass under autocast, the loss from fp32 logits, backward outside the autocast
-        // region into the fp32 weights. No loss scaling: bf16 keeps fp32's 8 exponent bits, so small
-        // gradients do not underflow as in fp16 (what torch.cuda.amp.GradScaler is for).
-        auto loss = SoftTargetCrossEntropy(ForwardLogits(*model_, batch.images, bf16_), targets);
-        (loss / accum_).backward();
-        const double value = loss.item<double>();
-        finite = finite && std::isfinite(value);
-        loss_sum += value * batch.labels.size(0);
-        samples += batch.labels.size(0);
-      }
+      for (int k = 0; k < accum_; ++k) ForwardBackward(k);
       dist_->AverageGradients(params_);
       if (dynamic_) dynamic_->AfterBackward(state_.global_step);
-      if (c_.optimizer.clip_grad_norm > 0)
-        torch::nn::utils::clip_grad_norm_(params_, c_.optimizer.clip_grad_norm);
-      const bool stop_here = (o_.stop != nullptr && o_.stop->load()) ||
-                             (o_.stop_after_steps >= 0 && state_.global_step + 1 >= o_.stop_after_steps);
-      const auto sums = dist_->SumAcrossRanks({loss_sum, samples, finite ? 0.0 : 1.0, stop_here ? 1.0 : 0.0});
-      if (sums[2] > 0) {
-        throw TrainerError(kExitTraining, "non-finite loss at epoch " + std::to_string(epoch) + ", step " +
-                                              std::to_string(state_.global_step) + " (lr " +
-                                              std::to_string(lr) + ")");
-      }
+      if (c_.optimizer.clip_grad_norm > 0) ClipGradNorm(params_, c_.optimizer.clip_grad_norm);
       optimizer_->step();
       if (dynamic_) dynamic_->AfterOptimizerStep(state_.global_step);
       ++state_.global_step;
       state_.step_in_epoch = step + 1;
-      const double seconds = Seconds(start);
-      state_.train_seconds += seconds;
-      state_.epoch_seconds += seconds;
-      state_.epoch_loss_sum += sums[0];
-      state_.epoch_samples += sums[1];
-      state_.flops += flops_per_image_ * sums[1];
-      log_loss += sums[0];
-      log_samples += sums[1];
-      log_images += static_cast<int64_t>(sums[1]);
-      if (c_.schedule.log_every_steps > 0 && state_.global_step % c_.schedule.log_every_steps == 0) {
-        EmitStep(epoch, log_loss / log_samples, lr, log_images / Seconds(log_start));
-        log_loss = log_samples = 0.0;
-        log_images = 0;
-        log_start = Clock::now();
-      }
-      if (sums[3] > 0) {
+      const bool stop_wanted = StopWanted();
+      const bool stop = AtSyncPoint(stop_wanted) && Sync(epoch, lr, stop_wanted);
+      if (o_.on_step_end) o_.on_step_end(state_.global_step);
+      if (stop) {
         if (state_.step_in_epoch == steps_per_epoch_)
           FinishEpoch(epoch);  // Completes the epoch first.
         else
@@ -373,6 +357,75 @@ class Run {
       }
     }
     return true;
+  }
+
+  // One micro-batch: forward, loss, backward; its loss is added to the window on the device.
+  void ForwardBackward(int k) {
+    const Batch batch = (*transfer_)(prefetch_->Next());
+    auto images = batch.images;
+    auto targets = SmoothedTargets(batch.labels, arch_.num_classes, c_.optimizer.label_smoothing);
+    Mixup(images, targets, c_.optimizer.mixup_alpha,
+          HashCombine(c_.seed ^ 0x3ab1c0deULL, static_cast<uint64_t>(state_.global_step * accum_ + k)));
+    // bf16: the forward pass under autocast, the loss from fp32 logits, backward outside the autocast region
+    // into the fp32 weights. No loss scaling: bf16 keeps fp32's 8 exponent bits, so small gradients do not
+    // underflow as in fp16 (what torch.cuda.amp.GradScaler is for).
+    auto loss = SoftTargetCrossEntropy(ForwardLogits(*model_, images, bf16_), targets);
+    (loss / accum_).backward();
+    const int64_t n = batch.labels.size(0);
+    window_loss_.add_(loss.detach().to(torch::kDouble) * static_cast<double>(n));
+    window_images_ += static_cast<double>(n);
+  }
+
+  bool StopWanted() const {
+    return (o_.stop != nullptr && o_.stop->load()) ||
+           (o_.stop_after_steps >= 0 && state_.global_step >= o_.stop_after_steps);
+  }
+
+  // Sync points: the end of an epoch, every schedule.log_every_steps steps, and a stop. A single rank stops
+  // at the step it is asked to; ranks of a multi-rank run agree on a stop at their sync points only (one
+  // all-reduce there), every log_every_steps steps or, without step lines, every kStopAgreementSteps.
+  bool AtSyncPoint(bool stop_wanted) const {
+    const int64_t every = c_.schedule.log_every_steps;
+    if (state_.step_in_epoch == steps_per_epoch_ || (every > 0 && state_.global_step % every == 0))
+      return true;
+    if (dist_->world_size() == 1) return stop_wanted;
+    const bool agreed_step = o_.stop_after_steps >= 0 && state_.global_step >= o_.stop_after_steps;
+    return agreed_step || state_.global_step % (every > 0 ? every : kStopAgreementSteps) == 0;
+  }
+
+  void StartWindow() {
+    window_loss_ = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device_));
+    window_images_ = 0.0;
+    window_start_ = Clock::now();
+  }
+
+  // Reads the window's loss (the one host read), sums it, its images and the stop flags over the ranks, and
+  // books them; emits a step line at log points. Returns whether the ranks stop here.
+  bool Sync(int epoch, double lr, bool stop_wanted) {
+    const double loss_sum = ReadToHost(window_loss_)[0];
+    const auto sums = dist_->SumAcrossRanks(
+        {loss_sum, window_images_, std::isfinite(loss_sum) ? 0.0 : 1.0, stop_wanted ? 1.0 : 0.0});
+    if (sums[2] > 0) {
+      throw TrainerError(kExitTraining, "non-finite loss in epoch " + std::to_string(epoch) +
+                                            " before step " + std::to_string(state_.global_step) + " (lr " +
+                                            std::to_string(lr) + ")");
+    }
+    const double seconds = Seconds(window_start_);
+    state_.train_seconds += seconds;
+    state_.epoch_seconds += seconds;
+    state_.epoch_loss_sum += sums[0];
+    state_.epoch_samples += sums[1];
+    state_.flops += flops_per_image_ * sums[1];
+    log_loss_ += sums[0];
+    log_images_ += sums[1];
+    log_seconds_ += seconds;
+    const int64_t every = c_.schedule.log_every_steps;
+    if (every > 0 && state_.global_step % every == 0) {
+      EmitStep(epoch, log_loss_ / log_images_, lr, log_images_ / log_seconds_);
+      log_loss_ = log_images_ = log_seconds_ = 0.0;
+    }
+    StartWindow();
+    return sums[3] > 0;
   }
 
   void FinishEpoch(int epoch) {
@@ -386,12 +439,13 @@ class Run {
     state_.last_top5 = eval.top5;
     state_.last_eval_loss = eval.loss;
     if (dist_->is_root()) {
-      MetricLine line("epoch");
+      MetricLine line(contract::kKindEpoch);
       line.Add("epoch", epoch).Add("step", state_.global_step).Add("loss", loss);
       line.Add("eval_loss", eval.loss).Add("top1", eval.top1).Add("top5", eval.top5);
       line.Add("lr", schedule_->At(std::max<int64_t>(state_.global_step - 1, 0)));
       line.Add("images_per_s", images_per_s).Add("flops", state_.flops);
       line.Add("precision", c_.resources.precision);
+      AddDeviceFields(line);
       AddSparsityFields(*engine_, true, line);
       AddDynamicFields(dynamic_.get(), state_.global_step, line);
       EmitMetric(*o_.metrics, line);
@@ -418,7 +472,7 @@ class Run {
 
   void EmitStep(int epoch, double loss, double lr, double images_per_s) {
     if (!dist_->is_root()) return;
-    MetricLine line("step");
+    MetricLine line(contract::kKindStep);
     line.Add("epoch", epoch).Add("step", state_.global_step).Add("loss", loss).Add("lr", lr);
     line.Add("images_per_s", images_per_s).Add("flops", state_.flops);
     AddSparsityFields(*engine_, false, line);
@@ -428,7 +482,7 @@ class Run {
 
   void EmitFinal() {
     if (!dist_->is_root()) return;
-    MetricLine line("final");
+    MetricLine line(contract::kKindFinal);
     line.Add("top1", state_.last_top1).Add("top5", state_.last_top5).Add("loss", state_.last_epoch_loss);
     line.Add("eval_loss", state_.last_eval_loss)
         .Add("best_top1", state_.best_top1)
@@ -437,7 +491,12 @@ class Run {
         .Add("train_seconds", state_.train_seconds)
         .Add("flops", state_.flops)
         .Add("precision", c_.resources.precision);
+    AddDeviceFields(line);
     EmitMetric(*o_.metrics, line);
+  }
+
+  void AddDeviceFields(MetricLine& line) const {
+    line.Add(contract::kDeviceLabel, device_label_).Add(contract::kDevicesLabel, devices_label_);
   }
 
   const ExperimentConfig& c_;
@@ -447,9 +506,19 @@ class Run {
   const bool bf16_;  // resources.precision bf16: forward passes under bf16 autocast.
   torch::Device device_ = torch::kCPU;
   std::unique_ptr<Distributed> dist_;
+  std::string device_label_;   // This rank's device, as the metric lines show it.
+  std::string devices_label_;  // Every rank's, in rank order.
   std::string rank_prefix_;
   RunData data_;
   std::unique_ptr<TrainLoader> loader_;
+  int loader_threads_ = 0;
+  std::unique_ptr<PrefetchLoader> prefetch_;
+  std::unique_ptr<DeviceTransfer> transfer_;
+  // The window since the last sync point: its loss sum stays on the device until the sync reads it.
+  torch::Tensor window_loss_;
+  double window_images_ = 0.0;  // This rank's.
+  Clock::time_point window_start_;
+  double log_loss_ = 0.0, log_images_ = 0.0, log_seconds_ = 0.0;  // Since the last step line, all ranks.
   int accum_ = 1;
   int64_t steps_per_epoch_ = 0;
   std::shared_ptr<ClassifierImpl> model_;

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <iostream>
 #include <string>
 
@@ -24,6 +25,8 @@ struct TrainerOptions {
   std::ostream* log = &std::cerr;            // Human progress.
   const std::atomic<bool>* stop = nullptr;   // Set by SIGTERM: stop at the next step boundary.
   int64_t stop_after_steps = -1;             // Behave as if stopped once this many optimizer steps are done.
+  int loader_threads = -1;                   // Batch-building threads; -1: 2+ on a GPU, none on the CPU.
+  std::function<void(int64_t global_step)> on_step_end;  // Tests: called after every optimizer step.
 };
 
 // Trains; returns kExitOk, or kExitTerminated when stopped. Throws TrainerError (with its exit code) on bad

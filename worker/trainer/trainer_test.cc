@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <map>
 #include <sstream>
 
 #include "gtest/gtest.h"
@@ -13,6 +14,7 @@
 #include "worker/trainer/checkpoint.h"
 #include "worker/trainer/exit_codes.h"
 #include "worker/trainer/flops.h"
+#include "worker/trainer/host_reads.h"
 #include "worker/trainer/loss.h"
 #include "worker/trainer/lr_schedule.h"
 #include "worker/trainer/metrics_writer.h"
@@ -31,22 +33,51 @@ data: {dataset: fashion_mnist, train_subset: 2000, eval_subset: 1000, batch_size
 optimizer: {lr: 0.003, weight_decay: 0.05}
 schedule: {epochs: 1, warmup_epochs: 0.2}
 )");
-  std::ostringstream metrics, log;
-  TrainerOptions options;
-  options.out_dir = TestTempDir("learn");
-  options.metrics = &metrics;
-  options.log = &log;
-  ASSERT_EQ(RunTraining(config, options), kExitOk) << log.str();
-  auto final_line = LastMetricFields(metrics.str(), "final");
+  CapturedRun run("learn");
+  ASSERT_EQ(RunTraining(config, run.options), kExitOk) << run.log.str();
+  const std::string metrics = run.metrics.str();
+  auto final_line = LastMetricFields(metrics, "final");
   // Chance is 0.1; this run measured 0.40 top-1 and 0.88 top-5 here.
-  EXPECT_GT(std::stod(final_line["top1"]), 0.25) << metrics.str();
-  EXPECT_GT(std::stod(final_line["top5"]), 0.7) << metrics.str();
-  auto epoch_line = LastMetricFields(metrics.str(), "epoch");
+  EXPECT_GT(std::stod(final_line["top1"]), 0.25) << metrics;
+  EXPECT_GT(std::stod(final_line["top5"]), 0.7) << metrics;
+  auto epoch_line = LastMetricFields(metrics, "epoch");
   EXPECT_EQ(epoch_line["step"], "62");
   EXPECT_EQ(epoch_line["phase"], "dense");
   EXPECT_GT(std::stod(epoch_line["images_per_s"]), 0.0);
   EXPECT_NEAR(std::stod(epoch_line["flops"]),
               62 * 32 * TrainingFlopsPerImage(*LookupModel("vit_nano_patch7_28")), 1e3);
+}
+
+// Nothing in a training step reads a device value on the host (on a GPU each read drains the device's queue):
+// reads happen at sync points only, every log_every_steps steps and around the epoch's end (evaluation,
+// checkpoint). Counted through the one accessor every read goes through (host_reads.h).
+TEST(TrainerTest, ReadsDeviceValuesOnlyAtSyncPoints) {
+  const auto config = ParseValidExperiment(R"(
+seed: 2
+model: {name: vit_nano_patch7_28}
+data: {dataset: fashion_mnist, train_subset: 256, eval_subset: 64, batch_size: 16, hflip: 0.5}
+optimizer: {lr: 0.002, clip_grad_norm: 1.0, label_smoothing: 0.1, mixup_alpha: 0.2}
+schedule: {epochs: 2, log_every_steps: 5}
+sparsity: {sparsity_type: SRSTE, n_sparsity: 2, m_sparsity: 4, sparsity_loc: FF}
+)");
+  CapturedRun run("syncs");
+  run.options.loader_threads = 2;          // The prefetcher too, as on a GPU.
+  std::map<int64_t, int64_t> reads_after;  // global step -> reads so far
+  run.options.on_step_end = [&](int64_t step) { reads_after[step] = HostReadCount(); };
+  ASSERT_EQ(RunTraining(config, run.options), kExitOk) << run.log.str();
+  const int64_t per_epoch = 16;
+  ASSERT_EQ(reads_after.size(), 2u * per_epoch);
+  for (int64_t step = 2; step <= 2 * per_epoch; ++step) {
+    const int64_t reads = reads_after[step] - reads_after[step - 1];
+    const bool log_point = step % 5 == 0;
+    const bool epoch_end = step % per_epoch == 0 || (step - 1) % per_epoch == 0;  // Its sync; then eval.
+    if (log_point) {
+      EXPECT_GT(reads, 0) << "step " << step << ": a log point reads the loss";
+    } else if (!epoch_end) {
+      EXPECT_EQ(reads, 0) << "step " << step << " read a device value on the host";
+    }
+  }
+  EXPECT_EQ(MetricLines(run.metrics.str(), "step").size(), 6u);  // Steps 5, 10, 15, 20, 25, 30.
 }
 
 // A run stopped mid-epoch (as by SIGTERM) and resumed ends with the same weights as an uninterrupted one:

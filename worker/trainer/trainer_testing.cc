@@ -16,6 +16,12 @@ std::string TestTempDir(const std::string& name) {
   return dir;
 }
 
+CapturedRun::CapturedRun(const std::string& name) {
+  options.out_dir = TestTempDir(name);
+  options.metrics = &metrics;
+  options.log = &log;
+}
+
 ExperimentConfig ParseValidExperiment(const std::string& yaml) {
   auto config = ParseExperimentYaml(yaml, "test.yaml");
   EXPECT_TRUE(config.ok()) << config.status();

@@ -4,15 +4,26 @@
 #define NMSPARSE_WORKER_TRAINER_TRAINER_TESTING_H_
 
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "schemas/experiment_config.h"
+#include "worker/trainer/trainer.h"
 
 namespace nmsparse {
 
 // `$TEST_TMPDIR/<name>.<pid>` (or under /tmp), created.
 std::string TestTempDir(const std::string& name);
+
+// Options for an in-process run (RunTraining) into TestTempDir(name), its metric lines and log captured.
+struct CapturedRun {
+  explicit CapturedRun(const std::string& name);
+  CapturedRun(const CapturedRun&) = delete;
+  CapturedRun& operator=(const CapturedRun&) = delete;
+  std::ostringstream metrics, log;
+  TrainerOptions options;
+};
 
 // The experiment in `yaml`, parsed and validated; a failure is a test failure (EXPECT) naming the reason.
 ExperimentConfig ParseValidExperiment(const std::string& yaml);

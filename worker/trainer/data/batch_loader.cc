@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -22,28 +23,33 @@ void Augment(uint8_t* image, const ImageShape& s, const AugmentOptions& a, uint6
       a.hflip > 0 && static_cast<double>(SplitMix64(key ^ 0xf11bULL) >> 11) * 0x1.0p-53 < a.hflip;
   if (dy == 0 && dx == 0 && !flip) return;
   tmp.assign(image, image + s.numel());
+  // Output (c, y, x) is input (c, y + dy, x' + dx) with x' = x, or W - 1 - x when flipped; zero outside.
+  // Row by row: the columns whose source is inside form one interval [x0, x1).
+  const int w = s.width;
+  const int x0 = flip ? std::max(0, dx) : std::max(0, -dx);
+  const int x1 = flip ? std::min(w, w + dx) : std::min(w, w - dx);
   for (int c = 0; c < s.channels; ++c) {
     for (int y = 0; y < s.height; ++y) {
-      for (int x = 0; x < s.width; ++x) {
-        const int sy = y + dy;
-        const int sx = (flip ? s.width - 1 - x : x) + dx;
-        const bool inside = sy >= 0 && sy < s.height && sx >= 0 && sx < s.width;
-        image[(c * s.height + y) * s.width + x] = inside ? tmp[(c * s.height + sy) * s.width + sx] : 0;
+      uint8_t* out = image + (c * s.height + y) * w;
+      const int sy = y + dy;
+      if (sy < 0 || sy >= s.height || x0 >= x1) {
+        std::memset(out, 0, static_cast<size_t>(w));
+        continue;
       }
+      const uint8_t* in = tmp.data() + (c * s.height + sy) * w;
+      std::memset(out, 0, static_cast<size_t>(x0));
+      if (flip) {
+        for (int x = x0; x < x1; ++x) out[x] = in[w - 1 - x + dx];
+      } else {
+        std::memcpy(out + x0, in + x0 + dx, static_cast<size_t>(x1 - x0));
+      }
+      std::memset(out + x1, 0, static_cast<size_t>(w - x1));
     }
   }
 }
 
-Batch ToTensors(std::vector<uint8_t>& pixels, std::vector<int64_t>& labels, const ImageShape& s,
-                const Normalization& norm) {
-  const int64_t b = static_cast<int64_t>(labels.size());
-  auto images = torch::from_blob(pixels.data(), {b, s.channels, s.height, s.width}, torch::kUInt8)
-                    .to(torch::kFloat32)
-                    .div_(255.0);
-  auto mean = torch::tensor(norm.mean).view({1, -1, 1, 1});
-  auto std = torch::tensor(norm.std).view({1, -1, 1, 1});
-  images.sub_(mean).div_(std);
-  return {images, torch::tensor(labels, torch::kInt64)};
+torch::Tensor ChannelConstants(const std::vector<float>& values, torch::Device device) {
+  return torch::tensor(values).view({1, -1, 1, 1}).to(device);
 }
 
 }  // namespace
@@ -79,17 +85,40 @@ TrainLoader::TrainLoader(const Dataset* data, int64_t global_batch, int rank, in
   }
 }
 
-Batch TrainLoader::Get(int epoch, int64_t step) {
-  if (epoch != cached_epoch_) {
-    permutation_ = EpochPermutation(data_->size(), seed_, epoch);
-    cached_epoch_ = epoch;
-  }
+// Two epochs are enough: loader threads run at most a few batches ahead, across one epoch boundary.
+std::shared_ptr<const std::vector<int64_t>> TrainLoader::Permutation(int epoch) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = permutations_.find(epoch);
+  if (it != permutations_.end()) return it->second;
+  auto permutation =
+      std::make_shared<const std::vector<int64_t>>(EpochPermutation(data_->size(), seed_, epoch));
+  permutations_[epoch] = permutation;
+  while (permutations_.size() > 2) permutations_.erase(permutations_.begin());
+  return permutation;
+}
+
+HostBatch TrainLoader::GetHost(int epoch, int64_t step, bool pin_memory) const {
+  const auto permutation = Permutation(epoch);
   std::vector<int64_t> indices;
   indices.reserve(local_batch());
   for (int64_t i = step * global_batch_ + rank_; i < (step + 1) * global_batch_; i += world_) {
-    indices.push_back(permutation_[i]);
+    indices.push_back((*permutation)[i]);
   }
-  return LoadAugmentedBatch(*data_, indices, norm_, augment_, HashCombine(seed_, 0xa0000000ULL + epoch));
+  return LoadHostBatch(*data_, indices, augment_, HashCombine(seed_, 0xa0000000ULL + epoch), pin_memory);
+}
+
+Batch TrainLoader::Get(int epoch, int64_t step) const {
+  return DeviceTransfer(norm_, torch::kCPU)(GetHost(epoch, step));
+}
+
+DeviceTransfer::DeviceTransfer(const Normalization& norm, torch::Device device)
+    : device_(device), mean_(ChannelConstants(norm.mean, device)), std_(ChannelConstants(norm.std, device)) {}
+
+Batch DeviceTransfer::operator()(const HostBatch& batch) const {
+  const bool async = batch.images.is_pinned();
+  auto images = batch.images.to(device_, /*non_blocking=*/async).to(torch::kFloat32).div_(255.0);
+  images.sub_(mean_).div_(std_);
+  return {images, batch.labels.to(device_, /*non_blocking=*/async)};
 }
 
 Batch LoadBatch(const Dataset& data, const std::vector<int64_t>& indices, const Normalization& norm) {
@@ -98,18 +127,28 @@ Batch LoadBatch(const Dataset& data, const std::vector<int64_t>& indices, const 
 
 Batch LoadAugmentedBatch(const Dataset& data, const std::vector<int64_t>& indices, const Normalization& norm,
                          const AugmentOptions& augment, uint64_t augment_seed) {
+  return DeviceTransfer(norm, torch::kCPU)(LoadHostBatch(data, indices, augment, augment_seed));
+}
+
+HostBatch LoadHostBatch(const Dataset& data, const std::vector<int64_t>& indices,
+                        const AugmentOptions& augment, uint64_t augment_seed, bool pin_memory) {
   const ImageShape s = data.shape();
   const int64_t n = s.numel();
-  std::vector<uint8_t> pixels(indices.size() * n);
-  std::vector<int64_t> labels(indices.size());
+  const auto b = static_cast<int64_t>(indices.size());
+  HostBatch batch;
+  batch.images =
+      torch::empty({b, s.channels, s.height, s.width}, torch::dtype(torch::kUInt8).pinned_memory(pin_memory));
+  batch.labels = torch::empty({b}, torch::dtype(torch::kInt64).pinned_memory(pin_memory));
+  uint8_t* pixels = batch.images.data_ptr<uint8_t>();
+  int64_t* labels = batch.labels.data_ptr<int64_t>();
   std::vector<uint8_t> tmp;
   const bool augmenting = augment.crop_padding > 0 || augment.hflip > 0;
-  for (size_t i = 0; i < indices.size(); ++i) {
-    uint8_t* image = pixels.data() + i * n;
+  for (int64_t i = 0; i < b; ++i) {
+    uint8_t* image = pixels + i * n;
     labels[i] = data.Read(indices[i], image);
     if (augmenting) Augment(image, s, augment, HashCombine(augment_seed, indices[i]), tmp);
   }
-  return ToTensors(pixels, labels, s, norm);
+  return batch;
 }
 
 }  // namespace nmsparse

@@ -9,6 +9,10 @@
 #include <torch/types.h>
 
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
 #include <vector>
 
 #include "worker/trainer/data/dataset.h"
@@ -33,9 +37,30 @@ struct Batch {
   torch::Tensor labels;  // [B] int64
 };
 
+// A batch as the loader builds it on the host: the pixels as stored (augmented) and the labels. In pinned
+// (page-locked) memory when asked, so that the copy to a GPU runs asynchronously.
+struct HostBatch {
+  torch::Tensor images;  // [B, C, H, W] uint8
+  torch::Tensor labels;  // [B] int64
+};
+
+// Moves host batches to the training device and normalises them there ((x / 255 - mean) / std), so that the
+// host copies bytes only; the per-channel constants are placed on the device once. From pinned memory the
+// copies do not wait for the device.
+class DeviceTransfer {
+ public:
+  DeviceTransfer(const Normalization& norm, torch::Device device);
+  Batch operator()(const HostBatch& batch) const;
+
+ private:
+  torch::Device device_;
+  torch::Tensor mean_, std_;  // [1, C, 1, 1] float32 on device_.
+};
+
 // A permutation of [0, n) that depends only on (seed, epoch) (Fisher-Yates over SplitMix64).
 std::vector<int64_t> EpochPermutation(int64_t n, uint64_t seed, int epoch);
 
+// Thread-safe: loader threads may build several batches at once (prefetch_loader.h).
 class TrainLoader {
  public:
   TrainLoader(const Dataset* data, int64_t global_batch, int rank, int world, uint64_t seed,
@@ -44,17 +69,22 @@ class TrainLoader {
     return data_->size() / global_batch_;
   }  // The last partial batch is dropped.
   int64_t local_batch() const { return global_batch_ / world_; }
-  Batch Get(int epoch, int64_t step);
+  // This rank's images of (epoch, step), on the host; in pinned memory when `pin_memory`.
+  HostBatch GetHost(int epoch, int64_t step, bool pin_memory = false) const;
+  // The same batch normalised on the CPU.
+  Batch Get(int epoch, int64_t step) const;
 
  private:
+  std::shared_ptr<const std::vector<int64_t>> Permutation(int epoch) const;
+
   const Dataset* data_;
   int64_t global_batch_;
   int rank_, world_;
   uint64_t seed_;
   AugmentOptions augment_;
   Normalization norm_;
-  int cached_epoch_ = -1;
-  std::vector<int64_t> permutation_;
+  mutable std::mutex mu_;  // Guards the cache of the latest epochs' permutations.
+  mutable std::map<int, std::shared_ptr<const std::vector<int64_t>>> permutations_;
 };
 
 // Images `indices` of `data`, without augmentation, normalised (evaluation).
@@ -63,6 +93,10 @@ Batch LoadBatch(const Dataset& data, const std::vector<int64_t>& indices, const 
 // Images with augmentation seeded by `augment_seed` and each image's index.
 Batch LoadAugmentedBatch(const Dataset& data, const std::vector<int64_t>& indices, const Normalization& norm,
                          const AugmentOptions& augment, uint64_t augment_seed);
+
+// The same images as stored (uint8), not normalised; in pinned memory when `pin_memory`.
+HostBatch LoadHostBatch(const Dataset& data, const std::vector<int64_t>& indices,
+                        const AugmentOptions& augment, uint64_t augment_seed, bool pin_memory = false);
 
 }  // namespace nmsparse
 

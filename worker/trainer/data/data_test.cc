@@ -5,10 +5,12 @@
 #include <cstdio>
 #include <fstream>
 #include <set>
+#include <tuple>
 
 #include "gtest/gtest.h"
 #include "worker/trainer/data/batch_loader.h"
 #include "worker/trainer/data/idx_reader.h"
+#include "worker/trainer/data/prefetch_loader.h"
 #include "worker/trainer/data/shard_dataset.h"
 #include "worker/trainer/data/synthetic_dataset.h"
 
@@ -37,11 +39,25 @@ TEST(IdxReaderTest, ReadsFashionMnist) {
   EXPECT_EQ((*test)->size(), 10000);
 }
 
+TEST(IdxReaderTest, TheVariableNamesTheDirectoryWhenTheSpecDoesNot) {
+  const char* before = std::getenv(kFashionMnistDirVariable);
+  const std::string saved = before ? before : "";
+  setenv(kFashionMnistDirVariable, "/data/fmnist", 1);
+  EXPECT_EQ(FashionMnistDir(""), "/data/fmnist");
+  EXPECT_EQ(FashionMnistDir("/spec/path"), "/spec/path");  // data.path wins
+  unsetenv(kFashionMnistDirVariable);
+  EXPECT_EQ(FashionMnistDir(""), kFashionMnistDefaultDir);
+  if (before != nullptr) setenv(kFashionMnistDirVariable, saved.c_str(), 1);
+}
+
 TEST(IdxReaderTest, ErrorsNameTheFile) {
   auto missing = LoadFashionMnist("/nonexistent/dir", true);
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("/nonexistent/dir/train-images-idx3-ubyte.gz"),
             std::string::npos);
+  // It also says how to get the data.
+  EXPECT_NE(missing.status().message().find("dataset-fashion-mnist"), std::string::npos) << missing.status();
+  EXPECT_NE(missing.status().message().find(kFashionMnistDirVariable), std::string::npos) << missing.status();
   const std::string bad = TempDir("idx") + "/bad.idx";
   std::ofstream(bad) << "not an idx file";
   auto array = ReadIdxFile(bad);
@@ -138,6 +154,95 @@ TEST(BatchLoaderTest, FlipCropAndNormalisation) {
     moved |= cropped.images.sum().item<float>() < 2.0f;
   }
   EXPECT_TRUE(moved);
+}
+
+// The row-wise crop and flip equal their per-pixel definition: every augmented image is the input moved by
+// some (dy, dx) within the padding, maybe mirrored, with zeros where the source falls outside.
+TEST(BatchLoaderTest, CropAndFlipMatchThePerPixelDefinition) {
+  const ImageShape shape{3, 5, 7};
+  torch::manual_seed(4);
+  const auto source = torch::randint(1, 256, {shape.channels, shape.height, shape.width}, torch::kUInt8);
+  std::vector<uint8_t> pixels(source.data_ptr<uint8_t>(), source.data_ptr<uint8_t>() + shape.numel());
+  InMemoryDataset data(shape, 2, pixels, {1});
+  const int p = 3;
+  auto moved = [&](int dy, int dx, bool flip) {
+    auto out = torch::zeros_like(source);
+    for (int c = 0; c < shape.channels; ++c)
+      for (int y = 0; y < shape.height; ++y)
+        for (int x = 0; x < shape.width; ++x) {
+          const int sy = y + dy, sx = (flip ? shape.width - 1 - x : x) + dx;
+          if (sy >= 0 && sy < shape.height && sx >= 0 && sx < shape.width) out[c][y][x] = source[c][sy][sx];
+        }
+    return out;
+  };
+  std::set<std::tuple<int, int, bool>> seen;
+  for (uint64_t seed = 0; seed < 400; ++seed) {
+    const auto got = LoadHostBatch(data, {0}, {p, 0.5}, seed).images[0];
+    bool matched = false;
+    for (int dy = -p; dy <= p && !matched; ++dy)
+      for (int dx = -p; dx <= p && !matched; ++dx)
+        for (bool flip : {false, true}) {
+          if (torch::equal(got, moved(dy, dx, flip))) {
+            matched = true;
+            seen.insert({dy, dx, flip});
+            break;
+          }
+        }
+    ASSERT_TRUE(matched) << "seed " << seed;
+  }
+  EXPECT_GT(seen.size(), 60u);  // Most of the 98 moves occur: the test covers the edge cases.
+}
+
+// The prefetcher hands out the same batches in the same order whatever its thread count and depth: a batch
+// is a pure function of its position.
+TEST(PrefetchLoaderTest, ThreadsNeverChangeTheBatches) {
+  SyntheticDataset data({1, 8, 8}, 10, 200, 5);
+  const TrainLoader loader(&data, 16, 0, 1, 11, AugmentOptions{2, 0.5}, {{0.5f}, {0.5f}});
+  const int64_t per_epoch = loader.steps_per_epoch();
+  auto make = [&](int64_t p) { return loader.GetHost(static_cast<int>(p / per_epoch), p % per_epoch); };
+  const int64_t first = 3, end = 3 * per_epoch;  // Resumes mid-epoch and crosses two epoch boundaries.
+  PrefetchLoader serial(make, first, end, 0, 1);
+  std::vector<HostBatch> expected;
+  for (int64_t p = first; p < end; ++p) expected.push_back(serial.Next());
+  for (const auto& [threads, depth] : std::vector<std::pair<int, int>>{{1, 1}, {3, 2}, {4, 8}}) {
+    PrefetchLoader prefetched(make, first, end, threads, depth);
+    for (size_t i = 0; i < expected.size(); ++i) {
+      const HostBatch got = prefetched.Next();
+      ASSERT_TRUE(torch::equal(got.images, expected[i].images)) << threads << " threads, batch " << i;
+      ASSERT_TRUE(torch::equal(got.labels, expected[i].labels)) << threads << " threads, batch " << i;
+    }
+    EXPECT_THROW(prefetched.Next(), std::out_of_range);
+  }
+  // And they are the loader's own batches.
+  EXPECT_TRUE(torch::equal(expected[0].images, loader.GetHost(0, 3).images));
+}
+
+TEST(PrefetchLoaderTest, ABuildErrorReachesTheConsumerAtItsPosition) {
+  auto make = [](int64_t p) -> HostBatch {
+    if (p == 4) throw std::runtime_error("shard 4 is unreadable");
+    return HostBatch{torch::full({1}, p, torch::kUInt8), torch::zeros({1}, torch::kInt64)};
+  };
+  PrefetchLoader loader(make, 0, 10, 2, 3);
+  for (int64_t p = 0; p < 4; ++p) EXPECT_EQ(loader.Next().images.item<int>(), p);
+  EXPECT_THROW(loader.Next(), std::runtime_error);
+}
+
+TEST(PrefetchLoaderTest, StopsCleanlyWithBatchesLeft) {
+  SyntheticDataset data({1, 8, 8}, 10, 200, 5);
+  const TrainLoader loader(&data, 16, 0, 1, 11, AugmentOptions{}, {{0.5f}, {0.5f}});
+  PrefetchLoader prefetched([&](int64_t p) { return loader.GetHost(0, p % 12); }, 0, 1000, 4, 4);
+  prefetched.Next();
+  // Destroyed here with threads waiting for space: they must be released and joined.
+}
+
+// Normalisation on the device gives the CPU path's values: (x / 255 - mean) / std per channel.
+TEST(DeviceTransferTest, NormalisesPerChannelOnTheDevice) {
+  HostBatch host{torch::tensor({0, 51, 255, 102}, torch::kUInt8).view({1, 2, 1, 2}),
+                 torch::tensor({3}, torch::kInt64)};
+  const Batch batch = DeviceTransfer({{0.5f, 0.0f}, {0.5f, 2.0f}}, torch::kCPU)(host);
+  const auto expected = torch::tensor({-1.0f, -0.6f, 0.5f, 0.2f}).view({1, 2, 1, 2});
+  EXPECT_TRUE(torch::allclose(batch.images, expected, 1e-6, 1e-6)) << batch.images;
+  EXPECT_EQ(batch.labels.item<int64_t>(), 3);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "worker/trainer/kernels/fused_attention.h"
+#include "worker/trainer/kernels/sdpa_attention.h"
 
 namespace nmsparse {
 namespace {
@@ -45,10 +46,15 @@ AttentionImpl::AttentionImpl(int64_t dim, int64_t num_heads, bool qkv_bias, doub
 torch::Tensor AttentionImpl::forward(const torch::Tensor& x) {
   auto qkv_out = Linear(*qkv, x);
   const bool attn_dropout = is_training() && attn_drop_->options.p() > 0.0;
-  auto heads = !attn_dropout && FusedAttentionApplies(qkv_out, num_heads_)
-                   ? FusedAttention(qkv_out, num_heads_, scale_)
-                   : CompositeAttention(qkv_out, num_heads_, scale_,
-                                        [this](const torch::Tensor& attn) { return attn_drop_(attn); });
+  torch::Tensor heads;
+  if (!attn_dropout && FusedAttentionApplies(qkv_out, num_heads_)) {
+    heads = FusedAttention(qkv_out, num_heads_, scale_);  // CPU, float32.
+  } else if (SdpaAvailable()) {  // LibTorch 2.x: flash / memory-efficient / cuDNN attention on a GPU.
+    heads = SdpaAttention(qkv_out, num_heads_, scale_, attn_dropout ? attn_drop_->options.p() : 0.0);
+  } else {
+    heads = CompositeAttention(qkv_out, num_heads_, scale_,
+                               [this](const torch::Tensor& attn) { return attn_drop_(attn); });
+  }
   return proj_drop_(Linear(*proj, heads));
 }
 
