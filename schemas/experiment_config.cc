@@ -11,6 +11,7 @@
 #include "schemas/param_filter.h"
 #include "schemas/reference_config.h"
 #include "schemas/structure_decay.h"
+#include "schemas/spec_text.h"
 #include "schemas/yaml_util.h"
 
 namespace nmsparse {
@@ -424,7 +425,7 @@ absl::StatusOr<ExperimentConfig> ParseExperimentYaml(const std::string& text, co
 
 absl::StatusOr<ExperimentConfig> LoadExperimentFile(const std::string& path,
                                                     std::vector<std::string>* warnings) {
-  auto text = yaml_util::ReadTextFile(path);
+  auto text = ReadSpecText(path);
   if (!text.ok()) return text.status();
   return ParseExperimentYaml(*text, path, warnings);
 }
