@@ -29,4 +29,12 @@ std::string FormatCount(int64_t value) {
   return negative ? "-" + out : out;
 }
 
+std::string CutLogLine(std::string_view text) {
+  if (static_cast<int64_t>(text.size()) <= kMaxLogLineBytes) return std::string(text);
+  size_t end = static_cast<size_t>(kMaxLogLineBytes);
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;  // A continuation byte.
+  return std::string(text.substr(0, end)) + " [" + FormatCount(static_cast<int64_t>(text.size() - end)) +
+         " bytes cut]";
+}
+
 }  // namespace nmsparse::limits

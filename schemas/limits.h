@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nmsparse::limits {
@@ -19,8 +20,8 @@ inline constexpr int kMaxResponseBytes = 256 << 20;
 // What nmserver stores per run; past these, lines and points are dropped and counted.
 inline constexpr int64_t kDefaultMaxLogLinesPerRun = 100'000;
 inline constexpr int64_t kDefaultMaxMetricPointsPerRun = 100'000;
-// Bytes of one stored log line; longer lines are cut.
-inline constexpr int64_t kMaxLogLineBytes = 16 << 10;
+// Bytes of one log line as nmworker sends it and nmserver stores it; longer lines are cut (CutLogLine).
+inline constexpr int64_t kMaxLogLineBytes = 4 << 10;
 
 // A limit as docs/reliability.md lists it.
 struct Limit {
@@ -34,6 +35,10 @@ const std::vector<Limit>& AllLimits();
 
 // 10000000 -> "10,000,000": how counts and sizes are written in limit errors and docs.
 std::string FormatCount(int64_t value);
+
+// `text` when it fits kMaxLogLineBytes; else its first kMaxLogLineBytes bytes, cut back to a UTF-8 character
+// boundary, followed by " [N bytes cut]".
+std::string CutLogLine(std::string_view text);
 
 }  // namespace nmsparse::limits
 

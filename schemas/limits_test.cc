@@ -20,6 +20,18 @@ TEST(FormatCountTest, GroupsThousands) {
   EXPECT_EQ(FormatCount(std::numeric_limits<int64_t>::min()), "-9,223,372,036,854,775,808");
 }
 
+TEST(CutLogLineTest, KeepsALineThatFits) {
+  const std::string fits(kMaxLogLineBytes, 'a');
+  EXPECT_EQ(CutLogLine(fits), fits);
+}
+
+TEST(CutLogLineTest, CutsAtACharacterBoundaryAndSaysHowMuch) {
+  std::string text = "a";
+  for (int i = 0; i < 9000; ++i) text += "\xc3\xa9";  // 18,001 bytes; byte 4,096 is inside a character.
+  EXPECT_EQ(CutLogLine(text), text.substr(0, 4095) + " [13,906 bytes cut]");
+  EXPECT_EQ(CutLogLine(std::string(5000, 'a')), std::string(4096, 'a') + " [904 bytes cut]");
+}
+
 // The docs' table row of each limit names it, its value as FormatCount writes it, and its flag.
 TEST(LimitsDocTest, ReliabilityDocListsEveryLimit) {
   std::ifstream in("docs/reliability.md");
