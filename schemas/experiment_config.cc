@@ -10,8 +10,8 @@
 #include "schemas/model_catalog.h"
 #include "schemas/param_filter.h"
 #include "schemas/reference_config.h"
-#include "schemas/structure_decay.h"
 #include "schemas/spec_text.h"
+#include "schemas/structure_decay.h"
 #include "schemas/yaml_util.h"
 
 namespace nmsparse {
