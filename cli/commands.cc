@@ -23,11 +23,25 @@ int RunHelpCommand(const CommandContext& context) {
 
 const std::vector<OptionSpec>& AllOptions() {
   static const auto* options = new std::vector<OptionSpec>{
-      {"coordinator", true}, {"json", false},           {"help", false, 'h'}, {"set", true, 0, true},
-      {"priority", true},    {"idempotency-key", true}, {"no-reuse", false},  {"dry-run", false},
-      {"sweep", true},       {"state", true},           {"metric", true},     {"k", true, 'k'},
-      {"minimize", false},   {"follow", false, 'f'},    {"format", true},     {"curves", false},
-      {"output", true, 'o'}, {"logs", false},
+      {"coordinator", true},
+      {"json", false},
+      {"help", false, 'h'},
+      {"set", true, 0, true},
+      {"priority", true},
+      {"idempotency-key", true},
+      {"no-reuse", false},
+      {"dry-run", false},
+      {"sweep", true},
+      {"state", true},
+      {"metric", true},
+      {"k", true, 'k'},
+      {"minimize", false},
+      {"follow", false, 'f'},
+      {"format", true},
+      {"curves", false},
+      {"output", true, 'o'},
+      {"logs", false},
+      {"max-runs-per-sweep", true},
   };
   return *options;
 }
@@ -35,14 +49,15 @@ const std::vector<OptionSpec>& AllOptions() {
 const std::vector<CommandInfo>& Commands() {
   static const auto* commands = new std::vector<CommandInfo>{
       {"validate",
-       "FILE [--set key=value]...",
+       "FILE [--set key=value]... [--max-runs-per-sweep N]",
        "parse a sweep or experiment file offline: runs, labels, content hashes, layer plans",
-       {"set"},
+       {"set", "max-runs-per-sweep"},
        RunValidateCommand},
       {"submit",
-       "FILE [--set key=value]... [--priority N] [--idempotency-key K] [--no-reuse] [--dry-run]",
+       "FILE [--set key=value]... [--priority N] [--idempotency-key K] [--no-reuse] [--dry-run] "
+       "[--max-runs-per-sweep N]",
        "validate, expand and queue a sweep; prints its id",
-       {"set", "priority", "idempotency-key", "no-reuse", "dry-run"},
+       {"set", "priority", "idempotency-key", "no-reuse", "dry-run", "max-runs-per-sweep"},
        RunSubmitCommand},
       {"sweeps", "", "all sweeps with their run counts", {}, RunSweepsCommand},
       {"runs",

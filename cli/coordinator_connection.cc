@@ -6,11 +6,17 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/exit_codes.h"
+#include "schemas/limits.h"
 
 namespace nmsparse::cli {
 
 CoordinatorConnection::CoordinatorConnection(std::string address) : address_(std::move(address)) {
-  stub_ = v1::Coordinator::NewStub(grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
+  // The coordinator's own bounds (docs/reliability.md): a larger request is refused here, before sending.
+  grpc::ChannelArguments args;
+  args.SetMaxSendMessageSize(limits::kMaxRequestBytes);
+  args.SetMaxReceiveMessageSize(limits::kMaxResponseBytes);
+  stub_ =
+      v1::Coordinator::NewStub(grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), args));
 }
 
 std::unique_ptr<grpc::ClientContext> CoordinatorConnection::Context(bool streaming) const {

@@ -8,22 +8,23 @@
 #include "absl/strings/str_cat.h"
 #include "schemas/experiment_config.h"
 #include "schemas/proto_bridge.h"
+#include "schemas/spec_text.h"
 #include "schemas/sweep.h"
 
 namespace nmsparse::cli {
 namespace {
 
 // A sweep file has a base (inline or in another file) or axes; anything else is one experiment.
-bool IsSweepFile(const std::string& path) {
+bool IsSweepText(const std::string& text) {
   try {
-    const YAML::Node root = YAML::LoadFile(path);
+    const YAML::Node root = YAML::Load(text);
     if (!root.IsMap()) return true;  // Let the sweep parser report what is wrong.
     for (const char* key : {"base", "base_file", "grid", "random"}) {
       if (root[key]) return true;
     }
     return false;
   } catch (const YAML::Exception&) {
-    return true;  // Unreadable or not YAML: the sweep parser words the error.
+    return true;  // Not YAML: the sweep parser words the error.
   }
 }
 
@@ -54,13 +55,16 @@ absl::Status ApplySet(const std::string& assignment, v1::ExperimentSpec* base) {
 
 absl::StatusOr<v1::SweepSpec> LoadSpecFile(const std::string& path, const std::vector<std::string>& sets,
                                            std::vector<std::string>* warnings) {
+  // Read once, bounded by the spec file size limit before any parsing.
+  absl::StatusOr<std::string> text = ReadSpecText(path);
+  if (!text.ok()) return text.status();
   v1::SweepSpec spec;
-  if (IsSweepFile(path)) {
-    absl::StatusOr<v1::SweepSpec> sweep = ParseSweepFile(path, warnings);
+  if (IsSweepText(*text)) {
+    absl::StatusOr<v1::SweepSpec> sweep = ParseSweepYaml(*text, path, warnings);
     if (!sweep.ok()) return sweep.status();
     spec = *std::move(sweep);
   } else {
-    absl::StatusOr<ExperimentConfig> config = LoadExperimentFile(path, warnings);
+    absl::StatusOr<ExperimentConfig> config = ParseExperimentYaml(*text, path, warnings);
     if (!config.ok()) return config.status();
     spec.set_name(config->name.empty() ? FileStem(path) : config->name);
     *spec.mutable_base() = ToProto(*config);

@@ -11,7 +11,8 @@
 
 namespace nmsparse::cli {
 
-// Parses `path` (errors "FILE:LINE: key.path: reason", NotFound for a missing file) and applies each
+// Parses `path` (errors "FILE:LINE: key.path: reason", NotFound for a missing file, InvalidArgument naming
+// the size for a file past limits::kMaxSpecFileBytes, refused before it is read) and applies each
 // "key.path=value" of `sets` to the base spec (errors "--set key.path=value: reason"). Warnings from the
 // parser (accepted but ignored reference keys) are appended to `warnings`.
 absl::StatusOr<v1::SweepSpec> LoadSpecFile(const std::string& path, const std::vector<std::string>& sets,

@@ -2,6 +2,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <cstdlib>
 #include <map>
 #include <ostream>
 
@@ -14,12 +15,36 @@
 #include "cli/table_printer.h"
 #include "google/protobuf/struct.pb.h"
 #include "schemas/layer_plan.h"
+#include "schemas/limits.h"
 #include "schemas/sweep.h"
+#include "schemas/sweep_size.h"
 
 namespace nmsparse::cli {
 namespace {
 
 constexpr size_t kHashPrefix = 12;
+constexpr char kMaxRunsFlag[] = "max-runs-per-sweep";
+constexpr char kMaxRunsEnv[] = "NMSPARSE_MAX_RUNS_PER_SWEEP";
+
+// nmctl's own limit on the runs of a sweep: the flag, else the environment, else the shared default.
+absl::StatusOr<int64_t> MaxRunsPerSweep(const CommandContext& context) {
+  if (auto flag = context.args->Get(kMaxRunsFlag)) return ParseId(*flag, absl::StrCat("--", kMaxRunsFlag));
+  const char* env = std::getenv(kMaxRunsEnv);
+  if (env != nullptr && *env != '\0') return ParseId(env, kMaxRunsEnv);
+  return limits::kDefaultMaxRunsPerSweep;
+}
+
+// Counted from the spec before anything is expanded or sent: a sweep of millions of runs is refused at once.
+absl::Status CheckRunCount(const CommandContext& context, const v1::SweepSpec& spec) {
+  absl::StatusOr<int64_t> limit = MaxRunsPerSweep(context);
+  if (!limit.ok()) return limit.status();
+  absl::Status status =
+      CheckSweepRunCount(spec, *limit,
+                         absl::StrCat("nmctl --", kMaxRunsFlag, " or ", kMaxRunsEnv,
+                                      "; the coordinator has its own, nmserver --max_runs_per_sweep"));
+  if (status.ok()) return status;
+  return absl::Status(status.code(), absl::StrCat(context.args->positional[0], ": ", status.message()));
+}
 
 absl::StatusOr<v1::SweepSpec> LoadFromArgs(const CommandContext& context) {
   if (context.args->positional.size() != 1) {
@@ -29,6 +54,8 @@ absl::StatusOr<v1::SweepSpec> LoadFromArgs(const CommandContext& context) {
   absl::StatusOr<v1::SweepSpec> spec =
       LoadSpecFile(context.args->positional[0], context.args->GetAll("set"), &warnings);
   for (const std::string& w : warnings) *context.err << "nmctl: warning: " << w << "\n";
+  if (!spec.ok()) return spec;
+  if (absl::Status count = CheckRunCount(context, *spec); !count.ok()) return count;
   return spec;
 }
 

@@ -10,6 +10,7 @@
 #include "schemas/model_catalog.h"
 #include "schemas/param_filter.h"
 #include "schemas/reference_config.h"
+#include "schemas/spec_text.h"
 #include "schemas/structure_decay.h"
 #include "schemas/yaml_util.h"
 
@@ -424,7 +425,7 @@ absl::StatusOr<ExperimentConfig> ParseExperimentYaml(const std::string& text, co
 
 absl::StatusOr<ExperimentConfig> LoadExperimentFile(const std::string& path,
                                                     std::vector<std::string>* warnings) {
-  auto text = yaml_util::ReadTextFile(path);
+  auto text = ReadSpecText(path);
   if (!text.ok()) return text.status();
   return ParseExperimentYaml(*text, path, warnings);
 }

@@ -8,6 +8,7 @@
 #include "absl/strings/str_split.h"
 #include "schemas/proto_bridge.h"
 #include "schemas/reference_config.h"
+#include "schemas/spec_text.h"
 #include "schemas/yaml_util.h"
 
 namespace nmsparse {
@@ -304,7 +305,7 @@ absl::StatusOr<v1::SweepSpec> ParseSweepYaml(const std::string& text, const std:
 }
 
 absl::StatusOr<v1::SweepSpec> ParseSweepFile(const std::string& path, std::vector<std::string>* warnings) {
-  auto text = yaml_util::ReadTextFile(path);
+  auto text = ReadSpecText(path);
   if (!text.ok()) return text.status();
   return ParseSweepYaml(*text, path, warnings);
 }

@@ -4,8 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -165,14 +163,6 @@ absl::StatusOr<YAML::Node> LoadYaml(const std::string& text, const std::string& 
     const std::string where = file_name.empty() ? "line " : file_name + ":";
     return absl::InvalidArgumentError(absl::StrCat(where, e.mark.line + 1, ": YAML syntax error: ", e.msg));
   }
-}
-
-absl::StatusOr<std::string> ReadTextFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 }  // namespace yaml_util

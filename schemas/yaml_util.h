@@ -60,9 +60,6 @@ absl::Status WithFile(const absl::Status& status, const std::string& file_name);
 // Parses YAML text; a syntax error becomes InvalidArgument "FILE:LINE: YAML syntax error: ...".
 absl::StatusOr<YAML::Node> LoadYaml(const std::string& text, const std::string& file_name);
 
-// Reads a whole file; NotFound names the path.
-absl::StatusOr<std::string> ReadTextFile(const std::string& path);
-
 // Upper-cased copy (ASCII).
 std::string Upper(std::string s);
 

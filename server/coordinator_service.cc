@@ -60,7 +60,8 @@ absl::StatusOr<std::vector<v1::Worker>> WorkersWithRuns(Database* db) {
 
 grpc::Status CoordinatorService::SubmitSweep(grpc::ServerContext*, const v1::SubmitSweepRequest* req,
                                              v1::SubmitSweepResponse* resp) {
-  absl::StatusOr<v1::SubmitSweepResponse> out = server::SubmitSweep(store_, expand_, *req);
+  absl::StatusOr<v1::SubmitSweepResponse> out =
+      server::SubmitSweep(store_, expand_, max_runs_per_sweep_, *req);
   if (!out.ok()) return ToGrpc(out.status());
   *resp = std::move(*out);
   if (!req->dry_run() && !resp->existing()) {

@@ -12,8 +12,13 @@ namespace nmsparse::server {
 
 class CoordinatorService final : public v1::Coordinator::Service {
  public:
-  CoordinatorService(Store* store, Scheduler* scheduler, ChangeSignal* changes, SweepExpander expand)
-      : store_(store), scheduler_(scheduler), changes_(changes), expand_(std::move(expand)) {}
+  CoordinatorService(Store* store, Scheduler* scheduler, ChangeSignal* changes, SweepExpander expand,
+                     int64_t max_runs_per_sweep)
+      : store_(store),
+        scheduler_(scheduler),
+        changes_(changes),
+        expand_(std::move(expand)),
+        max_runs_per_sweep_(max_runs_per_sweep) {}
 
   grpc::Status SubmitSweep(grpc::ServerContext*, const v1::SubmitSweepRequest* req,
                            v1::SubmitSweepResponse* resp) override;
@@ -42,6 +47,7 @@ class CoordinatorService final : public v1::Coordinator::Service {
   Scheduler* scheduler_;
   ChangeSignal* changes_;
   SweepExpander expand_;
+  int64_t max_runs_per_sweep_;
 };
 
 }  // namespace nmsparse::server

@@ -6,6 +6,7 @@
 
 #include "absl/flags/flag.h"
 #include "common/program_flags.h"
+#include "schemas/limits.h"
 #include "server/nm_server.h"
 #include "server/parallel_expander.h"
 #include "server/schemas_expander.h"
@@ -16,6 +17,12 @@ ABSL_FLAG(int64_t, lease_ms, 10000, "a worker silent this long is considered unr
 ABSL_FLAG(int64_t, grace_ms, 5000,
           "after the lease, wait this long before requeueing an unreachable worker's runs");
 ABSL_FLAG(int64_t, schedule_interval_ms, 1000, "periodic scheduling pass (passes also run on every event)");
+ABSL_FLAG(int64_t, max_runs_per_sweep, nmsparse::limits::kDefaultMaxRunsPerSweep,
+          "refuse a sweep that expands to more runs than this (counted before expanding)");
+ABSL_FLAG(int64_t, max_log_lines_per_run, nmsparse::limits::kDefaultMaxLogLinesPerRun,
+          "log lines stored per run; later ones are dropped and counted in one notice line");
+ABSL_FLAG(int64_t, max_metric_points_per_run, nmsparse::limits::kDefaultMaxMetricPointsPerRun,
+          "metric points stored per run (kind final excepted); later ones are dropped and counted");
 
 int main(int argc, char** argv) {
   const auto positional = nmsparse::ParseProgramFlags(
@@ -32,10 +39,20 @@ int main(int argc, char** argv) {
   options.lease_ms = absl::GetFlag(FLAGS_lease_ms);
   options.grace_ms = absl::GetFlag(FLAGS_grace_ms);
   options.schedule_interval_ms = absl::GetFlag(FLAGS_schedule_interval_ms);
+  options.max_runs_per_sweep = absl::GetFlag(FLAGS_max_runs_per_sweep);
+  options.caps.max_log_lines = absl::GetFlag(FLAGS_max_log_lines_per_run);
+  options.caps.max_metric_points = absl::GetFlag(FLAGS_max_metric_points_per_run);
   options.expand = nmsparse::server::ParallelExpander(nmsparse::server::ExpandWithSchemas,
                                                       static_cast<int>(std::thread::hardware_concurrency()));
   if (options.lease_ms <= 0 || options.grace_ms < 0 || options.schedule_interval_ms <= 0) {
     std::fprintf(stderr, "nmserver: --lease_ms and --schedule_interval_ms must be > 0, --grace_ms >= 0\n");
+    return 2;
+  }
+  if (options.max_runs_per_sweep <= 0 || options.caps.max_log_lines < 0 ||
+      options.caps.max_metric_points < 0) {
+    std::fprintf(stderr,
+                 "nmserver: --max_runs_per_sweep must be > 0, --max_log_lines_per_run and "
+                 "--max_metric_points_per_run >= 0\n");
     return 2;
   }
 

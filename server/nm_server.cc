@@ -50,8 +50,10 @@ absl::StatusOr<std::unique_ptr<NmServer>> NmServer::Start(ServerOptions options)
     scheduler->Kick();
     changes->Notify();
   });
-  p->coordinator = std::make_unique<CoordinatorService>(p->store.get(), scheduler, changes, options.expand);
-  p->gateway = std::make_unique<WorkerGatewayService>(p->store.get(), scheduler, &p->hub, changes, lease);
+  p->coordinator = std::make_unique<CoordinatorService>(p->store.get(), scheduler, changes, options.expand,
+                                                        options.max_runs_per_sweep);
+  p->gateway = std::make_unique<WorkerGatewayService>(p->store.get(), scheduler, &p->hub, changes, lease,
+                                                      options.caps);
 
   int port = 0;
   grpc::ServerBuilder builder;
@@ -61,8 +63,9 @@ absl::StatusOr<std::unique_ptr<NmServer>> NmServer::Start(ServerOptions options)
   // One coordinator per address: without this gRPC sets SO_REUSEPORT and a second nmserver would share the
   // port.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  builder.SetMaxReceiveMessageSize(64 << 20);
-  builder.SetMaxSendMessageSize(256 << 20);
+  // Bounded both ways (docs/reliability.md): a larger request is refused, a larger answer is not sent.
+  builder.SetMaxReceiveMessageSize(limits::kMaxRequestBytes);
+  builder.SetMaxSendMessageSize(limits::kMaxResponseBytes);
   p->server = builder.BuildAndStart();
   if (!p->server || port == 0)
     return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));

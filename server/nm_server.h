@@ -8,6 +8,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "schemas/limits.h"
+#include "server/store/event_table.h"
 #include "server/sweep_expander.h"
 
 namespace grpc {
@@ -23,6 +25,8 @@ struct ServerOptions {
   int64_t grace_ms = 5000;
   int64_t schedule_interval_ms = 1000;  // Periodic scheduling pass (passes also run on every event).
   SweepExpander expand;                 // Validates and expands sweeps (nmserver: ExpandWithSchemas).
+  int64_t max_runs_per_sweep = limits::kDefaultMaxRunsPerSweep;  // Larger sweeps are refused unexpanded.
+  EventCaps caps;                                                // Log lines and metric points per run.
 };
 
 class NmServer {

@@ -5,14 +5,10 @@
 #include <utility>
 #include <vector>
 
+#include "schemas/sweep_size.h"
+
 namespace nmsparse::server {
 namespace {
-
-size_t GridRuns(const v1::SweepSpec& spec) {
-  size_t n = 1;
-  for (const v1::GridAxis& axis : spec.grid()) n *= static_cast<size_t>(axis.values_size());
-  return n;
-}
 
 // The sweep restricted to first-axis values [begin, end).
 v1::SweepSpec Slice(const v1::SweepSpec& spec, int begin, int end) {
@@ -49,7 +45,9 @@ absl::StatusOr<std::vector<NewRun>> ExpandSlices(const SweepExpander& serial, co
 SweepExpander ParallelExpander(SweepExpander serial, int threads, size_t min_runs) {
   if (threads <= 1) return serial;
   return [serial = std::move(serial), threads, min_runs](const v1::SweepSpec& spec) {
-    if (spec.random_size() > 0 || spec.grid_size() == 0 || GridRuns(spec) < min_runs) return serial(spec);
+    if (spec.random_size() > 0 || spec.grid_size() == 0 ||
+        SweepRunCount(spec) < static_cast<int64_t>(min_runs))
+      return serial(spec);
     int chunks = std::min(threads, spec.grid(0).values_size());
     if (chunks <= 1) return serial(spec);
     return ExpandSlices(serial, spec, chunks);

@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "schemas/sweep_size.h"
 #include "server/store/clock.h"
 #include "server/store/event_table.h"
 #include "server/store/run_table.h"
@@ -127,8 +128,9 @@ absl::StatusOr<v1::SubmitSweepResponse> DryRun(Store* store, const v1::SweepSpec
 }  // namespace
 
 absl::StatusOr<v1::SubmitSweepResponse> SubmitSweep(Store* store, const SweepExpander& expand,
-                                                    const v1::SubmitSweepRequest& request) {
+                                                    int64_t max_runs, const v1::SubmitSweepRequest& request) {
   const v1::SweepSpec& spec = request.spec();
+  NM_RETURN_IF_ERROR(CheckSweepRunCount(spec, max_runs, "nmserver --max_runs_per_sweep"));
   std::optional<v1::SubmitSweepResponse> existing;
   if (!request.dry_run()) {
     NM_RETURN_IF_ERROR(store->Read([&](Database* db) -> absl::Status {

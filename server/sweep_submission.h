@@ -1,4 +1,5 @@
-// SubmitSweep's logic: idempotency, validation and expansion before any write, the never-fits check, dry
+// SubmitSweep's logic: the run count against the limit before anything else, idempotency, validation and
+// expansion before any write, the never-fits check, dry
 // runs, reuse of succeeded runs with the same content hash, and one transaction for the sweep and all its
 // runs.
 #ifndef NMSPARSE_SERVER_SWEEP_SUBMISSION_H_
@@ -16,8 +17,11 @@ namespace nmsparse::server {
 //
 // Runs needing more slots than the largest registered worker has are refused with INVALID_ARGUMENT. When no
 // worker has registered yet, every size is accepted: workers may still come, and the runs wait in the queue.
+//
+// A sweep that expands to more than `max_runs` runs (counted from the spec, schemas/sweep_size.h) is refused
+// with INVALID_ARGUMENT naming the count and the limit, before it is expanded or anything is read or stored.
 absl::StatusOr<v1::SubmitSweepResponse> SubmitSweep(Store* store, const SweepExpander& expand,
-                                                    const v1::SubmitSweepRequest& request);
+                                                    int64_t max_runs, const v1::SubmitSweepRequest& request);
 
 }  // namespace nmsparse::server
 

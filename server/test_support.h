@@ -47,6 +47,8 @@ class TestServer {
   v1::Coordinator::Stub& coordinator() { return *coordinator_; }
   v1::WorkerGateway::Stub& gateway() { return *gateway_; }
   NmServer& server() { return *server_; }
+  // What Restart starts the server with (limits, caps); change it, then Restart.
+  ServerOptions& options() { return options_; }
 
  private:
   void Connect();

@@ -180,18 +180,21 @@ grpc::Status WorkerGatewayService::ReportMetrics(grpc::ServerContext* ctx,
                                                  grpc::ServerReader<v1::MetricReport>* reader,
                                                  v1::Ack* resp) {
   v1::MetricReport report;
-  uint32_t accepted = 0;
+  uint32_t accepted = 0;  // Stored points: those past the run's cap are dropped, yet answered OK.
   while (reader->Read(&report)) {
+    bool stored = false;
     absl::Status s = store_->Write([&](Database* db) -> absl::Status {
       NM_RETURN_IF_ERROR(CheckReport(db, ctx, report.run()).status());
-      return AppendMetric(db, report.run().run_id(), report.run().attempt(), report.point(), NowMs())
-          .status();
+      NM_ASSIGN_OR_RETURN(int64_t seq, AppendMetric(db, report.run().run_id(), report.run().attempt(),
+                                                    report.point(), NowMs(), caps_));
+      stored = seq != 0;
+      return absl::OkStatus();
     });
     if (!s.ok()) {
       if (accepted > 0) changes_->Notify();
       return ToGrpc(s);
     }
-    ++accepted;
+    accepted += stored;
     changes_->Notify();
   }
   resp->set_accepted(accepted);
@@ -200,11 +203,14 @@ grpc::Status WorkerGatewayService::ReportMetrics(grpc::ServerContext* ctx,
 
 grpc::Status WorkerGatewayService::ReportLog(grpc::ServerContext* ctx, const v1::LogReport* req,
                                              v1::Ack* resp) {
+  int64_t stored = 0;  // Lines past the run's cap are dropped, yet answered OK.
   absl::Status s = store_->Write([&](Database* db) -> absl::Status {
     NM_RETURN_IF_ERROR(CheckReport(db, ctx, req->run()).status());
-    return AppendLogs(db, req->run().run_id(), req->run().attempt(), req->lines(), NowMs());
+    NM_ASSIGN_OR_RETURN(
+        stored, AppendLogs(db, req->run().run_id(), req->run().attempt(), req->lines(), NowMs(), caps_));
+    return absl::OkStatus();
   });
-  if (s.ok()) resp->set_accepted(static_cast<uint32_t>(req->lines_size()));
+  if (s.ok()) resp->set_accepted(static_cast<uint32_t>(stored));
   changes_->Notify();
   return ToGrpc(s);
 }

@@ -12,6 +12,7 @@
 #include "server/change_signal.h"
 #include "server/lease_manager.h"
 #include "server/scheduler.h"
+#include "server/store/event_table.h"
 #include "server/store/store.h"
 
 namespace nmsparse::server {
@@ -19,8 +20,8 @@ namespace nmsparse::server {
 class WorkerGatewayService final : public v1::WorkerGateway::Service {
  public:
   WorkerGatewayService(Store* store, Scheduler* scheduler, AssignmentHub* hub, ChangeSignal* changes,
-                       LeaseOptions lease)
-      : store_(store), scheduler_(scheduler), hub_(hub), changes_(changes), lease_(lease) {}
+                       LeaseOptions lease, EventCaps caps)
+      : store_(store), scheduler_(scheduler), hub_(hub), changes_(changes), lease_(lease), caps_(caps) {}
 
   grpc::Status Register(grpc::ServerContext*, const v1::RegisterRequest* req,
                         v1::RegisterResponse* resp) override;
@@ -41,6 +42,7 @@ class WorkerGatewayService final : public v1::WorkerGateway::Service {
   AssignmentHub* hub_;
   ChangeSignal* changes_;
   LeaseOptions lease_;
+  EventCaps caps_;
 };
 
 }  // namespace nmsparse::server

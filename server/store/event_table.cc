@@ -57,6 +57,77 @@ int64_t EventSeq(const v1::RunEvent& e) {
   return e.log().seq();
 }
 
+absl::Status InsertLogRow(Database* db, int64_t run_id, int64_t seq, uint32_t attempt, uint32_t rank,
+                          int64_t at_ms, const std::string& text) {
+  NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("INSERT INTO logs (run_id, seq, attempt, rank, at_ms, text) "
+                                           "VALUES (?,?,?,?,?,?)"));
+  return st->Bind(1, run_id)
+      .Bind(2, seq)
+      .Bind(3, attempt)
+      .Bind(4, rank)
+      .Bind(5, at_ms)
+      .BindText(6, text)
+      .Run();
+}
+
+// A capped kind of event: its counters in the runs table and the words of its notice line.
+struct Volume {
+  const char* stored;      // Column: items stored.
+  const char* dropped;     // Column: items dropped past the cap.
+  const char* notice_seq;  // Column: seq of the notice line, 0 before the first drop.
+  const char* items;       // "log line(s)"
+  const char* limit_name;  // "stored log lines"
+  const char* flag;        // "--max_log_lines_per_run"
+};
+constexpr Volume kLogVolume = {"log_lines",   "log_lines_dropped", "log_notice_seq",
+                               "log line(s)", "stored log lines",  "--max_log_lines_per_run"};
+constexpr Volume kMetricVolume = {"metric_points",   "metric_points_dropped", "metric_notice_seq",
+                                  "metric point(s)", "stored metric points",  "--max_metric_points_per_run"};
+
+struct VolumeRow {
+  int64_t stored = 0;
+  int64_t dropped = 0;
+  int64_t notice_seq = 0;
+};
+
+absl::StatusOr<VolumeRow> LoadVolume(Database* db, int64_t run_id, const Volume& v) {
+  NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare(absl::StrCat("SELECT ", v.stored, ", ", v.dropped, ", ",
+                                                        v.notice_seq, " FROM runs WHERE id = ?")));
+  st->Bind(1, run_id);
+  NM_ASSIGN_OR_RETURN(bool row, st->Step());
+  if (!row) return absl::NotFoundError(absl::StrCat("no run with id ", run_id));
+  return VolumeRow{st->Int(0), st->Int(1), st->Int(2)};
+}
+
+absl::Status CountStored(Database* db, int64_t run_id, const Volume& v, int64_t n) {
+  if (n == 0) return absl::OkStatus();
+  NM_ASSIGN_OR_RETURN(
+      Stmt st, db->Prepare(absl::StrCat("UPDATE runs SET ", v.stored, " = ", v.stored, " + ? WHERE id = ?")));
+  return st->Bind(1, n).Bind(2, run_id).Run();
+}
+
+// Counts `n` more dropped items; the run's one notice line says how many, appended on the first drop and
+// rewritten after, so that a chatty run costs one row however much it drops.
+absl::Status RecordDropped(Database* db, int64_t run_id, uint32_t attempt, const Volume& v,
+                           const VolumeRow& row, int64_t n, int64_t limit, int64_t now_ms) {
+  if (n == 0) return absl::OkStatus();
+  const int64_t dropped = row.dropped + n;
+  const std::string text = absl::StrCat(
+      "[nmserver] ", limits::FormatCount(dropped), " ", v.items, " dropped: this run reached the limit of ",
+      limits::FormatCount(limit), " ", v.limit_name, " (nmserver ", v.flag, ")");
+  int64_t notice = row.notice_seq;
+  if (notice == 0) {
+    NM_ASSIGN_OR_RETURN(notice, ReserveSeq(db, run_id, 1));
+    NM_RETURN_IF_ERROR(InsertLogRow(db, run_id, notice, attempt, 0, now_ms, text));
+  } else {
+    NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("UPDATE logs SET text = ? WHERE run_id = ? AND seq = ?"));
+    NM_RETURN_IF_ERROR(st->BindText(1, text).Bind(2, run_id).Bind(3, notice).Run());
+  }
+  NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare(absl::StrCat("UPDATE runs SET ", v.dropped, " = ?, ", v.notice_seq,
+                                                        " = ? WHERE id = ?")));
+  return st->Bind(1, dropped).Bind(2, notice).Bind(3, run_id).Run();
+}
+
 }  // namespace
 
 absl::Status AppendStateChange(Database* db, int64_t run_id, v1::RunState from, v1::RunState to,
@@ -75,7 +146,14 @@ absl::Status AppendStateChange(Database* db, int64_t run_id, v1::RunState from, 
 }
 
 absl::StatusOr<int64_t> AppendMetric(Database* db, int64_t run_id, uint32_t attempt, v1::MetricPoint point,
-                                     int64_t now_ms) {
+                                     int64_t now_ms, const EventCaps& caps) {
+  NM_ASSIGN_OR_RETURN(VolumeRow volume, LoadVolume(db, run_id, kMetricVolume));
+  if (volume.stored >= caps.max_metric_points && point.kind() != "final") {
+    NM_RETURN_IF_ERROR(
+        RecordDropped(db, run_id, attempt, kMetricVolume, volume, 1, caps.max_metric_points, now_ms));
+    return 0;
+  }
+  NM_RETURN_IF_ERROR(CountStored(db, run_id, kMetricVolume, 1));
   NM_ASSIGN_OR_RETURN(int64_t seq, ReserveSeq(db, run_id, 1));
   point.set_run_id(run_id);
   point.set_attempt(attempt);
@@ -97,23 +175,25 @@ absl::StatusOr<int64_t> AppendMetric(Database* db, int64_t run_id, uint32_t atte
   return seq;
 }
 
-absl::Status AppendLogs(Database* db, int64_t run_id, uint32_t attempt,
-                        const google::protobuf::RepeatedPtrField<v1::LogLine>& lines, int64_t now_ms) {
-  if (lines.empty()) return absl::OkStatus();
-  NM_ASSIGN_OR_RETURN(int64_t seq, ReserveSeq(db, run_id, lines.size()));
-  NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("INSERT INTO logs (run_id, seq, attempt, rank, at_ms, text) "
-                                           "VALUES (?,?,?,?,?,?)"));
-  for (const v1::LogLine& line : lines) {
-    st->Reset();
-    NM_RETURN_IF_ERROR(st->Bind(1, run_id)
-                           .Bind(2, seq++)
-                           .Bind(3, attempt)
-                           .Bind(4, line.rank())
-                           .Bind(5, line.at_ms() ? line.at_ms() : now_ms)
-                           .BindText(6, line.text())
-                           .Run());
+absl::StatusOr<int64_t> AppendLogs(Database* db, int64_t run_id, uint32_t attempt,
+                                   const google::protobuf::RepeatedPtrField<v1::LogLine>& lines,
+                                   int64_t now_ms, const EventCaps& caps) {
+  if (lines.empty()) return 0;
+  NM_ASSIGN_OR_RETURN(VolumeRow volume, LoadVolume(db, run_id, kLogVolume));
+  const int64_t room = std::max<int64_t>(0, caps.max_log_lines - volume.stored);
+  const int64_t kept = std::min<int64_t>(room, lines.size());
+  if (kept > 0) {
+    NM_RETURN_IF_ERROR(CountStored(db, run_id, kLogVolume, kept));
+    NM_ASSIGN_OR_RETURN(int64_t seq, ReserveSeq(db, run_id, kept));
+    for (int64_t i = 0; i < kept; ++i) {
+      const v1::LogLine& line = lines[static_cast<int>(i)];
+      NM_RETURN_IF_ERROR(InsertLogRow(db, run_id, seq++, attempt, line.rank(),
+                                      line.at_ms() ? line.at_ms() : now_ms, limits::CutLogLine(line.text())));
+    }
   }
-  return absl::OkStatus();
+  NM_RETURN_IF_ERROR(RecordDropped(db, run_id, attempt, kLogVolume, volume, lines.size() - kept,
+                                   caps.max_log_lines, now_ms));
+  return kept;
 }
 
 absl::StatusOr<std::vector<v1::StateChange>> StateHistory(Database* db, int64_t run_id) {

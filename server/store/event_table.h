@@ -11,17 +11,31 @@
 #include "absl/status/statusor.h"
 #include "nmsparse/v1/coordinator.pb.h"
 #include "nmsparse/v1/sweep.pb.h"
+#include "schemas/limits.h"
 #include "server/store/sqlite.h"
 
 namespace nmsparse::server {
 
+// What one run may store (docs/reliability.md, "Limits"); nmserver's --max_log_lines_per_run and
+// --max_metric_points_per_run.
+struct EventCaps {
+  int64_t max_log_lines = limits::kDefaultMaxLogLinesPerRun;
+  int64_t max_metric_points = limits::kDefaultMaxMetricPointsPerRun;
+};
+
 absl::Status AppendStateChange(Database* db, int64_t run_id, v1::RunState from, v1::RunState to,
                                uint32_t attempt, int64_t now_ms, const std::string& reason);
-// Stores the point with a fresh seq and at_ms = now when unset; returns the seq.
+// Stores the point with a fresh seq and at_ms = now when unset; returns the seq. Once the run holds
+// caps.max_metric_points points, further points (except those of kind "final", which carry a run's final
+// metrics) are dropped: the result is 0 and the run's notice line counts them (see AppendLogs).
 absl::StatusOr<int64_t> AppendMetric(Database* db, int64_t run_id, uint32_t attempt, v1::MetricPoint point,
-                                     int64_t now_ms);
-absl::Status AppendLogs(Database* db, int64_t run_id, uint32_t attempt,
-                        const google::protobuf::RepeatedPtrField<v1::LogLine>& lines, int64_t now_ms);
+                                     int64_t now_ms, const EventCaps& caps = {});
+// Stores the lines, each cut to limits::kMaxLogLineBytes; returns how many were stored. Lines past
+// caps.max_log_lines are dropped; the first drop appends one notice line "[nmserver] N log line(s) dropped:
+// ...", whose count is rewritten in place as more are dropped.
+absl::StatusOr<int64_t> AppendLogs(Database* db, int64_t run_id, uint32_t attempt,
+                                   const google::protobuf::RepeatedPtrField<v1::LogLine>& lines,
+                                   int64_t now_ms, const EventCaps& caps = {});
 
 absl::StatusOr<std::vector<v1::StateChange>> StateHistory(Database* db, int64_t run_id);
 absl::StatusOr<std::vector<v1::MetricPoint>> MetricPoints(Database* db, int64_t run_id, int64_t from_seq);

@@ -95,6 +95,18 @@ CREATE TABLE workers (
   dead_since_ms INTEGER NOT NULL DEFAULT 0
 );
 )sql",
+      // 2: per-run volume counters for the log and metric caps (docs/reliability.md, "Limits"); the notice
+      // columns hold the seq of the one log line that says how many were dropped (0: none yet).
+      R"sql(
+ALTER TABLE runs ADD COLUMN log_lines INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN log_lines_dropped INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN log_notice_seq INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN metric_points INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN metric_points_dropped INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN metric_notice_seq INTEGER NOT NULL DEFAULT 0;
+UPDATE runs SET log_lines = (SELECT COUNT(*) FROM logs WHERE logs.run_id = runs.id),
+                metric_points = (SELECT COUNT(*) FROM metrics WHERE metrics.run_id = runs.id);
+)sql",
   };
   return *kMigrations;
 }

@@ -4,9 +4,11 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "schemas/limits.h"
 #include "server/store/event_table.h"
 #include "server/store/migrations.h"
 #include "server/store/run_table.h"
@@ -228,7 +230,7 @@ TEST_F(RunStateTest, EventsShareOneSequence) {
                     google::protobuf::RepeatedPtrField<v1::LogLine> lines;
                     lines.Add()->set_text("hello");
                     lines.Add()->set_text("world");
-                    NM_RETURN_IF_ERROR(AppendLogs(db, run, 1, lines, 3));
+                    NM_RETURN_IF_ERROR(AppendLogs(db, run, 1, lines, 3).status());
                     NM_ASSIGN_OR_RETURN(events, EventsFrom(db, run, 0, 0));
                     return absl::OkStatus();
                   })
@@ -243,6 +245,105 @@ TEST_F(RunStateTest, EventsShareOneSequence) {
     };
     EXPECT_EQ(seq(events[i]), seq(events[i - 1]) + 1);
   }
+}
+
+// The per-run caps of docs/reliability.md: lines past the cap are dropped, one notice line counts them.
+class EventCapsTest : public RunStateTest {
+ protected:
+  // Appends `n` log lines "line K" and returns how many were stored.
+  int64_t Log(int64_t run, int n, const EventCaps& caps) {
+    google::protobuf::RepeatedPtrField<v1::LogLine> lines;
+    for (int i = 0; i < n; ++i) lines.Add()->set_text(absl::StrCat("line ", next_line_++));
+    int64_t stored = -1;
+    EXPECT_TRUE(store_
+                    ->Write([&](Database* db) -> absl::Status {
+                      NM_ASSIGN_OR_RETURN(stored, AppendLogs(db, run, 1, lines, 3, caps));
+                      return absl::OkStatus();
+                    })
+                    .ok());
+    return stored;
+  }
+
+  // Appends one point of `kind` and returns its seq (0: dropped).
+  int64_t Metric(int64_t run, const std::string& kind, const EventCaps& caps) {
+    v1::MetricPoint p;
+    p.set_kind(kind);
+    int64_t seq = -1;
+    EXPECT_TRUE(store_
+                    ->Write([&](Database* db) -> absl::Status {
+                      NM_ASSIGN_OR_RETURN(seq, AppendMetric(db, run, 1, p, 3, caps));
+                      return absl::OkStatus();
+                    })
+                    .ok());
+    return seq;
+  }
+
+  template <typename T>
+  std::vector<T> Read(const std::function<absl::StatusOr<std::vector<T>>(Database*)>& query) {
+    std::vector<T> out;
+    EXPECT_TRUE(store_
+                    ->Read([&](Database* db) -> absl::Status {
+                      NM_ASSIGN_OR_RETURN(out, query(db));
+                      return absl::OkStatus();
+                    })
+                    .ok());
+    return out;
+  }
+
+  std::vector<v1::LogLine> Logs(int64_t run) {
+    return Read<v1::LogLine>([run](Database* db) { return LogLines(db, run, 0, 0); });
+  }
+
+  int next_line_ = 0;
+};
+
+TEST_F(EventCapsTest, LogLinesPastTheCapAreDroppedAndCountedInOneNotice) {
+  int64_t run = AddRun(0);
+  EventCaps caps;
+  caps.max_log_lines = 3;
+  EXPECT_EQ(Log(run, 2, caps), 2);
+  EXPECT_EQ(Log(run, 4, caps), 1);  // "line 2" fits; 3 to 5 are dropped.
+  std::vector<v1::LogLine> logs = Logs(run);
+  ASSERT_EQ(logs.size(), 4u);
+  EXPECT_EQ(logs[2].text(), "line 2");
+  EXPECT_EQ(logs[3].text(),
+            "[nmserver] 3 log line(s) dropped: this run reached the limit of 3 stored log lines (nmserver "
+            "--max_log_lines_per_run)");
+  EXPECT_EQ(Log(run, 2, caps), 0);
+  logs = Logs(run);
+  ASSERT_EQ(logs.size(), 4u);  // Still one notice, its count rewritten.
+  EXPECT_EQ(logs[3].text().substr(0, 35), "[nmserver] 5 log line(s) dropped: t");
+}
+
+TEST_F(EventCapsTest, MetricPointsPastTheCapAreDroppedButFinalIsKept) {
+  int64_t run = AddRun(0);
+  EventCaps caps;
+  caps.max_metric_points = 2;
+  EXPECT_GT(Metric(run, "epoch", caps), 0);
+  EXPECT_GT(Metric(run, "step", caps), 0);
+  EXPECT_EQ(Metric(run, "epoch", caps), 0);
+  EXPECT_EQ(Metric(run, "step", caps), 0);
+  EXPECT_GT(Metric(run, "final", caps), 0);  // A run's final metrics are never dropped.
+  std::vector<v1::MetricPoint> points =
+      Read<v1::MetricPoint>([run](Database* db) { return MetricPoints(db, run, 0); });
+  ASSERT_EQ(points.size(), 3u);
+  EXPECT_EQ(points[2].kind(), "final");
+  std::vector<v1::LogLine> logs = Logs(run);
+  ASSERT_EQ(logs.size(), 1u);
+  EXPECT_EQ(logs[0].text(),
+            "[nmserver] 2 metric point(s) dropped: this run reached the limit of 2 stored metric points "
+            "(nmserver --max_metric_points_per_run)");
+}
+
+TEST_F(EventCapsTest, ALongLineIsStoredCut) {
+  int64_t run = AddRun(0);
+  google::protobuf::RepeatedPtrField<v1::LogLine> lines;
+  const std::string text(limits::kMaxLogLineBytes + 10, 'a');
+  lines.Add()->set_text(text);
+  ASSERT_TRUE(store_->Write([&](Database* db) { return AppendLogs(db, run, 1, lines, 3).status(); }).ok());
+  std::vector<v1::LogLine> logs = Logs(run);
+  ASSERT_EQ(logs.size(), 1u);
+  EXPECT_EQ(logs[0].text(), limits::CutLogLine(text));
 }
 
 TEST(StoreTest, FailedWriteRollsBackEverything) {

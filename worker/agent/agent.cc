@@ -6,13 +6,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "schemas/limits.h"
 #include "worker/agent/agent_log.h"
 
 namespace nmsparse::agent {
 namespace {
 
 constexpr size_t kMaxBatch = 256;
-constexpr size_t kMaxLogLineChars = 4096;
 constexpr std::chrono::milliseconds kInitialBackoff{200};
 
 // Codes after which the same report is sent again: the coordinator is away or busy, not refusing it.
@@ -269,7 +269,7 @@ void Agent::HandleAssignment(const v1::Assignment& assignment) {
     report.line.set_run_id(run.run_id());
     report.line.set_attempt(run.attempt());
     report.line.set_rank(rank);
-    report.line.set_text(std::string(text.substr(0, kMaxLogLineChars)));
+    report.line.set_text(limits::CutLogLine(std::string_view(text.data(), text.size())));
     report.line.set_at_ms(absl::ToUnixMillis(absl::Now()));
     outbox_.Push(std::move(report));
   };

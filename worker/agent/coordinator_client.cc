@@ -2,6 +2,8 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "schemas/limits.h"
+
 namespace nmsparse::agent {
 namespace {
 
@@ -19,6 +21,9 @@ CoordinatorClient::CoordinatorClient(const std::string& address, std::chrono::mi
   // ones; a silent coordinator shows in failing heartbeats, after which the agent reopens the stream.)
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+  // The coordinator's bounds (docs/reliability.md); log lines are cut so that a batch stays far below them.
+  args.SetMaxSendMessageSize(limits::kMaxRequestBytes);
+  args.SetMaxReceiveMessageSize(limits::kMaxResponseBytes);
   channel_ = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
   stub_ = v1::WorkerGateway::NewStub(channel_);
 }
