@@ -5,7 +5,7 @@
 #   deps/usr/ Debian's abseil and yaml-cpp (headers and libraries) for the CMake build of nmtrain there
 #   data/fashion-mnist/  the four Fashion-MNIST files the tests and the quick sweeps train on
 #   env.sh    sets PATH, LD_LIBRARY_PATH, NMSPARSE_DEPS_PREFIX and NMSPARSE_FASHION_MNIST
-# Usage: tools/gpu_node_bundle.sh [OUT]   (default build/gpu-node; about 60 MB)
+# Usage: tools/gpu_node_bundle.sh [OUT]   (default build/gpu-node; about 70 MB)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-build/gpu-node}

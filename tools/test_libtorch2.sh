@@ -14,9 +14,11 @@ torch_dir=$(bash tools/libtorch2_env.sh)
 # Only the GPU nodes' architecture (Hopper) for any CUDA source: every architecture would multiply compile time.
 export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0}
 # The torch package directory first: on a machine with Debian's LibTorch too, CMake must not pick that one.
+mkdir -p "$build"
 cmake -S worker/trainer -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$torch_dir" \
-  -DNMSPARSE_REQUIRE_CUDA=ON -DNMSPARSE_DEPS_PREFIX="${NMSPARSE_DEPS_PREFIX:-}" > "$build.configure.log" 2>&1 || { cat "$build.configure.log" >&2; exit 1; }
-grep -E "nmsparse:|Found Torch" "$build.configure.log" >&2
+  -DNMSPARSE_REQUIRE_CUDA=ON -DNMSPARSE_DEPS_PREFIX="${NMSPARSE_DEPS_PREFIX:-}" > "$build/configure.log" 2>&1 ||
+  { cat "$build/configure.log" >&2; exit 1; }
+grep -E "nmsparse:|Found Torch" "$build/configure.log" >&2
 cmake --build "$build" -j "$(nproc)"
 # The tests run from the build directory; nmtrain_test finds nmtrain beside it. The LibTorch libraries come
 # through the binaries' RUNPATH.
