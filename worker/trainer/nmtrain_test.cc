@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <torch/cuda.h>
 #include <torch/torch.h>
 #include <unistd.h>
 
@@ -240,6 +241,23 @@ TEST(NmtrainTest, BadSpecExitsWithCode2AndNamesTheKey) {
 
 // --precision replaces the spec's resources.precision (as --validate-only reports it); without it the spec's
 // value (here the default fp32) holds.
+// Where a GPU is visible (a GPU node's ctest run, docs/gpu.md), `--device cuda` trains there, in bf16, and
+// the metric lines say which GPU: the path a run placed on a GPU slot takes.
+TEST(NmtrainTest, TrainsOnTheGpuWhenOneIsThere) {
+  if (!torch::cuda::is_available()) {
+    GTEST_SKIP() << "no GPU here (this LibTorch has no CUDA, or no GPU is visible); covered on GPU nodes";
+  }
+  const std::string dir = TestTempDir("gpu");
+  const std::string spec = WriteSpec(dir, kSmallRun);
+  const pid_t pid = Start({"--spec", spec, "--out", dir + "/run", "--device", "cuda", "--precision", "bf16"},
+                          {"CUDA_VISIBLE_DEVICES=0"}, dir + "/out.txt", dir + "/err.txt");
+  ASSERT_EQ(Wait(pid, std::chrono::seconds(120)), 0) << ReadFile(dir + "/err.txt");
+  const auto final_line = LastMetricFields(ReadFile(dir + "/out.txt"), "final");
+  EXPECT_EQ(final_line.at("device").rfind("cuda:0 ", 0), 0u) << final_line.at("device");
+  EXPECT_EQ(final_line.at("precision"), "bf16");
+  EXPECT_GT(std::stod(final_line.at("top1")), 0.0);
+}
+
 TEST(NmtrainTest, PrecisionFlagReplacesTheSpecKey) {
   const std::string dir = TestTempDir("precision");
   const std::string spec = WriteSpec(dir, kSmallRun);
