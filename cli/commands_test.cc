@@ -94,6 +94,10 @@ TEST(CommandsTest, UnreachableCoordinatorIsNamed) {
   const Result r = Nmctl({"sweeps", "--coordinator", "127.0.0.1:1"});
   EXPECT_EQ(r.code, kExitServerError);
   EXPECT_NE(r.err.find("cannot reach the coordinator at 127.0.0.1:1"), std::string::npos) << r.err;
+  // A host without a port means the default port, not gRPC's 443.
+  const Result bare = Nmctl({"sweeps", "--coordinator", "127.0.0.2"});
+  EXPECT_EQ(bare.code, kExitServerError);
+  EXPECT_NE(bare.err.find("cannot reach the coordinator at 127.0.0.2:50151"), std::string::npos) << bare.err;
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/exit_codes.h"
+#include "common/coordinator_address.h"
 #include "schemas/limits.h"
 
 namespace nmsparse::cli {
@@ -49,10 +50,10 @@ int ExitCodeFor(const absl::Status& status) {
 }
 
 std::string ResolveCoordinatorAddress(const std::string& flag_value) {
-  if (!flag_value.empty()) return flag_value;
+  if (!flag_value.empty()) return WithDefaultPort(flag_value);
   const char* env = std::getenv("NMSPARSE_COORDINATOR");
-  if (env != nullptr && *env != '\0') return env;
-  return "127.0.0.1:50151";
+  if (env != nullptr && *env != '\0') return WithDefaultPort(env);
+  return DefaultCoordinatorAddress();
 }
 
 }  // namespace nmsparse::cli

@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <ostream>
+#include <set>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -196,6 +197,23 @@ int RunBestCommand(const CommandContext& context) {
   return kExitOk;
 }
 
+namespace {
+
+// A metric that no succeeded run reports is a typo (`--metric acc`), not a table of empty cells: the error
+// names the metrics the runs do report. Nothing is checked while no run has succeeded yet.
+absl::Status CheckMetricReported(const std::vector<v1::Run>& runs, const std::string& metric) {
+  std::set<std::string> reported;
+  for (const v1::Run& run : runs) {
+    if (run.state() != v1::SUCCEEDED) continue;
+    for (const auto& [name, value] : run.final_metrics()) reported.insert(name);
+  }
+  if (reported.empty() || reported.count(metric) > 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("--metric: no succeeded run reports '", metric,
+                                                 "'; they report ", absl::StrJoin(reported, ", ")));
+}
+
+}  // namespace
+
 int RunCompareCommand(const CommandContext& context) {
   absl::StatusOr<int64_t> id = IdArgument(context, "sweep id");
   if (!id.ok()) return Fail(context, id.status());
@@ -204,6 +222,7 @@ int RunCompareCommand(const CommandContext& context) {
   absl::StatusOr<std::vector<v1::Run>> runs = ListRuns(context, *id, v1::RUN_STATE_UNSPECIFIED);
   if (!runs.ok()) return Fail(context, runs.status());
   const std::string metric = context.args->Get("metric").value_or("top1");
+  if (absl::Status known = CheckMetricReported(*runs, metric); !known.ok()) return Fail(context, known);
   const ComparePivot pivot = BuildComparePivot(sweep->spec(), *runs, metric);
   if (context.json) {
     // {"metric", "rows": axis, "columns": axis, "table": {row: {column: mean or null}}}

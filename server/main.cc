@@ -5,13 +5,15 @@
 #include <thread>
 
 #include "absl/flags/flag.h"
+#include "common/coordinator_address.h"
 #include "common/program_flags.h"
 #include "schemas/limits.h"
 #include "server/nm_server.h"
 #include "server/parallel_expander.h"
 #include "server/schemas_expander.h"
 
-ABSL_FLAG(std::string, listen, "127.0.0.1:50151", "host:port to serve on (port 0: any free port)");
+ABSL_FLAG(std::string, listen, nmsparse::DefaultCoordinatorAddress(),
+          "host:port to serve on (port 0: any free port; 50151 when left out)");
 ABSL_FLAG(std::string, db, "./nmsparse.db", "SQLite database file (created if missing)");
 ABSL_FLAG(int64_t, lease_ms, 10000, "a worker silent this long is considered unreachable");
 ABSL_FLAG(int64_t, grace_ms, 5000,
@@ -34,7 +36,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   nmsparse::server::ServerOptions options;
-  options.listen = absl::GetFlag(FLAGS_listen);
+  options.listen = nmsparse::WithDefaultPort(absl::GetFlag(FLAGS_listen));
   options.db_path = absl::GetFlag(FLAGS_db);
   options.lease_ms = absl::GetFlag(FLAGS_lease_ms);
   options.grace_ms = absl::GetFlag(FLAGS_grace_ms);

@@ -50,6 +50,9 @@ check "run has epoch metric points" test "$(ctl run "$first_run" --json | json "
 check "run has one final point" test "$(final_points "$first_run")" = 1
 check "best returns a run with top1" test "$(ctl best "$sweep" --metric top1 --json | json "'top1' in d['runs'][0]['final_metrics']")" = True
 check "compare shows both recipes" bash -c "'$nmctl' compare '$sweep' --metric top1 | grep -q dense && '$nmctl' compare '$sweep' | grep -q srste_2_4"
+ctl compare "$sweep" --metric acc 2>"$tmp/acc.err" >/dev/null; rc=$?
+check "compare with a metric no run reports exits 2" test "$rc" = 2
+check "and names the metrics the runs report" grep -q "no succeeded run reports 'acc'; they report .*top1" "$tmp/acc.err"
 check "export csv has a header and two rows" test "$(ctl export "$sweep" --format csv | wc -l)" = 3
 check "watch of a succeeded run exits 0" ctl watch "$first_run"
 check "logs of a run are readable" ctl logs "$first_run"

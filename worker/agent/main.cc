@@ -10,13 +10,15 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/coordinator_address.h"
 #include "common/program_flags.h"
 #include "worker/agent/agent.h"
 #include "worker/agent/agent_log.h"
 #include "worker/agent/rank_process.h"
 #include "worker/agent/slots.h"
 
-ABSL_FLAG(std::string, coordinator, "127.0.0.1:50151", "Coordinator address host:port.");
+ABSL_FLAG(std::string, coordinator, nmsparse::DefaultCoordinatorAddress(),
+          "Coordinator address host:port (port 50151 when left out).");
 ABSL_FLAG(std::string, work_dir, "nmworker_work", "Run directories go to <work_dir>/runs/<run_id>/.");
 ABSL_FLAG(
     std::string, trainer, "",
@@ -113,8 +115,8 @@ int main(int argc, char** argv) {
                         options.trainer, ", work dir ", options.work_dir, ", coordinator ",
                         absl::GetFlag(FLAGS_coordinator)));
 
-  nmsparse::agent::Agent agent(
-      options, std::make_unique<nmsparse::agent::CoordinatorClient>(absl::GetFlag(FLAGS_coordinator)));
+  nmsparse::agent::Agent agent(options, std::make_unique<nmsparse::agent::CoordinatorClient>(
+                                            nmsparse::WithDefaultPort(absl::GetFlag(FLAGS_coordinator))));
   agent.Start();
   int received = 0;
   sigwait(&signals, &received);
