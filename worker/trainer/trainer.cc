@@ -384,10 +384,14 @@ class Run {
   // Sync points: the end of an epoch, every schedule.log_every_steps steps, and a stop. A single rank stops
   // at the step it is asked to; ranks of a multi-rank run agree on a stop at their sync points only (one
   // all-reduce there), every log_every_steps steps or, without step lines, every kStopAgreementSteps.
-  bool AtSyncPoint(bool stop_wanted) const {
+  bool AtLogPoint() const {
     const int64_t every = c_.schedule.log_every_steps;
-    if (state_.step_in_epoch == steps_per_epoch_ || (every > 0 && state_.global_step % every == 0))
-      return true;
+    return every > 0 && state_.global_step % every == 0;
+  }
+
+  bool AtSyncPoint(bool stop_wanted) const {
+    if (state_.step_in_epoch == steps_per_epoch_ || AtLogPoint()) return true;
+    const int64_t every = c_.schedule.log_every_steps;
     if (dist_->world_size() == 1) return stop_wanted;
     const bool agreed_step = o_.stop_after_steps >= 0 && state_.global_step >= o_.stop_after_steps;
     return agreed_step || state_.global_step % (every > 0 ? every : kStopAgreementSteps) == 0;
@@ -419,8 +423,7 @@ class Run {
     log_loss_ += sums[0];
     log_images_ += sums[1];
     log_seconds_ += seconds;
-    const int64_t every = c_.schedule.log_every_steps;
-    if (every > 0 && state_.global_step % every == 0) {
+    if (AtLogPoint()) {
       EmitStep(epoch, log_loss_ / log_images_, lr, log_images_ / log_seconds_);
       log_loss_ = log_images_ = log_seconds_ = 0.0;
     }
