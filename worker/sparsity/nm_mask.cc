@@ -12,17 +12,19 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "worker/sparsity/nm_group_select.h"
+
+#if defined(NMSPARSE_WITH_CUDA)
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+
+#include "worker/sparsity/cuda/nm_sparse_weight.h"
+#endif
 
 namespace nmsparse {
 namespace {
 
-// |v| as its IEEE bit pattern without the sign: integers that order magnitudes exactly like the floats do,
-// compare faster and vectorise, and put NaN (a diverged weight) above infinity, so orderings stay strict.
-inline int32_t Magnitude(float v) {
-  int32_t bits;
-  std::memcpy(&bits, &v, sizeof(bits));
-  return bits & 0x7fffffff;
-}
+using nm_select::MagnitudeBits;
 
 // Larger buffers make SelectByInsertion quadratic; nth_element takes over (e.g. unstructured masks).
 constexpr int64_t kMaxInsertionBuffer = 64;
@@ -36,9 +38,9 @@ void SelectArgMax(const float* src, float* dst, int64_t begin, int64_t end, int6
     const float* in = src + g * m;
     float* out = dst + g * m;
     int64_t best = 0;
-    int32_t best_mag = Magnitude(in[0]);
+    int32_t best_mag = MagnitudeBits(in[0]);
     for (int64_t i = 1; i < m; ++i) {
-      const int32_t mag = Magnitude(in[i]);
+      const int32_t mag = MagnitudeBits(in[i]);
       const bool better = mag > best_mag;  // Selects, not branches: the winner's position is random.
       best_mag = better ? mag : best_mag;
       best = better ? i : best;
@@ -54,9 +56,9 @@ void SelectAllButArgMin(const float* src, float* dst, int64_t begin, int64_t end
     const float* in = src + g * m;
     float* out = dst + g * m;
     int64_t worst = 0;
-    int32_t worst_mag = Magnitude(in[0]);
+    int32_t worst_mag = MagnitudeBits(in[0]);
     for (int64_t i = 1; i < m; ++i) {
-      const int32_t mag = Magnitude(in[i]);
+      const int32_t mag = MagnitudeBits(in[i]);
       const bool worse = mag <= worst_mag;
       worst_mag = worse ? mag : worst_mag;
       worst = worse ? i : worst;
@@ -66,8 +68,7 @@ void SelectAllButArgMin(const float* src, float* dst, int64_t begin, int64_t end
   }
 }
 
-// Small M known at compile time: the rank of element i is the number of elements that outrank it (larger
-// magnitude, or equal magnitude at a lower index); branch-free and fully unrolled.
+// Small M known at compile time: nm_select's rank test, fully unrolled and vectorised over k.
 template <int M>
 void SelectByRank(const float* src, float* dst, int64_t begin, int64_t end, int n, float pruned) {
   const float value[2] = {pruned, 1.f};
@@ -75,19 +76,14 @@ void SelectByRank(const float* src, float* dst, int64_t begin, int64_t end, int 
     const float* in = src + g * M;
     float* out = dst + g * M;
     int32_t mag[M];
-    for (int i = 0; i < M; ++i) mag[i] = Magnitude(in[i]);
-    for (int i = 0; i < M; ++i) {
-      // Fixed trip count and no branches, so that the compiler can vectorise over k.
-      int rank = 0;
-      for (int k = 0; k < M; ++k) rank += (mag[k] > mag[i]) | ((mag[k] == mag[i]) & (k < i));
-      out[i] = value[rank < n];  // A load, not a branch: kept/pruned is a coin flip for 2:4.
-    }
+    for (int i = 0; i < M; ++i) mag[i] = MagnitudeBits(in[i]);
+    // A load, not a branch: kept/pruned is a coin flip for 2:4.
+    for (int i = 0; i < M; ++i) out[i] = value[nm_select::KeptByRank(mag, M, n, i)];
   }
 }
 
-// Medium M known at compile time: the n-th largest magnitude t found bit by bit (31 fixed-length counting
-// passes over the magnitude bits, which the compiler vectorises);
-// then keep |w| > t and the first (n - #{|w| > t}) elements with |w| == t.
+// Medium M known at compile time: nm_select's bit-by-bit threshold (31 fixed-length counting passes, which
+// the compiler vectorises), then |w| above it and the first ties.
 template <int M>
 void SelectByBisection(const float* src, float* dst, int64_t begin, int64_t end, int n, float pruned) {
   const float value[2] = {pruned, 1.f};
@@ -95,22 +91,9 @@ void SelectByBisection(const float* src, float* dst, int64_t begin, int64_t end,
     const float* in = src + g * M;
     float* out = dst + g * M;
     int32_t bits[M];
-    for (int i = 0; i < M; ++i) bits[i] = Magnitude(in[i]);
-    int32_t threshold = 0;  // Largest t with #{bits >= t} >= n, built from the top bit down.
-    for (int b = 30; b >= 0; --b) {
-      const int32_t candidate = threshold | (int32_t{1} << b);
-      int count = 0;
-      for (int i = 0; i < M; ++i) count += bits[i] >= candidate;
-      if (count >= n) threshold = candidate;
-    }
-    int above = 0;
-    for (int i = 0; i < M; ++i) above += bits[i] > threshold;
-    int ties_left = n - above;
-    for (int i = 0; i < M; ++i) {
-      const bool tie = (bits[i] == threshold) & (ties_left > 0);
-      ties_left -= tie;
-      out[i] = value[(bits[i] > threshold) | tie];
-    }
+    for (int i = 0; i < M; ++i) bits[i] = MagnitudeBits(in[i]);
+    nm_select::SelectAboveThreshold(bits, M, n, nm_select::NthLargestBits(bits, M, n),
+                                    [&](int i, bool kept) { out[i] = value[kept]; });
   }
 }
 
@@ -123,7 +106,7 @@ void SelectByThreshold(const float* src, float* dst, int64_t begin, int64_t end,
   for (int64_t g = begin; g < end; ++g) {
     const float* in = src + g * m;
     float* out = dst + g * m;
-    for (int64_t i = 0; i < m; ++i) mag[i] = Magnitude(in[i]);
+    for (int64_t i = 0; i < m; ++i) mag[i] = MagnitudeBits(in[i]);
     scratch = mag;
     std::nth_element(scratch.begin(), scratch.begin() + (n - 1), scratch.end(), std::greater<int32_t>());
     const int32_t threshold = scratch[n - 1];
@@ -155,7 +138,7 @@ void SelectByInsertion(const float* src, float* dst, int64_t begin, int64_t end,
     int64_t size = 0;
     int32_t bar = 0;  // mags[k - 1] once the buffer is full.
     for (int64_t i = 0; i < m; ++i) {
-      const int32_t mag = Magnitude(in[i]);
+      const int32_t mag = MagnitudeBits(in[i]);
       int64_t pos;
       if (size == k) {
         if (!before(mag, bar)) continue;
@@ -222,15 +205,20 @@ std::string ShapeString(const std::vector<int64_t>& shape) {
   return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
 }
 
-// The buffer whose consecutive elements form the groups (spec §1), as a contiguous fp32 tensor.
-torch::Tensor GroupBuffer(const torch::Tensor& w, SparseDim dim, bool is_conv) {
-  torch::Tensor f = w.detach().to(torch::kFloat);
+// `t` (the weight, or a mask or W~ of its shape) seen in group order, without a copy: consecutive elements
+// of this view form the groups (docs/sparsity-method.md §1).
+torch::Tensor GroupView(const torch::Tensor& t, SparseDim dim, bool is_conv) {
   if (is_conv) {
-    TORCH_CHECK(f.dim() == 4, "conv weight must be [O, I, kh, kw], got ", f.sizes());
-    return f.permute({0, 2, 3, 1}).contiguous();
+    TORCH_CHECK(t.dim() == 4, "conv weight must be [O, I, kh, kw], got ", t.sizes());
+    return t.permute({0, 2, 3, 1});
   }
-  TORCH_CHECK(f.dim() == 2, "linear weight must be [out, in], got ", f.sizes());
-  return dim == SparseDim::kCol ? f.t().contiguous() : f.contiguous();
+  TORCH_CHECK(t.dim() == 2, "linear weight must be [out, in], got ", t.sizes());
+  return dim == SparseDim::kCol ? t.t() : t;
+}
+
+// The buffer whose consecutive elements form the groups, as a contiguous fp32 tensor.
+torch::Tensor GroupBuffer(const torch::Tensor& w, SparseDim dim, bool is_conv) {
+  return GroupView(w.detach().to(torch::kFloat), dim, is_conv).contiguous();
 }
 
 // Undoes GroupBuffer's layout on a mask.
@@ -238,6 +226,50 @@ torch::Tensor FromGroupLayout(const torch::Tensor& mask, SparseDim dim, bool is_
   if (is_conv) return mask.permute({0, 3, 1, 2});
   return dim == SparseDim::kCol ? mask.t() : mask;
 }
+
+void CheckGroupable(const torch::Tensor& weight, NM nm, const torch::Tensor& out) {
+  TORCH_CHECK(nm.m >= 1 && weight.numel() % nm.m == 0, "weight of shape ", weight.sizes(),
+              " cannot be split into groups of M=", nm.m);
+  TORCH_CHECK(out.sizes() == weight.sizes(), "mask output must have the weight's shape");
+}
+
+#if defined(NMSPARSE_WITH_CUDA)
+cuda::GroupLayout LayoutOf(const torch::Tensor& view) {
+  cuda::GroupLayout layout;
+  TORCH_CHECK(view.dim() <= cuda::GroupLayout::kMaxDims, "at most 4 dimensions, got ", view.sizes());
+  layout.dims = static_cast<int>(view.dim());
+  for (int d = 0; d < layout.dims; ++d) {
+    layout.sizes[d] = view.size(d);
+    layout.strides[d] = view.stride(d);
+  }
+  return layout;
+}
+
+// The fused kernel for fp32 CUDA tensors (the GPU nodes' weights); false when it does not apply.
+bool FillOnGpu(const torch::Tensor& weight, NM nm, SparseDim dim, bool is_conv, float pruned_value,
+               bool multiply, torch::Tensor& out) {
+  if (!weight.is_cuda() || !out.is_cuda() || weight.scalar_type() != torch::kFloat ||
+      out.scalar_type() != torch::kFloat || nm.n < 1 || nm.n >= nm.m) {
+    return false;
+  }
+  const c10::cuda::CUDAGuard guard(weight.device());
+  cuda::NMSparseWeightArgs args;
+  args.weight = weight.data_ptr<float>();
+  args.weight_layout = LayoutOf(GroupView(weight, dim, is_conv));
+  args.out = out.data_ptr<float>();
+  args.out_layout = LayoutOf(GroupView(out, dim, is_conv));
+  args.numel = weight.numel();
+  args.n = static_cast<int>(nm.n);
+  args.m = static_cast<int>(nm.m);
+  args.pruned_value = pruned_value;
+  args.multiply = multiply;
+  const std::string error = cuda::LaunchNMSparseWeight(args, c10::cuda::getCurrentCUDAStream().stream());
+  TORCH_CHECK(error.empty(), "N:M mask kernel: ", error);
+  return true;
+}
+#else
+bool FillOnGpu(const torch::Tensor&, NM, SparseDim, bool, float, bool, torch::Tensor&) { return false; }
+#endif
 
 }  // namespace
 
@@ -276,11 +308,10 @@ absl::Status ValidateNM(const std::string& layer, const std::vector<int64_t>& sh
 
 void FillNMMask(const torch::Tensor& weight, NM nm, SparseDim dim, bool is_conv, float pruned_value,
                 torch::Tensor out) {
-  TORCH_CHECK(nm.m >= 1 && weight.numel() % nm.m == 0, "weight of shape ", weight.sizes(),
-              " cannot be split into groups of M=", nm.m);
-  TORCH_CHECK(out.sizes() == weight.sizes() && out.scalar_type() == torch::kFloat,
-              "mask output must be float32 of the weight's shape");
+  CheckGroupable(weight, nm, out);
+  TORCH_CHECK(out.scalar_type() == torch::kFloat, "mask output must be float32");
   torch::NoGradGuard no_grad;
+  if (FillOnGpu(weight.detach(), nm, dim, is_conv, pruned_value, /*multiply=*/false, out)) return;
   const torch::Tensor buffer = GroupBuffer(weight, dim, is_conv);
   if (!buffer.is_cpu()) {
     out.copy_(FromGroupLayout(SelectTopNWithTensorOps(buffer, nm.n, nm.m, pruned_value), dim, is_conv));
@@ -290,6 +321,16 @@ void FillNMMask(const torch::Tensor& weight, NM nm, SparseDim dim, bool is_conv,
   torch::Tensor target = direct ? out : torch::empty_like(buffer);
   SelectTopN(buffer.data_ptr<float>(), target.data_ptr<float>(), buffer.numel(), nm.n, nm.m, pruned_value);
   if (!direct) out.copy_(FromGroupLayout(target, dim, is_conv));
+}
+
+void FillNMSparseWeight(const torch::Tensor& weight, NM nm, SparseDim dim, bool is_conv, float pruned_value,
+                        torch::Tensor out) {
+  CheckGroupable(weight, nm, out);
+  torch::NoGradGuard no_grad;
+  if (FillOnGpu(weight.detach(), nm, dim, is_conv, pruned_value, /*multiply=*/true, out)) return;
+  torch::Tensor mask = torch::empty(weight.sizes(), weight.options().dtype(torch::kFloat));
+  FillNMMask(weight, nm, dim, is_conv, pruned_value, mask);
+  torch::mul_out(out, weight.detach(), mask.to(weight.scalar_type()));
 }
 
 torch::Tensor NMMask(const torch::Tensor& weight, NM nm, SparseDim dim, bool is_conv, float pruned_value) {

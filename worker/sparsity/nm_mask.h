@@ -27,12 +27,20 @@ torch::Tensor NMMask(const torch::Tensor& weight, NM nm, SparseDim dim, bool is_
                      float pruned_value = 0.f);
 
 // Writes NMMask(weight, ...) into `out` (a tensor of weight's shape, float32, any strides, e.g. a row slice
-// of a larger mask) without allocating a second mask when the layout is row-major.
+// of a larger mask) without allocating a second mask when the layout is row-major. fp32 CUDA weights take
+// the fused kernel of cuda/nm_sparse_weight.h (one pass of comparisons per group, on the current stream).
 void FillNMMask(const torch::Tensor& weight, NM nm, SparseDim dim, bool is_conv, float pruned_value,
                 torch::Tensor out);
 
-// The same selection as NMMask's CPU kernels, written with tensor ops (topk on a tie-broken integer key) so
-// that it runs on any device: NMMask and UnstructuredMask use it for non-CPU weights (e.g. CUDA builds).
+// Writes W~ = weight * NMMask(weight, ..., pruned_value) into `out` (weight's shape and dtype, any strides).
+// On a GPU (fp32) the mask is never materialised: one kernel reads each group once and writes W~, so SR-STE,
+// STE and MDGF's decay multiply cost one pass over the weight. Elsewhere the mask, then the product; the
+// values are the same bits either way.
+void FillNMSparseWeight(const torch::Tensor& weight, NM nm, SparseDim dim, bool is_conv, float pruned_value,
+                        torch::Tensor out);
+
+// The same selection as NMMask's kernels, written with tensor ops (topk on a tie-broken integer key) so that
+// it runs on any device: used where no kernel applies (unstructured masks and non-fp32 weights off the CPU).
 // `groups` is a contiguous fp32 tensor of any shape whose numel is a multiple of m; returns 1 /
 // `pruned_value`.
 torch::Tensor SelectTopNWithTensorOps(const torch::Tensor& groups, int64_t n, int64_t m, float pruned_value);

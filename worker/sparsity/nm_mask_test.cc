@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "schemas/structure_decay.h"
+#include "worker/sparsity/nm_group_select.h"
 
 namespace nmsparse {
 namespace {
@@ -81,6 +82,33 @@ TEST(NMMaskTest, ExactlyNPerGroupForRandomShapesAndLayouts) {
   }
   EXPECT_GT(checked, 100);
   EXPECT_GT(straddling, 20);
+}
+
+// The per-group selection the CUDA kernel runs (nm_group_select.h), run here on the host for every N:M the
+// kernel has a path for (rank up to M = 16, threshold above, any M), on magnitudes drawn from few values so
+// that ties are common, with infinities and NaN: it keeps exactly what the reference keeps.
+TEST(NMMaskTest, TheGpuKernelsGroupSelectionMatchesTheReference) {
+  torch::manual_seed(11);
+  const std::vector<NM> nms = {{2, 4},  {1, 4},  {3, 4},   {1, 8},  {4, 8},  {2, 12},  {1, 16},
+                               {5, 16}, {1, 32}, {16, 32}, {8, 64}, {3, 40}, {16, 128}};
+  for (NM nm : nms) {
+    torch::Tensor w = torch::randint(-3, 4, {64, nm.m}).to(torch::kFloat);
+    w[0][0] = INFINITY;
+    w[1][nm.m - 1] = -INFINITY;
+    w[2][1 % nm.m] = NAN;
+    const torch::Tensor expected = NMMask(w, nm, SparseDim::kRow, false);
+    torch::Tensor selected = torch::zeros_like(w);
+    for (int64_t g = 0; g < w.size(0); ++g) {
+      std::vector<int32_t> bits(nm.m);
+      for (int i = 0; i < nm.m; ++i) bits[i] = nm_select::MagnitudeBits(w[g][i].item<float>());
+      nm_select::SelectGroup(bits, static_cast<int>(nm.m), static_cast<int>(nm.n),
+                             [&](int i, bool kept) { selected[g][i] = kept ? 1.f : 0.f; });
+    }
+    EXPECT_TRUE(torch::equal(selected, expected)) << nm.n << ":" << nm.m;
+    EXPECT_TRUE(
+        torch::equal(expected, ReferenceMask(w.nan_to_num(/*nan=*/INFINITY), nm, SparseDim::kRow, false)))
+        << nm.n << ":" << nm.m << " (NaN ranks above infinity)";
+  }
 }
 
 TEST(NMMaskTest, ConvGroupsAlongInputChannels) {

@@ -10,75 +10,92 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
+// Row block b of `blocks` equal blocks of `t` (a view).
+torch::Tensor RowBlock(const torch::Tensor& t, int64_t b, int64_t blocks) {
+  const int64_t rows = t.size(0) / blocks;
+  return t.narrow(0, b * rows, rows);
+}
+
+// Fills `out` (weight's shape) row block by row block (Q, K, V of a fused qkv; one block otherwise):
+// sparse(weight block, its N:M, out block) or dense(weight block, out block).
+template <typename Sparse, typename Dense>
+void FillRowBlocks(const torch::Tensor& weight, const LayerRule& rule, const torch::Tensor& out,
+                   Sparse sparse, Dense dense) {
+  const int64_t blocks = static_cast<int64_t>(rule.blocks.size());
+  TORCH_CHECK(blocks >= 1 && weight.size(0) % blocks == 0, "weight of shape ", weight.sizes(),
+              " cannot be split into ", blocks, " row blocks");
+  for (int64_t b = 0; b < blocks; ++b) {
+    const torch::Tensor w = RowBlock(weight, b, blocks);
+    if (rule.blocks[b].sparse) {
+      sparse(w, rule.blocks[b].nm, RowBlock(out, b, blocks));
+    } else {
+      dense(w, RowBlock(out, b, blocks));
+    }
+  }
+}
+
+// STE, MDGF and fine-tune: W~ = W * (mask + D * (1 - mask)); the gradient passes straight through.
 class DecayedSparseFunction : public torch::autograd::Function<DecayedSparseFunction> {
  public:
-  static torch::Tensor forward(AutogradContext* /*ctx*/, const torch::Tensor& weight,
-                               const torch::Tensor& multiplier) {
-    return weight * multiplier;
+  static torch::Tensor forward(AutogradContext* /*ctx*/, const torch::Tensor& weight, const LayerRule* rule) {
+    return SparseWeightOf(weight, *rule, rule->decay);
   }
   static variable_list backward(AutogradContext* /*ctx*/, variable_list grad_outputs) {
     return {grad_outputs[0], torch::Tensor()};
   }
 };
 
+// SR-STE: W~ = W * mask; the gradient g + lambda * (1 - mask) * W with the forward pass's mask. Since the
+// mask is binary, (1 - mask) * W is exactly W - W~ (W or 0, element by element), so the pass saves W~, which
+// it returns anyway, instead of a mask.
 class SrsteFunction : public torch::autograd::Function<SrsteFunction> {
  public:
-  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& weight, const torch::Tensor& mask,
-                               double lambda) {
-    ctx->save_for_backward({weight, mask});
-    ctx->saved_data["lambda"] = lambda;
-    return weight * mask;
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& weight, const LayerRule* rule) {
+    torch::Tensor sparse = SparseWeightOf(weight, *rule, 0.f);
+    ctx->save_for_backward({weight, sparse});
+    ctx->saved_data["lambda"] = rule->srste_lambda;
+    return sparse;
   }
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
     const variable_list saved = ctx->get_saved_variables();
     const double lambda = ctx->saved_data["lambda"].toDouble();
-    // g + lambda * (1 - mask) * W; with a binary mask every association gives the same bits.
-    torch::Tensor grad = torch::addcmul(grad_outputs[0], 1 - saved[1], saved[0], lambda);
-    return {grad, torch::Tensor(), torch::Tensor()};
+    return {torch::add(grad_outputs[0], saved[0] - saved[1], lambda), torch::Tensor()};
   }
 };
 
-// Row block b of `rule.blocks.size()` equal blocks of `t` (a view).
-torch::Tensor RowBlock(const torch::Tensor& t, int64_t b, int64_t blocks) {
-  const int64_t rows = t.size(0) / blocks;
-  return t.narrow(0, b * rows, rows);
-}
-
 }  // namespace
-
-torch::Tensor DecayedSparseWeight(const torch::Tensor& weight, const torch::Tensor& multiplier) {
-  return DecayedSparseFunction::apply(weight, multiplier);
-}
-
-torch::Tensor SrsteSparseWeight(const torch::Tensor& weight, const torch::Tensor& mask, double lambda) {
-  return SrsteFunction::apply(weight, mask, lambda);
-}
 
 torch::Tensor LayerMask(const torch::Tensor& weight, const LayerRule& rule, float pruned_value) {
   torch::NoGradGuard no_grad;
   if (rule.unstructured) return UnstructuredMask(weight, rule.prune_rate, pruned_value);
-  const int64_t blocks = static_cast<int64_t>(rule.blocks.size());
-  TORCH_CHECK(blocks >= 1 && weight.size(0) % blocks == 0, "weight of shape ", weight.sizes(),
-              " cannot be split into ", blocks, " row blocks");
   torch::Tensor mask = torch::empty(weight.sizes(), weight.options().dtype(torch::kFloat));
-  for (int64_t b = 0; b < blocks; ++b) {
-    const BlockRule& block = rule.blocks[b];
-    torch::Tensor out = RowBlock(mask, b, blocks);
-    if (block.sparse) {
-      FillNMMask(RowBlock(weight, b, blocks), block.nm, rule.sparse_dim, rule.is_conv, pruned_value, out);
-    } else {
-      out.fill_(1.f);
-    }
-  }
+  FillRowBlocks(
+      weight, rule, mask,
+      [&](const torch::Tensor& w, NM nm, torch::Tensor out) {
+        FillNMMask(w, nm, rule.sparse_dim, rule.is_conv, pruned_value, out);
+      },
+      [](const torch::Tensor& /*w*/, torch::Tensor out) { out.fill_(1.f); });
   return mask.scalar_type() == weight.scalar_type() ? mask : mask.to(weight.scalar_type());
+}
+
+torch::Tensor SparseWeightOf(const torch::Tensor& weight, const LayerRule& rule, float pruned_value) {
+  torch::NoGradGuard no_grad;
+  const torch::Tensor w = weight.detach();
+  if (rule.unstructured) return w * UnstructuredMask(w, rule.prune_rate, pruned_value);
+  torch::Tensor sparse = torch::empty_like(w, torch::MemoryFormat::Contiguous);
+  FillRowBlocks(
+      w, rule, sparse,
+      [&](const torch::Tensor& block, NM nm, torch::Tensor out) {
+        FillNMSparseWeight(block, nm, rule.sparse_dim, rule.is_conv, pruned_value, out);
+      },
+      [](const torch::Tensor& block, torch::Tensor out) { out.copy_(block); });
+  return sparse;
 }
 
 torch::Tensor ApplyLayerRule(const torch::Tensor& weight, const LayerRule* rule) {
   if (rule == nullptr || rule->recipe == Recipe::kDense || !rule->AnySparseBlock()) return weight;
-  if (rule->recipe == Recipe::kSrste) {
-    return SrsteSparseWeight(weight, LayerMask(weight, *rule, 0.f), rule->srste_lambda);
-  }
-  return DecayedSparseWeight(weight, LayerMask(weight, *rule, rule->decay));
+  if (rule->recipe == Recipe::kSrste) return SrsteFunction::apply(weight, rule);
+  return DecayedSparseFunction::apply(weight, rule);
 }
 
 }  // namespace nmsparse

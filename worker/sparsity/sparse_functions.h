@@ -8,20 +8,20 @@
 
 namespace nmsparse {
 
-// W~ = weight * multiplier, where multiplier = mask + D * (1 - mask) (1 at kept, D at pruned positions).
-// Backward is straight through: dL/dW = dL/dW~, also at pruned positions (STE, MDGF-Linear/Exp).
-torch::Tensor DecayedSparseWeight(const torch::Tensor& weight, const torch::Tensor& multiplier);
-
-// W~ = weight * mask (binary). Backward: dL/dW = g + lambda * (1 - mask) * W, with the mask saved from the
-// forward pass (not recomputed). The term is added to whatever gradient reaches W~: with loss scaling
-// (none on CPU) the trainer must unscale before the optimizer step sees it, or the term is scaled too.
-torch::Tensor SrsteSparseWeight(const torch::Tensor& weight, const torch::Tensor& mask, double lambda);
-
 // The mask (1 kept / `pruned_value` pruned) of a weight under `rule`: per row block (fused qkv), N:M or
 // unstructured, with dense blocks all ones.
 torch::Tensor LayerMask(const torch::Tensor& weight, const LayerRule& rule, float pruned_value);
 
-// W~ of a layer under `rule` (nullptr or dense: the weight itself), with the rule's autograd semantics.
+// W~ = weight * LayerMask(weight, rule, pruned_value), without autograd, in one pass over the weight on a
+// GPU (FillNMSparseWeight). The recipes' autograd functions below build on it.
+torch::Tensor SparseWeightOf(const torch::Tensor& weight, const LayerRule& rule, float pruned_value);
+
+// W~ of a layer under `rule` (nullptr or dense: the weight itself), with the rule's autograd semantics:
+// - kDecay (STE, MDGF, fine-tune): W~ = W * (mask + D * (1 - mask)); dL/dW = dL/dW~, also at pruned
+//   positions.
+// - kSrste: W~ = W * mask; dL/dW = g + lambda * (1 - mask) * W with the forward pass's mask. The term is
+//   added to whatever gradient reaches W~: with loss scaling (none on CPU) the trainer must unscale before
+//   the optimizer step sees it, or the term is scaled too.
 torch::Tensor ApplyLayerRule(const torch::Tensor& weight, const LayerRule* rule);
 
 }  // namespace nmsparse

@@ -54,15 +54,28 @@ TEST(SparseFunctionsTest, SrsteAddsTheDecayTermAtPrunedPositionsOnly) {
   EXPECT_TRUE(torch::equal(ApplyLayerRule(w, &rule), w * mask));
 }
 
-TEST(SparseFunctionsTest, SrsteUsesTheMaskOfTheForwardPass) {
-  // The backward term uses the mask given to (and saved by) the forward pass, not one recomputed from W:
-  // here that mask is deliberately not the 2:4 magnitude mask of W.
-  torch::Tensor w = torch::tensor({4.f, 3.f, 2.f, 1.f}).view({1, 4}).requires_grad_(true);
-  const torch::Tensor mask = torch::tensor({0.f, 1.f, 0.f, 1.f}).view({1, 4});
-  torch::Tensor out = SrsteSparseWeight(w, mask, 1.0);
-  EXPECT_TRUE(torch::equal(out, torch::tensor({0.f, 3.f, 0.f, 1.f}).view({1, 4})));
+TEST(SparseFunctionsTest, SrsteAddsTheDecayTermAtPrunedPositions) {
+  // 2:4 of [4, 3, -2, 1] keeps 4 and 3; with lambda = 0.5 the pruned positions get g + 0.5 * W.
+  torch::Tensor w = torch::tensor({4.f, 3.f, -2.f, 1.f}).view({1, 4}).requires_grad_(true);
+  LayerRule rule = Rule(Recipe::kSrste, {2, 4});
+  rule.srste_lambda = 0.5;
+  torch::Tensor out = ApplyLayerRule(w, &rule);
+  EXPECT_TRUE(torch::equal(out, torch::tensor({4.f, 3.f, 0.f, 0.f}).view({1, 4})));
   out.sum().backward();
-  EXPECT_TRUE(torch::equal(w.grad(), torch::tensor({5.f, 1.f, 3.f, 1.f}).view({1, 4})));
+  EXPECT_TRUE(torch::equal(w.grad(), torch::tensor({1.f, 1.f, 0.f, 1.5f}).view({1, 4})));
+}
+
+TEST(SparseFunctionsTest, SparseWeightOfIsTheWeightTimesTheLayerMask) {
+  torch::manual_seed(5);
+  const torch::Tensor w = torch::randn({24, 16});
+  LayerRule rule = Rule(Recipe::kDecay, {2, 4}, 0.25f);
+  rule.blocks = {BlockRule{true, {2, 4}}, BlockRule{false, {2, 4}}, BlockRule{true, {1, 8}}};
+  for (SparseDim dim : {SparseDim::kRow, SparseDim::kCol}) {
+    rule.sparse_dim = dim;
+    for (float pruned : {0.f, 0.25f}) {
+      EXPECT_TRUE(torch::equal(SparseWeightOf(w, rule, pruned), w * LayerMask(w, rule, pruned)));
+    }
+  }
 }
 
 TEST(SparseFunctionsTest, DecayedForwardValues) {
