@@ -15,6 +15,11 @@
 #include <c10/util/string_utils.h>
 #endif
 
+#if (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4))
+#include <ATen/ops/_foreach_add.h>
+#include <ATen/ops/_fused_adamw.h>
+#endif
+
 #define NMSPARSE_TORCH_AT_LEAST(major, minor) \
   (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
 
@@ -84,6 +89,27 @@ inline void SetAutocastDtype(c10::DeviceType device, c10::ScalarType dtype) {
   } else {
     at::autocast::set_autocast_cpu_dtype(dtype);
   }
+#endif
+}
+
+// ATen's multi-tensor fused AdamW (one kernel over all parameters of a group): CUDA since 2.0, CPU since 2.4.
+// From 2.4 on only, so that the CPU tests of the CMake build check it against the plain optimizer.
+constexpr bool kHaveFusedAdamW = NMSPARSE_TORCH_AT_LEAST(2, 4);
+
+// One fused AdamW update of a parameter group (torch.optim.AdamW(fused=True)'s arithmetic): increments the
+// device step counters, then updates params, exp_avgs and exp_avg_sqs in place. Throws where this LibTorch
+// has no fused kernel (callers check kHaveFusedAdamW).
+inline void FusedAdamW(at::TensorList params, at::TensorList grads, at::TensorList exp_avgs,
+                       at::TensorList exp_avg_sqs, at::TensorList steps, double lr, double beta1,
+                       double beta2, double weight_decay, double eps) {
+#if NMSPARSE_TORCH_AT_LEAST(2, 4)
+  at::_foreach_add_(steps, 1);
+  at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, steps, lr, beta1, beta2,
+                    weight_decay, eps, /*amsgrad=*/false, /*maximize=*/false);
+#else
+  (void)params, (void)grads, (void)exp_avgs, (void)exp_avg_sqs, (void)steps, (void)lr, (void)beta1,
+      (void)beta2, (void)weight_decay, (void)eps;
+  TORCH_CHECK(false, "fused AdamW needs LibTorch 2.4 or later");
 #endif
 }
 

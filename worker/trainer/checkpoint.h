@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "worker/sparsity/sparsity_method.h"  // NamedTensors
+
 namespace nmsparse {
 
 // Where training stands: the next step to take, and what the metrics need to continue.
@@ -50,10 +52,8 @@ void SetCpuRngState(const torch::Tensor& state);
 
 std::string CheckpointPath(const std::string& out_dir);
 
-// Dynamic sparsity masks (§7) by parameter name (DynamicSparsityController::StateDict).
-using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
-
-// Writes atomically; throws std::runtime_error naming the path on failure.
+// Writes atomically; throws std::runtime_error naming the path on failure. `sparsity_masks`:
+// SparsityMethod::StateDict (dynamic sparsity masks by parameter name).
 void SaveCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
                     const TrainState& state, const NamedTensors& sparsity_masks = {});
 

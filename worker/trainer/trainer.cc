@@ -9,19 +9,16 @@
 #include <memory>
 #include <sstream>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "schemas/model_catalog.h"
-#include "worker/sparsity/dynamic/dynamic_sparsity_controller.h"
-#include "worker/sparsity/sparsity_engine.h"
+#include "worker/sparsity/sparsity_method.h"
+#include "worker/trainer/adamw_step.h"
 #include "worker/trainer/autocast_guard.h"
 #include "worker/trainer/checkpoint.h"
 #include "worker/trainer/data/batch_loader.h"
-#include "worker/trainer/data/idx_reader.h"
 #include "worker/trainer/data/prefetch_loader.h"
-#include "worker/trainer/data/shard_dataset.h"
-#include "worker/trainer/data/synthetic_dataset.h"
+#include "worker/trainer/data/run_data.h"
+#include "worker/trainer/data/synthetic_dataset.h"  // HashCombine
 #include "worker/trainer/device_setup.h"
 #include "worker/trainer/distributed.h"
 #include "worker/trainer/evaluator.h"
@@ -33,6 +30,7 @@
 #include "worker/trainer/metrics_writer.h"
 #include "worker/trainer/models/model_factory.h"
 #include "worker/trainer/optimizer.h"
+#include "worker/trainer/resume.h"
 
 namespace nmsparse {
 namespace {
@@ -49,124 +47,28 @@ ModelArch ResolveArch(const ExperimentConfig& c) {
   return *arch;
 }
 
-struct RunData {
-  std::unique_ptr<Dataset> train_all, eval_all;
-  std::unique_ptr<Dataset> train, eval;  // Subsets of the above.
-  Normalization norm;
-};
-
-std::unique_ptr<Dataset> Unwrap(absl::StatusOr<std::unique_ptr<Dataset>> data) {
-  if (!data.ok()) throw TrainerError(kExitData, std::string(data.status().message()));
+// InvalidArgument (a spec mistake) is a usage error; anything else means the data is not usable.
+RunData LoadData(const ExperimentConfig& c, const ModelArch& arch) {
+  auto data = LoadRunData(c.data, c.seed, arch);
+  if (!data.ok()) {
+    const bool spec = data.status().code() == absl::StatusCode::kInvalidArgument;
+    throw TrainerError(spec ? kExitUsage : kExitData, std::string(data.status().message()));
+  }
   return std::move(*data);
 }
 
-std::unique_ptr<Dataset> OpenShards(const std::string& dir, const std::string& split) {
-  auto shards = ShardDataset::Open(dir, split);
-  if (!shards.ok()) throw TrainerError(kExitData, std::string(shards.status().message()));
-  return std::move(*shards);
+// `optimizer` may be null (validate-only).
+std::unique_ptr<SparsityMethod> MakeSparsity(const ExperimentConfig& c, int64_t steps_per_epoch,
+                                             torch::nn::Module& model, torch::optim::Optimizer* optimizer) {
+  auto method =
+      CreateSparsityMethod(c.sparsity, c.schedule.epochs, steps_per_epoch, model, optimizer, c.seed);
+  if (!method.ok()) throw TrainerError(kExitUsage, std::string(method.status().message()));
+  return std::move(*method);
 }
 
-RunData LoadData(const ExperimentConfig& c, const ModelArch& arch) {
-  RunData d;
-  const auto& dc = c.data;
-  if (dc.dataset == "fashion_mnist") {
-    d.train_all = Unwrap(LoadFashionMnist(dc.path, true));
-    d.eval_all = Unwrap(LoadFashionMnist(dc.path, false));
-  } else if (dc.dataset == "synthetic") {
-    const ImageShape shape{arch.in_chans, arch.img_size, arch.img_size};
-    const int64_t eval_size = dc.eval_subset > 0 ? dc.eval_subset : std::max(1, dc.synthetic_size / 4);
-    d.train_all = std::make_unique<SyntheticDataset>(shape, arch.num_classes, dc.synthetic_size, c.seed);
-    // Same class prototypes (seed), other images: evaluation images follow the training ones.
-    struct Offset : Dataset {
-      Offset(std::unique_ptr<Dataset> b, int64_t off, int64_t n)
-          : base(std::move(b)), offset(off), count(n) {}
-      int64_t size() const override { return count; }
-      ImageShape shape() const override { return base->shape(); }
-      int num_classes() const override { return base->num_classes(); }
-      int64_t Read(int64_t i, uint8_t* p) const override { return base->Read(offset + i, p); }
-      std::unique_ptr<Dataset> base;
-      int64_t offset, count;
-    };
-    d.eval_all = std::make_unique<Offset>(
-        std::make_unique<SyntheticDataset>(shape, arch.num_classes, dc.synthetic_size + eval_size, c.seed),
-        dc.synthetic_size, eval_size);
-  } else if (dc.dataset == "shards") {
-    if (dc.path.empty()) throw TrainerError(kExitUsage, "data.path: the shards dataset needs a directory");
-    d.train_all = OpenShards(dc.path, "train");
-    d.eval_all = OpenShards(dc.path, "eval");
-  } else {
-    throw TrainerError(kExitUsage, "data.dataset: unknown dataset '" + dc.dataset + "'");
-  }
-  const ImageShape s = d.train_all->shape();
-  if (s.channels != arch.in_chans || s.height != arch.img_size || s.width != arch.img_size) {
-    throw TrainerError(
-        kExitData, "dataset " + dc.dataset + " has " + std::to_string(s.channels) + "x" +
-                       std::to_string(s.height) + "x" + std::to_string(s.width) + " images but " + arch.name +
-                       " expects " + std::to_string(arch.in_chans) + "x" + std::to_string(arch.img_size) +
-                       "x" + std::to_string(arch.img_size) + " (set model.in_chans / model.img_size)");
-  }
-  if (d.train_all->num_classes() > arch.num_classes) {
-    throw TrainerError(kExitData, "dataset " + dc.dataset + " has " +
-                                      std::to_string(d.train_all->num_classes()) +
-                                      " classes but the model head has " + std::to_string(arch.num_classes) +
-                                      " (set model.num_classes)");
-  }
-  d.train = std::make_unique<SubsetDataset>(d.train_all.get(), dc.train_subset);
-  d.eval = std::make_unique<SubsetDataset>(d.eval_all.get(), dc.eval_subset);
-  d.norm = DefaultNormalization(dc.dataset);
-  return d;
-}
-
-std::unique_ptr<SparsityEngine> MakeEngine(const ExperimentConfig& c, int64_t steps_per_epoch,
-                                           torch::nn::Module& model) {
-  SparsityConfig config = c.sparsity;
-  if (config.IsDynamic()) config.sparsity_type = SparsityType::kDense;  // §7 runs: the controller prunes.
-  auto engine = SparsityEngine::Create(config, c.schedule.epochs, steps_per_epoch, model);
-  if (!engine.ok()) throw TrainerError(kExitUsage, "sparsity: " + std::string(engine.status().message()));
-  return std::move(*engine);
-}
-
-// 1 - N/M of an "N:M" target, the number of "unstructured R", 0 for "dense".
-double TargetSparsity(const std::string& target) {
-  std::vector<std::string> nm = absl::StrSplit(target, ':');
-  double n = 0, m = 0;
-  if (nm.size() == 2 && absl::SimpleAtod(nm[0], &n) && absl::SimpleAtod(nm[1], &m) && m > 0)
-    return 1.0 - n / m;
-  std::vector<std::string> words = absl::StrSplit(target, ' ');
-  double rate = 0;
-  if (words.size() == 2 && words[0] == "unstructured" && absl::SimpleAtod(words[1], &rate)) return rate;
-  return 0.0;
-}
-
-// Null for runs without dynamic sparsity (§7). `optimizer` may be null (validate-only).
-std::unique_ptr<DynamicSparsityController> MakeDynamic(const ExperimentConfig& c, torch::nn::Module& model,
-                                                       torch::optim::Optimizer* optimizer) {
-  if (!c.sparsity.IsDynamic()) return nullptr;
-  DynamicSparsityController::NamedParameters params;
-  for (const auto& item : model.named_parameters()) params.emplace_back(item.key(), item.value());
-  auto controller = DynamicSparsityController::Create(c.sparsity.dynamic, params, optimizer, c.seed);
-  if (!controller.ok()) throw TrainerError(kExitUsage, std::string(controller.status().message()));
-  return std::move(*controller);
-}
-
-// sparsity/<parameter> and target_sparsity/<parameter> of a dynamic run.
-void AddDynamicFields(const DynamicSparsityController* dynamic, int64_t step, MetricLine& line) {
-  if (dynamic == nullptr) return;
-  for (const auto& layer : dynamic->Report(step)) {
-    line.Add("sparsity/" + layer.name, layer.actual_sparsity);
-    line.Add("target_sparsity/" + layer.name, layer.target_sparsity);
-  }
-}
-
-void AddSparsityFields(const SparsityEngine& engine, bool with_layers, MetricLine& line) {
-  const auto summary = engine.Summary();
-  line.Add("d", summary.decay).Add("nm_stage", summary.nm).Add("nm_stage_qkv", summary.nm_qkv);
-  line.Add("phase", summary.phase);
-  if (!with_layers) return;
-  for (const auto& loc : engine.ReportByLocation()) {
-    line.Add("sparsity/" + loc.location, loc.zero_fraction);
-    line.Add("target_sparsity/" + loc.location, TargetSparsity(loc.target));
-  }
+void AddSparsityFields(const SparsityReport& report, MetricLine& line) {
+  for (const auto& [key, label] : report.labels) line.Add(key, label);
+  for (const auto& [key, number] : report.numbers) line.Add(key, number);
 }
 
 // A multi-rank run without step lines still agrees on a stop this often (the only per-interval collective).
@@ -230,9 +132,9 @@ class Run {
     model_ = CreateModel(
         arch_, DropOptions{config.model.drop_rate, config.model.drop_path_rate, config.model.attn_drop_rate});
     model_->to(device_);
-    engine_ = MakeEngine(config, steps_per_epoch_, *model_);
     optimizer_ = MakeAdamW(*model_, config.optimizer);
-    dynamic_ = MakeDynamic(config, *model_, optimizer_.get());
+    adamw_step_ = std::make_unique<AdamWStep>(*optimizer_, /*fused=*/device_.is_cuda());
+    sparsity_ = MakeSparsity(config, steps_per_epoch_, *model_, optimizer_.get());
     const int64_t total = steps_per_epoch_ * config.schedule.epochs;
     const auto warmup = static_cast<int64_t>(std::llround(config.schedule.warmup_epochs * steps_per_epoch_));
     schedule_ = std::make_unique<LrSchedule>(config.optimizer.lr, config.schedule.warmup_lr,
@@ -244,7 +146,9 @@ class Run {
   int Train() {
     if (dist_->is_root()) MakeDirs(o_.out_dir);
     // Before spec.yaml, so that a refused resume (other seed or precision) leaves the directory as it was.
-    Restore();
+    RestoreOrStartFresh(ResumeRequest{o_.out_dir, o_.resume, c_.seed, c_.resources.precision, dist_->rank(),
+                                      dist_->world_size(), device_, rank_prefix_},
+                        *model_, *optimizer_, *sparsity_, state_, log_);
     if (dist_->is_root()) std::ofstream(o_.out_dir + "/spec.yaml") << CanonicalYaml(c_) << "\n";
     dist_->BroadcastModel(*model_);
     StartBatches();
@@ -252,7 +156,8 @@ class Run {
     Log() << arch_.name << ": " << data_.train->size() << " training images, " << steps_per_epoch_
           << " steps/epoch x " << c_.schedule.epochs << " epochs, " << dist_->world_size() << " rank(s), "
           << torch::get_num_threads() << " thread(s), " << loader_threads_ << " loader thread(s), "
-          << (bf16_ ? "bf16 autocast (fp32 weights, optimizer state and loss)" : "fp32") << "\n";
+          << (bf16_ ? "bf16 autocast (fp32 weights, optimizer state and loss)" : "fp32")
+          << (adamw_step_->fused() ? ", fused AdamW" : "") << "\n";
     for (int epoch = state_.epoch; epoch < c_.schedule.epochs; ++epoch) {
       if (!TrainEpoch(epoch)) return kExitTerminated;
       FinishEpoch(epoch);
@@ -263,51 +168,6 @@ class Run {
 
  private:
   std::ostream& Log() { return log_ << rank_prefix_; }
-
-  void Restore() {
-    state_.seed = c_.seed;
-    state_.precision = c_.resources.precision;
-    state_.world_size = dist_->world_size();
-    bool resumed = false;
-    if (o_.resume) {
-      try {
-        NamedTensors masks;
-        resumed = LoadCheckpoint(o_.out_dir, *model_, *optimizer_, &state_, device_, &masks);
-        if (resumed && dynamic_) {
-          if (auto st = dynamic_->LoadStateDict(masks); !st.ok())
-            throw std::runtime_error(std::string(st.message()));
-        }
-      } catch (const std::exception& e) {
-        throw TrainerError(kExitTraining, e.what());
-      }
-      if (resumed && state_.seed != c_.seed) {
-        throw TrainerError(kExitUsage, "seed " + std::to_string(c_.seed) + " differs from the checkpoint's " +
-                                           std::to_string(state_.seed) + " in " + o_.out_dir);
-      }
-      // The checkpoint's fp32 weights would load under either precision, but the run would then be neither
-      // the one its spec (and content hash) names nor the one that wrote it.
-      if (resumed && state_.precision != c_.resources.precision) {
-        throw TrainerError(kExitUsage, "resources.precision " + c_.resources.precision +
-                                           " differs from the checkpoint's " + state_.precision + " in " +
-                                           o_.out_dir + ": a run keeps its precision (use another --out)");
-      }
-      state_.world_size = dist_->world_size();
-    }
-    if (resumed) {
-      Log() << "resuming from " << CheckpointPath(o_.out_dir) << " at epoch " << state_.epoch << ", step "
-            << state_.global_step << "\n";
-      // Each rank continues its own dropout / drop-path draws; checkpoints written before every rank's state
-      // was kept (or by another number of ranks) have only rank 0's: the others then reseed.
-      if (state_.rank_rngs.defined() && state_.rank_rngs.size(0) == dist_->world_size()) {
-        SetCpuRngState(state_.rank_rngs[dist_->rank()].contiguous());
-      } else if (dist_->rank() > 0) {
-        torch::manual_seed(c_.seed + 7919 * dist_->rank() + state_.global_step);
-      }
-    } else {
-      if (o_.resume) Log() << "no checkpoint in " << o_.out_dir << ": starting fresh\n";
-      torch::manual_seed(c_.seed + dist_->rank());
-    }
-  }
 
   // The batches of the run from where it stands (a resume continues mid-epoch), built ahead on loader
   // threads into pinned memory when training on a GPU.
@@ -332,16 +192,16 @@ class Run {
     log_loss_ = log_images_ = log_seconds_ = 0.0;
     StartWindow();
     for (int64_t step = state_.step_in_epoch; step < steps_per_epoch_; ++step) {
-      engine_->BeginStep(epoch, state_.global_step);
+      sparsity_->BeginStep(epoch, state_.global_step);
       const double lr = schedule_->At(state_.global_step);
       SetLearningRate(*optimizer_, lr);
       optimizer_->zero_grad();
       for (int k = 0; k < accum_; ++k) ForwardBackward(k);
       dist_->AverageGradients(params_);
-      if (dynamic_) dynamic_->AfterBackward(state_.global_step);
+      sparsity_->AfterBackward(state_.global_step);
       if (c_.optimizer.clip_grad_norm > 0) ClipGradNorm(params_, c_.optimizer.clip_grad_norm);
-      optimizer_->step();
-      if (dynamic_) dynamic_->AfterOptimizerStep(state_.global_step);
+      (*adamw_step_)();
+      sparsity_->AfterOptimizerStep(state_.global_step);
       ++state_.global_step;
       state_.step_in_epoch = step + 1;
       const bool stop_wanted = StopWanted();
@@ -449,8 +309,7 @@ class Run {
       line.Add("images_per_s", images_per_s).Add("flops", state_.flops);
       line.Add("precision", c_.resources.precision);
       AddDeviceFields(line);
-      AddSparsityFields(*engine_, true, line);
-      AddDynamicFields(dynamic_.get(), state_.global_step, line);
+      AddSparsityFields(sparsity_->Report(state_.global_step, /*per_layer=*/true), line);
       EmitMetric(*o_.metrics, line);
     }
     Log() << "epoch " << epoch << ": loss " << loss << ", top-1 " << eval.top1 << ", top-5 " << eval.top5
@@ -466,8 +325,7 @@ class Run {
     if (dist_->world_size() > 1) state_.rank_rngs = dist_->AllGatherBytes(CpuRngState());
     if (!dist_->is_root()) return;
     try {
-      SaveCheckpoint(o_.out_dir, *model_, *optimizer_, state_,
-                     dynamic_ ? dynamic_->StateDict() : NamedTensors{});
+      SaveCheckpoint(o_.out_dir, *model_, *optimizer_, state_, sparsity_->StateDict());
     } catch (const std::exception& e) {
       throw TrainerError(kExitTraining, std::string("writing the checkpoint failed: ") + e.what());
     }
@@ -478,8 +336,7 @@ class Run {
     MetricLine line(contract::kKindStep);
     line.Add("epoch", epoch).Add("step", state_.global_step).Add("loss", loss).Add("lr", lr);
     line.Add("images_per_s", images_per_s).Add("flops", state_.flops);
-    AddSparsityFields(*engine_, false, line);
-    AddDynamicFields(dynamic_.get(), state_.global_step, line);
+    AddSparsityFields(sparsity_->Report(state_.global_step, /*per_layer=*/false), line);
     EmitMetric(*o_.metrics, line);
   }
 
@@ -525,9 +382,9 @@ class Run {
   int accum_ = 1;
   int64_t steps_per_epoch_ = 0;
   std::shared_ptr<ClassifierImpl> model_;
-  std::unique_ptr<SparsityEngine> engine_;
   std::unique_ptr<torch::optim::AdamW> optimizer_;
-  std::unique_ptr<DynamicSparsityController> dynamic_;  // §7 runs only.
+  std::unique_ptr<AdamWStep> adamw_step_;  // Fused on a GPU (LibTorch 2.4+).
+  std::unique_ptr<SparsityMethod> sparsity_;
   std::unique_ptr<LrSchedule> schedule_;
   std::vector<torch::Tensor> params_;
   double flops_per_image_ = 0.0;
@@ -559,7 +416,7 @@ int DescribeRun(const ExperimentConfig& config, std::ostream& out) {
         << " (N:M stages below assume 1 step per epoch)\n";
   }
   auto model = CreateModel(arch);
-  auto engine = MakeEngine(config, steps_per_epoch, *model);
+  auto sparsity = MakeSparsity(config, steps_per_epoch, *model, nullptr);
   int64_t params = 0;
   for (const auto& p : model->parameters()) params += p.numel();
   out << "model " << arch.name << ": " << params << " parameters, " << ForwardFlops(arch) / 1e9
@@ -569,28 +426,7 @@ int DescribeRun(const ExperimentConfig& config, std::ostream& out) {
       << (config.resources.precision == "bf16"
               ? ": forward passes under bf16 autocast; weights, optimizer state, masks and loss in fp32\n"
               : ": fp32 throughout\n");
-  if (auto dynamic = MakeDynamic(config, *model, nullptr)) {
-    out << dynamic->FormatPlan();
-    return data_error.empty() ? kExitOk : kExitData;
-  }
-  out << "sparse layers: " << engine->SparseLayerNames().size() << "\n";
-  // Walk the epochs and print the per-layer rules wherever the phase or N:M stage changes.
-  std::string previous;
-  for (int epoch = 0; epoch < config.schedule.epochs; ++epoch) {
-    engine->BeginStep(epoch, epoch * steps_per_epoch);
-    const auto s = engine->Summary();
-    const std::string key = s.phase + " " + s.nm + " " + s.nm_qkv;
-    if (key == previous) continue;
-    previous = key;
-    out << "from epoch " << epoch << ": phase " << s.phase << ", N:M " << s.nm << " (qkv " << s.nm_qkv
-        << ")\n";
-    for (const auto& layer : engine->Report()) {
-      std::ostringstream shape;
-      for (size_t i = 0; i < layer.shape.size(); ++i) shape << (i ? "x" : "") << layer.shape[i];
-      out << "  " << layer.name << " [" << layer.location << "] " << shape.str() << " -> " << layer.target
-          << "\n";
-    }
-  }
+  out << sparsity->Describe(config.schedule.epochs, steps_per_epoch);
   return data_error.empty() ? kExitOk : kExitData;
 }
 

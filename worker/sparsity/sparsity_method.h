@@ -1,0 +1,75 @@
+// One interface for the ways a run sparsifies its model (docs/sparsity-method.md): the N:M recipes of the
+// engine (§1-§6: dense, STE, SR-STE, MDGF, SDGF, unstructured) and dynamic unstructured sparsity (§7). The
+// trainer knows only this interface and calls, at every optimizer step (`step` = its 0-based index):
+//
+//   BeginStep(epoch, step); forward and backward; [gradient all-reduce]; AfterBackward(step);
+//   [clipping]; optimizer.step(); AfterOptimizerStep(step)
+//
+// and Report at its log points, StateDict / LoadStateDict with the checkpoint, Describe for --validate-only.
+#ifndef NMSPARSE_WORKER_SPARSITY_SPARSITY_METHOD_H_
+#define NMSPARSE_WORKER_SPARSITY_SPARSITY_METHOD_H_
+
+#include <torch/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "schemas/sparsity_config.h"
+
+namespace torch {
+namespace nn {
+class Module;
+}  // namespace nn
+namespace optim {
+class Optimizer;
+}  // namespace optim
+}  // namespace torch
+
+namespace nmsparse {
+
+using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
+
+// What a method says about itself at a step, for the metric lines (docs/nmtrain.md): numbers, and the few
+// labels (phase, N:M stage) that are words.
+struct SparsityReport {
+  std::vector<std::pair<std::string, std::string>> labels;
+  std::vector<std::pair<std::string, double>> numbers;
+};
+
+class SparsityMethod {
+ public:
+  virtual ~SparsityMethod() = default;
+
+  // Before the forward pass of optimizer step `global_step` in `epoch`. Allocates nothing.
+  virtual void BeginStep(int epoch, int64_t global_step) = 0;
+  // After the gradients are averaged over the ranks, before clipping and the optimizer step.
+  virtual void AfterBackward(int64_t global_step) = 0;
+  virtual void AfterOptimizerStep(int64_t global_step) = 0;
+
+  // The method's state at `global_step`; `per_layer` adds the measured and target sparsity per location or
+  // parameter, which reads every sparse weight (epoch lines; step lines leave it out).
+  virtual SparsityReport Report(int64_t global_step, bool per_layer) const = 0;
+
+  // Tensors a resumed run needs besides the model and optimizer (dynamic masks); LoadStateDict restores them.
+  virtual NamedTensors StateDict() const = 0;
+  virtual absl::Status LoadStateDict(const NamedTensors& state) = 0;
+
+  // --validate-only: what every sparse layer gets, over the whole schedule.
+  virtual std::string Describe(int total_epochs, int64_t steps_per_epoch) = 0;
+};
+
+// The method `config` asks for: dynamic sparsity when it has `dynamic` groups, the N:M engine otherwise (a
+// dense run is the engine with no sparse layer). InvalidArgument naming the key when the config does not fit
+// the model. `optimizer` may be null (validate-only). The model and optimizer must outlive the method.
+absl::StatusOr<std::unique_ptr<SparsityMethod>> CreateSparsityMethod(
+    const SparsityConfig& config, int total_epochs, int64_t steps_per_epoch, torch::nn::Module& model,
+    torch::optim::Optimizer* optimizer, uint64_t seed);
+
+}  // namespace nmsparse
+
+#endif  // NMSPARSE_WORKER_SPARSITY_SPARSITY_METHOD_H_
