@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Dynamic unstructured sparsity (§7) on Fashion-MNIST with vit_micro_patch4_28: dense vs static 90% vs RigL 90%
-# (sparse FF, attention and head weights by the default filter), same seed, data and schedule. Prints top-1 and
-# training time per run and their ratios to the dense run measured here.
+# Dynamic unstructured sparsity (docs/sparsity-method.md §7) on Fashion-MNIST with vit_micro_patch4_28: dense
+# vs static 90% vs RigL 90% (sparse FF, attention and head weights by the default filter), same seed, data and
+# schedule. Prints top-1 and training time per run and their ratios to the dense run measured here.
 #
 #   bench/dynamic_sparsity_fmnist.sh [TRAIN_SUBSET [EPOCHS [THREADS]]]   (defaults 10000, 3, 2; 0 = all 60000)
 #

@@ -1,5 +1,5 @@
-// Which dynamic sparsity group (§7) each model parameter belongs to. Plain C++: the trainer's controller and
-// any validate-only listing share it.
+// Which dynamic sparsity group (docs/sparsity-method.md §7) each model parameter belongs to. Plain C++: the
+// trainer's controller and any validate-only listing share it.
 #ifndef NMSPARSE_SCHEMAS_PARAM_FILTER_H_
 #define NMSPARSE_SCHEMAS_PARAM_FILTER_H_
 

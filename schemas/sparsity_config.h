@@ -1,5 +1,5 @@
 // The sparsity section of an experiment spec: N:M recipes, phases and locations
-// (../shared/spec/sparsity-method.md §1-§6) and dynamic unstructured sparsity groups (§7). Plain C++: used by
+// (docs/sparsity-method.md §1-§6) and dynamic unstructured sparsity groups (§7). Plain C++: used by
 // the trainer's engine, the coordinator's validation and nmctl alike, so it depends on neither LibTorch nor
 // protobuf.
 #ifndef NMSPARSE_SCHEMAS_SPARSITY_CONFIG_H_

@@ -1,4 +1,4 @@
-// Step-aware hyperparameters of dynamic sparsity (../shared/spec/sparsity-method.md §7): a value as a
+// Step-aware hyperparameters of dynamic sparsity (docs/sparsity-method.md §7): a value as a
 // function of the optimizer step, clamped to [0, 1]. Mirrors v1.Schedule
 // (proto/nmsparse/v1/experiment.proto); the YAML keys are its field names. Plain C++ (no LibTorch, no
 // protobuf).

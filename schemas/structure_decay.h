@@ -1,4 +1,4 @@
-// Structure decay (SDGF, ../shared/spec/sparsity-method.md §4): which N:M a layer uses at which epoch. Plain
+// Structure decay (SDGF, docs/sparsity-method.md §4): which N:M a layer uses at which epoch. Plain
 // C++ so that the coordinator validates every N:M a run will ever use, and the trainer's engine uses the same
 // table.
 #ifndef NMSPARSE_SCHEMAS_STRUCTURE_DECAY_H_

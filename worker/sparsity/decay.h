@@ -1,5 +1,5 @@
-// The MDGF decay factor D(j) of the pruned weights (spec §2), in double precision: near full cancellation
-// (beta = 1e-4, j = 9999.5) a float computation of 1 - beta*j is off by ~1e-4 relative.
+// The MDGF decay factor D(j) of the pruned weights (docs/sparsity-method.md §2), in double precision: near
+// full cancellation (beta = 1e-4, j = 9999.5) a float computation of 1 - beta*j is off by ~1e-4 relative.
 #ifndef NMSPARSE_WORKER_SPARSITY_DECAY_H_
 #define NMSPARSE_WORKER_SPARSITY_DECAY_H_
 

@@ -1,5 +1,6 @@
-// N:M and unstructured magnitude masks (spec §1). Masks are computed on the detached weight in fp32 and are
-// never stored: the layers recompute them from the current weight at every forward pass.
+// N:M and unstructured magnitude masks (docs/sparsity-method.md §1). Masks are computed on the detached
+// weight in fp32 and are never stored: the layers recompute them from the current weight at every forward
+// pass.
 #ifndef NMSPARSE_WORKER_SPARSITY_NM_MASK_H_
 #define NMSPARSE_WORKER_SPARSITY_NM_MASK_H_
 

@@ -1,7 +1,7 @@
-// Training phases of a sparsity recipe (spec §3): which epochs are dense, sparse or fine-tune (hard mask),
-// and j, the optimizer step count inside the sparse phase. Everything is derived from (epoch, global_step),
-// never from in-memory history, so a run resumed from a checkpoint continues exactly. Plain C++ (no
-// LibTorch).
+// Training phases of a sparsity recipe (docs/sparsity-method.md §3): which epochs are dense, sparse or
+// fine-tune (hard mask), and j, the optimizer step count inside the sparse phase. Everything is derived from
+// (epoch, global_step), never from in-memory history, so a run resumed from a checkpoint continues exactly.
+// Plain C++ (no LibTorch).
 #ifndef NMSPARSE_WORKER_SPARSITY_PHASE_SCHEDULE_H_
 #define NMSPARSE_WORKER_SPARSITY_PHASE_SCHEDULE_H_
 

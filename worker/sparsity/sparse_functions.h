@@ -1,4 +1,5 @@
-// The autograd functions of the sparse recipes (spec §2) and the layer rule that picks one of them.
+// The autograd functions of the sparse recipes (docs/sparsity-method.md §2) and the layer rule that picks one
+// of them.
 #ifndef NMSPARSE_WORKER_SPARSITY_SPARSE_FUNCTIONS_H_
 #define NMSPARSE_WORKER_SPARSITY_SPARSE_FUNCTIONS_H_
 

@@ -1,4 +1,5 @@
-// Gradients and forward values of each recipe (spec §2), fused qkv blocks, and the sparse layers.
+// Gradients and forward values of each recipe (docs/sparsity-method.md §2), fused qkv blocks, and the sparse
+// layers.
 #include "worker/sparsity/sparse_functions.h"
 
 #include <gtest/gtest.h>

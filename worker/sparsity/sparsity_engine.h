@@ -1,10 +1,10 @@
 // The sparsity engine: finds the sparse layers of a model by their timm names, validates every N:M it will
 // use before training, and at every optimizer step sets each layer's rule (phase, SDGF stage, D(j)) from
-// (epoch, global_step) alone, so that a resumed run continues exactly (spec §1-§5).
+// (epoch, global_step) alone, so that a resumed run continues exactly (docs/sparsity-method.md §1-§5).
 //
 // SR-STE's term lambda * (1 - mask) * W is added inside the autograd backward of the sparse layers, i.e. to
 // the gradient that reaches W. Without loss scaling (CPU training) that is the true gradient, before clipping
-// and the optimizer step, as the spec requires. A trainer that scales the loss must unscale the gradients
+// and the optimizer step, as §2 requires. A trainer that scales the loss must unscale the gradients
 // before clipping and know that the term was scaled with them; there is no separate AddSrsteGradients().
 #ifndef NMSPARSE_WORKER_SPARSITY_SPARSITY_ENGINE_H_
 #define NMSPARSE_WORKER_SPARSITY_SPARSITY_ENGINE_H_

@@ -1,4 +1,4 @@
-// Mask arithmetic of dynamic unstructured sparsity (../shared/spec/sparsity-method.md §7): initial masks,
+// Mask arithmetic of dynamic unstructured sparsity (docs/sparsity-method.md §7): initial masks,
 // magnitude re-pruning (GMP) and drop/grow (SET, RigL), each run independently in equal blocks of output rows
 // and/or input columns (balance_out_groups / balance_in_groups) with equal counts per block. Masks are float
 // tensors of the weight's shape, 1 = active.

@@ -1,4 +1,4 @@
-// Dynamic unstructured sparsity during training (../shared/spec/sparsity-method.md §7): one mask per selected
+// Dynamic unstructured sparsity during training (docs/sparsity-method.md §7): one mask per selected
 // parameter, created at update.start (dense before), changed on update steps by the group's algorithm
 // (static, gmp, set, rigl), applied to weights after every optimizer step, to gradients after every backward,
 // and to the optimizer state (AdamW/Adam exp_avg, exp_avg_sq, max_exp_avg_sq; SGD momentum) when it changes.
