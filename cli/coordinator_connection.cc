@@ -17,6 +17,7 @@ CoordinatorConnection::CoordinatorConnection(std::string address, const ClientSe
   std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
   if (resolved.ok()) {
     token_ = resolved->token;
+    tls_ = resolved->tls;
     credentials = resolved->credentials;
   } else {
     security_error_ = resolved.status();
@@ -39,9 +40,15 @@ absl::Status CoordinatorConnection::Check(const grpc::Status& status) const {
   if (!security_error_.ok()) return security_error_;
   if (status.ok()) return absl::OkStatus();
   if (status.error_code() == grpc::StatusCode::UNAVAILABLE) {
+    // A TLS mismatch shows only as a failed connection: say which side to look at.
+    const bool verify_failed = status.error_message().find("certificate verify failed") != std::string::npos;
+    const char* hint = verify_failed
+                           ? "; its certificate is not signed by the CA of --tls-ca ($NMSPARSE_TLS_CA)"
+                       : tls_ ? ""
+                              : "; if it serves TLS, give --tls-ca or NMSPARSE_TLS_CA";
     return absl::UnavailableError(
         absl::StrCat("cannot reach the coordinator at ", address_, " (", status.error_message(),
-                     "); is nmserver running? Use --coordinator or NMSPARSE_COORDINATOR"));
+                     "); is nmserver running? Use --coordinator or ", "NMSPARSE_COORDINATOR", hint));
   }
   return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
 }

@@ -50,6 +50,7 @@ class CoordinatorConnection {
  private:
   std::string address_;
   std::string token_;
+  bool tls_ = false;
   absl::Status security_error_;
   std::unique_ptr<v1::Coordinator::Stub> stub_;
 };

@@ -97,6 +97,8 @@ absl::StatusOr<ClientSecurity> ResolveClientSecurity(const ClientSecurityFlags& 
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials = ChannelCredentials(flags);
   if (!credentials.ok()) return credentials.status();
   out.credentials = *credentials;
+  std::string ca_source;
+  out.tls = !FlagOrEnv(flags.tls_ca, "--tls-ca", "NMSPARSE_TLS_CA", &ca_source).empty();
   return out;
 }
 

@@ -27,6 +27,7 @@ struct ClientSecurityFlags {
 struct ClientSecurity {
   std::string token;  // Empty: no token is sent.
   std::shared_ptr<grpc::ChannelCredentials> credentials;
+  bool tls = false;  // A CA was given: the channel is TLS.
 };
 
 // The token in `path`, surrounding whitespace removed. Refused, like ssh refuses a private key, when the file

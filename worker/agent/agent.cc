@@ -41,10 +41,17 @@ v1::RunAttempt MakeAttempt(int64_t run_id, uint32_t attempt) {
   return run;
 }
 
+AgentOptions WithDataRoots(AgentOptions options) {
+  if (options.data_roots.empty()) options.data_roots = DefaultDataRoots(options.work_dir);
+  return options;
+}
+
 }  // namespace
 
 Agent::Agent(AgentOptions options, std::unique_ptr<CoordinatorClient> client)
-    : options_(std::move(options)), client_(std::move(client)), outbox_(options_.outbox_capacity) {}
+    : options_(WithDataRoots(std::move(options))),
+      client_(std::move(client)),
+      outbox_(options_.outbox_capacity) {}
 
 Agent::~Agent() { Shutdown(std::chrono::milliseconds(0)); }
 

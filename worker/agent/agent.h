@@ -26,7 +26,7 @@ namespace nmsparse::agent {
 struct AgentOptions {
   std::string host;
   std::string work_dir;                 // Runs live in <work_dir>/runs/<run_id>/.
-  std::vector<std::string> data_roots;  // Datasets must resolve under one of these (data_roots.h).
+  std::vector<std::string> data_roots;  // Datasets must resolve under one of these; empty: DefaultDataRoots.
   std::string trainer;                  // The nmtrain binary.
   NodeSlots slots;
   int trainer_threads = 0;  // > 0: passed to nmtrain as --threads.
