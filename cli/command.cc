@@ -8,7 +8,7 @@
 namespace nmsparse::cli {
 
 CoordinatorConnection& CommandContext::connection() const {
-  if (connection_ == nullptr) connection_ = std::make_unique<CoordinatorConnection>(coordinator);
+  if (connection_ == nullptr) connection_ = std::make_unique<CoordinatorConnection>(coordinator, security);
   return *connection_;
 }
 

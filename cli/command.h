@@ -17,8 +17,9 @@ namespace nmsparse::cli {
 
 struct CommandContext {
   const ParsedArgs* args = nullptr;
-  std::string coordinator;  // Resolved address.
-  bool json = false;        // --json: machine-readable output on stdout.
+  std::string coordinator;       // Resolved address.
+  ClientSecurityFlags security;  // --token-file, --tls-ca, --tls-cert, --tls-key.
+  bool json = false;             // --json: machine-readable output on stdout.
   std::ostream* out = nullptr;
   std::ostream* err = nullptr;
 

@@ -12,7 +12,8 @@
 namespace nmsparse::cli {
 namespace {
 
-const std::vector<std::string> kGlobalOptions = {"coordinator", "json", "help"};
+const std::vector<std::string> kGlobalOptions = {"coordinator", "json",     "help",   "token-file",
+                                                 "tls-ca",      "tls-cert", "tls-key"};
 
 int RunHelpCommand(const CommandContext& context) {
   *context.out << HelpText();
@@ -42,6 +43,10 @@ const std::vector<OptionSpec>& AllOptions() {
       {"output", true, 'o'},
       {"logs", false},
       {"max-runs-per-sweep", true},
+      {"token-file", true},
+      {"tls-ca", true},
+      {"tls-cert", true},
+      {"tls-key", true},
   };
   return *options;
 }
@@ -121,13 +126,18 @@ std::string HelpText() {
   for (const CommandInfo& c : Commands()) {
     absl::StrAppend(&text, "  ", c.name, c.usage.empty() ? "" : " " + c.usage, "\n      ", c.summary, "\n");
   }
-  absl::StrAppend(&text,
-                  "\nglobal options:\n"
-                  "  --coordinator HOST:PORT  coordinator address (default $NMSPARSE_COORDINATOR, else "
-                  "127.0.0.1:50151)\n"
-                  "  --json                   machine-readable JSON on stdout\n"
-                  "\nexit codes: 0 ok, 1 RPC or server error, 2 usage error or invalid spec, 3 not found,\n"
-                  "            4 watch/follow: the run ended FAILED or CANCELLED\n");
+  absl::StrAppend(
+      &text,
+      "\nglobal options:\n"
+      "  --coordinator HOST:PORT  coordinator address (default $NMSPARSE_COORDINATOR, else "
+      "127.0.0.1:50151)\n"
+      "  --json                   machine-readable JSON on stdout\n"
+      "  --token-file FILE        access token, a file of mode 0600 (default $NMSPARSE_TOKEN_FILE, "
+      "else the token in $NMSPARSE_TOKEN)\n"
+      "  --tls-ca FILE            TLS: the CA of the coordinator's certificate (default $NMSPARSE_TLS_CA)\n"
+      "  --tls-cert/--tls-key F   TLS client certificate and key (default $NMSPARSE_TLS_CERT/_KEY)\n"
+      "\nexit codes: 0 ok, 1 RPC or server error, 2 usage error or invalid spec, 3 not found,\n"
+      "            4 watch/follow: the run ended FAILED or CANCELLED\n");
   return text;
 }
 
@@ -160,6 +170,10 @@ int RunNmctl(const std::vector<std::string>& args, std::ostream& out, std::ostre
   context.args = &*parsed;
   context.coordinator = ResolveCoordinatorAddress(parsed->Get("coordinator").value_or(""));
   context.json = parsed->Has("json");
+  context.security.token_file = parsed->Get("token-file").value_or("");
+  context.security.tls_ca = parsed->Get("tls-ca").value_or("");
+  context.security.tls_cert = parsed->Get("tls-cert").value_or("");
+  context.security.tls_key = parsed->Get("tls-key").value_or("");
   context.out = &out;
   context.err = &err;
   return command->run(context);

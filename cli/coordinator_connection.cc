@@ -11,27 +11,44 @@
 
 namespace nmsparse::cli {
 
-CoordinatorConnection::CoordinatorConnection(std::string address) : address_(std::move(address)) {
+CoordinatorConnection::CoordinatorConnection(std::string address, const ClientSecurityFlags& security)
+    : address_(std::move(address)) {
+  absl::StatusOr<ClientSecurity> resolved = ResolveClientSecurity(security);
+  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
+  if (resolved.ok()) {
+    token_ = resolved->token;
+    tls_ = resolved->tls;
+    credentials = resolved->credentials;
+  } else {
+    security_error_ = resolved.status();
+  }
   // The coordinator's own bounds (docs/reliability.md): a larger request is refused here, before sending.
   grpc::ChannelArguments args;
   args.SetMaxSendMessageSize(limits::kMaxRequestBytes);
   args.SetMaxReceiveMessageSize(limits::kMaxResponseBytes);
-  stub_ =
-      v1::Coordinator::NewStub(grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), args));
+  stub_ = v1::Coordinator::NewStub(grpc::CreateCustomChannel(address_, credentials, args));
 }
 
 std::unique_ptr<grpc::ClientContext> CoordinatorConnection::Context(bool streaming) const {
   auto context = std::make_unique<grpc::ClientContext>();
   if (!streaming) context->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  AttachToken(token_, context.get());
   return context;
 }
 
 absl::Status CoordinatorConnection::Check(const grpc::Status& status) const {
+  if (!security_error_.ok()) return security_error_;
   if (status.ok()) return absl::OkStatus();
   if (status.error_code() == grpc::StatusCode::UNAVAILABLE) {
+    // A TLS mismatch shows only as a failed connection: say which side to look at.
+    const bool verify_failed = status.error_message().find("certificate verify failed") != std::string::npos;
+    const char* hint = verify_failed
+                           ? "; its certificate is not signed by the CA of --tls-ca ($NMSPARSE_TLS_CA)"
+                       : tls_ ? ""
+                              : "; if it serves TLS, give --tls-ca or NMSPARSE_TLS_CA";
     return absl::UnavailableError(
         absl::StrCat("cannot reach the coordinator at ", address_, " (", status.error_message(),
-                     "); is nmserver running? Use --coordinator or NMSPARSE_COORDINATOR"));
+                     "); is nmserver running? Use --coordinator or ", "NMSPARSE_COORDINATOR", hint));
   }
   return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
 }

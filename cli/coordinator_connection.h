@@ -1,5 +1,6 @@
-// nmctl's link to the coordinator: the Coordinator stub, a deadline per call, and gRPC errors turned into
-// absl::Status with a message a person can act on (an unreachable coordinator names its address).
+// nmctl's link to the coordinator: the Coordinator stub, a deadline and the bearer token on every call, TLS
+// when configured (common/client_security.h), and gRPC errors turned into absl::Status with a message a
+// person can act on (an unreachable coordinator names its address).
 #ifndef NMSPARSE_CLI_COORDINATOR_CONNECTION_H_
 #define NMSPARSE_CLI_COORDINATOR_CONNECTION_H_
 
@@ -12,18 +13,22 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/client_security.h"
 #include "nmsparse/v1/coordinator.grpc.pb.h"
 
 namespace nmsparse::cli {
 
 class CoordinatorConnection {
  public:
-  explicit CoordinatorConnection(std::string address);
+  // A token file or TLS file that cannot be used makes every call fail with that error (Check), so that
+  // offline commands never read them.
+  CoordinatorConnection(std::string address, const ClientSecurityFlags& security);
 
   const std::string& address() const { return address_; }
   v1::Coordinator::Stub& stub() { return *stub_; }
 
-  // A context with the default deadline (30 s); `streaming` leaves it without deadline (watch, follow).
+  // A context with the token and the default deadline (30 s); `streaming` leaves it without deadline (watch,
+  // follow).
   std::unique_ptr<grpc::ClientContext> Context(bool streaming = false) const;
 
   // The status of a finished call, as absl::Status. UNAVAILABLE (and DEADLINE_EXCEEDED before any answer)
@@ -44,6 +49,9 @@ class CoordinatorConnection {
 
  private:
   std::string address_;
+  std::string token_;
+  bool tls_ = false;
+  absl::Status security_error_;
   std::unique_ptr<v1::Coordinator::Stub> stub_;
 };
 

@@ -63,15 +63,16 @@ int RunSweepsCommand(const CommandContext& context) {
     PrintJson(context, *response);
     return kExitOk;
   }
-  Table table({"ID", "NAME", "RUNS", "QUEUED", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED", "CREATED"});
+  Table table(
+      {"ID", "NAME", "BY", "RUNS", "QUEUED", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED", "CREATED"});
   for (const v1::Sweep& sweep : response->sweeps()) {
     uint32_t total = 0;
     for (const auto& [state, n] : sweep.run_counts()) total += n;
     const uint32_t running = std::stoul(Count(sweep, "RUNNING")) + std::stoul(Count(sweep, "ASSIGNED"));
     table.AddRow({absl::StrCat(sweep.id()), sweep.name() + (sweep.cancelled() ? " (cancelled)" : ""),
-                  absl::StrCat(total), Count(sweep, "QUEUED"), absl::StrCat(running),
-                  Count(sweep, "SUCCEEDED"), Count(sweep, "FAILED"), Count(sweep, "CANCELLED"),
-                  FormatTime(sweep.created_at_ms())});
+                  Submitter(sweep.submitted_by()), absl::StrCat(total), Count(sweep, "QUEUED"),
+                  absl::StrCat(running), Count(sweep, "SUCCEEDED"), Count(sweep, "FAILED"),
+                  Count(sweep, "CANCELLED"), FormatTime(sweep.created_at_ms())});
   }
   *context.out << table.Render();
   return kExitOk;
@@ -101,12 +102,13 @@ int RunRunsCommand(const CommandContext& context) {
     PrintJson(context, response);
     return kExitOk;
   }
-  Table table({"ID", "SWEEP", "#", "STATE", "TRY", "LABELS", "WORKER", "HASH", "TIME", "FINAL"});
+  Table table({"ID", "SWEEP", "BY", "#", "STATE", "TRY", "LABELS", "WORKER", "HASH", "TIME", "FINAL"});
   const int64_t now = absl::ToUnixMillis(absl::Now());
   for (const v1::Run& run : *runs) {
-    table.AddRow({absl::StrCat(run.id()), absl::StrCat(run.sweep_id()), absl::StrCat(run.index()),
-                  StateText(run), absl::StrCat(run.attempt()), FormatLabels(run.labels()),
-                  run.worker_id() > 0 ? absl::StrCat(run.worker_id()) : "-", run.content_hash().substr(0, 10),
+    table.AddRow({absl::StrCat(run.id()), absl::StrCat(run.sweep_id()), Submitter(run.submitted_by()),
+                  absl::StrCat(run.index()), StateText(run), absl::StrCat(run.attempt()),
+                  FormatLabels(run.labels()), run.worker_id() > 0 ? absl::StrCat(run.worker_id()) : "-",
+                  run.content_hash().substr(0, 10),
                   FormatDuration(run.started_at_ms(), run.finished_at_ms() > 0 ? run.finished_at_ms() : now),
                   FormatValues(run.final_metrics(), 3)});
   }
@@ -132,6 +134,7 @@ int RunRunCommand(const CommandContext& context) {
   out << "run " << run.id() << " (sweep " << run.sweep_id() << ", index " << run.index() << ")\n"
       << "  state:    " << StateText(run) << ", attempt " << run.attempt() << " of up to "
       << run.max_retries() + 1 << "\n"
+      << "  by:       " << Submitter(run.submitted_by()) << "\n"
       << "  labels:   " << FormatLabels(run.labels()) << "\n"
       << "  hash:     " << run.content_hash() << "\n"
       << "  worker:   " << (run.worker_id() > 0 ? absl::StrCat(run.worker_id()) : "-");

@@ -24,6 +24,8 @@ std::string FormatTime(int64_t ms) {
   return absl::FormatTime("%Y-%m-%d %H:%M:%S", absl::FromUnixMillis(ms), absl::UTCTimeZone());
 }
 
+std::string Submitter(const std::string& submitted_by) { return submitted_by.empty() ? "-" : submitted_by; }
+
 std::string FormatDuration(int64_t from_ms, int64_t to_ms) {
   if (from_ms <= 0 || to_ms <= 0 || to_ms < from_ms) return "-";
   const int64_t s = (to_ms - from_ms) / 1000;

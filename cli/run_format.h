@@ -20,6 +20,9 @@ std::string FormatTime(int64_t ms);
 // "1m05s" between two instants, or "-" when one is missing.
 std::string FormatDuration(int64_t from_ms, int64_t to_ms);
 
+// Who submitted a sweep or run: the token name, or "-" on a coordinator without tokens.
+std::string Submitter(const std::string& submitted_by);
+
 bool IsFinal(v1::RunState state);
 
 // A run state from its name, case-insensitive ("running", "SUCCEEDED").

@@ -7,6 +7,7 @@
 #include "absl/flags/internal/usage.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/str_split.h"
 
 namespace nmsparse {
 
@@ -20,6 +21,24 @@ std::vector<std::string> NormalizeFlagNames(int argc, char** argv) {
     std::replace(a.begin() + 2, a.begin() + static_cast<std::ptrdiff_t>(end), '-', '_');
   }
   return args;
+}
+
+std::vector<std::string> RepeatedFlagValues(int argc, char** argv, const std::string& name) {
+  const std::vector<std::string> args = NormalizeFlagNames(argc, argv);
+  const std::string flag = "--" + name;
+  std::vector<std::string> values;
+  for (size_t i = 1; i < args.size() && args[i] != "--"; ++i) {
+    std::string value;
+    if (args[i].rfind(flag + "=", 0) == 0) {
+      value = args[i].substr(flag.size() + 1);
+    } else if (args[i] == flag && i + 1 < args.size()) {
+      value = args[++i];
+    } else {
+      continue;
+    }
+    for (absl::string_view part : absl::StrSplit(value, ',', absl::SkipEmpty())) values.emplace_back(part);
+  }
+  return values;
 }
 
 std::optional<std::vector<std::string>> ParseProgramFlags(int argc, char** argv, const std::string& usage,

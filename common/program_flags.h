@@ -20,6 +20,10 @@ std::optional<std::vector<std::string>> ParseProgramFlags(int argc, char** argv,
 // argv with every "--some-flag" spelled "--some_flag" (values and arguments after "--" untouched).
 std::vector<std::string> NormalizeFlagNames(int argc, char** argv);
 
+// Every value of a repeatable flag, in order: "--name=a,b --name c" gives {a, b, c} (Abseil keeps only the
+// last occurrence). `name` is spelled with underscores; dashes in argv match too.
+std::vector<std::string> RepeatedFlagValues(int argc, char** argv, const std::string& name);
+
 }  // namespace nmsparse
 
 #endif  // NMSPARSE_COMMON_PROGRAM_FLAGS_H_

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "server/auth/caller.h"
 #include "server/export.h"
 #include "server/grpc_status.h"
 #include "server/store/clock.h"
@@ -58,10 +59,10 @@ absl::StatusOr<std::vector<v1::Worker>> WorkersWithRuns(Database* db) {
 
 }  // namespace
 
-grpc::Status CoordinatorService::SubmitSweep(grpc::ServerContext*, const v1::SubmitSweepRequest* req,
+grpc::Status CoordinatorService::SubmitSweep(grpc::ServerContext* ctx, const v1::SubmitSweepRequest* req,
                                              v1::SubmitSweepResponse* resp) {
   absl::StatusOr<v1::SubmitSweepResponse> out =
-      server::SubmitSweep(store_, expand_, max_runs_per_sweep_, *req);
+      server::SubmitSweep(store_, expand_, max_runs_per_sweep_, *req, CallerOf(ctx).name);
   if (!out.ok()) return ToGrpc(out.status());
   *resp = std::move(*out);
   if (!req->dry_run() && !resp->existing()) {
@@ -157,9 +158,12 @@ grpc::Status CoordinatorService::GetLogs(grpc::ServerContext*, const v1::GetLogs
   }));
 }
 
-grpc::Status CoordinatorService::CancelSweep(grpc::ServerContext*, const v1::CancelSweepRequest* req,
+grpc::Status CoordinatorService::CancelSweep(grpc::ServerContext* ctx, const v1::CancelSweepRequest* req,
                                              v1::CancelSweepResponse* resp) {
+  const Caller caller = CallerOf(ctx);
   absl::Status s = store_->Write([&](Database* db) -> absl::Status {
+    NM_ASSIGN_OR_RETURN(v1::Sweep sweep, LoadSweep(db, req->sweep_id()));
+    NM_RETURN_IF_ERROR(CheckMayCancel(caller, sweep.submitted_by(), absl::StrCat("sweep ", req->sweep_id())));
     NM_RETURN_IF_ERROR(MarkSweepCancelled(db, req->sweep_id()));
     NM_ASSIGN_OR_RETURN(std::vector<RunRecord> runs,
                         SweepRuns(db, req->sweep_id(), v1::RUN_STATE_UNSPECIFIED));
@@ -179,9 +183,12 @@ grpc::Status CoordinatorService::CancelSweep(grpc::ServerContext*, const v1::Can
   return ToGrpc(s);
 }
 
-grpc::Status CoordinatorService::CancelRun(grpc::ServerContext*, const v1::CancelRunRequest* req,
+grpc::Status CoordinatorService::CancelRun(grpc::ServerContext* ctx, const v1::CancelRunRequest* req,
                                            v1::CancelRunResponse* resp) {
+  const Caller caller = CallerOf(ctx);
   absl::Status s = store_->Write([&](Database* db) -> absl::Status {
+    NM_ASSIGN_OR_RETURN(RunRecord run, LoadRun(db, req->run_id(), RunDetail::kSummary));
+    NM_RETURN_IF_ERROR(CheckMayCancel(caller, run.run.submitted_by(), absl::StrCat("run ", req->run_id())));
     NM_ASSIGN_OR_RETURN(RunRecord r, server::CancelRun(db, req->run_id(), "cancelled by request", NowMs()));
     *resp->mutable_run() = std::move(r.run);
     return absl::OkStatus();

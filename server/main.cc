@@ -1,13 +1,16 @@
 // nmserver: the coordinator. Serves the Coordinator and WorkerGateway gRPC APIs over one SQLite database.
 // Prints "nmserver listening on ADDR" on stderr once serving; SIGTERM or SIGINT shut it down cleanly.
+// `nmserver init` and `nmserver token ...` manage the access tokens instead (server/auth/token_admin.h).
 #include <csignal>
 #include <cstdio>
+#include <iostream>
 #include <thread>
 
 #include "absl/flags/flag.h"
 #include "common/coordinator_address.h"
 #include "common/program_flags.h"
 #include "schemas/limits.h"
+#include "server/auth/token_admin.h"
 #include "server/nm_server.h"
 #include "server/parallel_expander.h"
 #include "server/schemas_expander.h"
@@ -25,11 +28,36 @@ ABSL_FLAG(int64_t, max_log_lines_per_run, nmsparse::limits::kDefaultMaxLogLinesP
           "log lines stored per run; later ones are dropped and counted in one notice line");
 ABSL_FLAG(int64_t, max_metric_points_per_run, nmsparse::limits::kDefaultMaxMetricPointsPerRun,
           "metric points stored per run (kind final excepted); later ones are dropped and counted");
+ABSL_FLAG(std::string, tls_cert, "", "PEM server certificate (chain): serve TLS (with --tls_key)");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "PEM CA for client certificates (mTLS): WorkerGateway calls must present a certificate it signed");
+ABSL_FLAG(bool, insecure, false,
+          "serve a non-loopback address without authentication (refused otherwise; see docs/security.md)");
+ABSL_FLAG(std::string, token_dir, "", "init: directory for admin.token and worker.token");
+ABSL_FLAG(std::string, token_file, "", "token add: the new token's file (created with mode 0600)");
+ABSL_FLAG(std::string, role, "user", "token add: worker, user or admin");
+ABSL_FLAG(int64_t, expires_in_s, 0, "token add: seconds until the token expires (0: never)");
 
 int main(int argc, char** argv) {
   const auto positional = nmsparse::ParseProgramFlags(
-      argc, argv, "nmserver --listen=127.0.0.1:50151 --db=./nmsparse.db [flags]", __FILE__);
+      argc, argv,
+      "nmserver --listen=127.0.0.1:50151 --db=./nmsparse.db [flags]\n"
+      "  nmserver init --db=DB --token_dir=DIR\n"
+      "  nmserver token add NAME --role=worker|user|admin --token_file=FILE [--expires_in_s=N] --db=DB\n"
+      "  nmserver token list --db=DB | nmserver token revoke NAME --db=DB",
+      __FILE__);
   if (!positional) return 0;  // --help
+  const std::vector<std::string> args(positional->begin() + 1, positional->end());
+  if (nmsparse::server::IsTokenAdminCommand(args)) {
+    nmsparse::server::TokenAdminFlags flags;
+    flags.db_path = absl::GetFlag(FLAGS_db);
+    flags.token_dir = absl::GetFlag(FLAGS_token_dir);
+    flags.token_file = absl::GetFlag(FLAGS_token_file);
+    flags.role = absl::GetFlag(FLAGS_role);
+    flags.expires_in_s = absl::GetFlag(FLAGS_expires_in_s);
+    return nmsparse::server::RunTokenAdmin(args, flags, std::cout, std::cerr);
+  }
   if (positional->size() > 1) {
     std::fprintf(stderr, "nmserver: unexpected argument '%s' (see nmserver --help)\n",
                  (*positional)[1].c_str());
@@ -44,6 +72,10 @@ int main(int argc, char** argv) {
   options.max_runs_per_sweep = absl::GetFlag(FLAGS_max_runs_per_sweep);
   options.caps.max_log_lines = absl::GetFlag(FLAGS_max_log_lines_per_run);
   options.caps.max_metric_points = absl::GetFlag(FLAGS_max_metric_points_per_run);
+  options.security.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
+  options.security.tls_key_file = absl::GetFlag(FLAGS_tls_key);
+  options.security.tls_client_ca_file = absl::GetFlag(FLAGS_tls_client_ca);
+  options.security.insecure = absl::GetFlag(FLAGS_insecure);
   options.expand = nmsparse::server::ParallelExpander(nmsparse::server::ExpandWithSchemas,
                                                       static_cast<int>(std::thread::hardware_concurrency()));
   if (options.lease_ms <= 0 || options.grace_ms < 0 || options.schedule_interval_ms <= 0) {
@@ -70,6 +102,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "nmserver: %s\n", server.status().ToString().c_str());
     return 1;
   }
+  const nmsparse::server::TransportPlan& transport = (*server)->transport();
+  if (!transport.warning.empty()) {
+    std::fprintf(stderr, "\n%s\n%s\n%s\n\n", std::string(78, '!').c_str(), transport.warning.c_str(),
+                 std::string(78, '!').c_str());
+  }
+  std::fprintf(stderr, "nmserver: %s, %s\n",
+               transport.kind == nmsparse::server::TransportPlan::Kind::kTls ? "TLS" : "plaintext",
+               transport.authenticate ? "tokens required" : "no authentication");
   std::fprintf(stderr, "nmserver listening on %s\n", (*server)->address().c_str());
   std::fflush(stderr);
   int sig = 0;

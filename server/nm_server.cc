@@ -6,6 +6,7 @@
 #include "absl/strings/str_split.h"
 #include "grpcpp/grpcpp.h"
 #include "server/assignment_hub.h"
+#include "server/auth/token_authenticator.h"
 #include "server/change_signal.h"
 #include "server/coordinator_service.h"
 #include "server/lease_manager.h"
@@ -13,6 +14,7 @@
 #include "server/store/clock.h"
 #include "server/store/status_macros.h"
 #include "server/store/store.h"
+#include "server/store/token_table.h"
 #include "server/store/worker_table.h"
 #include "server/worker_gateway_service.h"
 
@@ -28,7 +30,28 @@ struct NmServer::Parts {
   std::unique_ptr<CoordinatorService> coordinator;
   std::unique_ptr<WorkerGatewayService> gateway;
   std::unique_ptr<grpc::Server> server;
+  TransportPlan transport;
 };
+
+namespace {
+
+// The credentials the port is served with, from the flags and whether the database holds tokens.
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(const ServerOptions& options,
+                                                                     Store* store, TransportPlan* plan) {
+  bool has_tokens = false;
+  NM_RETURN_IF_ERROR(store->Read([&](Database* db) -> absl::Status {
+    NM_ASSIGN_OR_RETURN(has_tokens, HasTokens(db));
+    return absl::OkStatus();
+  }));
+  TransportSecurityOptions security = options.security;
+  security.listen = options.listen;
+  NM_ASSIGN_OR_RETURN(*plan, PlanTransport(security, has_tokens));
+  auto authenticator = std::make_shared<TokenAuthenticator>(store, !security.tls_client_ca_file.empty(),
+                                                            [] { return NowMs(); });
+  return BuildServerCredentials(*plan, security, std::move(authenticator));
+}
+
+}  // namespace
 
 NmServer::NmServer(std::unique_ptr<Parts> parts) : parts_(std::move(parts)) {}
 
@@ -39,6 +62,8 @@ absl::StatusOr<std::unique_ptr<NmServer>> NmServer::Start(ServerOptions options)
   if (!options.expand) return absl::InvalidArgumentError("ServerOptions.expand is empty");
   p->options = options;
   NM_ASSIGN_OR_RETURN(p->store, Store::Open(options.db_path));
+  NM_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
+                      Credentials(options, p->store.get(), &p->transport));
   // Workers registered before a restart get a whole lease to come back before their runs are requeued.
   NM_RETURN_IF_ERROR(p->store->Write([](Database* db) { return RenewAllLeases(db, NowMs()); }));
   p->scheduler =
@@ -57,7 +82,7 @@ absl::StatusOr<std::unique_ptr<NmServer>> NmServer::Start(ServerOptions options)
 
   int port = 0;
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(options.listen, credentials, &port);
   builder.RegisterService(p->coordinator.get());
   builder.RegisterService(p->gateway.get());
   // One coordinator per address: without this gRPC sets SO_REUSEPORT and a second nmserver would share the
@@ -80,6 +105,8 @@ std::string NmServer::address() const {
   std::string host = parts_->options.listen.substr(0, parts_->options.listen.rfind(':'));
   return absl::StrCat(host, ":", port_);
 }
+
+const TransportPlan& NmServer::transport() const { return parts_->transport; }
 
 void NmServer::Shutdown() {
   if (shut_down_) return;

@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "schemas/limits.h"
+#include "server/auth/transport_security.h"
 #include "server/store/event_table.h"
 #include "server/sweep_expander.h"
 
@@ -27,6 +28,8 @@ struct ServerOptions {
   SweepExpander expand;                 // Validates and expands sweeps (nmserver: ExpandWithSchemas).
   int64_t max_runs_per_sweep = limits::kDefaultMaxRunsPerSweep;  // Larger sweeps are refused unexpanded.
   EventCaps caps;                                                // Log lines and metric points per run.
+  // TLS files and --insecure; `listen` is filled in from the field above (server/auth/transport_security.h).
+  TransportSecurityOptions security;
 };
 
 class NmServer {
@@ -38,6 +41,8 @@ class NmServer {
   int port() const { return port_; }
   // "host:port" with the bound port.
   std::string address() const;
+  // How the port is served: whether calls need tokens, and the warning to print loudly (empty: none).
+  const TransportPlan& transport() const;
   // Stops serving: open streams end, in-flight calls get a short deadline, background threads stop.
   void Shutdown();
 

@@ -92,9 +92,9 @@ absl::StatusOr<std::optional<ReuseSource>> Reusable(Database* db, const v1::Swee
 }
 
 absl::Status StoreSweep(Database* db, const v1::SweepSpec& spec, const std::vector<NewRun>& runs,
-                        v1::SubmitSweepResponse* out) {
+                        const std::string& submitted_by, v1::SubmitSweepResponse* out) {
   int64_t now = NowMs();
-  NM_ASSIGN_OR_RETURN(int64_t sweep_id, InsertSweep(db, spec, now));
+  NM_ASSIGN_OR_RETURN(int64_t sweep_id, InsertSweep(db, spec, now, submitted_by));
   for (const NewRun& r : runs) {
     NM_ASSIGN_OR_RETURN(std::optional<ReuseSource> reuse, Reusable(db, spec, r));
     const ReuseSource* src = reuse ? &*reuse : nullptr;
@@ -103,6 +103,7 @@ absl::Status StoreSweep(Database* db, const v1::SweepSpec& spec, const std::vect
         db, id, v1::RUN_STATE_UNSPECIFIED, src ? v1::SUCCEEDED : v1::QUEUED, 0, now,
         src ? absl::StrCat("reused results of run ", src->run_id) : std::string("submitted")));
     *out->add_runs() = RunView(r, id, sweep_id, now, src, /*with_spec=*/false);
+    out->mutable_runs()->rbegin()->set_submitted_by(submitted_by);
   }
   NM_ASSIGN_OR_RETURN(*out->mutable_sweep(), LoadSweep(db, sweep_id));
   return absl::OkStatus();
@@ -128,7 +129,8 @@ absl::StatusOr<v1::SubmitSweepResponse> DryRun(Store* store, const v1::SweepSpec
 }  // namespace
 
 absl::StatusOr<v1::SubmitSweepResponse> SubmitSweep(Store* store, const SweepExpander& expand,
-                                                    int64_t max_runs, const v1::SubmitSweepRequest& request) {
+                                                    int64_t max_runs, const v1::SubmitSweepRequest& request,
+                                                    const std::string& submitted_by) {
   const v1::SweepSpec& spec = request.spec();
   NM_RETURN_IF_ERROR(CheckSweepRunCount(spec, max_runs, "nmserver --max_runs_per_sweep"));
   std::optional<v1::SubmitSweepResponse> existing;
@@ -148,7 +150,7 @@ absl::StatusOr<v1::SubmitSweepResponse> SubmitSweep(Store* store, const SweepExp
     // Checked again inside the transaction: two concurrent submissions with one key store one sweep.
     NM_ASSIGN_OR_RETURN(existing, Existing(db, spec.idempotency_key()));
     if (existing) return absl::OkStatus();
-    return StoreSweep(db, spec, runs, &out);
+    return StoreSweep(db, spec, runs, submitted_by, &out);
   }));
   if (existing) return *std::move(existing);
   return out;

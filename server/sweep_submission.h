@@ -20,8 +20,11 @@ namespace nmsparse::server {
 //
 // A sweep that expands to more than `max_runs` runs (counted from the spec, schemas/sweep_size.h) is refused
 // with INVALID_ARGUMENT naming the count and the limit, before it is expanded or anything is read or stored.
+//
+// `submitted_by` (the caller's token name, "" without authentication) is recorded on the sweep and its runs.
 absl::StatusOr<v1::SubmitSweepResponse> SubmitSweep(Store* store, const SweepExpander& expand,
-                                                    int64_t max_runs, const v1::SubmitSweepRequest& request);
+                                                    int64_t max_runs, const v1::SubmitSweepRequest& request,
+                                                    const std::string& submitted_by);
 
 }  // namespace nmsparse::server
 

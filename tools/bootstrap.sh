@@ -11,6 +11,7 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libsqlite3-dev libyaml-cpp-dev libssl-dev zlib1g-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev
+  openssl                    # the TLS tests make their own CA and certificates
   dataset-fashion-mnist      # the embedded default dataset (/usr/share/datasets/fashion-mnist)
 )
 if [[ "${NMSPARSE_BENCH:-0}" == 1 ]]; then

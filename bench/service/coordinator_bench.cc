@@ -394,7 +394,7 @@ absl::Status Populate(const std::string& db, int n) {
   (*finals.mutable_values())["top1"] = 0.5;
   server::ReuseSource done{0, finals.SerializeAsString()};
   return store->Write([&](server::Database* d) -> absl::Status {
-    NM_ASSIGN_OR_RETURN(int64_t sweep, server::InsertSweep(d, spec, 1));
+    NM_ASSIGN_OR_RETURN(int64_t sweep, server::InsertSweep(d, spec, 1, ""));
     google::protobuf::RepeatedPtrField<v1::Slot> slots;
     slots.Add()->set_index(0);
     NM_RETURN_IF_ERROR(server::UpsertWorker(d, 0, "bench", slots, 1).status());

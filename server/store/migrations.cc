@@ -107,6 +107,19 @@ ALTER TABLE runs ADD COLUMN metric_notice_seq INTEGER NOT NULL DEFAULT 0;
 UPDATE runs SET log_lines = (SELECT COUNT(*) FROM logs WHERE logs.run_id = runs.id),
                 metric_points = (SELECT COUNT(*) FROM metrics WHERE metrics.run_id = runs.id);
 )sql",
+      // 3: access tokens (only their SHA-256 is stored) and who submitted each sweep and run ('' before
+      // authentication was turned on, or on a coordinator without tokens).
+      R"sql(
+CREATE TABLE tokens (
+  name TEXT PRIMARY KEY,
+  role TEXT NOT NULL,                -- worker | user | admin
+  token_sha256 TEXT NOT NULL UNIQUE, -- hex SHA-256 of the token
+  created_at_ms INTEGER NOT NULL,
+  expires_at_ms INTEGER NOT NULL DEFAULT 0  -- 0: never
+);
+ALTER TABLE sweeps ADD COLUMN submitted_by TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN submitted_by TEXT NOT NULL DEFAULT '';
+)sql",
   };
   return *kMigrations;
 }

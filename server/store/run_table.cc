@@ -14,7 +14,7 @@ namespace {
 constexpr char kSummaryColumns[] =
     "id, sweep_id, idx, content_hash, state, attempt, worker_id, slots, created_at_ms, started_at_ms, "
     "finished_at_ms, final_metrics, priority, max_retries, message, reused_from, gpus, retries_used, "
-    "cancel_requested";
+    "cancel_requested, submitted_by";
 constexpr char kFullColumns[] = ", spec, resolved_spec";
 
 std::vector<uint32_t> ParseSlots(const std::string& text) {
@@ -52,9 +52,10 @@ RunRecord RecordFromRow(const Statement& st, RunDetail detail) {
   r.gpus = static_cast<uint32_t>(st.Int(16));
   r.retries_used = static_cast<uint32_t>(st.Int(17));
   r.cancel_requested = st.Int(18) != 0;
+  run.set_submitted_by(st.Text(19));
   if (detail == RunDetail::kFull) {
-    run.mutable_spec()->ParseFromString(st.Text(19));
-    run.set_resolved_spec(st.Text(20));
+    run.mutable_spec()->ParseFromString(st.Text(20));
+    run.set_resolved_spec(st.Text(21));
   }
   return r;
 }
@@ -102,7 +103,8 @@ absl::StatusOr<int64_t> InsertRun(Database* db, int64_t sweep_id, const NewRun& 
       Stmt st,
       db->Prepare("INSERT INTO runs (sweep_id, idx, content_hash, state, gpus, resolved_spec, spec, "
                   "priority, max_retries, created_at_ms, queued_at_ms, finished_at_ms, final_metrics, "
-                  "reused_from, message) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"));
+                  "reused_from, message, submitted_by) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, "
+                  "(SELECT submitted_by FROM sweeps WHERE id = ?1))"));
   st->Bind(1, sweep_id)
       .Bind(2, run.index)
       .BindText(3, run.content_hash)

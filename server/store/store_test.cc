@@ -15,6 +15,7 @@
 #include "server/store/run_transitions.h"
 #include "server/store/status_macros.h"
 #include "server/store/sweep_table.h"
+#include "server/store/token_table.h"
 
 namespace nmsparse::server {
 namespace {
@@ -62,6 +63,72 @@ TEST(MigrationsTest, RefusesANewerDatabase) {
   EXPECT_NE(v.status().message().find("99"), std::string::npos);
 }
 
+// A database written before tokens existed (schema 2) keeps its sweeps and runs, with no submitter.
+TEST(MigrationsTest, TokensMigrationKeepsAnOlderDatabase) {
+  std::string path = TempPath("schema2");
+  {
+    auto db = Database::Open(path);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->Exec("CREATE TABLE schema_version (version INTEGER NOT NULL)").ok());
+    for (int v = 0; v < 2; ++v) {
+      ASSERT_TRUE((*db)->Exec(Migrations()[v]).ok());
+      ASSERT_TRUE(
+          (*db)->Exec(absl::StrCat("INSERT INTO schema_version (version) VALUES (", v + 1, ")")).ok());
+    }
+    ASSERT_TRUE(
+        (*db)
+            ->Exec("INSERT INTO sweeps (name, spec, priority, created_at_ms) VALUES ('old', '', 0, 1)")
+            .ok());
+    ASSERT_TRUE((*db)
+                    ->Exec("INSERT INTO runs (sweep_id, idx, content_hash, state, gpus, resolved_spec, spec, "
+                           "priority, max_retries, created_at_ms) VALUES (1, 0, 'h', 1, 1, '', '', 0, 0, 1)")
+                    .ok());
+  }
+  auto store = Store::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_TRUE((*store)
+                  ->Read([&](Database* db) -> absl::Status {
+                    NM_ASSIGN_OR_RETURN(v1::Sweep sweep, LoadSweep(db, 1));
+                    EXPECT_EQ(sweep.name(), "old");
+                    EXPECT_EQ(sweep.submitted_by(), "");
+                    NM_ASSIGN_OR_RETURN(RunRecord run, LoadRun(db, 1, RunDetail::kSummary));
+                    EXPECT_EQ(run.run.content_hash(), "h");
+                    EXPECT_EQ(run.run.submitted_by(), "");
+                    NM_ASSIGN_OR_RETURN(bool has_tokens, HasTokens(db));
+                    EXPECT_FALSE(has_tokens);
+                    return absl::OkStatus();
+                  })
+                  .ok());
+}
+
+TEST(TokenTableTest, StoresHashesByNameAndRecordsSubmitters) {
+  auto store = Store::Open(TempPath("tokens"));
+  ASSERT_TRUE(store.ok());
+  absl::Status s = (*store)->Write([&](Database* db) -> absl::Status {
+    NM_RETURN_IF_ERROR(InsertToken(db, TokenRecord{"alice", "user", 5, 0}, "abc123"));
+    EXPECT_EQ(InsertToken(db, TokenRecord{"alice", "admin", 6, 0}, "def456").code(),
+              absl::StatusCode::kAlreadyExists);
+    NM_ASSIGN_OR_RETURN(std::optional<TokenRecord> found, FindTokenByHash(db, "abc123"));
+    EXPECT_TRUE(found.has_value() && found->name == "alice" && found->role == "user");
+    NM_ASSIGN_OR_RETURN(std::optional<TokenRecord> missing, FindTokenByHash(db, "nope"));
+    EXPECT_FALSE(missing.has_value());
+    v1::SweepSpec spec;
+    spec.set_name("s");
+    NM_ASSIGN_OR_RETURN(int64_t sweep, InsertSweep(db, spec, 1, "alice"));
+    NewRun r;
+    r.content_hash = "h";
+    NM_ASSIGN_OR_RETURN(int64_t run, InsertRun(db, sweep, r, 1, nullptr));
+    NM_ASSIGN_OR_RETURN(RunRecord record, LoadRun(db, run, RunDetail::kSummary));
+    EXPECT_EQ(record.run.submitted_by(), "alice");
+    NM_RETURN_IF_ERROR(DeleteToken(db, "alice"));
+    EXPECT_EQ(DeleteToken(db, "alice").code(), absl::StatusCode::kNotFound);
+    NM_ASSIGN_OR_RETURN(bool has_tokens, HasTokens(db));
+    EXPECT_FALSE(has_tokens);
+    return absl::OkStatus();
+  });
+  EXPECT_TRUE(s.ok()) << s;
+}
+
 class RunStateTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -76,7 +143,7 @@ class RunStateTest : public ::testing::Test {
                     ->Write([&](Database* db) -> absl::Status {
                       v1::SweepSpec spec;
                       spec.set_name("s");
-                      NM_ASSIGN_OR_RETURN(int64_t sweep, InsertSweep(db, spec, 1));
+                      NM_ASSIGN_OR_RETURN(int64_t sweep, InsertSweep(db, spec, 1, ""));
                       NewRun r;
                       r.content_hash = "h";
                       r.resolved_spec = "model: {}";
@@ -351,7 +418,7 @@ TEST(StoreTest, FailedWriteRollsBackEverything) {
   ASSERT_TRUE(store.ok());
   absl::Status s = (*store)->Write([](Database* db) -> absl::Status {
     v1::SweepSpec spec;
-    NM_RETURN_IF_ERROR(InsertSweep(db, spec, 1).status());
+    NM_RETURN_IF_ERROR(InsertSweep(db, spec, 1, "").status());
     return absl::InvalidArgumentError("stop");
   });
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);

@@ -6,7 +6,7 @@
 namespace nmsparse::server {
 namespace {
 
-constexpr char kColumns[] = "id, name, spec, created_at_ms, cancelled";
+constexpr char kColumns[] = "id, name, spec, created_at_ms, cancelled, submitted_by";
 
 v1::Sweep SweepFromRow(const Statement& st) {
   v1::Sweep s;
@@ -15,6 +15,7 @@ v1::Sweep SweepFromRow(const Statement& st) {
   s.mutable_spec()->ParseFromString(st.Text(2));
   s.set_created_at_ms(st.Int(3));
   s.set_cancelled(st.Int(4) != 0);
+  s.set_submitted_by(st.Text(5));
   return s;
 }
 
@@ -33,16 +34,17 @@ absl::Status FillRunCounts(Database* db, v1::Sweep* sweep) {
 
 }  // namespace
 
-absl::StatusOr<int64_t> InsertSweep(Database* db, const v1::SweepSpec& spec, int64_t now_ms) {
+absl::StatusOr<int64_t> InsertSweep(Database* db, const v1::SweepSpec& spec, int64_t now_ms,
+                                    const std::string& submitted_by) {
   NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("INSERT INTO sweeps (name, spec, idempotency_key, priority, "
-                                           "created_at_ms) VALUES (?, ?, ?, ?, ?)"));
+                                           "created_at_ms, submitted_by) VALUES (?, ?, ?, ?, ?, ?)"));
   st->BindText(1, spec.name()).BindBlob(2, spec.SerializeAsString());
   if (spec.idempotency_key().empty()) {
     st->BindNull(3);
   } else {
     st->BindText(3, spec.idempotency_key());
   }
-  NM_RETURN_IF_ERROR(st->Bind(4, spec.priority()).Bind(5, now_ms).Run());
+  NM_RETURN_IF_ERROR(st->Bind(4, spec.priority()).Bind(5, now_ms).BindText(6, submitted_by).Run());
   return db->LastInsertId();
 }
 

@@ -12,7 +12,9 @@
 
 namespace nmsparse::server {
 
-absl::StatusOr<int64_t> InsertSweep(Database* db, const v1::SweepSpec& spec, int64_t now_ms);
+// `submitted_by`: the caller's token name ("" without authentication).
+absl::StatusOr<int64_t> InsertSweep(Database* db, const v1::SweepSpec& spec, int64_t now_ms,
+                                    const std::string& submitted_by);
 // The sweep stored under `key`, if any (an empty key never matches).
 absl::StatusOr<std::optional<int64_t>> FindSweepByKey(Database* db, const std::string& key);
 // NotFound names the id. run_counts holds the number of runs per state name.

@@ -8,6 +8,8 @@
 #include "absl/time/clock.h"
 #include "schemas/limits.h"
 #include "worker/agent/agent_log.h"
+#include "worker/agent/data_roots.h"
+#include "worker/contract/trainer_contract.h"
 
 namespace nmsparse::agent {
 namespace {
@@ -39,10 +41,17 @@ v1::RunAttempt MakeAttempt(int64_t run_id, uint32_t attempt) {
   return run;
 }
 
+AgentOptions WithDataRoots(AgentOptions options) {
+  if (options.data_roots.empty()) options.data_roots = DefaultDataRoots(options.work_dir);
+  return options;
+}
+
 }  // namespace
 
 Agent::Agent(AgentOptions options, std::unique_ptr<CoordinatorClient> client)
-    : options_(std::move(options)), client_(std::move(client)), outbox_(options_.outbox_capacity) {}
+    : options_(WithDataRoots(std::move(options))),
+      client_(std::move(client)),
+      outbox_(options_.outbox_capacity) {}
 
 Agent::~Agent() { Shutdown(std::chrono::milliseconds(0)); }
 
@@ -236,7 +245,17 @@ void Agent::HandleAssignment(const v1::Assignment& assignment) {
   launch.run_id = assignment.run_id();
   launch.attempt = assignment.attempt();
   launch.spec_yaml = assignment.resolved_spec();
+  // The run's numeric id, never its name, is the path component: a spec cannot steer where files go.
   launch.run_dir = absl::StrCat(options_.work_dir, "/runs/", assignment.run_id());
+  if (absl::Status refused = CheckDataAccess(launch); !refused.ok()) {
+    AgentLog(absl::StrCat("refusing ", AttemptName(run), ": ", refused.message()));
+    RunOutcome outcome;
+    outcome.state = v1::FAILED;
+    outcome.exit_code = contract::kExitData;
+    outcome.message = absl::StrCat("refused by nmworker on ", options_.host, ": ", refused.message());
+    OnRunDone(run, outcome);
+    return;
+  }
   launch.trainer = options_.trainer;
   if (options_.trainer_threads > 0)
     launch.trainer_args = {"--threads", absl::StrCat(options_.trainer_threads)};
@@ -286,6 +305,13 @@ void Agent::HandleAssignment(const v1::Assignment& assignment) {
     active.supervisor = std::move(supervisor);
   }
   raw->Start();
+}
+
+absl::Status Agent::CheckDataAccess(const RunLaunch& launch) const {
+  absl::StatusOr<std::string> directory = DatasetDirectory(launch.spec_yaml, launch.run_dir);
+  if (!directory.ok()) return directory.status();
+  if (directory->empty()) return absl::OkStatus();  // No files to read (synthetic data).
+  return CheckUnderDataRoots(*directory, options_.data_roots);
 }
 
 void Agent::OnRunDone(const v1::RunAttempt& run, const RunOutcome& outcome) {

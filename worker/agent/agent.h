@@ -25,8 +25,9 @@ namespace nmsparse::agent {
 
 struct AgentOptions {
   std::string host;
-  std::string work_dir;  // Runs live in <work_dir>/runs/<run_id>/.
-  std::string trainer;   // The nmtrain binary.
+  std::string work_dir;                 // Runs live in <work_dir>/runs/<run_id>/.
+  std::vector<std::string> data_roots;  // Datasets must resolve under one of these; empty: DefaultDataRoots.
+  std::string trainer;                  // The nmtrain binary.
   NodeSlots slots;
   int trainer_threads = 0;  // > 0: passed to nmtrain as --threads.
   size_t outbox_capacity = 100000;
@@ -60,6 +61,8 @@ class Agent {
   absl::Status RegisterOnce();
   void HandleAssignment(const v1::Assignment& assignment);
   void StopAttempts(const google::protobuf::RepeatedPtrField<v1::RunAttempt>& attempts, StopReason reason);
+  // OK when the run may read its dataset on this worker (data_roots.h); else why not.
+  absl::Status CheckDataAccess(const RunLaunch& launch) const;
   void OnRunDone(const v1::RunAttempt& run, const RunOutcome& outcome);
   // The attempt's CompleteRun went out (or was refused): the run leaves the agent.
   void Retire(const v1::RunAttempt& run);

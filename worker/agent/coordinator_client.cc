@@ -14,8 +14,9 @@ absl::Status ToAbsl(const grpc::Status& status) {
 
 }  // namespace
 
-CoordinatorClient::CoordinatorClient(const std::string& address, std::chrono::milliseconds rpc_timeout)
-    : address_(address), rpc_timeout_(rpc_timeout) {
+CoordinatorClient::CoordinatorClient(const std::string& address, ClientSecurity security,
+                                     std::chrono::milliseconds rpc_timeout)
+    : address_(address), token_(security.token), rpc_timeout_(rpc_timeout) {
   grpc::ChannelArguments args;
   // Reconnect quickly once a restarted coordinator is back. (No keepalive pings: servers refuse frequent
   // ones; a silent coordinator shows in failing heartbeats, after which the agent reopens the stream.)
@@ -24,7 +25,8 @@ CoordinatorClient::CoordinatorClient(const std::string& address, std::chrono::mi
   // The coordinator's bounds (docs/reliability.md); log lines are cut so that a batch stays far below them.
   args.SetMaxSendMessageSize(limits::kMaxRequestBytes);
   args.SetMaxReceiveMessageSize(limits::kMaxResponseBytes);
-  channel_ = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  channel_ = grpc::CreateCustomChannel(
+      address, security.credentials ? security.credentials : grpc::InsecureChannelCredentials(), args);
   stub_ = v1::WorkerGateway::NewStub(channel_);
 }
 
@@ -32,6 +34,7 @@ CoordinatorClient::~CoordinatorClient() = default;
 
 void CoordinatorClient::SetDeadline(grpc::ClientContext* context) const {
   context->set_deadline(std::chrono::system_clock::now() + rpc_timeout_);
+  AttachToken(token_, context);
   // Lets the coordinator check that a report comes from the worker that holds the run.
   const int64_t worker_id = worker_id_.load();
   if (worker_id != 0) context->AddMetadata("nmsparse-worker-id", std::to_string(worker_id));
@@ -93,6 +96,7 @@ absl::Status CoordinatorClient::CompleteRun(const v1::CompleteRunRequest& reques
 absl::Status CoordinatorClient::StreamAssignments(
     int64_t worker_id, const std::function<void(const v1::Assignment&)>& on_assignment) {
   grpc::ClientContext context;
+  AttachToken(token_, &context);
   {
     std::lock_guard<std::mutex> lock(stream_mu_);
     if (stream_cancelled_) return absl::CancelledError("assignment stream cancelled");

@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/client_security.h"
 #include "nmsparse/v1/worker_gateway.grpc.pb.h"
 
 namespace grpc {
@@ -24,7 +25,8 @@ namespace nmsparse::agent {
 
 class CoordinatorClient {
  public:
-  explicit CoordinatorClient(const std::string& address,
+  // `security`: the token sent with every call and the channel credentials (plaintext when unset).
+  explicit CoordinatorClient(const std::string& address, ClientSecurity security = {},
                              std::chrono::milliseconds rpc_timeout = std::chrono::milliseconds(10000));
   ~CoordinatorClient();
 
@@ -52,6 +54,7 @@ class CoordinatorClient {
   void SetDeadline(grpc::ClientContext* context) const;
 
   const std::string address_;
+  const std::string token_;
   const std::chrono::milliseconds rpc_timeout_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::WorkerGateway::Stub> stub_;

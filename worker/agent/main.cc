@@ -10,10 +10,12 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/client_security.h"
 #include "common/coordinator_address.h"
 #include "common/program_flags.h"
 #include "worker/agent/agent.h"
 #include "worker/agent/agent_log.h"
+#include "worker/agent/data_roots.h"
 #include "worker/agent/rank_process.h"
 #include "worker/agent/slots.h"
 
@@ -30,6 +32,18 @@ ABSL_FLAG(int, cpu_slots, -1,
 ABSL_FLAG(int, trainer_threads, 0, "Intra-op threads per rank, passed as nmtrain --threads (0: the spec's).");
 ABSL_FLAG(std::string, host, "", "Host name reported to the coordinator (default: gethostname).");
 ABSL_FLAG(int, kill_grace_ms, 5000, "Time between SIGTERM and SIGKILL when stopping ranks.");
+ABSL_FLAG(std::vector<std::string>, data_root, {},
+          "A directory runs may read datasets from (repeatable, or comma-separated). Default: Debian's "
+          "Fashion-MNIST directory, $NMSPARSE_FASHION_MNIST and --work_dir.");
+ABSL_FLAG(
+    std::string, token_file, "",
+    "Access token of role worker, in a file of mode 0600 (default $NMSPARSE_TOKEN_FILE, else the token in "
+    "$NMSPARSE_TOKEN).");
+ABSL_FLAG(std::string, tls_ca, "",
+          "TLS: PEM CA of the coordinator's certificate (default $NMSPARSE_TLS_CA).");
+ABSL_FLAG(std::string, tls_cert, "",
+          "mTLS: PEM client certificate, with --tls_key (default $NMSPARSE_TLS_CERT).");
+ABSL_FLAG(std::string, tls_key, "", "mTLS: PEM private key of --tls_cert (default $NMSPARSE_TLS_KEY).");
 
 namespace {
 
@@ -95,6 +109,14 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  nmsparse::ClientSecurityFlags security_flags{absl::GetFlag(FLAGS_token_file), absl::GetFlag(FLAGS_tls_ca),
+                                               absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key)};
+  absl::StatusOr<nmsparse::ClientSecurity> security = nmsparse::ResolveClientSecurity(security_flags);
+  if (!security.ok()) {
+    AgentLog(security.status().message());
+    return 2;
+  }
+
   nmsparse::agent::AgentOptions options;
   options.host = HostName(absl::GetFlag(FLAGS_host));
   options.work_dir = absl::GetFlag(FLAGS_work_dir);
@@ -106,17 +128,21 @@ int main(int argc, char** argv) {
     char cwd[PATH_MAX];
     if (getcwd(cwd, sizeof(cwd)) != nullptr) options.work_dir = absl::StrCat(cwd, "/", options.work_dir);
   }
+  options.data_roots = nmsparse::RepeatedFlagValues(argc, argv, "data_root");
+  if (options.data_roots.empty()) options.data_roots = nmsparse::agent::DefaultDataRoots(options.work_dir);
   std::vector<std::string> slot_names;
   for (const auto& slot : options.slots.slots) {
     slot_names.push_back(absl::StrCat(slot.index(), ":", slot.name(),
                                       slot.memory_mb() ? absl::StrCat("/", slot.memory_mb(), "MB") : ""));
   }
   AgentLog(absl::StrCat("host ", options.host, ", slots [", absl::StrJoin(slot_names, ", "), "], trainer ",
-                        options.trainer, ", work dir ", options.work_dir, ", coordinator ",
-                        absl::GetFlag(FLAGS_coordinator)));
+                        options.trainer, ", work dir ", options.work_dir, ", data roots [",
+                        absl::StrJoin(options.data_roots, ", "), "], coordinator ",
+                        absl::GetFlag(FLAGS_coordinator), security->token.empty() ? "" : " (with token)"));
 
-  nmsparse::agent::Agent agent(options, std::make_unique<nmsparse::agent::CoordinatorClient>(
-                                            nmsparse::WithDefaultPort(absl::GetFlag(FLAGS_coordinator))));
+  nmsparse::agent::Agent agent(
+      options, std::make_unique<nmsparse::agent::CoordinatorClient>(
+                   nmsparse::WithDefaultPort(absl::GetFlag(FLAGS_coordinator)), *std::move(security)));
   agent.Start();
   int received = 0;
   sigwait(&signals, &received);

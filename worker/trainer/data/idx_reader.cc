@@ -83,12 +83,6 @@ absl::StatusOr<std::unique_ptr<Dataset>> LoadIdxDataset(const std::string& image
       new InMemoryDataset(shape, num_classes, std::move(images->data), std::move(label_values)));
 }
 
-std::string FashionMnistDir(const std::string& dir) {
-  if (!dir.empty()) return dir;
-  const char* from_env = std::getenv(kFashionMnistDirVariable);
-  return from_env != nullptr && *from_env != '\0' ? from_env : kFashionMnistDefaultDir;
-}
-
 absl::StatusOr<std::unique_ptr<Dataset>> LoadFashionMnist(const std::string& dir, bool train) {
   const std::string root = FashionMnistDir(dir);
   const std::string prefix = root + (train ? "/train" : "/t10k");

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "worker/contract/dataset_location.h"
 #include "worker/trainer/data/dataset.h"
 
 namespace nmsparse {
@@ -25,13 +26,6 @@ absl::StatusOr<IdxArray> ReadIdxFile(const std::string& path);
 // + 1.
 absl::StatusOr<std::unique_ptr<Dataset>> LoadIdxDataset(const std::string& images_path,
                                                         const std::string& labels_path);
-
-constexpr char kFashionMnistDefaultDir[] = "/usr/share/datasets/fashion-mnist";  // Debian's package
-constexpr char kFashionMnistDirVariable[] = "NMSPARSE_FASHION_MNIST";            // where it is elsewhere
-
-// The directory Fashion-MNIST is read from: `dir` when given (the spec's data.path), else
-// $NMSPARSE_FASHION_MNIST when set, else Debian's kFashionMnistDefaultDir.
-std::string FashionMnistDir(const std::string& dir);
 
 // Fashion-MNIST from FashionMnistDir(dir): the 60k training split (train-*-ubyte.gz) or the 10k test split
 // (t10k-*-ubyte.gz). When the files are missing the NotFound error says how to get them.

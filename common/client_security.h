@@ -1,0 +1,45 @@
+// How nmctl and nmworker talk to an authenticated coordinator: the bearer token (from a private file or the
+// environment) sent as "authorization" metadata on every call, and TLS channel credentials when a CA is given
+// (with a client certificate for mTLS). docs/security.md describes the model.
+#ifndef NMSPARSE_COMMON_CLIENT_SECURITY_H_
+#define NMSPARSE_COMMON_CLIENT_SECURITY_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace grpc {
+class ChannelCredentials;
+class ClientContext;
+}  // namespace grpc
+
+namespace nmsparse {
+
+// Flag values; an empty one falls back to its environment variable (the table in client_security.cc).
+struct ClientSecurityFlags {
+  std::string token_file;  // $NMSPARSE_TOKEN_FILE; else the token itself from $NMSPARSE_TOKEN.
+  std::string tls_ca;    // $NMSPARSE_TLS_CA: PEM CA that signed the coordinator's certificate; turns TLS on.
+  std::string tls_cert;  // $NMSPARSE_TLS_CERT: PEM client certificate (mTLS), with tls_key.
+  std::string tls_key;   // $NMSPARSE_TLS_KEY
+};
+
+struct ClientSecurity {
+  std::string token;  // Empty: no token is sent.
+  std::shared_ptr<grpc::ChannelCredentials> credentials;
+  bool tls = false;  // A CA was given: the channel is TLS.
+};
+
+// The token in `path`, surrounding whitespace removed. Refused, like ssh refuses a private key, when the file
+// is readable or writable by group or others (naming the mode and `chmod 600 FILE`), empty, or not a file.
+absl::StatusOr<std::string> ReadTokenFile(const std::string& path);
+
+// Flags, then the environment. Errors name the file and the flag or variable it came from.
+absl::StatusOr<ClientSecurity> ResolveClientSecurity(const ClientSecurityFlags& flags);
+
+// Adds "authorization: Bearer TOKEN" to a call (nothing for an empty token).
+void AttachToken(const std::string& token, grpc::ClientContext* context);
+
+}  // namespace nmsparse
+
+#endif  // NMSPARSE_COMMON_CLIENT_SECURITY_H_

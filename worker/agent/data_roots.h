@@ -1,0 +1,31 @@
+// Confined dataset paths: a run may read data only from under the directories this worker was started with
+// (nmworker --data_root, repeatable). The check runs when a run is assigned, before any rank starts, on the
+// path nmtrain would open (data.path, else the dataset's default location, relative paths from the run
+// directory), after resolving symlinks and "..". It cannot run at submission: only the worker knows its
+// roots.
+#ifndef NMSPARSE_WORKER_AGENT_DATA_ROOTS_H_
+#define NMSPARSE_WORKER_AGENT_DATA_ROOTS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace nmsparse::agent {
+
+// Without --data_root: Debian's Fashion-MNIST directory, $NMSPARSE_FASHION_MNIST when set, and the work dir.
+std::vector<std::string> DefaultDataRoots(const std::string& work_dir);
+
+// The directory nmtrain reads for `resolved_spec` (canonical YAML) when started in `run_dir`; "" for a
+// dataset with no files (synthetic). InvalidArgument when the spec cannot be read.
+absl::StatusOr<std::string> DatasetDirectory(const std::string& resolved_spec, const std::string& run_dir);
+
+// OK when `path`, with symlinks resolved, is one of `roots` (also resolved) or below one. Otherwise
+// PermissionDenied: "data.path PATH (resolves to REAL) is outside this worker's data roots [R1, R2]
+// (nmworker --data_root)"; a path that does not exist is refused the same way, naming it.
+absl::Status CheckUnderDataRoots(const std::string& path, const std::vector<std::string>& roots);
+
+}  // namespace nmsparse::agent
+
+#endif  // NMSPARSE_WORKER_AGENT_DATA_ROOTS_H_

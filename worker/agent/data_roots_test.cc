@@ -1,0 +1,74 @@
+// Confined dataset paths: what nmtrain would read, and the check against the worker's roots after symlinks.
+#include "worker/agent/data_roots.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+namespace nmsparse::agent {
+namespace {
+
+class DataRootsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* tmp = std::getenv("TEST_TMPDIR");
+    base_ = std::string(tmp ? tmp : "/tmp") + "/data_roots_" + std::to_string(getpid());
+    mkdir(base_.c_str(), 0700);
+    mkdir((base_ + "/data").c_str(), 0700);
+    mkdir((base_ + "/data/shards").c_str(), 0700);
+    mkdir((base_ + "/other").c_str(), 0700);
+    symlink((base_ + "/other").c_str(), (base_ + "/data/escape").c_str());
+    symlink((base_ + "/data/shards").c_str(), (base_ + "/other/in").c_str());
+  }
+  std::string base_;
+};
+
+TEST_F(DataRootsTest, PathsUnderARootPass) {
+  const std::vector<std::string> roots = {base_ + "/data"};
+  EXPECT_TRUE(CheckUnderDataRoots(base_ + "/data", roots).ok());
+  EXPECT_TRUE(CheckUnderDataRoots(base_ + "/data/shards", roots).ok());
+  EXPECT_TRUE(CheckUnderDataRoots(base_ + "/other/in", roots).ok());  // A link from outside into a root.
+}
+
+TEST_F(DataRootsTest, EscapesAreRefusedNamingPathAndRoots) {
+  const std::vector<std::string> roots = {base_ + "/data", "/usr/share/datasets/fashion-mnist"};
+  absl::Status dotdot = CheckUnderDataRoots(base_ + "/data/../other", roots);
+  EXPECT_EQ(dotdot.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(dotdot.message(), "data.path " + base_ + "/data/../other (resolves to " + base_ +
+                                  "/other) is outside this worker's data roots [" + base_ +
+                                  "/data, /usr/share/datasets/fashion-mnist] (nmworker --data_root)");
+  EXPECT_FALSE(CheckUnderDataRoots(base_ + "/data/escape", roots).ok());  // A link out of a root.
+  absl::Status etc = CheckUnderDataRoots("/etc/shadow", roots);
+  EXPECT_NE(etc.message().find("data.path /etc/shadow is outside this worker's data roots"),
+            std::string::npos)
+      << etc;
+  // A sibling whose name starts like the root is not under it.
+  mkdir((base_ + "/data2").c_str(), 0700);
+  EXPECT_FALSE(CheckUnderDataRoots(base_ + "/data2", roots).ok());
+}
+
+TEST_F(DataRootsTest, MissingPathsAreRefused) {
+  absl::Status s = CheckUnderDataRoots(base_ + "/data/nope", {base_ + "/data"});
+  EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_NE(s.message().find("does not exist"), std::string::npos) << s;
+}
+
+TEST_F(DataRootsTest, DatasetDirectoryIsWhatNmtrainReads) {
+  EXPECT_EQ(*DatasetDirectory("data: {dataset: shards, path: /etc/shadow}\n", "/w/runs/1"), "/etc/shadow");
+  EXPECT_EQ(*DatasetDirectory("data: {dataset: shards, path: ../x}\n", "/w/runs/1"), "/w/runs/1/../x");
+  EXPECT_EQ(*DatasetDirectory("data: {dataset: synthetic}\n", "/w/runs/1"), "");
+  unsetenv("NMSPARSE_FASHION_MNIST");
+  EXPECT_EQ(*DatasetDirectory("name: x\n", "/w/runs/1"), "/usr/share/datasets/fashion-mnist");
+  setenv("NMSPARSE_FASHION_MNIST", "/data/fmnist", 1);
+  EXPECT_EQ(*DatasetDirectory("data: {dataset: fashion_mnist}\n", "/w/runs/1"), "/data/fmnist");
+  EXPECT_EQ(DefaultDataRoots("/w"),
+            (std::vector<std::string>{"/usr/share/datasets/fashion-mnist", "/data/fmnist", "/w"}));
+  unsetenv("NMSPARSE_FASHION_MNIST");
+  EXPECT_EQ(DefaultDataRoots("/w"), (std::vector<std::string>{"/usr/share/datasets/fashion-mnist", "/w"}));
+  EXPECT_FALSE(DatasetDirectory("data: [unclosed\n", "/w").ok());
+}
+
+}  // namespace
+}  // namespace nmsparse::agent
