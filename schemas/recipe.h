@@ -40,9 +40,9 @@ const Recipe* FindRecipe(const std::string& name);
 absl::StatusOr<YAML::Node> ExpandRecipe(const YAML::Node& sparsity, const std::string& path);
 
 // For an override `sparsity.recipe: NAME` (sweep axes, --set): drops from `sparsity` the keys NAME sets that
-// disagree with it (they come from the base, fully written out), then sets the recipe key. Keys that agree stay
-// (`decay_type: LINEAR` under MDGF), so the order of an axis value's overrides does not matter; a key set after
-// the recipe that disagrees with it is an error when the spec is parsed.
+// disagree with it (they come from the base, fully written out), then sets the recipe key. Keys that agree
+// stay (`decay_type: LINEAR` under MDGF), so the order of an axis value's overrides does not matter; a key
+// set after the recipe that disagrees with it is an error when the spec is parsed.
 void OverrideRecipe(YAML::Node& sparsity, const YAML::Node& value);
 
 }  // namespace nmsparse
