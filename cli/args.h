@@ -15,8 +15,10 @@ namespace nmsparse::cli {
 struct OptionSpec {
   std::string name;  // Long name without dashes, e.g. "idempotency-key".
   bool takes_value = false;
-  char short_name = 0;    // e.g. 'k' for -k; 0: none.
-  bool repeated = false;  // May be given more than once (--set).
+  char short_name = 0;          // e.g. 'k' for -k; 0: none.
+  bool repeated = false;        // May be given more than once (--set).
+  std::string value_name = "";  // For help: "N", "FILE", "key=value".
+  std::string help = "";        // For help: one line.
 };
 
 struct ParsedArgs {

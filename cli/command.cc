@@ -3,7 +3,6 @@
 #include <ostream>
 
 #include "absl/strings/str_cat.h"
-#include "google/protobuf/util/json_util.h"
 
 namespace nmsparse::cli {
 
@@ -25,14 +24,11 @@ int Fail(const CommandContext& context, const absl::Status& status) {
 }
 
 void PrintJson(const CommandContext& context, const google::protobuf::Message& message) {
-  google::protobuf::util::JsonPrintOptions options;
-  options.add_whitespace = true;
-  options.preserve_proto_field_names = true;
-  options.always_print_primitive_fields = true;
-  std::string json;
-  if (!google::protobuf::util::MessageToJsonString(message, &json, options).ok()) json = "{}";
-  *context.out << json;
-  if (json.empty() || json.back() != '\n') *context.out << "\n";
+  PrintJson(context, ToJson(message));
+}
+
+void PrintJson(const CommandContext& context, const Json& json) {
+  *context.out << ToJsonText(json, /*pretty=*/true) << "\n";
 }
 
 }  // namespace nmsparse::cli

@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "cli/args.h"
 #include "cli/coordinator_connection.h"
+#include "cli/json_output.h"
 #include "google/protobuf/message.h"
 
 namespace nmsparse::cli {
@@ -20,6 +21,7 @@ struct CommandContext {
   std::string coordinator;       // Resolved address.
   ClientSecurityFlags security;  // --token-file, --tls-ca, --tls-cert, --tls-key.
   bool json = false;             // --json: machine-readable output on stdout.
+  bool terminal = false;         // stdout is a terminal: progress bars redraw in place; else plain lines.
   std::ostream* out = nullptr;
   std::ostream* err = nullptr;
 
@@ -38,8 +40,10 @@ absl::StatusOr<int64_t> IdArgument(const CommandContext& context, const std::str
 // Prints "nmctl: <message>" on stderr and returns the status's exit code.
 int Fail(const CommandContext& context, const absl::Status& status);
 
-// A message as one JSON document on stdout (proto field names, enums by name, default values included).
+// A message as one JSON document on stdout (cli/json_output.h: proto field names in order, enums by name,
+// default values included, ids as numbers).
 void PrintJson(const CommandContext& context, const google::protobuf::Message& message);
+void PrintJson(const CommandContext& context, const Json& json);
 
 }  // namespace nmsparse::cli
 

@@ -8,15 +8,43 @@
 #include "cli/live_commands.h"
 #include "cli/query_commands.h"
 #include "cli/submit_commands.h"
+#include "common/version.h"
 
 namespace nmsparse::cli {
 namespace {
 
-const std::vector<std::string> kGlobalOptions = {"coordinator", "json",     "help",   "token-file",
-                                                 "tls-ca",      "tls-cert", "tls-key"};
+const std::vector<std::string> kGlobalOptions = {"coordinator", "json",     "help",    "version",
+                                                 "token-file",  "tls-ca",   "tls-cert", "tls-key"};
 
+const OptionSpec& Option(const std::string& name) {
+  for (const OptionSpec& o : AllOptions()) {
+    if (o.name == name) return o;
+  }
+  static const OptionSpec kNone;
+  return kNone;
+}
+
+// "  -k, --k N          how many runs (default 1)"
+std::string OptionLine(const OptionSpec& o) {
+  std::string names =
+      o.short_name != 0 && o.name.size() > 1 ? absl::StrCat("-", std::string(1, o.short_name), ", ") : "";
+  absl::StrAppend(&names, o.name.size() == 1 ? "-" : "--", o.name, o.value_name.empty() ? "" : " ",
+                  o.value_name);
+  return absl::StrCat("  ", names, std::string(names.size() < 28 ? 28 - names.size() : 1, ' '), o.help, "\n");
+}
+
+// `nmctl help` or `nmctl help COMMAND`.
 int RunHelpCommand(const CommandContext& context) {
-  *context.out << HelpText();
+  if (context.args->positional.empty()) {
+    *context.out << HelpText();
+    return kExitOk;
+  }
+  const CommandInfo* command = FindCommand(context.args->positional[0]);
+  if (command == nullptr) {
+    return Fail(context, absl::InvalidArgumentError(absl::StrCat(
+                             "unknown command '", context.args->positional[0], "' (see nmctl help)")));
+  }
+  *context.out << CommandHelpText(*command);
   return kExitOk;
 }
 
@@ -24,29 +52,34 @@ int RunHelpCommand(const CommandContext& context) {
 
 const std::vector<OptionSpec>& AllOptions() {
   static const auto* options = new std::vector<OptionSpec>{
-      {"coordinator", true},
-      {"json", false},
-      {"help", false, 'h'},
-      {"set", true, 0, true},
-      {"priority", true},
-      {"idempotency-key", true},
-      {"no-reuse", false},
-      {"dry-run", false},
-      {"sweep", true},
-      {"state", true},
-      {"metric", true},
-      {"k", true, 'k'},
-      {"minimize", false},
-      {"follow", false, 'f'},
-      {"format", true},
-      {"curves", false},
-      {"output", true, 'o'},
-      {"logs", false},
-      {"max-runs-per-sweep", true},
-      {"token-file", true},
-      {"tls-ca", true},
-      {"tls-cert", true},
-      {"tls-key", true},
+      {"coordinator", true, 0, false, "HOST:PORT",
+       "coordinator address (default $NMSPARSE_COORDINATOR, else 127.0.0.1:50151; no port means 50151)"},
+      {"json", false, 0, false, "", "machine-readable JSON on stdout (ids as numbers, tables as arrays)"},
+      {"help", false, 'h', false, "", "this command's help"},
+      {"version", false, 0, false, "", "print nmctl's release and exit"},
+      {"set", true, 0, true, "key=value",
+       "change one key of the base spec (repeatable), e.g. schedule.epochs=5"},
+      {"priority", true, 0, false, "N", "higher runs first (default 0)"},
+      {"idempotency-key", true, 0, false, "K", "a second submit with the same K returns the first sweep"},
+      {"no-reuse", false, 0, false, "", "retrain runs whose identical content already succeeded"},
+      {"dry-run", false, 0, false, "", "expand and check at the coordinator, store nothing"},
+      {"sweep", true, 0, false, "S", "the sweep id"},
+      {"state", true, 0, false, "X", "queued, assigned, running, succeeded, failed or cancelled"},
+      {"metric", true, 0, false, "NAME", "a final metric (default top1)"},
+      {"k", true, 'k', false, "N", "how many runs (default 1)"},
+      {"minimize", false, 0, false, "", "lower is better (losses)"},
+      {"follow", false, 'f', false, "", "keep following until the run ends"},
+      {"format", true, 0, false, "csv|json", "output format (default csv)"},
+      {"curves", false, 0, false, "", "also every metric point"},
+      {"output", true, 'o', false, "FILE", "write to FILE instead of stdout"},
+      {"logs", false, 0, false, "", "also the run's log lines"},
+      {"max-runs-per-sweep", true, 0, false, "N",
+       "nmctl's limit on a sweep's runs (default $NMSPARSE_MAX_RUNS_PER_SWEEP, else 100,000)"},
+      {"token-file", true, 0, false, "FILE",
+       "access token, a file of mode 0600 (default $NMSPARSE_TOKEN_FILE, else the token in $NMSPARSE_TOKEN)"},
+      {"tls-ca", true, 0, false, "FILE", "TLS: the CA of the coordinator's certificate (default $NMSPARSE_TLS_CA)"},
+      {"tls-cert", true, 0, false, "FILE", "TLS client certificate (default $NMSPARSE_TLS_CERT)"},
+      {"tls-key", true, 0, false, "FILE", "TLS client key (default $NMSPARSE_TLS_KEY)"},
   };
   return *options;
 }
@@ -107,7 +140,7 @@ const std::vector<CommandInfo>& Commands() {
        {"format", "curves", "output"},
        RunExportCommand},
       {"workers", "", "registered workers, their slots and liveness", {}, RunWorkersCommand},
-      {"help", "", "this text", {}, RunHelpCommand},
+      {"help", "[COMMAND]", "this text, or one command's options", {}, RunHelpCommand},
   };
   return *commands;
 }
@@ -126,35 +159,58 @@ std::string HelpText() {
   for (const CommandInfo& c : Commands()) {
     absl::StrAppend(&text, "  ", c.name, c.usage.empty() ? "" : " " + c.usage, "\n      ", c.summary, "\n");
   }
-  absl::StrAppend(
-      &text,
-      "\nglobal options:\n"
-      "  --coordinator HOST:PORT  coordinator address (default $NMSPARSE_COORDINATOR, else "
-      "127.0.0.1:50151)\n"
-      "  --json                   machine-readable JSON on stdout\n"
-      "  --token-file FILE        access token, a file of mode 0600 (default $NMSPARSE_TOKEN_FILE, "
-      "else the token in $NMSPARSE_TOKEN)\n"
-      "  --tls-ca FILE            TLS: the CA of the coordinator's certificate (default $NMSPARSE_TLS_CA)\n"
-      "  --tls-cert/--tls-key F   TLS client certificate and key (default $NMSPARSE_TLS_CERT/_KEY)\n"
-      "\nexit codes: 0 ok, 1 RPC or server error, 2 usage error or invalid spec, 3 not found,\n"
-      "            4 watch/follow: the run ended FAILED or CANCELLED\n");
+  absl::StrAppend(&text,
+                  "\nglobal options:\n"
+                  "  --coordinator HOST:PORT  coordinator address (default $NMSPARSE_COORDINATOR, else "
+                  "127.0.0.1:50151)\n"
+                  "  --json                   machine-readable JSON on stdout\n"
+                  "  --version                nmctl's release\n"
+                  "  --token-file FILE        access token, a file of mode 0600 (default $NMSPARSE_TOKEN_FILE, "
+                  "else the token in $NMSPARSE_TOKEN)\n"
+                  "  --tls-ca FILE            TLS: the CA of the coordinator's certificate (default $NMSPARSE_TLS_CA)\n"
+                  "  --tls-cert/--tls-key F   TLS client certificate and key (default $NMSPARSE_TLS_CERT/_KEY)\n"
+                  "\nnmctl COMMAND --help (or nmctl help COMMAND) lists a command's options.\n"
+                  "\nexit codes: 0 ok, 1 RPC or server error, 2 usage error or invalid spec, 3 not found,\n"
+                  "            4 watch/follow: the run ended FAILED or CANCELLED\n");
   return text;
 }
 
-int RunNmctl(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+std::string CommandHelpText(const CommandInfo& command) {
+  std::string text = absl::StrCat("usage: nmctl ", command.name, command.usage.empty() ? "" : " ",
+                                  command.usage, "\n\n", command.summary, "\n");
+  if (!command.options.empty()) {
+    absl::StrAppend(&text, "\noptions:\n");
+    for (const std::string& name : command.options) absl::StrAppend(&text, OptionLine(Option(name)));
+  }
+  absl::StrAppend(&text, "\nglobal options:\n");
+  for (const std::string& name : kGlobalOptions) absl::StrAppend(&text, OptionLine(Option(name)));
+  absl::StrAppend(&text, "\nexit codes: see nmctl help; docs/nmctl.md has every command in full\n");
+  return text;
+}
+
+int RunNmctl(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+             bool out_is_terminal) {
   absl::StatusOr<ParsedArgs> parsed = ParseArgs(args, AllOptions());
   if (!parsed.ok()) {
     err << "nmctl: " << parsed.status().message() << " (see nmctl help)\n";
     return kExitUsage;
   }
-  if (parsed->command.empty() || parsed->Has("help")) {
+  if (parsed->Has("version")) {
+    out << VersionText("nmctl");
+    return kExitOk;
+  }
+  if (parsed->command.empty()) {
     out << HelpText();
-    return parsed->command.empty() && !parsed->Has("help") ? kExitUsage : kExitOk;
+    return parsed->Has("help") ? kExitOk : kExitUsage;
   }
   const CommandInfo* command = FindCommand(parsed->command);
   if (command == nullptr) {
     err << "nmctl: unknown command '" << parsed->command << "' (see nmctl help)\n";
     return kExitUsage;
+  }
+  if (parsed->Has("help")) {  // `nmctl submit --help`: that command's usage and options.
+    out << CommandHelpText(*command);
+    return kExitOk;
   }
   for (const auto& [name, values] : parsed->options) {
     const bool allowed =
@@ -174,6 +230,7 @@ int RunNmctl(const std::vector<std::string>& args, std::ostream& out, std::ostre
   context.security.tls_ca = parsed->Get("tls-ca").value_or("");
   context.security.tls_cert = parsed->Get("tls-cert").value_or("");
   context.security.tls_key = parsed->Get("tls-key").value_or("");
+  context.terminal = out_is_terminal;
   context.out = &out;
   context.err = &err;
   return command->run(context);

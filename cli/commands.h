@@ -26,9 +26,13 @@ const CommandInfo* FindCommand(const std::string& name);
 const std::vector<OptionSpec>& AllOptions();
 
 std::string HelpText();
+// One command's usage, summary and options (`nmctl submit --help`, `nmctl help submit`).
+std::string CommandHelpText(const CommandInfo& command);
 
-// Runs nmctl with `args` (without the program name); returns the exit code.
-int RunNmctl(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+// Runs nmctl with `args` (without the program name); returns the exit code. `out_is_terminal`: whether `out`
+// is a terminal (progress bars are drawn only there).
+int RunNmctl(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+             bool out_is_terminal = false);
 
 }  // namespace nmsparse::cli
 

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cli/exit_codes.h"
+#include "common/version.h"
 #include "gtest/gtest.h"
 
 namespace nmsparse::cli {
@@ -58,6 +59,25 @@ TEST(CommandsTest, HelpAndUsageErrors) {
   EXPECT_EQ(Nmctl({"runs", "--state", "sleeping"}).code, kExitUsage);
 }
 
+// issue 14: `<cmd> --help` printed the global help; there was no --version.
+TEST(CommandsTest, PerCommandHelpAndVersion) {
+  const Result submit = Nmctl({"submit", "--help"});
+  EXPECT_EQ(submit.code, kExitOk);
+  EXPECT_EQ(submit.out.rfind("usage: nmctl submit FILE", 0), 0u) << submit.out;
+  EXPECT_NE(submit.out.find("--idempotency-key K"), std::string::npos) << submit.out;
+  EXPECT_NE(submit.out.find("--coordinator HOST:PORT"), std::string::npos) << submit.out;
+  EXPECT_EQ(submit.out.find("compare SWEEP"), std::string::npos) << "not the global help";
+  EXPECT_EQ(Nmctl({"help", "submit"}).out, submit.out);
+  const Result best = Nmctl({"best", "-h"});
+  EXPECT_EQ(best.code, kExitOk);
+  EXPECT_NE(best.out.find("-k N"), std::string::npos) << best.out;
+  EXPECT_EQ(Nmctl({"help", "frobnicate"}).code, kExitUsage);
+  EXPECT_EQ(Nmctl({"--help"}).code, kExitOk);
+  const Result version = Nmctl({"--version"});
+  EXPECT_EQ(version.code, kExitOk);
+  EXPECT_EQ(version.out, VersionText("nmctl"));
+}
+
 TEST(CommandsTest, ValidatePrintsRunsAndLayerPlansOffline) {
   const std::string path = TempFile("tiny_sweep.yaml", kSweep);
   const Result r = Nmctl({"validate", path, "--coordinator", "127.0.0.1:1"});
@@ -88,6 +108,25 @@ TEST(CommandsTest, ValidateErrorsNameFileLineAndKey) {
   EXPECT_EQ(set.code, kExitUsage);
   EXPECT_NE(set.err.find("--set schedule.nope=1"), std::string::npos) << set.err;
   EXPECT_EQ(Nmctl({"validate", "/nonexistent/sweep.yaml"}).code, kExitNotFound);
+}
+
+// One rule per key, from the spec key table, whichever way a value arrives (issue 14: epochs=-1 read
+// "must be >= 0" through the proto's uint32 while epochs=0 read "must be >= 1").
+TEST(CommandsTest, OutOfRangeValuesGetTheKeyTablesRule) {
+  const std::string path = TempFile("range.yaml", kSweep);
+  for (const std::string value : {"-1", "0"}) {
+    const Result set = Nmctl({"validate", path, "--set", "schedule.epochs=" + value});
+    EXPECT_EQ(set.code, kExitUsage);
+    EXPECT_NE(set.err.find("schedule.epochs: value " + value + " is out of range: must be >= 1"),
+              std::string::npos)
+        << set.err;
+    const std::string file = TempFile(
+        "range_file.yaml", "name: r\nmodel: {name: vit_nano_patch7_28}\nschedule: {epochs: " + value + "}\n");
+    const Result in_file = Nmctl({"validate", file});
+    EXPECT_NE(in_file.err.find("schedule.epochs: value " + value + " is out of range: must be >= 1"),
+              std::string::npos)
+        << in_file.err;
+  }
 }
 
 TEST(CommandsTest, UnreachableCoordinatorIsNamed) {

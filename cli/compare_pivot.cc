@@ -1,6 +1,7 @@
 #include "cli/compare_pivot.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -45,7 +46,28 @@ std::string RunLabel(const v1::Run& run) {
   return out;
 }
 
+std::string PendingText(const ComparePivot& pivot, const ComparePivot::Cell& cell) {
+  if (cell.runs == 0) return "-";
+  return cell.pending == v1::SUCCEEDED ? "no " + pivot.metric
+                                       : absl::AsciiStrToLower(v1::RunState_Name(cell.pending));
+}
+
 }  // namespace
+
+double ComparePivot::Cell::mean() const {
+  if (values.empty()) return 0.0;
+  double sum = 0.0;
+  for (double v : values) sum += v;
+  return sum / static_cast<double>(values.size());
+}
+
+double ComparePivot::Cell::stddev() const {
+  if (values.size() < 2) return 0.0;
+  const double m = mean();
+  double squares = 0.0;
+  for (double v : values) squares += (v - m) * (v - m);
+  return std::sqrt(squares / static_cast<double>(values.size() - 1));
+}
 
 ComparePivot BuildComparePivot(const v1::SweepSpec& spec, const std::vector<v1::Run>& runs,
                                const std::string& metric) {
@@ -80,8 +102,7 @@ ComparePivot BuildComparePivot(const v1::SweepSpec& spec, const std::vector<v1::
     ++cell.runs;
     auto value = run.final_metrics().find(metric);
     if (run.state() == v1::SUCCEEDED && value != run.final_metrics().end()) {
-      ++cell.succeeded;
-      cell.sum += value->second;
+      cell.values.push_back(value->second);
     } else if (StatePriority(run.state()) > StatePriority(cell.pending)) {
       cell.pending = run.state();
     }
@@ -98,20 +119,45 @@ Table RenderComparePivot(const ComparePivot& pivot) {
   for (size_t r = 0; r < pivot.row_labels.size(); ++r) {
     std::vector<std::string> row = {pivot.row_labels[r]};
     for (const ComparePivot::Cell& cell : pivot.cells[r]) {
-      if (cell.succeeded > 0) {
-        std::string text = FormatMetric(cell.mean());
-        if (cell.succeeded > 1) absl::StrAppend(&text, " (n=", cell.succeeded, ")");
-        row.push_back(text);
-      } else if (cell.runs > 0) {
-        row.push_back(cell.pending == v1::SUCCEEDED ? "no " + pivot.metric
-                                                    : absl::AsciiStrToLower(v1::RunState_Name(cell.pending)));
-      } else {
-        row.push_back("-");
+      if (cell.succeeded() == 0) {
+        row.push_back(PendingText(pivot, cell));
+        continue;
       }
+      std::string text = FormatMetric(cell.mean());
+      if (cell.succeeded() > 1) {
+        absl::StrAppend(&text, " \u00b1 ", FormatMetric(cell.stddev()), " (n=", cell.succeeded(), ")");
+      }
+      row.push_back(text);
     }
     table.AddRow(row);
   }
   return table;
+}
+
+}  // namespace nmsparse::cli
+
+namespace nmsparse::cli {
+
+Json ComparePivotToJson(int64_t sweep_id, const ComparePivot& pivot) {
+  Json doc = {{"sweep_id", sweep_id},           {"metric", pivot.metric},
+              {"row_axis", pivot.row_axis},     {"column_axis", pivot.column_axis},
+              {"columns", pivot.column_labels}, {"rows", Json::array()}};
+  for (size_t r = 0; r < pivot.row_labels.size(); ++r) {
+    Json cells = Json::array();
+    for (size_t c = 0; c < pivot.column_labels.size(); ++c) {
+      const ComparePivot::Cell& cell = pivot.cells[r][c];
+      const bool any = cell.succeeded() > 0;
+      cells.push_back({{"column", pivot.column_labels[c]},
+                       {"n", cell.succeeded()},
+                       {"mean", any ? Json(cell.mean()) : Json(nullptr)},
+                       {"std", any ? Json(cell.stddev()) : Json(nullptr)},
+                       {"values", cell.values},
+                       {"runs", cell.runs},
+                       {"state", any ? "succeeded" : PendingText(pivot, cell)}});
+    }
+    doc["rows"].push_back({{"label", pivot.row_labels[r]}, {"cells", std::move(cells)}});
+  }
+  return doc;
 }
 
 }  // namespace nmsparse::cli

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/json_output.h"
 #include "cli/table_printer.h"
 #include "nmsparse/v1/sweep.pb.h"
 
@@ -13,11 +14,15 @@ namespace nmsparse::cli {
 
 struct ComparePivot {
   struct Cell {
-    int succeeded = 0;  // Succeeded runs with the metric.
-    double sum = 0.0;   // Their metric values, summed (the cell shows the mean).
-    int runs = 0;       // All runs in the cell.
+    // The metric of each succeeded run in the cell (several when runs differ in a random axis, a seed or an
+    // axis past the second).
+    std::vector<double> values;
+    int runs = 0;                                      // All runs in the cell.
     v1::RunState pending = v1::RUN_STATE_UNSPECIFIED;  // Most relevant state when none succeeded.
-    double mean() const { return succeeded > 0 ? sum / succeeded : 0.0; }
+    int succeeded() const { return static_cast<int>(values.size()); }
+    double mean() const;
+    // Sample standard deviation (n - 1 in the denominator); 0 for fewer than two values.
+    double stddev() const;
   };
   std::string metric;
   std::string row_axis;     // Empty without grid axes: then rows are runs.
@@ -30,9 +35,14 @@ struct ComparePivot {
 ComparePivot BuildComparePivot(const v1::SweepSpec& spec, const std::vector<v1::Run>& runs,
                                const std::string& metric);
 
-// Cells show the mean metric (and "(n=K)" when K > 1 runs share a cell), or the lower-case state of the
-// cell's runs while none has succeeded, or "-" without runs.
+// Cells show the mean metric, and "± std (n=K)" when K > 1 succeeded runs share a cell, or the lower-case
+// state of the cell's runs while none has succeeded, or "-" without runs.
 Table RenderComparePivot(const ComparePivot& pivot);
+
+// The table as ordered JSON: {"sweep_id", "metric", "row_axis", "column_axis", "columns": [...], "rows":
+// [{"label", "cells": [{"column", "n", "mean", "std", "values", "runs", "state"}]}]}; mean and std are null
+// while no run of the cell succeeded.
+Json ComparePivotToJson(int64_t sweep_id, const ComparePivot& pivot);
 
 }  // namespace nmsparse::cli
 

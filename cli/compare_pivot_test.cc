@@ -38,11 +38,40 @@ TEST(ComparePivotTest, RowsFirstAxisColumnsSecondAxisInSpecOrder) {
   EXPECT_EQ(pivot.column_labels, (std::vector<std::string>{"2:4", "1:8"}));
   EXPECT_DOUBLE_EQ(pivot.cells[0][0].mean(), 81.0);
   EXPECT_EQ(RenderComparePivot(pivot).Render(),
-            "recipe    2:4       1:8\n"
-            "--------  --------  ------\n"
-            "dense     81 (n=2)  -\n"
-            "srste     running   queued\n"
-            "mdgf_exp  -         70\n");
+            "recipe    2:4               1:8\n"
+            "--------  ----------------  ------\n"
+            "dense     81 \u00b1 1.414 (n=2)  -\n"
+            "srste     running           queued\n"
+            "mdgf_exp  -                 70\n");
+}
+
+// issue 14: cells that average runs differing in a random axis or seed show their spread; the JSON form keeps
+// row and column order as arrays.
+TEST(ComparePivotTest, SpreadAndOrderedJson) {
+  const std::vector<v1::Run> runs = {
+      MakeRun(1, "dense", "2:4", v1::SUCCEEDED, 80.0), MakeRun(2, "dense", "2:4", v1::SUCCEEDED, 82.0),
+      MakeRun(3, "dense", "2:4", v1::SUCCEEDED, 84.0), MakeRun(4, "srste", "1:8", v1::RUNNING, 0)};
+  const ComparePivot pivot = BuildComparePivot(TwoAxes(), runs, "top1");
+  const ComparePivot::Cell& cell = pivot.cells[0][0];
+  EXPECT_DOUBLE_EQ(cell.mean(), 82.0);
+  EXPECT_DOUBLE_EQ(cell.stddev(), 2.0);  // Sample std of 80, 82, 84.
+  EXPECT_NE(RenderComparePivot(pivot).Render().find("82 \u00b1 2 (n=3)"), std::string::npos);
+  const Json json = ComparePivotToJson(7, pivot);
+  EXPECT_EQ(json["columns"], Json({"2:4", "1:8"}));
+  ASSERT_EQ(json["rows"].size(), 3u);
+  EXPECT_EQ(json["rows"][0]["label"], "dense");
+  EXPECT_EQ(json["rows"][2]["label"], "mdgf_exp");
+  const Json& first = json["rows"][0]["cells"][0];
+  EXPECT_EQ(first["column"], "2:4");
+  EXPECT_EQ(first["n"], 3);
+  EXPECT_DOUBLE_EQ(first["mean"].get<double>(), 82.0);
+  EXPECT_DOUBLE_EQ(first["std"].get<double>(), 2.0);
+  const Json& running = json["rows"][1]["cells"][1];
+  EXPECT_TRUE(running["mean"].is_null());
+  EXPECT_EQ(running["state"], "running");
+  // Keys in a fixed order, not a map's.
+  EXPECT_EQ(json.begin().key(), "sweep_id");
+  EXPECT_EQ(json["sweep_id"], 7);
 }
 
 TEST(ComparePivotTest, OneAxisGivesOneColumn) {

@@ -1,4 +1,6 @@
 // nmctl: the nmsparse command line. Commands and exit codes: docs/nmctl.md and `nmctl help`.
+#include <unistd.h>
+
 #include <iostream>
 #include <string>
 #include <vector>
@@ -7,5 +9,5 @@
 
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
-  return nmsparse::cli::RunNmctl(args, std::cout, std::cerr);
+  return nmsparse::cli::RunNmctl(args, std::cout, std::cerr, isatty(STDOUT_FILENO) != 0);
 }

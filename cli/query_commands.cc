@@ -14,7 +14,6 @@
 #include "cli/exit_codes.h"
 #include "cli/run_format.h"
 #include "cli/table_printer.h"
-#include "google/protobuf/struct.pb.h"
 #include "worker/contract/trainer_contract.h"
 
 namespace nmsparse::cli {
@@ -228,24 +227,7 @@ int RunCompareCommand(const CommandContext& context) {
   if (absl::Status known = CheckMetricReported(*runs, metric); !known.ok()) return Fail(context, known);
   const ComparePivot pivot = BuildComparePivot(sweep->spec(), *runs, metric);
   if (context.json) {
-    // {"metric", "rows": axis, "columns": axis, "table": {row: {column: mean or null}}}
-    google::protobuf::Struct doc;
-    (*doc.mutable_fields())["metric"].set_string_value(metric);
-    (*doc.mutable_fields())["row_axis"].set_string_value(pivot.row_axis);
-    (*doc.mutable_fields())["column_axis"].set_string_value(pivot.column_axis);
-    google::protobuf::Struct* table = (*doc.mutable_fields())["table"].mutable_struct_value();
-    for (size_t r = 0; r < pivot.row_labels.size(); ++r) {
-      google::protobuf::Struct* row = (*table->mutable_fields())[pivot.row_labels[r]].mutable_struct_value();
-      for (size_t c = 0; c < pivot.column_labels.size(); ++c) {
-        const ComparePivot::Cell& cell = pivot.cells[r][c];
-        google::protobuf::Value& value = (*row->mutable_fields())[pivot.column_labels[c]];
-        if (cell.succeeded > 0) {
-          value.set_number_value(cell.mean());
-        } else {
-          value.set_null_value(google::protobuf::NULL_VALUE);
-        }
-      }
-    }
+    const Json doc = ComparePivotToJson(sweep->id(), pivot);
     PrintJson(context, doc);
     return kExitOk;
   }

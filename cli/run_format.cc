@@ -1,6 +1,7 @@
 #include "cli/run_format.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -28,7 +29,11 @@ std::string Submitter(const std::string& submitted_by) { return submitted_by.emp
 
 std::string FormatDuration(int64_t from_ms, int64_t to_ms) {
   if (from_ms <= 0 || to_ms <= 0 || to_ms < from_ms) return "-";
-  const int64_t s = (to_ms - from_ms) / 1000;
+  return FormatSeconds(static_cast<double>((to_ms - from_ms) / 1000));
+}
+
+std::string FormatSeconds(double seconds) {
+  const auto s = static_cast<int64_t>(std::llround(std::max(seconds, 0.0)));
   if (s < 60) return absl::StrCat(s, "s");
   if (s < 3600) return absl::StrFormat("%dm%02ds", s / 60, s % 60);
   return absl::StrFormat("%dh%02dm", s / 3600, (s % 3600) / 60);

@@ -19,6 +19,8 @@ std::string FormatTime(int64_t ms);
 
 // "1m05s" between two instants, or "-" when one is missing.
 std::string FormatDuration(int64_t from_ms, int64_t to_ms);
+// "8s", "1m05s", "2h03m" (rounded to the second).
+std::string FormatSeconds(double seconds);
 
 // Who submitted a sweep or run: the token name, or "-" on a coordinator without tokens.
 std::string Submitter(const std::string& submitted_by);

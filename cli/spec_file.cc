@@ -43,8 +43,10 @@ absl::Status ApplySet(const std::string& assignment, v1::ExperimentSpec* base) {
   const std::string value = assignment.substr(eq + 1);
   YAML::Node node = MessageToYaml(*base);
   absl::Status status = ApplyOverride(node, key, value);
+  // The spec key table checks the value first (schedule.epochs=-1 and =0 both read "must be >= 1"), as for
+  // the file's own keys; the proto's field types (uint32) would word a narrower rule of their own.
+  if (status.ok()) status = ParseExperimentNode(node, "").status();
   if (status.ok()) status = YamlToMessage(node, base);
-  if (status.ok()) status = FromProto(*base).status();  // Key-by-key checks, like the file's own keys.
   if (!status.ok()) {
     return absl::Status(status.code(), absl::StrCat("--set ", assignment, ": ", status.message()));
   }

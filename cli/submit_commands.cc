@@ -2,6 +2,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <ostream>
@@ -13,9 +14,9 @@
 #include "cli/run_format.h"
 #include "cli/spec_file.h"
 #include "cli/table_printer.h"
-#include "google/protobuf/struct.pb.h"
 #include "schemas/layer_plan.h"
 #include "schemas/limits.h"
+#include "schemas/structure_decay.h"
 #include "schemas/sweep.h"
 #include "schemas/sweep_size.h"
 
@@ -59,6 +60,26 @@ absl::StatusOr<v1::SweepSpec> LoadFromArgs(const CommandContext& context) {
   return spec;
 }
 
+// Runs whose schedule is too short for the SDGF stages their spec implies: one warning per distinct text on
+// stderr, naming the runs it concerns.
+void WarnShortStructureDecay(const CommandContext& context, const std::vector<ResolvedRun>& runs) {
+  std::vector<std::pair<std::string, std::vector<int>>> warnings;
+  for (const ResolvedRun& run : runs) {
+    const std::string text = SkippedStagesWarning(run.config.sparsity, run.config.schedule.epochs);
+    if (text.empty()) continue;
+    auto it = std::find_if(warnings.begin(), warnings.end(), [&](const auto& w) { return w.first == text; });
+    if (it == warnings.end()) {
+      warnings.push_back({text, {run.index}});
+    } else {
+      it->second.push_back(run.index);
+    }
+  }
+  for (const auto& [text, indices] : warnings) {
+    *context.err << "nmctl: warning: " << context.args->positional[0] << ": run(s) "
+                 << absl::StrJoin(indices, ",") << ": " << text << "\n";
+  }
+}
+
 // Expands locally, so that a bad spec is reported with its file before anything is sent.
 absl::StatusOr<std::vector<ResolvedRun>> Expand(const CommandContext& context, const v1::SweepSpec& spec) {
   absl::StatusOr<std::vector<ResolvedRun>> runs = ExpandSweep(spec);
@@ -66,6 +87,7 @@ absl::StatusOr<std::vector<ResolvedRun>> Expand(const CommandContext& context, c
     return absl::Status(runs.status().code(),
                         absl::StrCat(context.args->positional[0], ": ", runs.status().message()));
   }
+  WarnShortStructureDecay(context, *runs);
   return runs;
 }
 
@@ -98,24 +120,17 @@ int RunValidateCommand(const CommandContext& context) {
   }
 
   if (context.json) {
-    google::protobuf::Struct doc;
-    (*doc.mutable_fields())["name"].set_string_value(spec->name());
-    google::protobuf::ListValue* list = (*doc.mutable_fields())["runs"].mutable_list_value();
+    Json doc = {{"name", spec->name()}, {"runs", Json::array()}, {"layer_plans", Json::array()}};
     for (const ResolvedRun& run : *runs) {
-      google::protobuf::Struct* item = list->add_values()->mutable_struct_value();
-      (*item->mutable_fields())["index"].set_number_value(run.index);
-      (*item->mutable_fields())["content_hash"].set_string_value(run.content_hash);
-      (*item->mutable_fields())["canonical_yaml"].set_string_value(run.canonical_yaml);
-      google::protobuf::Struct* labels = (*item->mutable_fields())["labels"].mutable_struct_value();
-      for (const auto& [axis, value] : run.labels) (*labels->mutable_fields())[axis].set_string_value(value);
+      Json labels = Json::object();
+      for (const auto& [axis, value] : run.labels) labels[axis] = value;
+      doc["runs"].push_back({{"index", run.index},
+                             {"labels", std::move(labels)},
+                             {"content_hash", run.content_hash},
+                             {"canonical_yaml", run.canonical_yaml}});
     }
-    google::protobuf::ListValue* plan_list = (*doc.mutable_fields())["layer_plans"].mutable_list_value();
-    for (const auto& [text, indices] : plans) {
-      google::protobuf::Struct* item = plan_list->add_values()->mutable_struct_value();
-      (*item->mutable_fields())["plan"].set_string_value(text);
-      google::protobuf::ListValue* idx = (*item->mutable_fields())["runs"].mutable_list_value();
-      for (int i : indices) idx->add_values()->set_number_value(i);
-    }
+    for (const auto& [text, indices] : plans)
+      doc["layer_plans"].push_back({{"plan", text}, {"runs", indices}});
     PrintJson(context, doc);
     return kExitOk;
   }

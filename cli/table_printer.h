@@ -24,7 +24,8 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
-// A metric value as tables show it: at most 4 significant digits below 1000, whole numbers above.
+// A metric value as tables and progress lines show it: at most 4 significant digits below 1000, whole numbers
+// up to 100,000, then three significant digits with an SI prefix (FLOPs: 42.9G).
 std::string FormatMetric(double value);
 
 }  // namespace nmsparse::cli

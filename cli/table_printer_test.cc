@@ -48,7 +48,13 @@ TEST(FormatMetricTest, SignificantDigits) {
   EXPECT_EQ(FormatMetric(0.0005), "0.0005");
   EXPECT_EQ(FormatMetric(100), "100");
   EXPECT_EQ(FormatMetric(12345.67), "12346");
-  EXPECT_EQ(FormatMetric(1.5e20), "1.5e+20");
+  // issue 14: FLOPs and other large counts with an SI prefix, not raw.
+  EXPECT_EQ(FormatMetric(42859069440), "42.9G");
+  EXPECT_EQ(FormatMetric(123456), "123k");
+  EXPECT_EQ(FormatMetric(999999), "1M");
+  EXPECT_EQ(FormatMetric(-2.5e6), "-2.5M");
+  EXPECT_EQ(FormatMetric(1.5e20), "150E");
+  EXPECT_EQ(FormatMetric(1.5e22), "1.5e+22");
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_split.h"
+#include "common/version.h"
 
 namespace nmsparse {
 
@@ -41,11 +42,22 @@ std::vector<std::string> RepeatedFlagValues(int argc, char** argv, const std::st
   return values;
 }
 
+bool PrintVersionIfAsked(const std::vector<std::string>& args, const std::string& program) {
+  for (size_t i = 1; i < args.size() && args[i] != "--"; ++i) {
+    if (args[i] == "--version") {
+      std::cout << VersionText(program);
+      return true;
+    }
+  }
+  return false;
+}
+
 std::optional<std::vector<std::string>> ParseProgramFlags(int argc, char** argv, const std::string& usage,
                                                           const std::string& main_file) {
   absl::SetProgramUsageMessage(usage);
   absl::flags_internal::SetProgramInvocationName(argv[0]);  // Set by parsing, which --help skips.
   std::vector<std::string> normalized = NormalizeFlagNames(argc, argv);
+  if (PrintVersionIfAsked(normalized, usage.substr(0, usage.find(' ')))) return std::nullopt;
   for (size_t i = 1; i < normalized.size() && normalized[i] != "--"; ++i) {
     if (normalized[i] == "--help" || normalized[i] == "-h") {
       // The filter keeps the flags defined in files named like main_file minus its extension.

@@ -1,7 +1,7 @@
 // Command-line handling shared by the programs built on Abseil flags (nmserver, nmworker): flags may be
 // spelled with dashes or underscores, and --help / -h prints the program's usage and its own flags on stdout
 // and exits 0 (Abseil's built-in --help exits 1 and, for a binary whose main file is not named after it,
-// lists no flags at all).
+// lists no flags at all); --version prints the release (common/version.h) and exits 0.
 #ifndef NMSPARSE_COMMON_PROGRAM_FLAGS_H_
 #define NMSPARSE_COMMON_PROGRAM_FLAGS_H_
 
@@ -11,11 +11,14 @@
 
 namespace nmsparse {
 
-// Parses argv into the ABSL_FLAGs. Returns the positional arguments (argv[0] first), or nullopt when help
-// was printed and the program should exit 0. `main_file` is the source file that defines the program's flags
-// (e.g. "server/main.cc"): help lists those.
+// Parses argv into the ABSL_FLAGs. Returns the positional arguments (argv[0] first), or nullopt when help or
+// the version was printed and the program should exit 0. `usage` starts with the program's name. `main_file`
+// is the source file that defines the program's flags (e.g. "server/main.cc"): help lists those.
 std::optional<std::vector<std::string>> ParseProgramFlags(int argc, char** argv, const std::string& usage,
                                                           const std::string& main_file);
+
+// True when the arguments ask for the version (--version before any "--"); it is then printed.
+bool PrintVersionIfAsked(const std::vector<std::string>& args, const std::string& program);
 
 // argv with every "--some-flag" spelled "--some_flag" (values and arguments after "--" untouched).
 std::vector<std::string> NormalizeFlagNames(int argc, char** argv);

@@ -101,6 +101,25 @@ TEST(ExamplesTest, PaperTableSweepExpandsTo25Runs) {
   EXPECT_EQ(last.spec.resources().precision(), "bf16");
 }
 
+// The recipes example of docs/sweeps.md: each named recipe is the run its explicit keys make.
+TEST(ExamplesTest, RecipesSweepExpandsEachRecipe) {
+  auto sweep = ParseSweepFile(kDir + "recipes_sweep.yaml");
+  ASSERT_TRUE(sweep.ok()) << sweep.status();
+  auto runs = ExpandSweep(*sweep);
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  ASSERT_EQ(runs->size(), 7u);
+  const SparsityConfig& ste = (*runs)[1].config.sparsity;
+  EXPECT_EQ(ste.sparsity_type, SparsityType::kStructuredNM);
+  EXPECT_EQ(ste.decay_type, DecayType::kStep);
+  EXPECT_EQ((*runs)[2].config.sparsity.sparsity_type, SparsityType::kSrste);
+  EXPECT_EQ((*runs)[3].config.sparsity.decay_type, DecayType::kExp);
+  EXPECT_EQ((*runs)[4].config.sparsity.decay_type, DecayType::kLinear);
+  const SparsityConfig& geometric = (*runs)[6].config.sparsity;
+  EXPECT_TRUE(geometric.structure_decay_flag);
+  EXPECT_EQ(geometric.structure_decay_type, StructureDecayType::kFine);
+  EXPECT_EQ(geometric.nm, (NM{1, 8}));
+}
+
 TEST(ExamplesTest, JsonSchemasNameEveryKey) {
   const std::string experiment = ReadAll("schemas/experiment.schema.json");
   const std::string sweep = ReadAll("schemas/sweep.schema.json");

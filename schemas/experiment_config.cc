@@ -9,9 +9,11 @@
 #include "absl/strings/str_join.h"
 #include "schemas/model_catalog.h"
 #include "schemas/param_filter.h"
+#include "schemas/recipe.h"
 #include "schemas/reference_config.h"
 #include "schemas/spec_text.h"
 #include "schemas/structure_decay.h"
+#include "schemas/train_steps.h"
 #include "schemas/yaml_util.h"
 
 namespace nmsparse {
@@ -397,6 +399,7 @@ const std::vector<std::string>& ExperimentSectionKeys(const std::string& section
     for (const auto& [name, fields] : Sections()) (*m)[name] = KeysOf(fields);
     (*m)[""] = TopLevelKeys();
     YAML::Node sparsity = SparsityConfigToYaml(SparsityConfig());
+    (*m)["sparsity"].push_back(kRecipeKey);  // Input only: expands into the keys below.
     for (const auto& kv : sparsity) (*m)["sparsity"].push_back(kv.first.as<std::string>());
     return m;
   }();
@@ -440,6 +443,7 @@ absl::Status ValidateExperiment(const ExperimentConfig& c) {
                    absl::StrCat("value ", c.data.batch_size, " is not divisible by resources.gpus (",
                                 c.resources.gpus, "): the global batch is split evenly over ranks"));
   }
+  if (auto st = CheckEpochHasSteps(c); !st.ok()) return st;
   if (c.schedule.warmup_epochs > c.schedule.epochs) {
     return Invalid("schedule.warmup_epochs",
                    absl::StrCat("value ", yaml_util::FormatDouble(c.schedule.warmup_epochs),

@@ -3,6 +3,7 @@
 #include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
 #include "schemas/content_hash.h"
+#include "schemas/train_steps.h"
 
 namespace nmsparse {
 namespace {
@@ -215,6 +216,26 @@ TEST(ExperimentConfigTest, ValidationChecksModelDataAndShapes) {
             "model.img_size: value 30 is not a multiple of the patch size 7 of vit_nano_patch7_28");
   EXPECT_EQ(ValidateError("model: {name: vit_nano_patch7_28}\nschedule: {epochs: 2, warmup_epochs: 3}\n"),
             "schedule.warmup_epochs: value 3 is out of range: must be <= schedule.epochs (2)");
+  // issue 14: a batch larger than the training set (subset) made the run fail on its worker; now refused
+  // here.
+  EXPECT_EQ(ValidateError("model: {name: vit_nano_patch7_28}\ndata: {train_subset: 100, batch_size: 128}\n"),
+            "data.batch_size: value 128 is larger than the 100 training images of fashion_mnist "
+            "(data.train_subset 100): an epoch would make no optimizer step");
+  EXPECT_EQ(ValidateError("model: {name: vit_nano_patch7_28}\ndata: {dataset: synthetic, synthetic_size: 64, "
+                          "batch_size: 48}\noptimizer: {grad_accum_steps: 2}\n"),
+            "data.batch_size: value 48 (x optimizer.grad_accum_steps 2 = 96) is larger than the 64 training "
+            "images of synthetic: an epoch would make no optimizer step");
+}
+
+TEST(ExperimentConfigTest, StepsPerEpochWhereTheSpecTells) {
+  auto parse = [](const std::string& text) { return *ParseExperimentYaml(text, "exp.yaml"); };
+  EXPECT_EQ(StepsPerEpoch(parse("data: {train_subset: 1000, batch_size: 64}\n")), 15);
+  EXPECT_EQ(StepsPerEpoch(parse("data: {batch_size: 100}\n")), 600);
+  EXPECT_EQ(StepsPerEpoch(parse("data: {dataset: synthetic, synthetic_size: 256, batch_size: 32}\n"
+                                "optimizer: {grad_accum_steps: 2}\n")),
+            4);
+  EXPECT_EQ(StepsPerEpoch(parse("data: {dataset: shards, path: /x}\n")), std::nullopt);
+  EXPECT_EQ(StepsPerEpoch(parse("data: {path: /my/fmnist}\n")), std::nullopt);
 }
 
 TEST(ExperimentConfigTest, ValidationChecksEveryNMEverUsed) {

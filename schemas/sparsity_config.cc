@@ -9,6 +9,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "schemas/recipe.h"
 #include "schemas/yaml_util.h"
 
 namespace nmsparse {
@@ -547,7 +548,7 @@ NM TargetFor(const SparsityConfig& config, SparsityLocation location) {
 }
 
 bool IsSparsityKey(const std::string& key) {
-  return Contains(KnownKeys(), key) || Contains(GroupKeys(), key);
+  return Contains(KnownKeys(), key) || Contains(GroupKeys(), key) || key == kRecipeKey;
 }
 
 namespace {
@@ -583,6 +584,11 @@ absl::StatusOr<SparsityConfig> ParseInlineGroup(const YAML::Node& node, const st
 
 }  // namespace
 
+namespace {
+// The keys of a sparsity map without a recipe key (ParseSparsityConfig expands it first).
+absl::StatusOr<SparsityConfig> ParseSparsityKeys(const YAML::Node& node, const std::string& path);
+}  // namespace
+
 absl::StatusOr<SparsityConfig> ParseSparsityConfig(const YAML::Node& node, const std::string& path) {
   SparsityConfig config;
   if (yaml_util::IsNullish(node)) return config;
@@ -600,13 +606,24 @@ absl::StatusOr<SparsityConfig> ParseSparsityConfig(const YAML::Node& node, const
   if (!node.IsMap()) {
     return Error(node, section, "value " + yaml_util::Describe(node) + " is not a map of sparsity keys");
   }
+  absl::StatusOr<YAML::Node> expanded = ExpandRecipe(node, path);  // recipe: MDGF -> its keys.
+  if (!expanded.ok()) return expanded.status();
+  return ParseSparsityKeys(*expanded, path);
+}
+
+namespace {
+
+absl::StatusOr<SparsityConfig> ParseSparsityKeys(const YAML::Node& node, const std::string& path) {
+  SparsityConfig config;
   KeyNodes nodes;
   bool n_qkv_given = false, m_qkv_given = false;
   for (const auto& kv : node) {
     const std::string name = kv.first.as<std::string>();
     const std::string key = path + name;
     if (!Contains(KnownKeys(), name)) {
-      return Error(kv.first, key, "unknown key; known keys: " + absl::StrJoin(KnownKeys(), ", "));
+      return Error(
+          kv.first, key,
+          absl::StrCat("unknown key; known keys: ", kRecipeKey, ", ", absl::StrJoin(KnownKeys(), ", ")));
     }
     if (yaml_util::IsNullish(kv.second)) continue;  // null: the default (PyYAML dumps None as null).
     if (auto st = ReadKey(name, kv.second, key, &config, &nodes); !st.ok()) return st;
@@ -619,6 +636,8 @@ absl::StatusOr<SparsityConfig> ParseSparsityConfig(const YAML::Node& node, const
   if (config.IsDynamic()) config.sparsity_type = SparsityType::kUnstructured;
   return config;
 }
+
+}  // namespace
 
 std::vector<std::pair<std::string, std::string>> SparsityScalarTexts(const SparsityConfig& c) {
   return {{"sparsity_type", ToString(c.sparsity_type)},

@@ -119,7 +119,7 @@ TEST(SparsityConfigTest, TypeAndKeyErrors) {
             "line 1: sparsity.structure_decay_flag: value 'maybe' is not a boolean: must be true or false");
   EXPECT_EQ(
       ErrorOf("sparsity_type: DENSE\nm_sparsty: 4\n"),
-      "line 2: sparsity.m_sparsty: unknown key; known keys: sparsity_type, n_sparsity, m_sparsity, "
+      "line 2: sparsity.m_sparsty: unknown key; known keys: recipe, sparsity_type, n_sparsity, m_sparsity, "
       "n_sparsity_qkv, m_sparsity_qkv, decay_type, decay_coef, structure_decay_flag, structure_decay_type, "
       "structure_decay_start_multiple, dense_steps, fine_tune_steps, sparsity_loc, sparse_dim, prune_rate, "
       "srste_lambda, phases, dynamic");
@@ -296,6 +296,36 @@ phases: [{sparse: 0.8}, {dense: 0.2}]
   EXPECT_EQ(again->phases.size(), 2u);
   EXPECT_NE(std::string(out.c_str()).find("sparsity_type: SRSTE\n"), std::string::npos);
   EXPECT_NE(std::string(out.c_str()).find("sparsity_loc: FF,Q,K,V\n"), std::string::npos);
+}
+
+// issue 14: named recipes expand to the existing keys; an explicit key that disagrees names both.
+TEST(SparsityConfigTest, RecipesExpandToTheExistingKeys) {
+  auto mdgf = Parse("recipe: MDGF\nn_sparsity: 1\nm_sparsity: 8\n");
+  ASSERT_TRUE(mdgf.ok()) << mdgf.status();
+  EXPECT_EQ(mdgf->sparsity_type, SparsityType::kStructuredNM);
+  EXPECT_EQ(mdgf->decay_type, DecayType::kExp);
+  EXPECT_FALSE(mdgf->structure_decay_flag);
+  auto linear = Parse("recipe: mdgf\ndecay_type: linear\n");
+  ASSERT_TRUE(linear.ok()) << linear.status();
+  EXPECT_EQ(linear->decay_type, DecayType::kLinear);
+  auto sdgf = Parse("recipe: SDGF\nstructure_decay_type: fine\n");
+  ASSERT_TRUE(sdgf.ok()) << sdgf.status();
+  EXPECT_TRUE(sdgf->structure_decay_flag);
+  EXPECT_EQ(sdgf->decay_type, DecayType::kStep);
+  EXPECT_EQ(sdgf->structure_decay_type, StructureDecayType::kFine);
+  // The same run as the explicit keys.
+  EXPECT_EQ(*Parse("recipe: SRSTE\n"), *Parse("sparsity_type: SRSTE\n"));
+  EXPECT_EQ(*Parse("recipe: STE\n"), *Parse("sparsity_type: STRUCTURED_NM\ndecay_type: STEP\n"));
+  EXPECT_EQ(Parse("recipe: DENSE\n")->sparsity_type, SparsityType::kDense);
+
+  EXPECT_EQ(ErrorOf("recipe: MDGF\ndecay_type: STEP\n"),
+            "line 1: sparsity.recipe: value MDGF sets sparsity.decay_type to EXP or LINEAR, but "
+            "sparsity.decay_type is STEP (line 2): drop one of the two");
+  EXPECT_EQ(ErrorOf("sparsity_type: SRSTE\nrecipe: SDGF\n"),
+            "line 2: sparsity.recipe: value SDGF sets sparsity.sparsity_type to STRUCTURED_NM, but "
+            "sparsity.sparsity_type is SRSTE (line 1): drop one of the two");
+  EXPECT_EQ(ErrorOf("recipe: MDFG\n"),
+            "line 1: sparsity.recipe: value 'MDFG' is not one of DENSE, STE, SRSTE, MDGF, SDGF");
 }
 
 }  // namespace

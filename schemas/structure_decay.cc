@@ -1,5 +1,10 @@
 #include "schemas/structure_decay.h"
 
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
 namespace nmsparse {
 namespace {
 
@@ -68,6 +73,27 @@ std::vector<std::pair<int, NM>> StructureDecayStages(const SparsityConfig& confi
 
 std::vector<std::pair<int, NM>> StructureDecayStages(const SparsityConfig& config, int total_epochs) {
   return StructureDecayStages(config, total_epochs, config.nm);
+}
+
+std::string SkippedStagesWarning(const SparsityConfig& config, int total_epochs) {
+  if (!config.structure_decay_flag || config.sparsity_type != SparsityType::kStructuredNM) return "";
+  const std::vector<NM> table =
+      StructureDecayTable(config.structure_decay_type, config.nm, config.structure_decay_start_multiple);
+  const auto stages = StructureDecayStages(config, total_epochs, config.nm);
+  if (stages.size() >= table.size()) return "";
+  std::vector<std::string> planned, kept, skipped;
+  for (const NM& nm : table) planned.push_back(absl::StrCat(nm.n, ":", nm.m));
+  for (const auto& [start, nm] : stages) kept.push_back(absl::StrCat(nm.n, ":", nm.m));
+  for (const std::string& nm : planned) {
+    if (std::find(kept.begin(), kept.end(), nm) == kept.end()) skipped.push_back(nm);
+  }
+  int enough = total_epochs;  // The shortest schedule whose stages all start apart.
+  while (enough < (1 << 20) && StructureDecayStages(config, enough, config.nm).size() < table.size())
+    ++enough;
+  return absl::StrCat("sparsity.structure_decay_flag: the structure decay plans ", table.size(), " stages (",
+                      absl::StrJoin(planned, ", "), ") but schedule.epochs ", total_epochs, " gives ",
+                      stages.size(), " (", absl::StrJoin(kept, ", "), "): ", absl::StrJoin(skipped, ", "),
+                      " never train; schedule.epochs >= ", enough, " gives each stage an epoch");
 }
 
 NM StageAtEpoch(const SparsityConfig& config, int total_epochs, NM target, int epoch) {

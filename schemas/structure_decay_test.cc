@@ -85,5 +85,24 @@ TEST(StructureDecayTest, StageAtEpochAndQkvTarget) {
   EXPECT_EQ(StructureDecayStages(c, 350, NM{2, 4}), (Stages{{35, {3, 4}}, {175, {2, 4}}}));
 }
 
+// issue 14: at 1 epoch a 1:8 SDGF plan is just 1:8, silently. The warning names what is skipped and the
+// schedule that fits every stage.
+TEST(StructureDecayTest, ShortScheduleWarningNamesSkippedStages) {
+  const SparsityConfig c = Sdgf(StructureDecayType::kSparsify, {1, 8});
+  EXPECT_EQ(
+      SkippedStagesWarning(c, 1),
+      "sparsity.structure_decay_flag: the structure decay plans 4 stages (7:8, 4:8, 2:8, 1:8) but "
+      "schedule.epochs 1 gives 1 (1:8): 7:8, 4:8, 2:8 never train; schedule.epochs >= 4 gives each stage "
+      "an epoch");
+  EXPECT_EQ(SkippedStagesWarning(c, 4), "");
+  EXPECT_EQ(SkippedStagesWarning(c, 350), "");
+  SparsityConfig no_decay = c;
+  no_decay.structure_decay_flag = false;
+  EXPECT_EQ(SkippedStagesWarning(no_decay, 1), "");
+  SparsityConfig srste = c;
+  srste.sparsity_type = SparsityType::kSrste;  // SR-STE ignores the structure decay.
+  EXPECT_EQ(SkippedStagesWarning(srste, 1), "");
+}
+
 }  // namespace
 }  // namespace nmsparse

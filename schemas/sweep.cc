@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "schemas/proto_bridge.h"
+#include "schemas/recipe.h"
 #include "schemas/reference_config.h"
 #include "schemas/spec_text.h"
 #include "schemas/yaml_util.h"
@@ -277,7 +278,11 @@ absl::Status ApplyOverride(YAML::Node& spec, const std::string& key_path, const 
                        "': a flat reference config takes timm train.py keys and "
                        "sparsity keys"));
     }
-    spec[key_path] = *value;
+    if (key_path == kRecipeKey) {
+      OverrideRecipe(spec, *value);
+    } else {
+      spec[key_path] = *value;
+    }
     return absl::OkStatus();
   }
   if (auto st = CheckKeyPath(key_path); !st.ok()) return st;
@@ -289,7 +294,11 @@ absl::Status ApplyOverride(YAML::Node& spec, const std::string& key_path, const 
   const std::string section = key_path.substr(0, dot);
   if (!spec[section] || !spec[section].IsMap()) spec[section] = YAML::Node(YAML::NodeType::Map);
   YAML::Node map = spec[section];
-  map[key_path.substr(dot + 1)] = *value;
+  if (section == "sparsity" && key_path.substr(dot + 1) == kRecipeKey) {
+    OverrideRecipe(map, *value);  // The recipe replaces the keys it implies, as an axis means.
+  } else {
+    map[key_path.substr(dot + 1)] = *value;
+  }
   return absl::OkStatus();
 }
 

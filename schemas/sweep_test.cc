@@ -217,8 +217,8 @@ TEST(SweepTest, ParseErrorsNameFileLineAndPath) {
   EXPECT_EQ(
       ParseError(std::string(kBase) + "grid:\n  sparsity.m_sparsty: [4, 8]\n"),
       "sweep.yaml:8: grid.sparsity.m_sparsty: unknown key path 'sparsity.m_sparsty': known keys of sparsity: "
-      "sparsity_type, n_sparsity, m_sparsity, n_sparsity_qkv, m_sparsity_qkv, decay_type, decay_coef, "
-      "structure_decay_flag, structure_decay_type, structure_decay_start_multiple, dense_steps, "
+      "recipe, sparsity_type, n_sparsity, m_sparsity, n_sparsity_qkv, m_sparsity_qkv, decay_type, "
+      "decay_coef, structure_decay_flag, structure_decay_type, structure_decay_start_multiple, dense_steps, "
       "fine_tune_steps, sparsity_loc, sparse_dim, prune_rate, srste_lambda, phases, dynamic");
   EXPECT_EQ(
       ParseError(std::string(kBase) + "grid:\n  recipe:\n    a: {optimizer.lrate: 1}\n"),
@@ -409,6 +409,27 @@ sparsity:
   EXPECT_EQ((*rows)[0].stages[1].start_epoch, 8);
   config->sparsity.sparsity_type = SparsityType::kDense;
   EXPECT_EQ(FormatLayerPlan(*DescribeLayerPlan(*config)), "no sparse layers (dense run)\n");
+}
+
+// issue 14: a recipe as an axis value replaces the keys it implies in the (fully written) base.
+TEST(SweepTest, RecipeAxisReplacesTheBaseKeysItImplies) {
+  const auto sweep = MustParse(std::string("name: r\n") + kBase + R"(grid:
+  sparsity.recipe: [DENSE, SRSTE, MDGF, SDGF]
+)");
+  const auto runs = MustExpand(sweep);
+  ASSERT_EQ(runs.size(), 4u);
+  EXPECT_EQ(runs[0].config.sparsity.sparsity_type, SparsityType::kDense);
+  EXPECT_EQ(runs[1].config.sparsity.sparsity_type, SparsityType::kSrste);
+  EXPECT_EQ(runs[2].config.sparsity.sparsity_type, SparsityType::kStructuredNM);
+  EXPECT_EQ(runs[2].config.sparsity.decay_type, DecayType::kExp);
+  EXPECT_TRUE(runs[3].config.sparsity.structure_decay_flag);
+  EXPECT_EQ(runs[3].config.sparsity.nm, (NM{2, 4}));  // Keys the recipe does not imply stay the base's.
+  // The same content as the explicit keys, so the same hash.
+  const auto explicit_keys = MustExpand(MustParse(std::string("name: r\n") + kBase + R"(grid:
+  recipe:
+    srste: {sparsity.sparsity_type: SRSTE}
+)"));
+  EXPECT_EQ(explicit_keys[0].content_hash, runs[1].content_hash);
 }
 
 }  // namespace

@@ -167,16 +167,18 @@ grpc::Status CoordinatorService::CancelSweep(grpc::ServerContext* ctx, const v1:
     NM_RETURN_IF_ERROR(MarkSweepCancelled(db, req->sweep_id()));
     NM_ASSIGN_OR_RETURN(std::vector<RunRecord> runs,
                         SweepRuns(db, req->sweep_id(), v1::RUN_STATE_UNSPECIFIED));
-    uint32_t cancelled = 0;
+    uint32_t cancelled = 0, stopping = 0;
     int64_t now = NowMs();
     for (const RunRecord& r : runs) {
       if (IsFinal(r.run.state()) || r.cancel_requested) continue;
-      NM_RETURN_IF_ERROR(
-          server::CancelRun(db, r.run.id(), absl::StrCat("sweep ", req->sweep_id(), " cancelled"), now)
-              .status());
+      NM_ASSIGN_OR_RETURN(
+          RunRecord after,
+          server::CancelRun(db, r.run.id(), absl::StrCat("sweep ", req->sweep_id(), " cancelled"), now));
       ++cancelled;
+      stopping += after.run.state() == v1::CANCELLED ? 0 : 1;
     }
     resp->set_cancelled(cancelled);
+    resp->set_stopping(stopping);
     return absl::OkStatus();
   });
   changes_->Notify();
@@ -187,8 +189,14 @@ grpc::Status CoordinatorService::CancelRun(grpc::ServerContext* ctx, const v1::C
                                            v1::CancelRunResponse* resp) {
   const Caller caller = CallerOf(ctx);
   absl::Status s = store_->Write([&](Database* db) -> absl::Status {
-    NM_ASSIGN_OR_RETURN(RunRecord run, LoadRun(db, req->run_id(), RunDetail::kSummary));
-    NM_RETURN_IF_ERROR(CheckMayCancel(caller, run.run.submitted_by(), absl::StrCat("run ", req->run_id())));
+    // Cancelling a run that has ended is not an error: it is left as it was, and the answer says so.
+    NM_ASSIGN_OR_RETURN(RunRecord before, LoadRun(db, req->run_id(), RunDetail::kSummary));
+    NM_RETURN_IF_ERROR(CheckMayCancel(caller, before.run.submitted_by(), absl::StrCat("run ", req->run_id())));
+    if (IsFinal(before.run.state())) {
+      resp->set_already_ended(true);
+      *resp->mutable_run() = std::move(before.run);
+      return absl::OkStatus();
+    }
     NM_ASSIGN_OR_RETURN(RunRecord r, server::CancelRun(db, req->run_id(), "cancelled by request", NowMs()));
     *resp->mutable_run() = std::move(r.run);
     return absl::OkStatus();

@@ -93,6 +93,13 @@ class ServiceTest : public ::testing::Test {
     return server_->gateway().Heartbeat(&ctx, req, resp);
   }
 
+  grpc::Status CancelSweep(int64_t sweep_id, v1::CancelSweepResponse* resp) {
+    v1::CancelSweepRequest req;
+    req.set_sweep_id(sweep_id);
+    grpc::ClientContext ctx;
+    return server_->coordinator().CancelSweep(&ctx, req, resp);
+  }
+
   // Polls until the run reaches `state` (at most ~5 s).
   v1::Run WaitState(int64_t id, v1::RunState state) {
     v1::Run r;
@@ -415,14 +422,10 @@ TEST_F(ServiceTest, CancelRunningRunStopsItThroughTheWorker) {
   ASSERT_EQ(got.size(), 1u);
   v1::RunAttempt ra = Attempt(got[0].run_id(), 1);
   ASSERT_TRUE(Start(ra).ok());
-  v1::CancelSweepRequest creq;
-  creq.set_sweep_id(resp.sweep().id());
   v1::CancelSweepResponse cresp;
-  {
-    grpc::ClientContext ctx;
-    ASSERT_TRUE(server_->coordinator().CancelSweep(&ctx, creq, &cresp).ok());
-  }
+  ASSERT_TRUE(CancelSweep(resp.sweep().id(), &cresp).ok());
   EXPECT_EQ(cresp.cancelled(), 2u);
+  EXPECT_EQ(cresp.stopping(), 1u);
   v1::HeartbeatResponse hb;
   ASSERT_TRUE(Heartbeat(worker.id(), {ra}, &hb).ok());
   ASSERT_EQ(hb.stop_size(), 1);
@@ -442,6 +445,39 @@ TEST_F(ServiceTest, CancelRunningRunStopsItThroughTheWorker) {
   EXPECT_EQ(last.state().to(), v1::CANCELLED);
   int64_t other = resp.runs(0).id() == ra.run_id() ? resp.runs(1).id() : resp.runs(0).id();
   EXPECT_EQ(GetRun(other).state(), v1::CANCELLED);
+}
+
+// issue 14: `cancel --sweep` counted a running run that then SUCCEEDED. A run asked to stop whose training
+// finishes before its worker stops it ends CANCELLED, as counted, with its final metrics kept; cancelling it
+// again is not an error and says it had ended.
+TEST_F(ServiceTest, CancelCountAgreesWithTheOutcomeAndRecancelIsNoError) {
+  server_ = std::make_unique<TestServer>(db_);
+  v1::SubmitSweepResponse resp;
+  ASSERT_TRUE(Submit(MSweep("race", {"4"}), &resp).ok());
+  FakeWorker worker(&server_->gateway(), 1);
+  auto got = worker.WaitAssignments(1);
+  ASSERT_EQ(got.size(), 1u);
+  v1::RunAttempt ra = Attempt(got[0].run_id(), 1);
+  ASSERT_TRUE(Start(ra).ok());
+  v1::CancelSweepResponse cresp;
+  ASSERT_TRUE(CancelSweep(resp.sweep().id(), &cresp).ok());
+  EXPECT_EQ(cresp.cancelled(), 1u);
+  EXPECT_EQ(cresp.stopping(), 1u);
+  // The trainer finished before the worker saw the stop.
+  ASSERT_TRUE(Complete(ra, v1::SUCCEEDED, 0.75).ok());
+  const v1::Run run = GetRun(ra.run_id());
+  EXPECT_EQ(run.state(), v1::CANCELLED);
+  EXPECT_NE(run.message().find("finished before its worker stopped it"), std::string::npos) << run.message();
+  EXPECT_DOUBLE_EQ(run.final_metrics().at("top1"), 0.75);
+
+  v1::CancelRunRequest again;
+  again.set_run_id(ra.run_id());
+  v1::CancelRunResponse again_resp;
+  grpc::ClientContext ctx;
+  const grpc::Status s = server_->coordinator().CancelRun(&ctx, again, &again_resp);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_TRUE(again_resp.already_ended());
+  EXPECT_EQ(again_resp.run().state(), v1::CANCELLED);
 }
 
 TEST_F(ServiceTest, RestartKeepsStateAndReattachesRunningAttempts) {

@@ -69,7 +69,7 @@ print('run $run: %d rank(s), CUDA_VISIBLE_DEVICES=%r, --device $device' % (world
 check_sweep() {  # check_sweep SWEEP GPUS DEVICE SLOT_TO_GPU
   local sweep=$1 gpus=$2 device=$3 map=$4
   check "sweep $sweep ($gpus x $device) succeeds" wait_runs "$sweep" "all(r['state']=='SUCCEEDED' for r in runs)" 60
-  for run in $(ctl runs --sweep "$sweep" --json | json "' '.join(r['id'] for r in d['runs'])"); do
+  for run in $(ctl runs --sweep "$sweep" --json | json "' '.join(str(r['id']) for r in d['runs'])"); do
     check "run $run: $gpus slot(s) assigned" test "$(ctl run "$run" --json | json "len(d['run']['slots'])")" = "$gpus"
     check "run $run: every rank's device flag and environment" check_ranks "$run" "$device" "$map"
     check "run $run: nmctl run shows the devices" bash -c "'$nmctl' run '$run' | grep -q '^  devices:  $device'"

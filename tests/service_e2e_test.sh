@@ -31,9 +31,19 @@ final_points() {  # The number of "final" metric points of a run.
 # Which worker (by host name) holds a run.
 holder_of() {
   local worker_id
-  worker_id=$(ctl runs --json | json "[r['worker_id'] for r in d['runs'] if r['id']=='$1'][0]")
-  ctl workers --json | json "[w['host'] for w in d['workers'] if w['id']=='$worker_id'][0]"
+  worker_id=$(ctl runs --json | json "[r['worker_id'] for r in d['runs'] if r['id']==$1][0]")
+  ctl workers --json | json "[w['host'] for w in d['workers'] if w['id']==$worker_id][0]"
 }
+
+# --- every program answers --version with the one release of common/version.h, and --help with exit 0
+version=$("$nmctl" --version | awk '{print $3}')
+check "nmctl --version names a release" test -n "$version"
+for program in "$nmserver" "$nmworker" "$nmctl" "$nmtrain"; do
+  name=$(basename "$program")
+  check "$name --version prints $version" test "$("$program" --version)" = "$name (nmsparse) $version"
+  check "$name --help exits 0" bash -c "'$program' --help >/dev/null"
+done
+check "nmctl submit --help shows submit's options" bash -c "'$nmctl' submit --help | grep -q -- '--idempotency-key K'"
 
 start_server 0
 port=${address##*:}
@@ -42,6 +52,7 @@ start_worker w1
 # --- submit -> runs complete -> metrics and best via nmctl --json
 sweep=$(ctl submit "$sweep_yaml" --idempotency-key e2e-1 --json | json "d['sweep']['id']")
 check "submit returns a sweep id" test -n "$sweep"
+check "ids are JSON numbers" test "$(ctl runs --sweep "$sweep" --json | json "all(type(r['id']) is int and type(r['sweep_id']) is int for r in d['runs'])")" = True
 check "runs of sweep $sweep succeed" wait_runs "$sweep" "all(r['state']=='SUCCEEDED' for r in runs)" 300
 check "follow ends with 0 for a succeeded sweep" ctl follow "$sweep"
 check "every run has final top1" test "$(ctl runs --sweep "$sweep" --json | json "all('top1' in r['final_metrics'] for r in d['runs'])")" = True
@@ -53,8 +64,13 @@ check "compare shows both recipes" bash -c "'$nmctl' compare '$sweep' --metric t
 ctl compare "$sweep" --metric acc 2>"$tmp/acc.err" >/dev/null; rc=$?
 check "compare with a metric no run reports exits 2" test "$rc" = 2
 check "and names the metrics the runs report" grep -q "no succeeded run reports 'acc'; they report .*top1" "$tmp/acc.err"
+check "compare --json keeps rows and columns in order" test "$(ctl compare "$sweep" --json | json "[r['label'] for r in d['rows']] == ['dense', 'srste_2_4'] and type(d['sweep_id']) is int")" = True
 check "export csv has a header and two rows" test "$(ctl export "$sweep" --format csv | wc -l)" = 3
 check "watch of a succeeded run exits 0" ctl watch "$first_run"
+ctl watch "$first_run" >"$tmp/watch.out"
+check "watch shows the step total (500 images / 50 per batch x 2 epochs)" grep -q "20/20 steps" "$tmp/watch.out"
+check "watch draws no terminal control codes into a file" bash -c "! grep -q \$'\\x1b' '$tmp/watch.out'"
+check "FLOPs are human-formatted" bash -c "! grep -Eq 'flops=[0-9]{6,}' '$tmp/watch.out'"
 check "logs of a run are readable" ctl logs "$first_run"
 
 # --- idempotent resubmission: the same key returns the first sweep, nothing new is stored
@@ -72,6 +88,9 @@ sweeps_before=$(ctl sweeps --json | json "len(d['sweeps'])")
 ctl submit "$invalid_yaml" 2>"$tmp/invalid.err"; rc=$?
 check "an invalid spec exits 2" test "$rc" = 2
 check "the error names file, line and key" grep -q "e2e_invalid_sweep.yaml:[0-9]*: sparsity.n_sparsity" "$tmp/invalid.err"
+ctl submit "$sweep_yaml" --set data.train_subset=16 --set data.batch_size=32 --no-reuse 2>"$tmp/batch.err"; rc=$?
+check "a batch larger than the training subset is refused at submit (exit 2)" test "$rc" = 2
+check "naming the batch and the subset" grep -q "data.batch_size: value 32 is larger than the 16 training images" "$tmp/batch.err"
 ctl submit "$sweep_yaml" --set resources.gpus=4 --no-reuse 2>"$tmp/toobig.err"; rc=$?
 check "a run that can never fit is refused by the coordinator (exit 2)" test "$rc" = 2
 check "nothing was stored" test "$(ctl sweeps --json | json "len(d['sweeps'])")" = "$sweeps_before"
@@ -81,9 +100,12 @@ long=$(ctl submit "$sweep_yaml" --set schedule.epochs=200 --set name=e2e-cancel 
 check "long run starts" wait_runs "$long" "any(r['state']=='RUNNING' for r in runs)" 60
 running=$(ctl runs --sweep "$long" --state running --json | json "d['runs'][0]['id']")
 ctl cancel "$running" >/dev/null
-check "cancelled run ends CANCELLED" wait_runs "$long" "[r['state'] for r in runs if r['id']=='$running'][0]=='CANCELLED'" 30
+check "cancelled run ends CANCELLED" wait_runs "$long" "[r['state'] for r in runs if r['id']==$running][0]=='CANCELLED'" 30
 ctl watch "$running" >/dev/null; rc=$?
 check "watch of a cancelled run exits 4" test "$rc" = 4
+ctl cancel "$running" >"$tmp/recancel.out" 2>&1; rc=$?
+check "cancelling it again exits 0" test "$rc" = 0
+check "and says it had already ended" grep -q "run $running had already ended CANCELLED; nothing to cancel" "$tmp/recancel.out"
 ctl cancel --sweep "$long" >/dev/null
 check "the sweep's other run is cancelled" wait_runs "$long" "all(r['state']=='CANCELLED' for r in runs)" 30
 sleep 0.5
@@ -94,7 +116,7 @@ start_worker w2
 kill_sweep=$(ctl submit "$sweep_yaml" --set schedule.epochs=30 --set name=e2e-kill --no-reuse --json | json "d['sweep']['id']")
 kill_run=$(ctl runs --sweep "$kill_sweep" --json | json "d['runs'][0]['id']")
 check "run to kill has a checkpointed epoch" wait_runs "$kill_sweep" \
-  "any(r['id']=='$kill_run' and r['state']=='RUNNING' for r in runs)" 60
+  "any(r['id']==$kill_run and r['state']=='RUNNING' for r in runs)" 60
 for _ in $(seq 300); do
   [[ "$(ctl run "$kill_run" --json | json "sum(1 for p in d['metrics'] if p['kind']=='epoch')")" -ge 1 ]] && break
   sleep 0.2
@@ -119,21 +141,21 @@ sleep 2
 start_server "$port"
 check "sweep completes after the restart" wait_runs "$restart_sweep" "all(r['state']=='SUCCEEDED' for r in runs)" 300
 check "no run lost or added" test "$(ctl runs --sweep "$restart_sweep" --json | json "len(d['runs'])")" = 2
-for r in $(ctl runs --sweep "$restart_sweep" --json | json "' '.join(r['id'] for r in d['runs'])"); do
+for r in $(ctl runs --sweep "$restart_sweep" --json | json "' '.join(str(r['id']) for r in d['runs'])"); do
   check "run $r has one final point" test "$(final_points "$r")" = 1
 done
 
 # --- stale attempt refused: a frozen worker loses its run, comes back, and is told to stop
 stale_sweep=$(ctl submit "$sweep_yaml" --set schedule.epochs=20 --set name=e2e-stale --no-reuse --json | json "d['sweep']['id']")
 stale_run=$(ctl runs --sweep "$stale_sweep" --json | json "d['runs'][0]['id']")
-check "run to freeze starts" wait_runs "$stale_sweep" "any(r['id']=='$stale_run' and r['state']=='RUNNING' for r in runs)" 60
+check "run to freeze starts" wait_runs "$stale_sweep" "any(r['id']==$stale_run and r['state']=='RUNNING' for r in runs)" 60
 frozen=$(holder_of "$stale_run")
 frozen_pid=${worker_pid[$frozen]}
 ranks=$(pgrep -P "$frozen_pid" | tr '\n' ' ')
 log "SIGSTOP worker $frozen (pid $frozen_pid, ranks $ranks)"
 kill -STOP "$frozen_pid" $ranks
 check "frozen worker's run moves to another attempt" wait_runs "$stale_sweep" \
-  "[int(r['attempt']) for r in runs if r['id']=='$stale_run'][0] >= 2" 60
+  "[int(r['attempt']) for r in runs if r['id']==$stale_run][0] >= 2" 60
 kill -CONT "$frozen_pid" $ranks
 check "the stale attempt's ranks are stopped" bash -c "for i in \$(seq 100); do kill -0 $ranks 2>/dev/null || exit 0; sleep 0.1; done; exit 1"
 check "the frozen worker was told to stop its attempt" grep -qE "asks to stop|refused by the coordinator" "$tmp/nmworker-$frozen.log"

@@ -46,7 +46,14 @@ absl::Status Succeed(Database* db, const RunRecord& cur, const v1::CompleteRunRe
   } else {
     *finals.mutable_values() = req.final_metrics();
   }
-  NM_RETURN_IF_ERROR(SetState(db, cur, v1::SUCCEEDED, cur.run.attempt(), req.message(), now_ms));
+  // A run asked to stop whose training finished before its worker stopped it still ends CANCELLED, as the
+  // cancel's answer counted it; its final metrics are kept.
+  if (cur.cancel_requested) {
+    NM_RETURN_IF_ERROR(SetState(db, cur, v1::CANCELLED, cur.run.attempt(),
+                                "cancelled (its training finished before its worker stopped it)", now_ms));
+  } else {
+    NM_RETURN_IF_ERROR(SetState(db, cur, v1::SUCCEEDED, cur.run.attempt(), req.message(), now_ms));
+  }
   NM_ASSIGN_OR_RETURN(Stmt st,
                       db->Prepare("UPDATE runs SET final_metrics = ?, finished_at_ms = ? WHERE id = ?"));
   return st->BindBlob(1, finals.SerializeAsString()).Bind(2, now_ms).Bind(3, cur.run.id()).Run();

@@ -3,6 +3,7 @@
 //   nmtrain --spec run.yaml --out DIR [--resume] [--threads N] [--loader-threads N] [--device
 //   cpu|cuda|cuda:K]
 //           [--precision fp32|bf16] [--timeout-s S] [--stop-after-steps N] [--validate-only] [--help]
+//           [--version]
 //
 // Rank 0 prints one JSON object per line on stdout (epoch, step and final metrics); progress goes to stderr.
 // Exit codes: 0 ok, 2 usage or bad spec, 3 data error, 4 training error, 5 distributed failure, 143 SIGTERM.
@@ -15,6 +16,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
+#include "common/version.h"
 #include "schemas/experiment_config.h"
 #include "worker/trainer/distributed.h"
 #include "worker/trainer/exit_codes.h"
@@ -45,6 +47,7 @@ constexpr char kUsageText[] =
     "                    after SIGTERM (--resume continues as if never stopped)\n"
     "  --validate-only   print the model, its parameter count and every sparse layer's N:M (dynamic\n"
     "                    sparsity: every parameter's algorithm and sparsity); do not train\n"
+    "  --version         print nmtrain's release and exit\n"
     "ranks: RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT (torchrun's variables)\n"
     "exit codes: 0 ok, 2 usage/bad spec, 3 data error, 4 training error, 5 distributed failure, 143 "
     "SIGTERM\n";
@@ -79,6 +82,9 @@ int Main(int argc, char** argv) {
     std::string v;
     if (arg == "--help" || arg == "-h") {
       std::cout << kUsageText;
+      return kExitOk;
+    } else if (arg == "--version") {
+      std::cout << VersionText("nmtrain");
       return kExitOk;
     } else if (arg == "--spec") {
       if (!value(&spec_path)) return Usage("--spec needs a file");

@@ -1,0 +1,119 @@
+#include "schemas/recipe.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "schemas/yaml_util.h"
+
+namespace nmsparse {
+namespace {
+
+std::vector<std::string> RecipeNames() {
+  std::vector<std::string> names;
+  for (const Recipe& r : Recipes()) names.push_back(r.name);
+  return names;
+}
+
+// The explicit value's text, normalised as the key's reader would compare it: booleans as TRUE/FALSE,
+// everything else upper case.
+std::string Normalised(const YAML::Node& value, const std::string& key) {
+  if (key == "structure_decay_flag") {
+    auto b = yaml_util::ReadBool(value, key);
+    if (b.ok()) return *b ? "TRUE" : "FALSE";
+  }
+  return yaml_util::Upper(value.IsScalar() ? value.Scalar() : yaml_util::Describe(value));
+}
+
+std::string AllowedText(const RecipeKey& k) {
+  return absl::StrJoin(k.allowed, " or ", [](std::string* out, const std::string& v) {
+    absl::StrAppend(out, v == "TRUE" ? "true" : v == "FALSE" ? "false" : v);
+  });
+}
+
+}  // namespace
+
+const std::vector<Recipe>& Recipes() {
+  static const auto* recipes = new std::vector<Recipe>{
+      {"DENSE", "no sparsity", {{"sparsity_type", {"DENSE"}}}},
+      {"STE",
+       "N:M masks with the straight-through estimator, D(j) = 0",
+       {{"sparsity_type", {"STRUCTURED_NM"}}, {"decay_type", {"STEP"}}, {"structure_decay_flag", {"FALSE"}}}},
+      {"SRSTE",
+       "sparse-refined STE (SR-STE): the dense gradient plus lambda * pruned weights",
+       {{"sparsity_type", {"SRSTE"}}}},
+      {"MDGF",
+       "mask decay gradient flow: pruned weights get a gradient scaled by a decaying D(j), exponential "
+       "(default) "
+       "or linear",
+       {{"sparsity_type", {"STRUCTURED_NM"}},
+        {"decay_type", {"EXP", "LINEAR"}},
+        {"structure_decay_flag", {"FALSE"}}}},
+      {"SDGF",
+       "structure decay gradient flow: the N:M itself decays in stages towards the target "
+       "(structure_decay_type)",
+       {{"sparsity_type", {"STRUCTURED_NM"}}, {"decay_type", {"STEP"}}, {"structure_decay_flag", {"TRUE"}}}},
+  };
+  return *recipes;
+}
+
+const Recipe* FindRecipe(const std::string& name) {
+  const std::string upper = yaml_util::Upper(name);
+  for (const Recipe& r : Recipes()) {
+    if (r.name == upper) return &r;
+  }
+  return nullptr;
+}
+
+absl::StatusOr<YAML::Node> ExpandRecipe(const YAML::Node& sparsity, const std::string& path) {
+  if (!sparsity.IsMap() || !sparsity[kRecipeKey]) return sparsity;
+  const YAML::Node name_node = sparsity[kRecipeKey];
+  const std::string key = path + kRecipeKey;
+  if (yaml_util::IsNullish(name_node)) {
+    YAML::Node out = YAML::Clone(sparsity);
+    out.remove(kRecipeKey);
+    return out;
+  }
+  auto name = yaml_util::ReadString(name_node, key);
+  if (!name.ok()) return name.status();
+  const Recipe* recipe = FindRecipe(*name);
+  if (recipe == nullptr) {
+    return yaml_util::Error(name_node, key,
+                            "value '" + *name + "' is not one of " + absl::StrJoin(RecipeNames(), ", "));
+  }
+  YAML::Node out(YAML::NodeType::Map);
+  for (const auto& kv : sparsity) {
+    if (kv.first.as<std::string>() != kRecipeKey) out[kv.first] = kv.second;
+  }
+  for (const RecipeKey& k : recipe->keys) {
+    const YAML::Node given = sparsity[k.key];
+    if (!given || yaml_util::IsNullish(given)) {
+      out[k.key] = k.allowed[0] == "TRUE" ? "true" : k.allowed[0] == "FALSE" ? "false" : k.allowed[0];
+      continue;
+    }
+    const std::string value = Normalised(given, k.key);
+    if (std::find(k.allowed.begin(), k.allowed.end(), value) == k.allowed.end()) {
+      const int line = yaml_util::Line(given);
+      return yaml_util::Error(
+          name_node, key,
+          absl::StrCat("value ", recipe->name, " sets ", path, k.key, " to ", AllowedText(k), ", but ", path,
+                       k.key, " is ", given.Scalar(), line > 0 ? absl::StrCat(" (line ", line, ")") : "",
+                       ": drop one of the two"));
+    }
+  }
+  return out;
+}
+
+void OverrideRecipe(YAML::Node& sparsity, const YAML::Node& value) {
+  if (const Recipe* recipe = value.IsScalar() ? FindRecipe(value.Scalar()) : nullptr) {
+    for (const RecipeKey& k : recipe->keys) {
+      const YAML::Node current = sparsity[k.key];
+      if (!current || yaml_util::IsNullish(current)) continue;
+      const std::string text = Normalised(current, k.key);
+      if (std::find(k.allowed.begin(), k.allowed.end(), text) == k.allowed.end()) sparsity.remove(k.key);
+    }
+  }
+  sparsity[kRecipeKey] = value;
+}
+
+}  // namespace nmsparse
