@@ -75,6 +75,16 @@ sys.exit(0 if runs and ($condition) else 1)"; then return 0; fi
   return 1
 }
 
+final_points() {  # The number of "final" metric points of a run.
+  ctl run "$1" --json | json "sum(1 for p in d['metrics'] if p['kind']=='final')"
+}
+
+# Which worker (by host name) holds a run.
+holder_of() {
+  local worker_id
+  worker_id=$(ctl runs --json | json "[r['worker_id'] for r in d['runs'] if r['id']=='$1'][0]")
+  ctl workers --json | json "[w['host'] for w in d['workers'] if w['id']=='$worker_id'][0]"
+}
 
 # Ends the script: exit 1 when any check failed.
 finish() {

@@ -24,17 +24,6 @@ start_worker() {  # start_worker NAME
   worker_pid[$1]=$!
 }
 
-final_points() {  # The number of "final" metric points of a run.
-  ctl run "$1" --json | json "sum(1 for p in d['metrics'] if p['kind']=='final')"
-}
-
-# Which worker (by host name) holds a run.
-holder_of() {
-  local worker_id
-  worker_id=$(ctl runs --json | json "[r['worker_id'] for r in d['runs'] if r['id']==$1][0]")
-  ctl workers --json | json "[w['host'] for w in d['workers'] if w['id']==$worker_id][0]"
-}
-
 # --- every program answers --version with the one release of common/version.h, and --help with exit 0
 version=$("$nmctl" --version | awk '{print $3}')
 check "nmctl --version names a release" test -n "$version"

@@ -4,10 +4,12 @@
 #   1. set-up: Debian packages (tools/bootstrap.sh)
 #   2. checks: the CMake source list and //:all_tests against Bazel's view
 #   3. Bazel: every target built and //:all_tests run, against Debian's LibTorch 1.13 (CPU, Gloo)
-#   4. LibTorch 2.x: the trainer built with CMake against pip's torch==2.11.0 with CUDA (compiled and linked,
+#   4. fuzzing: every //fuzz target built with clang, ASan and UBSan and run for 10 s from its committed corpus
+#      (tools/fuzz.sh; one count per target)
+#   5. LibTorch 2.x: the trainer built with CMake against pip's torch==2.11.0 with CUDA (compiled and linked,
 #      no GPU needed) and its tests run on the CPU (tools/test_libtorch2.sh; the venv is cached per machine)
 # Ends with one "N passed, M failed" line. Usage: tools/test.sh [extra bazel test arguments]
-# NMSPARSE_SKIP_LIBTORCH2=1 leaves out stage 4 (for a quick local run; CI always runs it).
+# NMSPARSE_SKIP_LIBTORCH2=1 leaves out stage 5 (for a quick local run; CI always runs it).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,6 +47,13 @@ failed=$((failed + $(grep -cE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|NO STATUS
 [[ $bazel_rc -ne 0 ]] && ! grep -qE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|FLAKY)' "$log" && count 1
 end_stage "3. Bazel, LibTorch 1.13 (CPU)"
 
+tools/fuzz.sh 2>&1 | tee "$log"
+fuzz_rc=${PIPESTATUS[0]}
+passed=$((passed + $(grep -c '^fuzz: PASSED' "$log")))
+failed=$((failed + $(grep -c '^fuzz: FAILED' "$log")))
+[[ $fuzz_rc -ne 0 ]] && ! grep -q '^fuzz: FAILED' "$log" && count 1
+end_stage "4. fuzzing (clang, ASan, UBSan)"
+
 libtorch2_rc=0
 if [[ "${NMSPARSE_SKIP_LIBTORCH2:-0}" != 1 ]]; then
   bash tools/test_libtorch2.sh 2>&1 | tee "$log"
@@ -55,7 +64,7 @@ if [[ "${NMSPARSE_SKIP_LIBTORCH2:-0}" != 1 ]]; then
   failed=$((failed + ctest_failed))
   # A configure or build failure runs no test: it still counts as one failure.
   [[ $libtorch2_rc -ne 0 && $ctest_failed -eq 0 ]] && count 1
-  end_stage "4. CMake, LibTorch 2.11 + CUDA"
+  end_stage "5. CMake, LibTorch 2.11 + CUDA"
 fi
 rm -f "$log"
 
@@ -63,4 +72,4 @@ echo "stage times:"
 printf '  %s\n' "${stage_times[@]}"
 # One plain closing line with the counts, as any CI reader understands it.
 echo "${passed} passed, ${failed} failed"
-[[ $failed -eq 0 && $bazel_rc -eq 0 && $libtorch2_rc -eq 0 ]]
+[[ $failed -eq 0 && $bazel_rc -eq 0 && $fuzz_rc -eq 0 && $libtorch2_rc -eq 0 ]]

@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <iostream>
 #include <stdexcept>
 
 namespace nmsparse {
@@ -60,6 +61,7 @@ NamedTensors ReadMasks(torch::serialize::InputArchive& a) {
 }  // namespace
 
 std::string CheckpointPath(const std::string& out_dir) { return out_dir + "/checkpoint.pt"; }
+std::string PreviousCheckpointPath(const std::string& out_dir) { return out_dir + "/checkpoint.prev.pt"; }
 
 torch::Tensor CpuRngState() {
   auto gen = at::detail::getDefaultCPUGenerator();
@@ -104,18 +106,25 @@ void SaveCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch:
     archive.write("dynamic_sparsity", masks_archive);
   }
   const std::string path = CheckpointPath(out_dir);
+  const std::string previous = PreviousCheckpointPath(out_dir);
   const std::string tmp = path + ".tmp";
   archive.save_to(tmp);
+  // The checkpoint being replaced stays as the previous one. A crash between the two renames leaves only the
+  // previous one, which LoadCheckpoint then takes.
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && std::rename(path.c_str(), previous.c_str()) != 0) {
+    throw std::runtime_error("cannot rename " + path + " to " + previous);
+  }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     throw std::runtime_error("cannot rename " + tmp + " to " + path);
   }
 }
 
-bool LoadCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
-                    TrainState* state, torch::Device device, NamedTensors* sparsity_masks) {
-  const std::string path = CheckpointPath(out_dir);
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0) return false;
+namespace {
+
+// Loads one checkpoint file into model, optimizer and state; throws std::runtime_error naming it.
+void LoadCheckpointFile(const std::string& path, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
+                        TrainState* state, torch::Device device, NamedTensors* sparsity_masks) {
   try {
     torch::serialize::InputArchive archive, model_archive, optimizer_archive, state_archive;
     archive.load_from(path, device);
@@ -154,7 +163,27 @@ bool LoadCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch:
   } catch (const c10::Error& e) {
     throw std::runtime_error("cannot load checkpoint " + path + ": " + e.what_without_backtrace());
   }
-  return true;
+}
+
+}  // namespace
+
+bool LoadCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
+                    TrainState* state, torch::Device device, NamedTensors* sparsity_masks) {
+  std::string errors;
+  for (const std::string& path : {CheckpointPath(out_dir), PreviousCheckpointPath(out_dir)}) {
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0) continue;
+    try {
+      // Every field is read again from the file that loads, so a failed attempt leaves nothing behind.
+      LoadCheckpointFile(path, model, optimizer, state, device, sparsity_masks);
+      if (!errors.empty()) std::cerr << errors << "falling back to the previous checkpoint " << path << "\n";
+      return true;
+    } catch (const std::runtime_error& e) {
+      errors += std::string(e.what()) + "\n";
+    }
+  }
+  if (!errors.empty()) throw std::runtime_error(errors.substr(0, errors.size() - 1));
+  return false;
 }
 
 void LoadModelFromCheckpoint(const std::string& path, torch::nn::Module& model) {

@@ -1,6 +1,8 @@
 // Checkpoints of a run: model parameters and buffers, optimizer state, the position in the schedule and the
 // torch RNG state (every rank's, in multi-rank runs), in one file `<out>/checkpoint.pt`, written to a
-// temporary file and renamed so that a crash never leaves a half-written checkpoint. Data order and
+// temporary file and renamed so that a crash never leaves a half-written checkpoint. The checkpoint it
+// replaces is kept as `<out>/checkpoint.prev.pt`, the fallback when the latest cannot be read (a damaged
+// disk or a file truncated behind the trainer's back). Data order and
 // augmentation are pure functions of (seed, epoch, step) and the sparsity engine derives its state from
 // (epoch, step), so the position restores them too.
 #ifndef NMSPARSE_WORKER_TRAINER_CHECKPOINT_H_
@@ -51,13 +53,16 @@ torch::Tensor CpuRngState();
 void SetCpuRngState(const torch::Tensor& state);
 
 std::string CheckpointPath(const std::string& out_dir);
+std::string PreviousCheckpointPath(const std::string& out_dir);
 
 // Writes atomically; throws std::runtime_error naming the path on failure. `sparsity_masks`:
 // SparsityMethod::StateDict (dynamic sparsity masks by parameter name).
 void SaveCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
                     const TrainState& state, const NamedTensors& sparsity_masks = {});
 
-// False when `out_dir` holds no checkpoint; throws std::runtime_error on an unreadable or mismatched one.
+// False when `out_dir` holds no checkpoint. Loads the latest checkpoint, or when that cannot be read or does
+// not match the model, the previous one, saying so on stderr; throws std::runtime_error naming both files
+// and their errors when neither loads.
 // Tensors (masks included) are mapped onto `device` (the model's). `sparsity_masks` (when given) gets the
 // checkpoint's dynamic sparsity masks (none in older checkpoints).
 bool LoadCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch::optim::Optimizer& optimizer,

@@ -1,0 +1,109 @@
+// Checkpoints keep the one they replace, and a latest checkpoint that cannot be read falls back to it.
+#include "worker/trainer/checkpoint.h"
+
+#include <torch/torch.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace nmsparse {
+namespace {
+
+class CheckpointTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char dir_template[] = "/tmp/checkpoint_test.XXXXXX";
+    ASSERT_NE(mkdtemp(dir_template), nullptr);
+    dir_ = dir_template;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // Saves a checkpoint whose weights are all `value` and whose position is epoch `epoch`.
+  void Save(float value, int epoch) {
+    torch::NoGradGuard no_grad;
+    for (auto& p : model_->parameters()) p.fill_(value);
+    TrainState state;
+    state.epoch = epoch;
+    SaveCheckpoint(dir_, *model_, optimizer_, state);
+  }
+
+  // Loads into a fresh model; returns its position and sets `value` to its first weight.
+  bool Load(TrainState* state, float* value) {
+    torch::nn::Linear loaded(4, 2);
+    torch::optim::AdamW optimizer(loaded->parameters());
+    const bool found = LoadCheckpoint(dir_, *loaded, optimizer, state);
+    *value = loaded->weight[0][0].item<float>();
+    return found;
+  }
+
+  void Truncate(const std::string& path) { std::filesystem::resize_file(path, 100); }
+
+  std::string dir_;
+  torch::nn::Linear model_{4, 2};
+  torch::optim::AdamW optimizer_{model_->parameters()};
+};
+
+TEST_F(CheckpointTest, KeepsTheReplacedCheckpointAsThePreviousOne) {
+  Save(1.0f, 1);
+  EXPECT_FALSE(std::filesystem::exists(PreviousCheckpointPath(dir_)));
+  Save(2.0f, 2);
+  EXPECT_TRUE(std::filesystem::exists(PreviousCheckpointPath(dir_)));
+  EXPECT_FALSE(std::filesystem::exists(CheckpointPath(dir_) + ".tmp"));
+  TrainState state;
+  float value = 0;
+  ASSERT_TRUE(Load(&state, &value));
+  EXPECT_EQ(state.epoch, 2);
+  EXPECT_EQ(value, 2.0f);
+}
+
+TEST_F(CheckpointTest, DamagedLatestFallsBackToThePreviousOne) {
+  Save(1.0f, 1);
+  Save(2.0f, 2);
+  Truncate(CheckpointPath(dir_));
+  TrainState state;
+  float value = 0;
+  ASSERT_TRUE(Load(&state, &value));
+  EXPECT_EQ(state.epoch, 1);
+  EXPECT_EQ(value, 1.0f);
+}
+
+TEST_F(CheckpointTest, OnlyThePreviousLeftIsLoaded) {  // A crash between SaveCheckpoint's two renames.
+  Save(1.0f, 1);
+  Save(2.0f, 2);
+  std::filesystem::remove(CheckpointPath(dir_));
+  TrainState state;
+  float value = 0;
+  ASSERT_TRUE(Load(&state, &value));
+  EXPECT_EQ(state.epoch, 1);
+}
+
+TEST_F(CheckpointTest, BothDamagedIsAnErrorNamingBothFiles) {
+  Save(1.0f, 1);
+  Save(2.0f, 2);
+  Truncate(CheckpointPath(dir_));
+  Truncate(PreviousCheckpointPath(dir_));
+  TrainState state;
+  float value = 0;
+  try {
+    Load(&state, &value);
+    FAIL() << "a damaged checkpoint loaded";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(CheckpointPath(dir_)), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(PreviousCheckpointPath(dir_)), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(CheckpointTest, NoCheckpointIsNotAnError) {
+  TrainState state;
+  float value = 0;
+  EXPECT_FALSE(Load(&state, &value));
+}
+
+}  // namespace
+}  // namespace nmsparse
