@@ -11,6 +11,7 @@
 #include "schemas/limits.h"
 #include "server/store/event_table.h"
 #include "server/sweep_expander.h"
+#include "server/worker_launcher.h"
 
 namespace grpc {
 class Server;
@@ -27,6 +28,9 @@ struct ServerOptions {
   SweepExpander expand;                 // Validates and expands sweeps (nmserver: ExpandWithSchemas).
   int64_t max_runs_per_sweep = limits::kDefaultMaxRunsPerSweep;  // Larger sweeps are refused unexpanded.
   EventCaps caps;                                                // Log lines and metric points per run.
+  // Launches workers through a cluster scheduler (nmserver --config with a slurm: section); null: workers
+  // are started by hand.
+  std::shared_ptr<WorkerLauncher> launcher;
 };
 
 class NmServer {
