@@ -248,7 +248,8 @@ TEST_F(AgentCoordinatorTest, LeavingHandsTheRunBackWithoutUsingARetry) {
   const v1::Run handed_back = Runs(sweep)[0];
   EXPECT_EQ(handed_back.state(), v1::QUEUED) << handed_back.message();
   bool said = false;
-  for (const v1::StateChange& change : GetRun(run_id).history()) {
+  const v1::GetRunResponse after = GetRun(run_id);
+  for (const v1::StateChange& change : after.history()) {
     said |= absl::StrContains(change.reason(), "handed back by its worker") &&
             absl::StrContains(change.reason(), "no retry used");
   }

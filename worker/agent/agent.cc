@@ -396,7 +396,8 @@ void Agent::Retire(const v1::RunAttempt& run) {
     auto it = runs_.find(run.run_id());
     if (it == runs_.end() || it->second.attempt != run.attempt()) return;
     it->second.awaiting_delivery = false;
-    if (stopping_) return;  // Shutdown owns (and joins) the supervisors from now on.
+    // Leave and Shutdown own (and join) the supervisors from now on.
+    if (stopping_ || leaving_) return;
     supervisor = std::move(it->second.supervisor);
     runs_.erase(it);
   }
