@@ -14,7 +14,9 @@ namespace nmsparse::cli {
 
 std::string FormatTimeLeft(int64_t seconds) {
   if (seconds < 0) return "-";
-  if (seconds >= 3600) return absl::StrFormat("%dh%02dm", static_cast<long long>(seconds / 3600), static_cast<long long>((seconds % 3600) / 60));
+  if (seconds >= 3600)
+    return absl::StrFormat("%dh%02dm", static_cast<long long>(seconds / 3600),
+                           static_cast<long long>((seconds % 3600) / 60));
   if (seconds >= 60) return absl::StrCat(seconds / 60, "m");
   return absl::StrCat(seconds, "s");
 }

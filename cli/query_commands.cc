@@ -309,7 +309,9 @@ int RunWorkersCommand(const CommandContext& context) {
     table.AddRow({absl::StrCat(worker.id()), worker.host(), worker.alive() ? "yes" : "no",
                   absl::StrJoin(slots, ","), absl::StrCat(worker.free_slots()),
                   absl::StrJoin(worker.running_runs(), ","), FormatTime(worker.last_heartbeat_ms()),
-                  worker.job().empty() ? "-" : cluster.ok() ? WorkerJobSummary(*cluster, worker.job()) : worker.job()});
+                  worker.job().empty() ? "-"
+                  : cluster.ok()       ? WorkerJobSummary(*cluster, worker.job())
+                                       : worker.job()});
   }
   *context.out << table.Render();
   return kExitOk;

@@ -93,8 +93,10 @@ int main(int argc, char** argv) {
       std::string coordinator = (*slurm)->coordinator;
       if (coordinator.empty()) coordinator = WorkerFacingAddress(options.listen);
       if (coordinator.size() >= 2 && coordinator.substr(coordinator.size() - 2) == ":0") {
-        std::fprintf(stderr, "nmserver: %s: worker jobs need a fixed port: set slurm.coordinator or --listen "
-                             "with a port other than 0\n", config.c_str());
+        std::fprintf(stderr,
+                     "nmserver: %s: worker jobs need a fixed port: set slurm.coordinator or --listen "
+                     "with a port other than 0\n",
+                     config.c_str());
         return 2;
       }
       options.launcher = std::make_shared<nmsparse::server::SlurmLauncher>(**slurm, coordinator);

@@ -54,8 +54,7 @@ absl::StatusOr<std::unique_ptr<NmServer>> NmServer::Start(ServerOptions options)
   });
   if (options.launcher) p->pool = std::make_unique<WorkerPool>(p->store.get(), options.launcher);
   p->coordinator = std::make_unique<CoordinatorService>(p->store.get(), scheduler, p->pool.get(), changes,
-                                                        options.expand,
-                                                        options.max_runs_per_sweep);
+                                                        options.expand, options.max_runs_per_sweep);
   p->gateway = std::make_unique<WorkerGatewayService>(p->store.get(), scheduler, &p->hub, changes, lease,
                                                       options.caps);
 

@@ -7,7 +7,7 @@ namespace {
 
 struct Bin {
   uint32_t free;
-  bool starting;      // A starting job's slots: a job no run lands in is not needed.
+  bool starting;  // A starting job's slots: a job no run lands in is not needed.
   uint32_t runs = 0;
 };
 

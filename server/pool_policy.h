@@ -20,11 +20,11 @@ struct PoolDemand {
 };
 
 struct PoolPlan {
-  uint32_t submit = 0;           // New jobs to submit now.
+  uint32_t submit = 0;            // New jobs to submit now.
   uint32_t surplus_starting = 0;  // Starting jobs no queued run needs.
-  uint32_t target_jobs = 0;      // Active jobs once the plan is applied.
-  uint32_t runs_too_large = 0;   // Queued runs needing more slots than a job offers (and no worker has free).
-  uint32_t runs_past_max = 0;    // Queued runs that would need jobs beyond max_jobs.
+  uint32_t target_jobs = 0;       // Active jobs once the plan is applied.
+  uint32_t runs_too_large = 0;  // Queued runs needing more slots than a job offers (and no worker has free).
+  uint32_t runs_past_max = 0;   // Queued runs that would need jobs beyond max_jobs.
 };
 
 PoolPlan PlanPool(const PoolDemand& demand);

@@ -120,7 +120,8 @@ absl::StatusOr<std::optional<SlurmConfig>> ParseSection(const YAML::Node& root) 
 
 }  // namespace
 
-absl::StatusOr<std::optional<SlurmConfig>> ParseSlurmConfig(const std::string& yaml, const std::string& origin) {
+absl::StatusOr<std::optional<SlurmConfig>> ParseSlurmConfig(const std::string& yaml,
+                                                            const std::string& origin) {
   YAML::Node root;
   try {
     root = YAML::Load(yaml);

@@ -16,8 +16,9 @@ constexpr absl::Duration kCommandTimeout = absl::Seconds(30);
 
 // One word for sh: single-quoted unless it is plain.
 std::string ShellWord(const std::string& s) {
-  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=,@+") ==
-                        std::string::npos) {
+  if (!s.empty() &&
+      s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=,@+") ==
+          std::string::npos) {
     return s;
   }
   std::string out = "'";
@@ -98,8 +99,7 @@ std::vector<std::string> SbatchCommand(const SlurmConfig& c, const std::string& 
   for (const std::string& w : worker) words.push_back(ShellWord(w));
   // exec: nmworker is the batch shell itself, so Slurm's B:USR1 signal reaches it. --job comes unquoted so
   // that the shell expands the job id.
-  const std::string wrap =
-      absl::StrCat("exec ", absl::StrJoin(words, " "), " --job=slurm:$SLURM_JOB_ID");
+  const std::string wrap = absl::StrCat("exec ", absl::StrJoin(words, " "), " --job=slurm:$SLURM_JOB_ID");
 
   std::vector<std::string> argv = {
       "--parsable",
@@ -150,8 +150,9 @@ absl::StatusOr<std::string> SlurmLauncher::Submit() {
 }
 
 absl::StatusOr<std::vector<LaunchedJob>> SlurmLauncher::List() {
-  const std::vector<std::string> argv = {Program("squeue"),          "--noheader", "--me", "--states=all",
-                                         "--name=" + config_.job_name, "--format=%i|%T|%N|%L|%r"};
+  const std::vector<std::string> argv = {
+      Program("squeue"),        "--noheader", "--me", "--states=all", "--name=" + config_.job_name,
+      "--format=%i|%T|%N|%L|%r"};
   absl::StatusOr<CommandResult> r = RunCommand(argv, kCommandTimeout);
   if (!r.ok()) return r.status();
   if (r->exit_code != 0) return CommandFailed(argv, *r);

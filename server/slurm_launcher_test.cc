@@ -79,8 +79,8 @@ TEST(SbatchCommandTest, CpuOnlyJobHasNoGres) {
       "slurm:\n  nmworker: /n/nmworker\n  work_dir: /w\n  gpus_per_job: 0\n  cpu_slots_per_job: 2\n"
       "  cpus_per_job: 4\n  sbatch_args: [--exclusive]\n");
   std::vector<std::string> argv = SbatchCommand(c, "h:1");
-  EXPECT_TRUE(std::none_of(argv.begin(), argv.end(),
-                           [](const std::string& a) { return a.rfind("--gres", 0) == 0; }));
+  EXPECT_TRUE(
+      std::none_of(argv.begin(), argv.end(), [](const std::string& a) { return a.rfind("--gres", 0) == 0; }));
   EXPECT_THAT(argv, Contains("--cpus-per-task=4"));
   EXPECT_THAT(argv, Contains("--exclusive"));
   EXPECT_THAT(argv.back(), HasSubstr("--gpus=none --cpu-slots=2"));

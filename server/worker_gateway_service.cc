@@ -128,7 +128,8 @@ grpc::Status WorkerGatewayService::Register(grpc::ServerContext*, const v1::Regi
   }
   absl::Status s = store_->Write([&](Database* db) -> absl::Status {
     resp->Clear();
-    NM_ASSIGN_OR_RETURN(int64_t id, UpsertWorker(db, req->worker_id(), req->host(), req->slots(), req->job(), NowMs()));
+    NM_ASSIGN_OR_RETURN(int64_t id,
+                        UpsertWorker(db, req->worker_id(), req->host(), req->slots(), req->job(), NowMs()));
     resp->set_worker_id(id);
     return Reconcile(db, id, *req, resp);
   });

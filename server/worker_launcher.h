@@ -1,7 +1,7 @@
-// How the coordinator gets workers from a cluster scheduler: it submits batch jobs that each run one nmworker,
-// lists them, and cancels them. SlurmLauncher (sbatch, squeue, scancel) is the one variant today; a Kubernetes
-// launcher (a Job per node pool) would be a second one behind the same interface. WorkerPool decides how many
-// jobs to have; the launcher only talks to the scheduler.
+// How the coordinator gets workers from a cluster scheduler: it submits batch jobs that each run one
+// nmworker, lists them, and cancels them. SlurmLauncher (sbatch, squeue, scancel) is the one variant today; a
+// Kubernetes launcher (a Job per node pool) would be a second one behind the same interface. WorkerPool
+// decides how many jobs to have; the launcher only talks to the scheduler.
 #ifndef NMSPARSE_SERVER_WORKER_LAUNCHER_H_
 #define NMSPARSE_SERVER_WORKER_LAUNCHER_H_
 
@@ -17,7 +17,7 @@ enum class JobPhase { kPending, kRunning, kEnded };
 
 // One job as the scheduler reports it.
 struct LaunchedJob {
-  std::string id;     // The scheduler's job id ("123"); the pool shows it as "<kind>:<id>".
+  std::string id;  // The scheduler's job id ("123"); the pool shows it as "<kind>:<id>".
   JobPhase phase = JobPhase::kPending;
   std::string state;  // The scheduler's word (PENDING, RUNNING, COMPLETED, FAILED, TIMEOUT, NODE_FAIL, ...).
   std::string node;

@@ -34,8 +34,9 @@ std::string PendingMeaning(const std::string& reason) {
 
 bool NodeFailed(const std::string& state) { return state == "NODE_FAIL" || state == "BOOT_FAIL"; }
 
-std::string Plural(uint32_t n, const std::string& what) {
-  return absl::StrCat(n, " ", what, n == 1 ? "" : "s");
+// "1 run waits", "2 runs wait".
+std::string Counted(uint32_t n, const std::string& noun, const std::string& verb) {
+  return n == 1 ? absl::StrCat("1 ", noun, " ", verb, "s") : absl::StrCat(n, " ", noun, "s ", verb);
 }
 
 }  // namespace
@@ -103,10 +104,12 @@ void WorkerPool::Watch(const Queue& queue, int64_t now_ms) {
     }
     if (t.job.phase == JobPhase::kEnded && !t.ended_reported) {
       t.ended_reported = true;
-      const std::string how = absl::StrCat(t.job.state, t.job.reason.empty() ? "" : " (" + t.job.reason + ")");
+      const std::string how =
+          absl::StrCat(t.job.state, t.job.reason.empty() ? "" : " (" + t.job.reason + ")");
       if (t.worker_id == 0) {
         ++failed_starts_in_a_row_;
-        Event(absl::StrCat("job ", Name(id), " ended ", how, " before its worker registered: a failed start; ",
+        Event(absl::StrCat("job ", Name(id), " ended ", how,
+                           " before its worker registered: a failed start; ",
                            "its output: ", launcher_->JobLogPath(id)));
       } else if (NodeFailed(t.job.state)) {
         Event(absl::StrCat("node ", t.job.node, " failed under job ", Name(id), " (worker ", t.worker_id,
@@ -119,8 +122,8 @@ void WorkerPool::Watch(const Queue& queue, int64_t now_ms) {
         !t.silence_reported && now_ms - w->second.last_heartbeat_ms() > kSilenceReportMs) {
       t.silence_reported = true;
       Event(absl::StrCat("job ", Name(id), " is still RUNNING on ", t.job.node, " but its worker ",
-                         t.worker_id, " has been silent for ", (now_ms - w->second.last_heartbeat_ms()) / 1000,
-                         " s: node or network trouble?"));
+                         t.worker_id, " has been silent for ",
+                         (now_ms - w->second.last_heartbeat_ms()) / 1000, " s: node or network trouble?"));
     }
   }
   if (failed_starts_in_a_row_ >= kFailedStartsBeforePause && paused_until_ms_ <= now_ms) {
@@ -193,22 +196,23 @@ void WorkerPool::Describe(const Queue& queue, const PoolPlan& plan, int64_t now_
     if (s.queued_runs() == 0 || t.worker_id > 0) continue;
     if (t.job.phase == JobPhase::kPending) {
       const std::string meaning = PendingMeaning(t.job.reason);
-      s.add_waiting(absl::StrCat("job ", Name(id), " is pending", t.job.reason.empty() ? "" : ": " + t.job.reason,
+      s.add_waiting(absl::StrCat("job ", Name(id), " is pending",
+                                 t.job.reason.empty() ? "" : ": " + t.job.reason,
                                  meaning.empty() ? "" : " (" + meaning + ")"));
     } else {
-      s.add_waiting(absl::StrCat("job ", Name(id), " runs on ", t.job.node,
-                                 "; its worker has not registered yet"));
+      s.add_waiting(
+          absl::StrCat("job ", Name(id), " runs on ", t.job.node, "; its worker has not registered yet"));
     }
   }
   const size_t first = ended.size() > kMaxEndedShown ? ended.size() - kMaxEndedShown : 0;
   for (size_t i = first; i < ended.size(); ++i) *s.add_jobs() = std::move(ended[i]);
   if (plan.runs_too_large > 0) {
-    s.add_waiting(absl::StrCat(Plural(plan.runs_too_large, "run"), " need more than the ",
+    s.add_waiting(absl::StrCat(Counted(plan.runs_too_large, "run", "need"), " more than the ",
                                launcher_->SlotsPerJob(), " slots a worker job offers (slurm.gpus_per_job)"));
   }
   if (plan.runs_past_max > 0) {
-    s.add_waiting(absl::StrCat(Plural(plan.runs_past_max, "run"), " wait for a slot: the pool is at max_jobs (",
-                               launcher_->MaxJobs(), ")"));
+    s.add_waiting(absl::StrCat(Counted(plan.runs_past_max, "run", "wait"),
+                               " for a slot: the pool is at max_jobs (", launcher_->MaxJobs(), ")"));
   }
   if (now_ms < paused_until_ms_ && s.queued_runs() > 0) {
     s.add_waiting(absl::StrCat("submissions are paused for ", (paused_until_ms_ - now_ms + 999) / 1000,

@@ -91,8 +91,11 @@ timeline="$tmp/pool_timeline.txt"
 (  # The pool as squeue and the queue see it, once a second, for the benchmark figure.
   start=$SECONDS
   while kill -0 "$server_pid" 2>/dev/null; do
-    queued=$("$nmctl" runs --json 2>/dev/null | python3 -c "import json,sys; print(sum(1 for r in json.load(sys.stdin)['runs'] if r['state']=='QUEUED'))" 2>/dev/null)
-    echo "$((SECONDS - start)) queued=${queued:-?} jobs=$(active_jobs)"
+    "$nmctl" cluster --json 2>/dev/null | python3 -c "
+import json,sys
+d=json.load(sys.stdin)
+jobs=[j for j in d.get('jobs',[]) if j['state'] in ('PENDING','RUNNING','CONFIGURING','COMPLETING')]
+print('$((SECONDS - start)) s: queued runs %d, jobs %d (%d with a worker)' % (int(d.get('queued_runs',0)), len(jobs), sum(1 for j in jobs if int(j.get('worker_id',0))>0)))" 2>/dev/null
     sleep 1
   done
 ) >"$timeline" 2>/dev/null &
@@ -103,21 +106,20 @@ check "the first run starts through a Slurm job" \
   wait_runs "$sweep_a" "any(r['state'] in ('RUNNING','SUCCEEDED') for r in runs)" 120
 first_start=$(ctl runs --sweep "$sweep_a" --json | json "min(int(r['started_at_ms']) for r in d['runs'] if int(r.get('started_at_ms',0))>0) - min(int(r['created_at_ms']) for r in d['runs'])")
 log "figure: submit to first run started through Slurm: ${first_start} ms (the coordinator's timestamps)"
-check "at most max_jobs (2) jobs at once, and the rest shown as waiting for a slot" \
-  wait_for 30 bash -c "'$nmctl' cluster | grep -q 'wait for a slot: the pool is at max_jobs (2)'"
-check "no more than 2 jobs pending or running" test "$(active_jobs)" -le 2
-check "workers register from their jobs (nmctl workers shows slurm:ID)" \
-  bash -c "'$nmctl' workers | grep -q 'slurm:[0-9]* RUNNING on $slurm_node'"
+check "no more than max_jobs (2) jobs pending or running" test "$(active_jobs)" -le 2
 check "every run of both sweeps succeeds" wait_runs "$sweep_a" "all(r['state']=='SUCCEEDED' for r in runs)" 300
 check "(second sweep)" wait_runs "$sweep_b" "all(r['state']=='SUCCEEDED' for r in runs)" 300
-drained_at=$SECONDS
 check "once the queue drains the idle workers leave and their jobs end" wait_for 60 test "$(active_jobs)" = 0
-log "figure: last run done to no job left: $((SECONDS - drained_at)) s (idle_exit_s 3, poll 1 s)"
 check "the jobs ended COMPLETED, not killed" \
   test "$(cluster_json | json "sorted(set(j['state'] for j in d['jobs']))")" = "['COMPLETED']"
+check "every job had a worker register from it" \
+  test "$(cluster_json | json "all(int(j.get('worker_id',0))>0 for j in d['jobs'])")" = True
+check "nmctl workers shows the job behind each worker" \
+  bash -c "'$nmctl' workers | grep -q 'slurm:[0-9]* COMPLETED on $slurm_node'"
+sleep 2
 kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
-log "figure: pool timeline (seconds since submit, queued runs, Slurm jobs pending or running):"
-awk '{print "figure:   " $0}' "$timeline" | uniq -f1 >&2
+log "figure: the pool over time (sampled about once a second; unchanged lines left out):"
+uniq -f2 "$timeline" | sed 's/^/figure:   /' >&2
 
 # --- B. a job scancel'ed mid-run: the run is requeued and resumes from its checkpoint in a new job
 sweep_c=$(ctl submit "$sweep_yaml" --set schedule.epochs=30 --set name=slurm-scancel --no-reuse --json | json "d['sweep']['id']")
@@ -126,6 +128,8 @@ check "a long run is running with a checkpoint" wait_runs "$sweep_c" \
 victim=$(ctl runs --sweep "$sweep_c" --json | json "[r['id'] for r in d['runs'] if r['state']=='RUNNING'][0]")
 wait_for 60 bash -c "'$nmctl' run '$victim' --json | python3 -c \"import json,sys; d=json.load(sys.stdin); sys.exit(0 if sum(1 for p in d.get('metrics',[]) if p['kind']=='epoch')>=2 else 1)\""
 job=$(job_of_run "$victim")
+check "nmctl workers shows the running job, its node and time left" \
+  bash -c "'$nmctl' workers | grep -q 'slurm:$job RUNNING on $slurm_node, .* left'"
 log "scancel job $job (running run $victim)"
 scancel "$job"
 check "the run is requeued after its job was cancelled" \
@@ -153,10 +157,12 @@ ctl cancel --sweep "$sweep_d" >/dev/null
 check "the cancelled run ends" wait_runs "$sweep_d" "all(r['state']=='CANCELLED' for r in runs)" 60
 
 # --- D. a job that fails to start is seen and reported
-nmworker_for_jobs=/nonexistent/nmworker serve_with "$(nmworker_for_jobs=/nonexistent/nmworker write_config d time=5 max_jobs=1)"
+serve_with "$(nmworker_for_jobs=/nonexistent/nmworker write_config d time=5 max_jobs=1)"
 sweep_e=$(ctl submit "$sweep_yaml" --set name=slurm-broken --no-reuse --json | json "d['sweep']['id']")
 check "a job whose nmworker cannot start is reported as a failed start" \
   wait_for 60 bash -c "'$nmctl' cluster | grep -q 'before its worker registered: a failed start'"
+check "why work waits: the second run waits for a slot at max_jobs (1)" \
+  bash -c "'$nmctl' cluster | grep -q '1 run waits for a slot: the pool is at max_jobs (1)'"
 ctl cancel --sweep "$sweep_e" >/dev/null
 ctl cluster >&2
 

@@ -116,14 +116,13 @@ absl::Status CompleteAttempt(Database* db, const v1::CompleteRunRequest& req, in
                                   req.message().empty() ? "cancelled" : req.message(), now_ms));
       return SetFinished(db, cur.run.id(), now_ms);
     case v1::QUEUED:
-      return HandBackAttempt(
-          db, cur,
-          absl::StrCat("attempt ", cur.run.attempt(), " handed back by its worker",
-                       req.message().empty() ? "" : ": ", req.message()),
-          now_ms);
+      return HandBackAttempt(db, cur,
+                             absl::StrCat("attempt ", cur.run.attempt(), " handed back by its worker",
+                                          req.message().empty() ? "" : ": ", req.message()),
+                             now_ms);
     default:
-      return absl::InvalidArgumentError(absl::StrCat("outcome must be SUCCEEDED, FAILED, CANCELLED or QUEUED, not ",
-                                                     v1::RunState_Name(req.outcome())));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "outcome must be SUCCEEDED, FAILED, CANCELLED or QUEUED, not ", v1::RunState_Name(req.outcome())));
   }
 }
 
@@ -156,8 +155,8 @@ absl::Status HandBackAttempt(Database* db, const RunRecord& cur, const std::stri
   }
   NM_RETURN_IF_ERROR(SetState(db, cur, v1::QUEUED, cur.run.attempt(),
                               absl::StrCat(reason, "; requeued (no retry used)"), now_ms));
-  NM_ASSIGN_OR_RETURN(Stmt st,
-                      db->Prepare("UPDATE runs SET worker_id = 0, slots = '', queued_at_ms = ? WHERE id = ?"));
+  NM_ASSIGN_OR_RETURN(
+      Stmt st, db->Prepare("UPDATE runs SET worker_id = 0, slots = '', queued_at_ms = ? WHERE id = ?"));
   return st->Bind(1, now_ms).Bind(2, cur.run.id()).Run();
 }
 

@@ -2,9 +2,8 @@
 
 #include <map>
 
-#include "server/store/run_table.h"
-
 #include "absl/strings/str_cat.h"
+#include "server/store/run_table.h"
 #include "server/store/status_macros.h"
 
 namespace nmsparse::server {
@@ -143,6 +142,5 @@ absl::StatusOr<std::vector<v1::Worker>> WorkersWithRuns(Database* db) {
   }
   return out;
 }
-
 
 }  // namespace nmsparse::server

@@ -154,7 +154,8 @@ void Agent::Leave(const std::string& why, std::chrono::milliseconds flush_timeou
     request.set_leaving(true);
     for (const v1::RunAttempt& run : RunningAttempts()) *request.add_running() = run;
     absl::StatusOr<v1::HeartbeatResponse> response = client_->Heartbeat(request);
-    if (!response.ok()) AgentLog(absl::StrCat("telling the coordinator we leave failed: ", response.status().ToString()));
+    if (!response.ok())
+      AgentLog(absl::StrCat("telling the coordinator we leave failed: ", response.status().ToString()));
   }
   Shutdown(std::chrono::milliseconds(1000));
 }

@@ -33,7 +33,7 @@ struct AgentOptions {
   size_t outbox_capacity = 100000;
   std::chrono::milliseconds kill_grace{5000};
   std::chrono::milliseconds max_backoff{3000};
-  std::string job;                    // The batch job this worker runs in ("slurm:<id>"), sent on Register.
+  std::string job;  // The batch job this worker runs in ("slurm:<id>"), sent on Register.
   std::chrono::milliseconds idle_exit{0};  // > 0: with no run for this long, ask to leave (RequestExit).
 };
 

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/flags/flag.h"
