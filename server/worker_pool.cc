@@ -82,8 +82,9 @@ void WorkerPool::Merge(const std::vector<LaunchedJob>& listed) {
   std::map<std::string, const LaunchedJob*> seen;
   for (const LaunchedJob& j : listed) seen[j.id] = &j;
   for (const LaunchedJob& j : listed) {
-    Tracked& t = jobs_[j.id];  // A job of ours from before a restart is adopted.
-    t.job = j;
+    auto [it, adopted] = jobs_.try_emplace(j.id);  // A job of ours from before a restart is adopted...
+    if (adopted && j.phase == JobPhase::kEnded) it->second.ended_reported = true;  // ...ended ones quietly.
+    it->second.job = j;
   }
   for (auto& [id, t] : jobs_) {
     if (seen.count(id) || t.job.phase == JobPhase::kEnded) continue;
