@@ -9,6 +9,7 @@
 # partition "cpu" as the default.
 
 slurm_pids=()
+slurm_socket_dir=""
 
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -24,7 +25,11 @@ start_slurm_cluster() {
   chmod 0700 "$dir/munge"
   dd if=/dev/urandom of="$dir/munge/munge.key" bs=1024 count=1 status=none
   chmod 0400 "$dir/munge/munge.key"
-  local socket="$dir/munge/munge.socket"
+  # A socket path must fit in 108 bytes, and munged wants its directory open to all (execute): a short
+  # directory of its own under /tmp, removed by stop_slurm_cluster.
+  slurm_socket_dir=$(mktemp -d /tmp/nmslurm.XXXXXX)
+  chmod 0755 "$slurm_socket_dir"
+  local socket="$slurm_socket_dir/munge.socket"
   munged --foreground --force --key-file="$dir/munge/munge.key" --socket="$socket" \
     --pid-file="$dir/munge/munged.pid" --log-file="$dir/log/munged.log" --seed-file="$dir/munge/seed" \
     >"$dir/log/munged.out" 2>&1 &
@@ -76,8 +81,9 @@ EOF
   slurm_pids+=($!)
   slurmd -D -N "$slurm_node" -f "$SLURM_CONF" >"$dir/log/slurmd.out" 2>&1 &
   slurm_pids+=($!)
-  for _ in $(seq 120); do
-    if [[ "$(sinfo -h -n "$slurm_node" -o '%t' 2>/dev/null)" == idle ]]; then return 0; fi
+  local deadline=$((SECONDS + 60))
+  while ((SECONDS < deadline)); do
+    if [[ "$(timeout 5 sinfo -h -n "$slurm_node" -o '%t' 2>/dev/null)" == idle ]]; then return 0; fi
     sleep 0.5
   done
   echo "slurm: node $slurm_node did not become idle; sinfo says: $(sinfo -h -o '%n %t %E' 2>&1)" >&2
@@ -96,4 +102,5 @@ stop_slurm_cluster() {
     wait "$pid" 2>/dev/null || true
   done
   slurm_pids=()
+  [[ -n "${slurm_socket_dir:-}" ]] && rm -rf "$slurm_socket_dir"
 }
