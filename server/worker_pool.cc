@@ -119,6 +119,17 @@ void WorkerPool::Watch(const Queue& queue, int64_t now_ms) {
         Event(absl::StrCat("job ", Name(id), " of worker ", t.worker_id, " ended ", how));
       }
     }
+    // Slurm holds a job whose launch failed on its node ("launch failed requeued held"): it would wait
+    // forever.
+    if (t.job.phase == JobPhase::kPending && t.job.reason.find("launch failed") != std::string::npos &&
+        !t.ended_reported) {
+      t.ended_reported = true;
+      ++failed_starts_in_a_row_;
+      const absl::Status cancelled = launcher_->Cancel(id);
+      Event(absl::StrCat("job ", Name(id), " could not be launched on its node (", t.job.reason,
+                         "): a failed start; ", cancelled.ok() ? "cancelled it" : cancelled.ToString(),
+                         "; see the node's slurmd log"));
+    }
     if (t.job.phase == JobPhase::kRunning && w != queue.workers_by_job.end() && !w->second.alive() &&
         !t.silence_reported && now_ms - w->second.last_heartbeat_ms() > kSilenceReportMs) {
       t.silence_reported = true;

@@ -1,6 +1,7 @@
 # A one-node Slurm cluster on loopback, for the real-Slurm end-to-end test (sourced by slurm_e2e_test.sh).
-# Everything lives under $1 (a fresh directory): its own munge key and socket, a generated slurm.conf with free
-# ports, state and spool directories, logs. start_slurm_cluster starts munged, slurmctld and slurmd in the
+# Everything lives in a fresh short directory under /tmp ($slurm_dir; Slurm and munge put Unix sockets in their
+# spool directories, and socket paths must fit in 108 bytes): its own munge key and socket, a generated
+# slurm.conf with free ports, state and spool directories, logs. start_slurm_cluster starts munged, slurmctld and slurmd in the
 # foreground as children of the test; stop_slurm_cluster stops them. Nothing outside the directory is
 # touched, so it runs beside any other Slurm or munge on the machine. Needs root (slurmd runs jobs as their
 # user) and Debian's slurmctld, slurmd, slurm-client and munge (tools/bootstrap.sh NMSPARSE_SLURM=1).
@@ -9,27 +10,26 @@
 # partition "cpu" as the default.
 
 slurm_pids=()
-slurm_socket_dir=""
+slurm_dir=""
 
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# start_slurm_cluster DIR: sets SLURM_CONF (exported, so sbatch, squeue, scancel and nmserver use it) and
-# slurm_node; returns non-zero when the cluster does not come up within 60 s.
+# start_slurm_cluster: sets slurm_dir, SLURM_CONF (exported, so sbatch, squeue, scancel and nmserver use it)
+# and slurm_node; returns non-zero when the cluster does not come up within 60 s.
 start_slurm_cluster() {
-  local dir=$1 host
+  local dir host
+  slurm_dir=$(mktemp -d /tmp/nmslurm.XXXXXX)
+  chmod 0755 "$slurm_dir"  # munged wants the socket's directory open to all (execute).
+  dir=$slurm_dir
   host=$(hostname -s)
   slurm_node=nmnode
   mkdir -p "$dir"/{munge,state,spool,log}
   chmod 0700 "$dir/munge"
   dd if=/dev/urandom of="$dir/munge/munge.key" bs=1024 count=1 status=none
   chmod 0400 "$dir/munge/munge.key"
-  # A socket path must fit in 108 bytes, and munged wants its directory open to all (execute): a short
-  # directory of its own under /tmp, removed by stop_slurm_cluster.
-  slurm_socket_dir=$(mktemp -d /tmp/nmslurm.XXXXXX)
-  chmod 0755 "$slurm_socket_dir"
-  local socket="$slurm_socket_dir/munge.socket"
+  local socket="$dir/munge.socket"
   munged --foreground --force --key-file="$dir/munge/munge.key" --socket="$socket" \
     --pid-file="$dir/munge/munged.pid" --log-file="$dir/log/munged.log" --seed-file="$dir/munge/seed" \
     >"$dir/log/munged.out" 2>&1 &
@@ -102,5 +102,5 @@ stop_slurm_cluster() {
     wait "$pid" 2>/dev/null || true
   done
   slurm_pids=()
-  [[ -n "${slurm_socket_dir:-}" ]] && rm -rf "$slurm_socket_dir"
+  [[ -n "$slurm_dir" ]] && rm -rf "$slurm_dir"
 }

@@ -37,14 +37,14 @@ done
 
 dump_slurm_logs() {
   if ((failures > 0)); then
-    for f in "$tmp"/slurm/log/*.log "$work"/slurm-logs/*.out; do
+    for f in "$slurm_dir"/log/*.log "$work"/slurm-logs/*.out; do
       [[ -f "$f" ]] && { echo "===== $f (tail)"; tail -n 30 "$f"; }
     done
   fi
 }
 trap 'dump_slurm_logs; stop_slurm_cluster; cleanup' EXIT
 
-start_slurm_cluster "$tmp/slurm" || { fail "the Slurm cluster did not start"; exit 1; }
+start_slurm_cluster || { fail "the Slurm cluster did not start"; exit 1; }
 log "slurm up: $(sinfo -h -o '%P %a %D %t %c CPUs')"
 
 port=$(free_port)
