@@ -71,6 +71,7 @@ serve_with() {  # serve_with CONFIG: (re)starts nmserver on the fixed port with 
 }
 
 active_jobs() { squeue -h --states=PENDING,RUNNING,CONFIGURING,COMPLETING -n nmworker | wc -l; }
+no_active_jobs() { test "$(active_jobs)" = 0; }
 cluster_json() { ctl cluster --json; }
 run_history() { ctl run "$1" --json | json "'\n'.join(h.get('reason','') for h in d.get('history',[]))"; }
 run_field() { ctl run "$1" --json | json "d['run'].get('$2', '')"; }
@@ -109,7 +110,7 @@ log "figure: submit to first run started through Slurm: ${first_start} ms (the c
 check "no more than max_jobs (2) jobs pending or running" test "$(active_jobs)" -le 2
 check "every run of both sweeps succeeds" wait_runs "$sweep_a" "all(r['state']=='SUCCEEDED' for r in runs)" 300
 check "(second sweep)" wait_runs "$sweep_b" "all(r['state']=='SUCCEEDED' for r in runs)" 300
-check "once the queue drains the idle workers leave and their jobs end" wait_for 60 test "$(active_jobs)" = 0
+check "once the queue drains the idle workers leave and their jobs end" wait_for 60 no_active_jobs
 check "the jobs ended COMPLETED, not killed" \
   test "$(cluster_json | json "sorted(set(j['state'] for j in d['jobs']))")" = "['COMPLETED']"
 check "every job had a worker register from it" \
@@ -138,7 +139,7 @@ check "the pool reports the cancelled job" wait_for 30 bash -c "'$nmctl' cluster
 check "the run succeeds in a new job" wait_runs "$sweep_c" "all(r['state']=='SUCCEEDED' for r in runs)" 300
 check "its retry resumed from the checkpoint" bash -c "'$nmctl' logs '$victim' | grep -q 'resuming from'"
 check "on a later attempt" test "$(run_field "$victim" attempt)" -ge 2
-check "and the pool is empty again" wait_for 60 test "$(active_jobs)" = 0
+check "and the pool is empty again" wait_for 60 no_active_jobs
 
 # --- C. a time limit reached: the worker hands its run back at Slurm's warning, cleanly
 serve_with "$(write_config c time=1 max_jobs=1 signal_before_end_s=45)"
@@ -155,6 +156,7 @@ check "the run stopped at a checkpoint and starts again in a new job" \
 check "and resumed from its checkpoint" wait_for 30 bash -c "'$nmctl' logs '$long' | grep -q 'resuming from'"
 ctl cancel --sweep "$sweep_d" >/dev/null
 check "the cancelled run ends" wait_runs "$sweep_d" "all(r['state']=='CANCELLED' for r in runs)" 60
+check "and its worker leaves, ending its job" wait_for 60 no_active_jobs
 
 # --- D. a job that fails to start is seen and reported
 serve_with "$(nmworker_for_jobs=/nonexistent/nmworker write_config d time=5 max_jobs=1)"
