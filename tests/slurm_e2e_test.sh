@@ -111,8 +111,10 @@ check "no more than max_jobs (2) jobs pending or running" test "$(active_jobs)" 
 check "every run of both sweeps succeeds" wait_runs "$sweep_a" "all(r['state']=='SUCCEEDED' for r in runs)" 300
 check "(second sweep)" wait_runs "$sweep_b" "all(r['state']=='SUCCEEDED' for r in runs)" 300
 check "once the queue drains the idle workers leave and their jobs end" wait_for 60 no_active_jobs
-check "the jobs ended COMPLETED, not killed" \
-  test "$(cluster_json | json "sorted(set(j['state'] for j in d['jobs']))")" = "['COMPLETED']"
+jobs_ended_cleanly() {  # Every job ended COMPLETED (a pending job no run needed may have been cancelled).
+  test "$(cluster_json | json "all(j['state']=='COMPLETED' or j.get('reason')=='no queued run needs it' for j in d['jobs'])")" = True
+}
+check "the jobs ended COMPLETED, not killed (as the pool sees them)" wait_for 15 jobs_ended_cleanly
 check "every job had a worker register from it" \
   test "$(cluster_json | json "all(int(j.get('worker_id',0))>0 for j in d['jobs'])")" = True
 check "nmctl workers shows the job behind each worker" \
