@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "absl/strings/str_cat.h"
+#include "cli/cluster_commands.h"
 #include "cli/exit_codes.h"
 #include "cli/live_commands.h"
 #include "cli/query_commands.h"
@@ -139,7 +140,12 @@ const std::vector<CommandInfo>& Commands() {
        "a sweep's runs and final metrics (and curves)",
        {"format", "curves", "output"},
        RunExportCommand},
-      {"workers", "", "registered workers, their slots and liveness", {}, RunWorkersCommand},
+      {"workers", "", "registered workers, their slots, liveness and batch job", {}, RunWorkersCommand},
+      {"cluster",
+       "",
+       "the worker pool: the Slurm jobs nmserver launched for workers, and why queued runs wait",
+       {},
+       RunClusterCommand},
       {"help", "[COMMAND]", "this text, or one command's options", {}, RunHelpCommand},
   };
   return *commands;

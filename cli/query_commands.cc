@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "cli/cluster_commands.h"
 #include "cli/compare_pivot.h"
 #include "cli/exit_codes.h"
 #include "cli/run_format.h"
@@ -277,7 +278,10 @@ int RunWorkersCommand(const CommandContext& context) {
     PrintJson(context, *response);
     return kExitOk;
   }
-  Table table({"ID", "HOST", "ALIVE", "SLOTS", "FREE", "RUNNING", "LAST HEARTBEAT"});
+  // The jobs behind the workers; a coordinator without a launcher answers an empty pool.
+  absl::StatusOr<v1::ClusterStatus> cluster =
+      context.connection().Call(&v1::Coordinator::Stub::GetCluster, v1::GetClusterRequest());
+  Table table({"ID", "HOST", "ALIVE", "SLOTS", "FREE", "RUNNING", "LAST HEARTBEAT", "JOB"});
   for (const v1::Worker& worker : response->workers()) {
     std::vector<std::string> slots;
     for (const v1::Slot& slot : worker.slots()) {
@@ -289,7 +293,10 @@ int RunWorkersCommand(const CommandContext& context) {
     }
     table.AddRow({absl::StrCat(worker.id()), worker.host(), worker.alive() ? "yes" : "no",
                   absl::StrJoin(slots, ","), absl::StrCat(worker.free_slots()),
-                  absl::StrJoin(worker.running_runs(), ","), FormatTime(worker.last_heartbeat_ms())});
+                  absl::StrJoin(worker.running_runs(), ","), FormatTime(worker.last_heartbeat_ms()),
+                  worker.job().empty() ? "-"
+                  : cluster.ok()       ? WorkerJobSummary(*cluster, worker.job())
+                                       : worker.job()});
   }
   *context.out << table.Render();
   return kExitOk;

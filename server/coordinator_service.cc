@@ -36,27 +36,6 @@ std::optional<double> Metric(const v1::Run& run, const std::string& name) {
   return it->second;
 }
 
-absl::StatusOr<std::vector<v1::Worker>> WorkersWithRuns(Database* db) {
-  NM_ASSIGN_OR_RETURN(std::vector<WorkerRecord> records, ListWorkerRecords(db));
-  RunFilter f;
-  f.active_only = true;
-  NM_ASSIGN_OR_RETURN(std::vector<RunRecord> active, QueryRuns(db, f, RunDetail::kSummary));
-  std::map<int64_t, std::vector<const v1::Run*>> by_worker;
-  for (const RunRecord& r : active) by_worker[r.run.worker_id()].push_back(&r.run);
-  std::vector<v1::Worker> out;
-  for (WorkerRecord& w : records) {
-    uint32_t used = 0;
-    for (const v1::Run* r : by_worker[w.worker.id()]) {
-      w.worker.add_running_runs(r->id());
-      used += r->slots_size();
-    }
-    uint32_t total = static_cast<uint32_t>(w.worker.slots_size());
-    w.worker.set_free_slots(w.worker.alive() && used < total ? total - used : 0);
-    out.push_back(std::move(w.worker));
-  }
-  return out;
-}
-
 }  // namespace
 
 grpc::Status CoordinatorService::SubmitSweep(grpc::ServerContext* ctx, const v1::SubmitSweepRequest* req,
@@ -67,6 +46,7 @@ grpc::Status CoordinatorService::SubmitSweep(grpc::ServerContext* ctx, const v1:
   *resp = std::move(*out);
   if (!req->dry_run() && !resp->existing()) {
     scheduler_->Kick();
+    if (pool_) pool_->Wake();
     changes_->Notify();
   }
   return grpc::Status::OK;
@@ -253,6 +233,12 @@ grpc::Status CoordinatorService::ListWorkers(grpc::ServerContext*, const v1::Lis
     for (v1::Worker& w : workers) *resp->add_workers() = std::move(w);
     return absl::OkStatus();
   }));
+}
+
+grpc::Status CoordinatorService::GetCluster(grpc::ServerContext*, const v1::GetClusterRequest*,
+                                            v1::ClusterStatus* resp) {
+  if (pool_) *resp = pool_->Status();
+  return grpc::Status::OK;
 }
 
 }  // namespace nmsparse::server

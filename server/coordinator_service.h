@@ -7,15 +7,18 @@
 #include "server/scheduler.h"
 #include "server/store/store.h"
 #include "server/sweep_expander.h"
+#include "server/worker_pool.h"
 
 namespace nmsparse::server {
 
 class CoordinatorService final : public v1::Coordinator::Service {
  public:
-  CoordinatorService(Store* store, Scheduler* scheduler, ChangeSignal* changes, SweepExpander expand,
-                     int64_t max_runs_per_sweep)
+  // `pool` may be null (no launcher: workers are started by hand).
+  CoordinatorService(Store* store, Scheduler* scheduler, WorkerPool* pool, ChangeSignal* changes,
+                     SweepExpander expand, int64_t max_runs_per_sweep)
       : store_(store),
         scheduler_(scheduler),
+        pool_(pool),
         changes_(changes),
         expand_(std::move(expand)),
         max_runs_per_sweep_(max_runs_per_sweep) {}
@@ -41,10 +44,13 @@ class CoordinatorService final : public v1::Coordinator::Service {
   grpc::Status Export(grpc::ServerContext*, const v1::ExportRequest* req, v1::ExportResponse* resp) override;
   grpc::Status ListWorkers(grpc::ServerContext*, const v1::ListWorkersRequest* req,
                            v1::ListWorkersResponse* resp) override;
+  grpc::Status GetCluster(grpc::ServerContext*, const v1::GetClusterRequest* req,
+                          v1::ClusterStatus* resp) override;
 
  private:
   Store* store_;
   Scheduler* scheduler_;
+  WorkerPool* pool_;
   ChangeSignal* changes_;
   SweepExpander expand_;
   int64_t max_runs_per_sweep_;

@@ -1,5 +1,7 @@
 // nmserver: the coordinator. Serves the Coordinator and WorkerGateway gRPC APIs over one SQLite database.
 // Prints "nmserver listening on ADDR" on stderr once serving; SIGTERM or SIGINT shut it down cleanly.
+#include <unistd.h>
+
 // `nmserver init` and `nmserver token ...` manage the access tokens instead (server/auth/token_admin.h).
 #include <csignal>
 #include <cstdio>
@@ -14,6 +16,8 @@
 #include "server/nm_server.h"
 #include "server/parallel_expander.h"
 #include "server/schemas_expander.h"
+#include "server/slurm_config.h"
+#include "server/slurm_launcher.h"
 
 ABSL_FLAG(std::string, listen, nmsparse::DefaultCoordinatorAddress(),
           "host:port to serve on (port 0: any free port; 50151 when left out)");
@@ -26,6 +30,9 @@ ABSL_FLAG(int64_t, max_runs_per_sweep, nmsparse::limits::kDefaultMaxRunsPerSweep
           "refuse a sweep that expands to more runs than this (counted before expanding)");
 ABSL_FLAG(int64_t, max_log_lines_per_run, nmsparse::limits::kDefaultMaxLogLinesPerRun,
           "log lines stored per run; later ones are dropped and counted in one notice line");
+ABSL_FLAG(std::string, config, "",
+          "server config file (YAML); its slurm: section makes nmserver launch workers through Slurm "
+          "(docs/cluster.md)");
 ABSL_FLAG(int64_t, max_metric_points_per_run, nmsparse::limits::kDefaultMaxMetricPointsPerRun,
           "metric points stored per run (kind final excepted); later ones are dropped and counted");
 ABSL_FLAG(std::string, tls_cert, "", "PEM server certificate (chain): serve TLS (with --tls_key)");
@@ -38,6 +45,23 @@ ABSL_FLAG(std::string, token_dir, "", "init: directory for admin.token and worke
 ABSL_FLAG(std::string, token_file, "", "token add: the new token's file (created with mode 0600)");
 ABSL_FLAG(std::string, role, "user", "token add: worker, user or admin");
 ABSL_FLAG(int64_t, expires_in_s, 0, "token add: seconds until the token expires (0: never)");
+
+namespace {
+
+// The address a worker job dials when slurm.coordinator is not set: the listen address, with this host's name
+// in place of a wildcard host.
+std::string WorkerFacingAddress(const std::string& listen) {
+  const size_t colon = listen.rfind(':');
+  std::string host = listen.substr(0, colon);
+  if (host == "0.0.0.0" || host == "[::]" || host.empty()) {
+    char name[256] = {0};
+    gethostname(name, sizeof(name) - 1);
+    host = name;
+  }
+  return host + listen.substr(colon);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   const auto positional = nmsparse::ParseProgramFlags(
@@ -88,6 +112,27 @@ int main(int argc, char** argv) {
                  "nmserver: --max_runs_per_sweep must be > 0, --max_log_lines_per_run and "
                  "--max_metric_points_per_run >= 0\n");
     return 2;
+  }
+
+  if (const std::string config = absl::GetFlag(FLAGS_config); !config.empty()) {
+    absl::StatusOr<std::optional<nmsparse::server::SlurmConfig>> slurm =
+        nmsparse::server::LoadSlurmConfig(config);
+    if (!slurm.ok()) {
+      std::fprintf(stderr, "nmserver: --config: %s\n", std::string(slurm.status().message()).c_str());
+      return 2;
+    }
+    if (slurm->has_value()) {
+      std::string coordinator = (*slurm)->coordinator;
+      if (coordinator.empty()) coordinator = WorkerFacingAddress(options.listen);
+      if (coordinator.size() >= 2 && coordinator.substr(coordinator.size() - 2) == ":0") {
+        std::fprintf(stderr,
+                     "nmserver: %s: worker jobs need a fixed port: set slurm.coordinator or --listen "
+                     "with a port other than 0\n",
+                     config.c_str());
+        return 2;
+      }
+      options.launcher = std::make_shared<nmsparse::server::SlurmLauncher>(**slurm, coordinator);
+    }
   }
 
   // Signals are taken by sigwait below, never by a handler on a random thread.

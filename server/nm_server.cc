@@ -17,6 +17,7 @@
 #include "server/store/token_table.h"
 #include "server/store/worker_table.h"
 #include "server/worker_gateway_service.h"
+#include "server/worker_pool.h"
 
 namespace nmsparse::server {
 
@@ -27,6 +28,7 @@ struct NmServer::Parts {
   ChangeSignal changes;
   std::unique_ptr<Scheduler> scheduler;
   std::unique_ptr<LeaseManager> leases;
+  std::unique_ptr<WorkerPool> pool;  // Only with a launcher.
   std::unique_ptr<CoordinatorService> coordinator;
   std::unique_ptr<WorkerGatewayService> gateway;
   std::unique_ptr<grpc::Server> server;
@@ -75,8 +77,9 @@ absl::StatusOr<std::unique_ptr<NmServer>> NmServer::Start(ServerOptions options)
     scheduler->Kick();
     changes->Notify();
   });
-  p->coordinator = std::make_unique<CoordinatorService>(p->store.get(), scheduler, changes, options.expand,
-                                                        options.max_runs_per_sweep);
+  if (options.launcher) p->pool = std::make_unique<WorkerPool>(p->store.get(), options.launcher);
+  p->coordinator = std::make_unique<CoordinatorService>(p->store.get(), scheduler, p->pool.get(), changes,
+                                                        options.expand, options.max_runs_per_sweep);
   p->gateway = std::make_unique<WorkerGatewayService>(p->store.get(), scheduler, &p->hub, changes, lease,
                                                       options.caps);
 
@@ -96,6 +99,7 @@ absl::StatusOr<std::unique_ptr<NmServer>> NmServer::Start(ServerOptions options)
     return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));
   p->scheduler->Start();
   p->leases->Start();
+  if (p->pool) p->pool->Start();
   std::unique_ptr<NmServer> out(new NmServer(std::move(p)));
   out->port_ = port;
   return out;
@@ -115,6 +119,7 @@ void NmServer::Shutdown() {
   parts_->changes.Close();
   parts_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   parts_->server->Wait();
+  if (parts_->pool) parts_->pool->Stop();
   parts_->scheduler->Stop();
   parts_->leases->Stop();
 }

@@ -12,6 +12,7 @@
 #include "server/auth/transport_security.h"
 #include "server/store/event_table.h"
 #include "server/sweep_expander.h"
+#include "server/worker_launcher.h"
 
 namespace grpc {
 class Server;
@@ -30,6 +31,9 @@ struct ServerOptions {
   EventCaps caps;                                                // Log lines and metric points per run.
   // TLS files and --insecure; `listen` is filled in from the field above (server/auth/transport_security.h).
   TransportSecurityOptions security;
+  // Launches workers through a cluster scheduler (nmserver --config with a slurm: section); null: workers
+  // are started by hand.
+  std::shared_ptr<WorkerLauncher> launcher;
 };
 
 class NmServer {

@@ -32,7 +32,7 @@ class SchedulerTest : public ::testing::Test {
     for (const v1::Slot& slot : testing::GpuSlots(slots)) *s.Add() = slot;
     EXPECT_TRUE(store_
                     ->Write([&](Database* db) -> absl::Status {
-                      NM_ASSIGN_OR_RETURN(id, UpsertWorker(db, 0, "h", s, NowMs()));
+                      NM_ASSIGN_OR_RETURN(id, UpsertWorker(db, 0, "h", s, "", NowMs()));
                       return absl::OkStatus();
                     })
                     .ok());

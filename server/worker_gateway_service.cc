@@ -77,6 +77,29 @@ absl::Status Reconcile(Database* db, int64_t worker_id, const v1::RegisterReques
   return absl::OkStatus();
 }
 
+// A leaving worker: marked gone so that it gets no more runs; the runs the coordinator gives it but the agent
+// does not list (assignments still on their way) go back to the queue without costing a retry. Returns
+// whether any did.
+absl::StatusOr<bool> Leave(Database* db, int64_t worker_id,
+                           const google::protobuf::RepeatedPtrField<v1::RunAttempt>& running) {
+  const int64_t now = NowMs();
+  NM_RETURN_IF_ERROR(MarkWorkerGone(db, worker_id, now));
+  std::set<std::pair<int64_t, uint32_t>> listed;
+  for (const v1::RunAttempt& ra : running) listed.emplace(ra.run_id(), ra.attempt());
+  RunFilter f;
+  f.worker_id = worker_id;
+  f.active_only = true;
+  NM_ASSIGN_OR_RETURN(std::vector<RunRecord> runs, QueryRuns(db, f, RunDetail::kSummary));
+  bool any = false;
+  for (const RunRecord& r : runs) {
+    if (listed.count({r.run.id(), r.run.attempt()})) continue;
+    NM_RETURN_IF_ERROR(HandBackAttempt(
+        db, r, absl::StrCat("worker ", worker_id, " left before starting attempt ", r.run.attempt()), now));
+    any = true;
+  }
+  return any;
+}
+
 // This worker's ASSIGNED runs, with the assignment to (re)send.
 absl::StatusOr<std::vector<v1::Assignment>> PendingAssignments(Database* db, int64_t worker_id) {
   RunFilter f;
@@ -105,7 +128,8 @@ grpc::Status WorkerGatewayService::Register(grpc::ServerContext*, const v1::Regi
   }
   absl::Status s = store_->Write([&](Database* db) -> absl::Status {
     resp->Clear();
-    NM_ASSIGN_OR_RETURN(int64_t id, UpsertWorker(db, req->worker_id(), req->host(), req->slots(), NowMs()));
+    NM_ASSIGN_OR_RETURN(int64_t id,
+                        UpsertWorker(db, req->worker_id(), req->host(), req->slots(), req->job(), NowMs()));
     resp->set_worker_id(id);
     return Reconcile(db, id, *req, resp);
   });
@@ -119,15 +143,21 @@ grpc::Status WorkerGatewayService::Register(grpc::ServerContext*, const v1::Regi
 
 grpc::Status WorkerGatewayService::Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest* req,
                                              v1::HeartbeatResponse* resp) {
-  return ToGrpc(store_->Write([&](Database* db) -> absl::Status {
+  bool handed_back = false;
+  grpc::Status s = ToGrpc(store_->Write([&](Database* db) -> absl::Status {
     resp->Clear();
     NM_RETURN_IF_ERROR(TouchWorker(db, req->worker_id(), NowMs()));
     for (const v1::RunAttempt& ra : req->running()) {
       NM_ASSIGN_OR_RETURN(bool held, StillHeld(db, req->worker_id(), ra));
       if (!held) *resp->add_stop() = ra;
     }
+    if (!req->leaving()) return absl::OkStatus();
+    NM_ASSIGN_OR_RETURN(handed_back, Leave(db, req->worker_id(), req->running()));
     return absl::OkStatus();
   }));
+  if (handed_back) scheduler_->Kick();
+  if (req->leaving()) changes_->Notify();
+  return s;
 }
 
 grpc::Status WorkerGatewayService::Assignments(grpc::ServerContext* ctx, const v1::AssignmentsRequest* req,

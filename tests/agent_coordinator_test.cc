@@ -110,7 +110,8 @@ class AgentCoordinatorTest : public ::testing::Test {
     stub_ = v1::Coordinator::NewStub(grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
   }
 
-  agent::Agent* StartAgent(const std::string& name) {
+  agent::Agent* StartAgent(const std::string& name,
+                           const std::function<void(agent::AgentOptions*)>& adjust = nullptr) {
     agent::AgentOptions options;
     options.host = name;
     options.work_dir = dir_ + "/work";  // Shared by every agent, as a shared filesystem would be.
@@ -118,6 +119,7 @@ class AgentCoordinatorTest : public ::testing::Test {
     options.slots = *agent::BuildSlots("none", 1, {});
     options.kill_grace = std::chrono::milliseconds(1000);
     options.max_backoff = std::chrono::milliseconds(300);
+    if (adjust) adjust(&options);
     agents_.push_back(
         std::make_unique<agent::Agent>(options, std::make_unique<agent::CoordinatorClient>(address_)));
     agents_.back()->Start();
@@ -224,6 +226,50 @@ TEST_F(AgentCoordinatorTest, RunsSucceedWithMetricsLogsAndFinalMetrics) {
     EXPECT_EQ(full.metrics(0).labels().at("phase"), "sparse");
     EXPECT_EQ(full.run().attempt(), 1u);
   }
+}
+
+// A worker leaving (Slurm's USR1 before the time limit) hands its run back: requeued without a retry (the
+// sweep allows none), and resumed from the checkpoint by the next worker.
+TEST_F(AgentCoordinatorTest, LeavingHandsTheRunBackWithoutUsingARetry) {
+  agent::Agent* leaving = StartAgent("job-1", [](agent::AgentOptions* o) { o->job = "slurm:41"; });
+  const int64_t sweep = Submit("leave", {{"x", "slow"}}, /*max_retries=*/0);
+  ASSERT_TRUE(WaitFor(sweep, [](const auto& runs) { return AllIn(runs, v1::RUNNING); }));
+  const int64_t run_id = Runs(sweep)[0].id();
+  ASSERT_TRUE(WaitFor(sweep, [&](const auto&) { return CountKind(GetRun(run_id), "epoch") >= 2; }));
+  v1::ListWorkersResponse workers;
+  {
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub_->ListWorkers(&context, v1::ListWorkersRequest(), &workers).ok());
+  }
+  ASSERT_EQ(workers.workers_size(), 1);
+  EXPECT_EQ(workers.workers(0).job(), "slurm:41");
+
+  leaving->Leave("test");
+  const v1::Run handed_back = Runs(sweep)[0];
+  EXPECT_EQ(handed_back.state(), v1::QUEUED) << handed_back.message();
+  bool said = false;
+  const v1::GetRunResponse after = GetRun(run_id);
+  for (const v1::StateChange& change : after.history()) {
+    said |= absl::StrContains(change.reason(), "handed back by its worker") &&
+            absl::StrContains(change.reason(), "no retry used");
+  }
+  EXPECT_TRUE(said);
+
+  StartAgent("job-2");
+  ASSERT_TRUE(WaitFor(sweep, [](const auto& runs) { return AllIn(runs, v1::SUCCEEDED); }));
+  EXPECT_EQ(Runs(sweep)[0].attempt(), 2u);
+  EXPECT_TRUE(absl::StrContains(Logs(run_id), "resuming from checkpoint"));
+}
+
+// With --idle_exit_ms, a worker without runs asks to leave; while it has a run it does not.
+TEST_F(AgentCoordinatorTest, IdleWorkerAsksToLeave) {
+  agent::Agent* idle =
+      StartAgent("idle", [](agent::AgentOptions* o) { o->idle_exit = std::chrono::milliseconds(300); });
+  const auto started = std::chrono::steady_clock::now();
+  const agent::ExitRequest request = idle->WaitForExitRequest();
+  EXPECT_EQ(request.kind, agent::ExitKind::kLeave);
+  EXPECT_GE(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(300));
+  EXPECT_TRUE(absl::StrContains(request.why, "no run for")) << request.why;
 }
 
 TEST_F(AgentCoordinatorTest, TrainerFailureIsReportedWithExitCodeAndStderr) {

@@ -39,11 +39,12 @@ cleanup() {
 trap cleanup EXIT
 
 server_starts=0
+server_args=()  # More nmserver flags for every start (e.g. --config=FILE).
 start_server() {  # start_server PORT [FLAGS...] (port 0: any free one); sets $address and NMSPARSE_COORDINATOR.
   server_starts=$((server_starts + 1))
   local log_file="$tmp/nmserver-$server_starts.log"
   "$nmserver" --listen="127.0.0.1:$1" --db="$db" --lease_ms=3000 --grace_ms=1000 --schedule_interval_ms=200 \
-    "${@:2}" >"$log_file" 2>&1 &
+    "${server_args[@]}" "${@:2}" >"$log_file" 2>&1 &
   server_pid=$!
   address=""
   for _ in $(seq 100); do

@@ -15,6 +15,11 @@ PACKAGES=(
   openssl                    # the TLS tests make their own CA and certificates
   dataset-fashion-mnist      # the embedded default dataset (/usr/share/datasets/fashion-mnist)
 )
+if [[ "${NMSPARSE_SLURM:-0}" == 1 ]]; then
+  # A one-node Slurm for tests/slurm_e2e_test.sh (tools/test.sh asks for it; the main job does not need it).
+  # The test starts its own daemons with its own config; none is configured system-wide here.
+  PACKAGES+=(slurmctld slurmd slurm-client munge)
+fi
 if [[ "${NMSPARSE_BENCH:-0}" == 1 ]]; then
   PACKAGES+=(python3-torch)  # PyTorch from Python over the same LibTorch, the trainer benchmark's baseline
 fi

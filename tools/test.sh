@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of nmsparse: installs what is missing (idempotent), builds everything, runs all tests, in
 # stages whose times it prints:
-#   1. set-up: Debian packages (tools/bootstrap.sh)
+#   1. set-up: Debian packages (tools/bootstrap.sh, with Slurm and munge for tests/slurm_e2e_test.sh)
 #   2. checks: the CMake source list and //:all_tests against Bazel's view
 #   3. Bazel: every target built and //:all_tests run, against Debian's LibTorch 1.13 (CPU, Gloo)
 #   4. fuzzing: every //fuzz target built with clang, ASan and UBSan and run for 10 s from its committed corpus
@@ -25,7 +25,8 @@ count() {  # count RC: one passed or failed check.
   if [[ $1 -eq 0 ]]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 }
 
-bash tools/bootstrap.sh || exit 1
+# NMSPARSE_SLURM=1: also Debian's Slurm and munge, for the real-Slurm end-to-end test.
+NMSPARSE_SLURM=1 bash tools/bootstrap.sh || exit 1
 end_stage "1. set-up (Debian packages)"
 
 # The hand-written CMake build (GPU nodes) must list the sources Bazel builds nmtrain from, and the root test

@@ -397,7 +397,7 @@ absl::Status Populate(const std::string& db, int n) {
     NM_ASSIGN_OR_RETURN(int64_t sweep, server::InsertSweep(d, spec, 1, ""));
     google::protobuf::RepeatedPtrField<v1::Slot> slots;
     slots.Add()->set_index(0);
-    NM_RETURN_IF_ERROR(server::UpsertWorker(d, 0, "bench", slots, 1).status());
+    NM_RETURN_IF_ERROR(server::UpsertWorker(d, 0, "bench", slots, "", 1).status());
     for (int i = 0; i < n; ++i) {
       server::NewRun r = proto;
       r.index = i;

@@ -122,9 +122,14 @@ absl::Status CompleteAttempt(Database* db, const v1::CompleteRunRequest& req, in
       NM_RETURN_IF_ERROR(SetState(db, cur, v1::CANCELLED, cur.run.attempt(),
                                   req.message().empty() ? "cancelled" : req.message(), now_ms));
       return SetFinished(db, cur.run.id(), now_ms);
+    case v1::QUEUED:
+      return HandBackAttempt(db, cur,
+                             absl::StrCat("attempt ", cur.run.attempt(), " handed back by its worker",
+                                          req.message().empty() ? "" : ": ", req.message()),
+                             now_ms);
     default:
-      return absl::InvalidArgumentError(absl::StrCat("outcome must be SUCCEEDED, FAILED or CANCELLED, not ",
-                                                     v1::RunState_Name(req.outcome())));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "outcome must be SUCCEEDED, FAILED, CANCELLED or QUEUED, not ", v1::RunState_Name(req.outcome())));
   }
 }
 
@@ -146,6 +151,19 @@ absl::Status LoseAttempt(Database* db, const RunRecord& cur, const std::string& 
       now_ms));
   NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("UPDATE runs SET worker_id = 0, slots = '', queued_at_ms = ?, "
                                            "retries_used = retries_used + 1 WHERE id = ?"));
+  return st->Bind(1, now_ms).Bind(2, cur.run.id()).Run();
+}
+
+absl::Status HandBackAttempt(Database* db, const RunRecord& cur, const std::string& reason, int64_t now_ms) {
+  if (cur.cancel_requested) {
+    NM_RETURN_IF_ERROR(
+        SetState(db, cur, v1::CANCELLED, cur.run.attempt(), "cancelled (" + reason + ")", now_ms));
+    return SetFinished(db, cur.run.id(), now_ms);
+  }
+  NM_RETURN_IF_ERROR(SetState(db, cur, v1::QUEUED, cur.run.attempt(),
+                              absl::StrCat(reason, "; requeued (no retry used)"), now_ms));
+  NM_ASSIGN_OR_RETURN(
+      Stmt st, db->Prepare("UPDATE runs SET worker_id = 0, slots = '', queued_at_ms = ? WHERE id = ?"));
   return st->Bind(1, now_ms).Bind(2, cur.run.id()).Run();
 }
 

@@ -29,11 +29,15 @@ absl::StatusOr<v1::Assignment> AssignRun(Database* db, int64_t run_id, int64_t w
 // ASSIGNED -> RUNNING (a repeated StartRun of the same attempt is accepted unchanged).
 absl::Status MarkRunning(Database* db, const v1::RunAttempt& ra, int64_t now_ms);
 // Ends the current attempt with the agent's outcome: SUCCEEDED stores final metrics (or those of the
-// attempt's last "final" metric point), FAILED requeues while retries remain, CANCELLED cancels.
+// attempt's last "final" metric point), FAILED requeues while retries remain, CANCELLED cancels, QUEUED
+// hands the attempt back (HandBackAttempt).
 absl::Status CompleteAttempt(Database* db, const v1::CompleteRunRequest& req, int64_t now_ms);
 // The attempt was lost (worker gone, or it forgot the run): QUEUED while retries remain, else FAILED;
 // CANCELLED instead when a cancel was requested.
 absl::Status LoseAttempt(Database* db, const RunRecord& run, const std::string& reason, int64_t now_ms);
+// The worker hands the attempt back (it is leaving; its ranks stopped at a checkpoint): QUEUED without
+// costing a retry, so the next attempt resumes; CANCELLED instead when a cancel was requested.
+absl::Status HandBackAttempt(Database* db, const RunRecord& run, const std::string& reason, int64_t now_ms);
 // QUEUED/ASSIGNED -> CANCELLED now; RUNNING: flags the run so its worker is told to stop it (the worker then
 // completes it CANCELLED). FAILED_PRECONDITION for a finished run.
 absl::StatusOr<RunRecord> CancelRun(Database* db, int64_t run_id, const std::string& reason, int64_t now_ms);

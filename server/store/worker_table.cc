@@ -1,6 +1,9 @@
 #include "server/store/worker_table.h"
 
+#include <map>
+
 #include "absl/strings/str_cat.h"
+#include "server/store/run_table.h"
 #include "server/store/status_macros.h"
 
 namespace nmsparse::server {
@@ -32,9 +35,10 @@ absl::StatusOr<std::vector<int64_t>> Ids(Stmt st) {
 
 absl::StatusOr<int64_t> UpsertWorker(Database* db, int64_t id, const std::string& host,
                                      const google::protobuf::RepeatedPtrField<v1::Slot>& slots,
-                                     int64_t now_ms) {
-  v1::Worker blob;
+                                     const std::string& job, int64_t now_ms) {
+  v1::Worker blob;  // The slots column holds a v1.Worker with only its slots and job.
   *blob.mutable_slots() = slots;
+  blob.set_job(job);
   if (id != 0) {
     NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("UPDATE workers SET host = ?, slots = ?, last_heartbeat_ms = ?, "
                                              "alive = 1, dead_since_ms = 0 WHERE id = ?"));
@@ -78,6 +82,12 @@ absl::Status TouchWorker(Database* db, int64_t id, int64_t now_ms) {
   return absl::OkStatus();
 }
 
+absl::Status MarkWorkerGone(Database* db, int64_t id, int64_t now_ms) {
+  NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("UPDATE workers SET alive = 0, dead_since_ms = ? WHERE id = ? AND "
+                                           "alive = 1"));
+  return st->Bind(1, now_ms).Bind(2, id).Run();
+}
+
 absl::StatusOr<std::vector<int64_t>> ExpireWorkers(Database* db, int64_t deadline_ms, int64_t now_ms) {
   NM_ASSIGN_OR_RETURN(Stmt st,
                       db->Prepare("UPDATE workers SET alive = 0, dead_since_ms = ? WHERE alive = 1 AND "
@@ -110,6 +120,27 @@ absl::StatusOr<uint32_t> LargestWorkerSlots(Database* db, int64_t* worker_id) {
     }
   }
   return best;
+}
+
+absl::StatusOr<std::vector<v1::Worker>> WorkersWithRuns(Database* db) {
+  NM_ASSIGN_OR_RETURN(std::vector<WorkerRecord> records, ListWorkerRecords(db));
+  RunFilter f;
+  f.active_only = true;
+  NM_ASSIGN_OR_RETURN(std::vector<RunRecord> active, QueryRuns(db, f, RunDetail::kSummary));
+  std::map<int64_t, std::vector<const v1::Run*>> by_worker;
+  for (const RunRecord& r : active) by_worker[r.run.worker_id()].push_back(&r.run);
+  std::vector<v1::Worker> out;
+  for (WorkerRecord& w : records) {
+    uint32_t used = 0;
+    for (const v1::Run* r : by_worker[w.worker.id()]) {
+      w.worker.add_running_runs(r->id());
+      used += r->slots_size();
+    }
+    uint32_t total = static_cast<uint32_t>(w.worker.slots_size());
+    w.worker.set_free_slots(w.worker.alive() && used < total ? total - used : 0);
+    out.push_back(std::move(w.worker));
+  }
+  return out;
 }
 
 }  // namespace nmsparse::server

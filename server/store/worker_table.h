@@ -12,25 +12,30 @@
 namespace nmsparse::server {
 
 struct WorkerRecord {
-  v1::Worker worker;  // id, host, slots, last_heartbeat_ms, alive (not running_runs / free_slots).
+  v1::Worker worker;  // id, host, slots, job, last_heartbeat_ms, alive (not running_runs / free_slots).
   int64_t dead_since_ms = 0;
 };
 
-// Registers a worker: updates row `id` when it exists, else inserts a new one. Returns its id.
+// Registers a worker: updates row `id` when it exists, else inserts a new one. Returns its id. `job` is the
+// batch job it runs in ("slurm:<id>"; empty when started by hand).
 absl::StatusOr<int64_t> UpsertWorker(Database* db, int64_t id, const std::string& host,
                                      const google::protobuf::RepeatedPtrField<v1::Slot>& slots,
-                                     int64_t now_ms);
+                                     const std::string& job, int64_t now_ms);
 // NotFound names the id.
 absl::StatusOr<WorkerRecord> LoadWorker(Database* db, int64_t id);
 absl::StatusOr<std::vector<WorkerRecord>> ListWorkerRecords(Database* db);
 // Renews the lease of a live worker; NotFound when it is unknown or already marked not alive.
 absl::Status TouchWorker(Database* db, int64_t id, int64_t now_ms);
+// Marks a leaving worker not alive now, so that it gets no more runs.
+absl::Status MarkWorkerGone(Database* db, int64_t id, int64_t now_ms);
 // Marks live workers silent since before `deadline_ms` not alive; returns their ids.
 absl::StatusOr<std::vector<int64_t>> ExpireWorkers(Database* db, int64_t deadline_ms, int64_t now_ms);
 // Workers marked not alive before `deadline_ms` that still hold ASSIGNED or RUNNING runs.
 absl::StatusOr<std::vector<int64_t>> DeadWorkersHoldingRuns(Database* db, int64_t deadline_ms);
 // Gives every live worker a fresh lease (on coordinator start, so that workers can re-register first).
 absl::Status RenewAllLeases(Database* db, int64_t now_ms);
+// Every registered worker with its active runs and free slots (0 when not alive).
+absl::StatusOr<std::vector<v1::Worker>> WorkersWithRuns(Database* db);
 // The largest slot count of any registered worker (0 when none is registered).
 absl::StatusOr<uint32_t> LargestWorkerSlots(Database* db, int64_t* worker_id);
 

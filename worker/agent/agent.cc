@@ -98,6 +98,77 @@ void Agent::Shutdown(std::chrono::milliseconds flush_timeout) {
   runs.clear();  // Supervisors were joined above; destroying them is immediate.
 }
 
+void Agent::RequestExit(ExitRequest request) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (exit_request_.has_value()) return;
+    exit_request_ = std::move(request);
+  }
+  cv_.notify_all();
+}
+
+ExitRequest Agent::WaitForExitRequest() {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [this] { return exit_request_.has_value(); });
+  return *exit_request_;
+}
+
+void Agent::CheckIdle() {
+  if (options_.idle_exit.count() <= 0) return;
+  const auto now = std::chrono::steady_clock::now();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!runs_.empty() || leaving_) {
+      idle_since_ = now;
+      return;
+    }
+    if (now - idle_since_ < options_.idle_exit) return;
+  }
+  RequestExit({ExitKind::kLeave, absl::StrCat("no run for ", options_.idle_exit.count() / 1000, " s")});
+}
+
+void Agent::HandBackUnstarted(const v1::RunAttempt& run) {
+  AgentLog(absl::StrCat("leaving: handing back ", AttemptName(run), " unstarted"));
+  Report report;
+  report.kind = Report::Kind::kComplete;
+  report.run = run;
+  *report.complete.mutable_run() = run;
+  report.complete.set_outcome(v1::QUEUED);
+  report.complete.set_message("nmworker is leaving; not started");
+  outbox_.Push(std::move(report));
+}
+
+void Agent::Leave(const std::string& why, std::chrono::milliseconds flush_timeout) {
+  std::vector<RunSupervisor*> supervisors;
+  int64_t worker_id;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    leaving_ = true;
+    worker_id = worker_id_;
+    for (auto& [id, run] : runs_) {
+      if (!run.supervisor->done()) supervisors.push_back(run.supervisor.get());
+    }
+  }
+  AgentLog(absl::StrCat("leaving (", why, "): handing back ", supervisors.size(), " run(s)"));
+  client_->CancelAssignments(/*for_good=*/true);  // A closed stream gets no new runs.
+  for (RunSupervisor* s : supervisors) s->Stop(StopReason::kHandBack);
+  for (RunSupervisor* s : supervisors) s->Join();
+  const auto deadline = std::chrono::steady_clock::now() + flush_timeout;
+  while (outbox_.size() > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (worker_id != 0) {
+    v1::HeartbeatRequest request;
+    request.set_worker_id(worker_id);
+    request.set_leaving(true);
+    for (const v1::RunAttempt& run : RunningAttempts()) *request.add_running() = run;
+    absl::StatusOr<v1::HeartbeatResponse> response = client_->Heartbeat(request);
+    if (!response.ok())
+      AgentLog(absl::StrCat("telling the coordinator we leave failed: ", response.status().ToString()));
+  }
+  Shutdown(std::chrono::milliseconds(1000));
+}
+
 void Agent::Backoff(std::chrono::milliseconds* delay, bool reporter) {
   std::unique_lock<std::mutex> lock(mu_);
   // The reporter keeps trying while the agent shuts down: it flushes the last reports.
@@ -112,6 +183,7 @@ absl::Status Agent::RegisterOnce() {
     request.set_worker_id(worker_id_);
   }
   request.set_host(options_.host);
+  request.set_job(options_.job);
   for (const v1::Slot& slot : options_.slots.slots) *request.add_slots() = slot;
   for (const v1::RunAttempt& run : RunningAttempts()) *request.add_running() = run;
   absl::StatusOr<v1::RegisterResponse> response = client_->Register(request);
@@ -155,6 +227,7 @@ void Agent::HeartbeatLoop() {
                                 status.ToString(), "; retrying"));
           reported_unreachable = true;
         }
+        CheckIdle();  // A job's worker that never reaches its coordinator must not hold the node.
         Backoff(&backoff, /*reporter=*/false);
         continue;
       }
@@ -178,6 +251,7 @@ void Agent::HeartbeatLoop() {
     absl::StatusOr<v1::HeartbeatResponse> response = client_->Heartbeat(request);
     if (response.ok()) {
       StopAttempts(response->stop(), StopReason::kCancel);
+      CheckIdle();
       continue;
     }
     // NOT_FOUND: the coordinator forgot us. Anything else: it may be restarting; register again once it is
@@ -224,6 +298,10 @@ void Agent::HandleAssignment(const v1::Assignment& assignment) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return;
+    if (leaving_) {
+      HandBackUnstarted(run);
+      return;
+    }
     auto it = runs_.find(assignment.run_id());
     if (it != runs_.end()) {
       if (it->second.attempt >= assignment.attempt())
@@ -345,7 +423,8 @@ void Agent::Retire(const v1::RunAttempt& run) {
     auto it = runs_.find(run.run_id());
     if (it == runs_.end() || it->second.attempt != run.attempt()) return;
     it->second.awaiting_delivery = false;
-    if (stopping_) return;  // Shutdown owns (and joins) the supervisors from now on.
+    // Leave and Shutdown own (and join) the supervisors from now on.
+    if (stopping_ || leaving_) return;
     supervisor = std::move(it->second.supervisor);
     runs_.erase(it);
   }

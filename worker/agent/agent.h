@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,6 +34,17 @@ struct AgentOptions {
   size_t outbox_capacity = 100000;
   std::chrono::milliseconds kill_grace{5000};
   std::chrono::milliseconds max_backoff{3000};
+  std::string job;  // The batch job this worker runs in ("slurm:<id>"), sent on Register.
+  std::chrono::milliseconds idle_exit{0};  // > 0: with no run for this long, ask to leave (RequestExit).
+};
+
+// Why nmworker should end: a shutdown (SIGTERM, SIGINT: runs reported FAILED and requeued while retries
+// remain) or leaving (Slurm's signal before the time limit, or idle past --idle_exit_ms: runs are stopped at
+// a checkpoint and handed back without costing a retry).
+enum class ExitKind { kShutdown, kLeave };
+struct ExitRequest {
+  ExitKind kind = ExitKind::kShutdown;
+  std::string why;
 };
 
 class Agent {
@@ -46,6 +58,12 @@ class Agent {
   // Stops every run (reported FAILED so that the coordinator requeues it), sends what it can within
   // `flush_timeout`, and joins the agent's threads.
   void Shutdown(std::chrono::milliseconds flush_timeout = std::chrono::milliseconds(3000));
+  // Stops every run at a checkpoint and hands it back (CompleteRun QUEUED), tells the coordinator it is
+  // leaving (no more runs; assignments still on their way go back to the queue), then shuts down.
+  void Leave(const std::string& why, std::chrono::milliseconds flush_timeout = std::chrono::seconds(30));
+  // Asks main to end the agent (the first request wins); WaitForExitRequest returns it.
+  void RequestExit(ExitRequest request);
+  ExitRequest WaitForExitRequest();
 
  private:
   struct ActiveRun {
@@ -67,6 +85,9 @@ class Agent {
   // The attempt's CompleteRun went out (or was refused): the run leaves the agent.
   void Retire(const v1::RunAttempt& run);
   void ReapFinished();
+  // Asks to leave when the agent has had no run for options_.idle_exit.
+  void CheckIdle();
+  void HandBackUnstarted(const v1::RunAttempt& run);
   std::vector<v1::RunAttempt> RunningAttempts();
   absl::Status Send(const std::vector<Report>& batch);
   void Backoff(std::chrono::milliseconds* delay, bool reporter);
@@ -84,6 +105,9 @@ class Agent {
   int64_t worker_id_ = 0;
   std::chrono::milliseconds heartbeat_interval_{1000};
   std::map<int64_t, ActiveRun> runs_;
+  bool leaving_ = false;  // Assignments are handed back unstarted.
+  std::optional<ExitRequest> exit_request_;
+  std::chrono::steady_clock::time_point idle_since_ = std::chrono::steady_clock::now();
 
   std::thread heartbeat_thread_;
   std::thread assignment_thread_;

@@ -3,8 +3,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -44,6 +46,10 @@ ABSL_FLAG(std::string, tls_ca, "",
 ABSL_FLAG(std::string, tls_cert, "",
           "mTLS: PEM client certificate, with --tls_key (default $NMSPARSE_TLS_CERT).");
 ABSL_FLAG(std::string, tls_key, "", "mTLS: PEM private key of --tls_cert (default $NMSPARSE_TLS_KEY).");
+ABSL_FLAG(std::string, job, "",
+          "The batch job this worker runs in, e.g. slurm:$SLURM_JOB_ID (set by nmserver's Slurm launcher).");
+ABSL_FLAG(int64_t, idle_exit_ms, 0,
+          "Leave (exit 0) after this long with no run; 0: never. Set by nmserver's Slurm launcher.");
 
 namespace {
 
@@ -94,6 +100,7 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGHUP);
+  sigaddset(&signals, SIGUSR1);  // Slurm's warning before the time limit (sbatch --signal=B:USR1@S).
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
@@ -124,6 +131,8 @@ int main(int argc, char** argv) {
   options.slots = *slots;
   options.trainer_threads = absl::GetFlag(FLAGS_trainer_threads);
   options.kill_grace = std::chrono::milliseconds(absl::GetFlag(FLAGS_kill_grace_ms));
+  options.job = absl::GetFlag(FLAGS_job);
+  options.idle_exit = std::chrono::milliseconds(std::max<int64_t>(absl::GetFlag(FLAGS_idle_exit_ms), 0));
   if (options.work_dir.empty() || options.work_dir[0] != '/') {
     char cwd[PATH_MAX];
     if (getcwd(cwd, sizeof(cwd)) != nullptr) options.work_dir = absl::StrCat(cwd, "/", options.work_dir);
@@ -144,10 +153,23 @@ int main(int argc, char** argv) {
       options, std::make_unique<nmsparse::agent::CoordinatorClient>(
                    nmsparse::WithDefaultPort(absl::GetFlag(FLAGS_coordinator)), *std::move(security)));
   agent.Start();
-  int received = 0;
-  sigwait(&signals, &received);
-  AgentLog(absl::StrCat("received signal ", received, ": stopping ranks and exiting"));
-  agent.Shutdown();
+  // Signals become exit requests; so does the agent's own idle timer.
+  std::thread([&agent, signals] {
+    int received = 0;
+    sigwait(&signals, &received);
+    if (received == SIGUSR1) {
+      agent.RequestExit({nmsparse::agent::ExitKind::kLeave, "SIGUSR1: the job's time limit is near"});
+    } else {
+      agent.RequestExit({nmsparse::agent::ExitKind::kShutdown, absl::StrCat("signal ", received)});
+    }
+  }).detach();
+  const nmsparse::agent::ExitRequest request = agent.WaitForExitRequest();
+  if (request.kind == nmsparse::agent::ExitKind::kLeave) {
+    agent.Leave(request.why);
+  } else {
+    AgentLog(absl::StrCat("received ", request.why, ": stopping ranks and exiting"));
+    agent.Shutdown();
+  }
   AgentLog("stopped");
   return 0;
 }

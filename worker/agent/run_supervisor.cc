@@ -211,6 +211,11 @@ RunOutcome RunSupervisor::Supervise() {
       outcome.exit_code = first_failure ? first_failure->second : contract::kExitTerminated;
       outcome.message = "nmworker shut down";
       return outcome;
+    case StopReason::kHandBack:
+      outcome.state = v1::QUEUED;
+      outcome.exit_code = first_failure ? first_failure->second : contract::kExitTerminated;
+      outcome.message = "nmworker is leaving; stopped at a checkpoint";
+      return outcome;
     case StopReason::kNone:
       break;
   }

@@ -27,6 +27,8 @@ enum class StopReason {
   kCancel,    // The coordinator cancelled the run: report CANCELLED.
   kStale,     // The attempt was fenced: stop silently, the coordinator no longer takes its reports.
   kShutdown,  // nmworker itself is stopping: report FAILED so that the run is requeued.
+  kHandBack,  // nmworker is leaving (its job's time limit is near): report QUEUED, the run resumes elsewhere
+              // without a retry used.
 };
 
 struct RunOutcome {
