@@ -10,6 +10,7 @@
 #include "schemas/model_catalog.h"
 #include "schemas/param_filter.h"
 #include "schemas/reference_config.h"
+#include "schemas/semi_structured_layers.h"
 #include "schemas/spec_text.h"
 #include "schemas/structure_decay.h"
 #include "schemas/yaml_util.h"
@@ -251,7 +252,8 @@ absl::Status ParseSection(const YAML::Node& node, const std::string& section,
 
 const std::vector<std::string>& TopLevelKeys() {
   static const auto* keys = new std::vector<std::string>{"name",      "seed",     "model",     "data",
-                                                         "optimizer", "schedule", "resources", "sparsity"};
+                                                         "optimizer", "schedule", "resources", "sparsity",
+                                                         "semi_structured"};
   return *keys;
 }
 
@@ -279,6 +281,12 @@ absl::Status ParseTopLevelKey(const YAML::Node& key_node, const std::string& key
     auto sparsity = ParseSparsityConfig(value, "sparsity.");
     if (!sparsity.ok()) return sparsity.status();
     c->sparsity = *sparsity;
+    return absl::OkStatus();
+  }
+  if (key == "semi_structured") {  // Accelerated 2:4 linears: a section of its own.
+    auto semi = ParseSemiStructuredConfig(value, "semi_structured");
+    if (!semi.ok()) return semi.status();
+    c->semi_structured = *semi;
     return absl::OkStatus();
   }
   const std::vector<Field>* fields = SectionFields(key);
@@ -388,7 +396,8 @@ absl::Status ValidateDynamicGroups(const ExperimentConfig& c, const ModelArch& a
 }  // namespace
 
 bool operator==(const ExperimentConfig& a, const ExperimentConfig& b) {
-  return CanonicalYaml(a) == CanonicalYaml(b) && a.sparsity == b.sparsity;
+  return CanonicalYaml(a) == CanonicalYaml(b) && a.sparsity == b.sparsity &&
+         a.semi_structured == b.semi_structured;
 }
 
 const std::vector<std::string>& ExperimentSectionKeys(const std::string& section) {
@@ -446,7 +455,8 @@ absl::Status ValidateExperiment(const ExperimentConfig& c) {
                                 " is out of range: must be <= schedule.epochs (", c.schedule.epochs, ")"));
   }
   if (auto st = ValidateDynamicGroups(c, *arch); !st.ok()) return st;
-  return ValidateSparsity(c, *arch);
+  if (auto st = ValidateSparsity(c, *arch); !st.ok()) return st;
+  return ChooseSemiStructuredLayers(c.semi_structured, c.sparsity, *arch).status();
 }
 
 std::vector<CanonicalSection> CanonicalSections(const ExperimentConfig& config) {
@@ -475,6 +485,9 @@ YAML::Node ExperimentConfigToYaml(const ExperimentConfig& config) {
     if (!section.name.empty()) out[section.name] = map;
   }
   out["sparsity"] = SparsityConfigToYaml(config.sparsity);  // Its scalars, then phases and dynamic groups.
+  if (config.semi_structured.Enabled()) {  // Only when used, so that every other run keeps its hash.
+    out["semi_structured"] = SemiStructuredConfigToYaml(config.semi_structured);
+  }
   return out;
 }
 
