@@ -14,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "schemas/model_catalog.h"
 #include "worker/sparsity/dynamic/dynamic_sparsity_controller.h"
+#include "worker/sparsity/semi_structured/semi_structured_layers_setup.h"
 #include "worker/sparsity/sparsity_engine.h"
 #include "worker/trainer/autocast_guard.h"
 #include "worker/trainer/checkpoint.h"
@@ -169,6 +170,25 @@ void AddSparsityFields(const SparsityEngine& engine, bool with_layers, MetricLin
   }
 }
 
+// Accelerated 2:4 linears (docs/accelerated-2-4.md): null when the spec's semi_structured section chooses none.
+std::unique_ptr<SemiStructuredLayers> MakeSemiStructured(const ExperimentConfig& c, int64_t steps_per_epoch,
+                                                         torch::nn::Module& model, torch::Device device) {
+  auto semi = SemiStructuredLayers::Install(c.semi_structured, c.sparsity, c.schedule.epochs, steps_per_epoch,
+                                            model, device);
+  if (!semi.ok()) throw TrainerError(kExitUsage, std::string(semi.status().message()));
+  return std::move(*semi);
+}
+
+// semi_structured/<layer>: the path the layer's last forward took and why; speedup_2_4/<layer>: timed
+// dense / 2:4 GPU time of its GEMM (0 when not timed).
+void AddSemiStructuredFields(const SemiStructuredLayers* semi, MetricLine& line) {
+  if (semi == nullptr) return;
+  for (const auto& layer : semi->Report()) {
+    line.Add("semi_structured/" + layer.name, FormatSemiStructuredReport(layer));
+    line.Add("speedup_2_4/" + layer.name, layer.path.speedup);
+  }
+}
+
 // A multi-rank run without step lines still agrees on a stop this often (the only per-interval collective).
 constexpr int64_t kStopAgreementSteps = 20;
 
@@ -231,6 +251,7 @@ class Run {
         arch_, DropOptions{config.model.drop_rate, config.model.drop_path_rate, config.model.attn_drop_rate});
     model_->to(device_);
     engine_ = MakeEngine(config, steps_per_epoch_, *model_);
+    semi_structured_ = MakeSemiStructured(config, steps_per_epoch_, *model_, device_);
     optimizer_ = MakeAdamW(*model_, config.optimizer);
     dynamic_ = MakeDynamic(config, *model_, optimizer_.get());
     const int64_t total = steps_per_epoch_ * config.schedule.epochs;
@@ -333,6 +354,7 @@ class Run {
     StartWindow();
     for (int64_t step = state_.step_in_epoch; step < steps_per_epoch_; ++step) {
       engine_->BeginStep(epoch, state_.global_step);
+      if (semi_structured_) semi_structured_->BeginStep(state_.global_step);
       const double lr = schedule_->At(state_.global_step);
       SetLearningRate(*optimizer_, lr);
       optimizer_->zero_grad();
@@ -451,6 +473,7 @@ class Run {
       AddDeviceFields(line);
       AddSparsityFields(*engine_, true, line);
       AddDynamicFields(dynamic_.get(), state_.global_step, line);
+      AddSemiStructuredFields(semi_structured_.get(), line);
       EmitMetric(*o_.metrics, line);
     }
     Log() << "epoch " << epoch << ": loss " << loss << ", top-1 " << eval.top1 << ", top-5 " << eval.top5
@@ -526,6 +549,7 @@ class Run {
   int64_t steps_per_epoch_ = 0;
   std::shared_ptr<ClassifierImpl> model_;
   std::unique_ptr<SparsityEngine> engine_;
+  std::unique_ptr<SemiStructuredLayers> semi_structured_;  // After engine_: detaches before the model goes.
   std::unique_ptr<torch::optim::AdamW> optimizer_;
   std::unique_ptr<DynamicSparsityController> dynamic_;  // §7 runs only.
   std::unique_ptr<LrSchedule> schedule_;
