@@ -112,6 +112,14 @@ TEST(SemiStructuredConfigTest, SpecValidationChecksTheEngineRunsTwoFour) {
   auto chosen = ChooseSemiStructuredLayers(ok->semi_structured, ok->sparsity, *arch);
   ASSERT_TRUE(chosen.ok());
   EXPECT_EQ(chosen->size(), 8u);  // fc1 and fc2 of 4 blocks.
+  const std::string listing = FormatSemiStructuredChoices(ok->semi_structured, *chosen);
+  EXPECT_EQ(listing.substr(0, listing.find('\n')),
+            "semi-structured 2:4 layers: 8 (accelerate auto, mask exact, margin 0.05, dense never)");
+  EXPECT_NE(
+      listing.find("  blocks.0.mlp.fc1 weight_2:4 [256, 64]\n  blocks.0.mlp.fc2 weight_2:4 [64, 256]\n"),
+      std::string::npos)
+      << listing;
+  EXPECT_EQ(FormatSemiStructuredChoices(ok->semi_structured, {}), "");
 
   // qkv is not sparsified by sparsity_loc FF: the 2:4 kernel would have no 2:4 mask to run.
   auto qkv =

@@ -72,4 +72,23 @@ absl::StatusOr<std::vector<SemiStructuredChoice>> ChooseSemiStructuredLayers(
   return chosen;
 }
 
+std::string FormatSemiStructuredChoices(const SemiStructuredConfig& config,
+                                        const std::vector<SemiStructuredChoice>& chosen) {
+  if (chosen.empty()) return "";
+  std::string dense_after = "never";
+  if (config.dense_after_phase >= 0) {
+    dense_after = absl::StrCat("from phase ", config.dense_after_phase);
+  } else if (config.dense_after_fraction < 1.0) {
+    dense_after = absl::StrCat("after ", config.dense_after_fraction * 100, "% of steps");
+  }
+  std::string out = absl::StrCat("semi-structured 2:4 layers: ", chosen.size(), " (accelerate ",
+                                 ToString(config.accelerate), ", mask ", ToString(config.mask), ", margin ",
+                                 config.margin, ", dense ", dense_after, ")\n");
+  for (const SemiStructuredChoice& c : chosen) {
+    absl::StrAppend(&out, "  ", c.layer.name, " ", ToString(c.kind), " [", c.layer.out_features, ", ",
+                    c.layer.in_features, "]\n");
+  }
+  return out;
+}
+
 }  // namespace nmsparse

@@ -3,6 +3,7 @@
 #ifndef NMSPARSE_SCHEMAS_SEMI_STRUCTURED_LAYERS_H_
 #define NMSPARSE_SCHEMAS_SEMI_STRUCTURED_LAYERS_H_
 
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -21,6 +22,11 @@ std::vector<LinearShape> ModelLinears(const ModelArch& arch);
 // key and the layer.
 absl::StatusOr<std::vector<SemiStructuredChoice>> ChooseSemiStructuredLayers(
     const SemiStructuredConfig& config, const SparsityConfig& sparsity, const ModelArch& arch);
+
+// What `nmtrain --validate-only` prints for the chosen layers: a header line with the section's settings,
+// then one line per layer ("  blocks.0.mlp.fc1 weight_2:4 [3072, 768]"); empty when none is chosen.
+std::string FormatSemiStructuredChoices(const SemiStructuredConfig& config,
+                                        const std::vector<SemiStructuredChoice>& chosen);
 
 }  // namespace nmsparse
 

@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "schemas/model_catalog.h"
+#include "schemas/semi_structured_layers.h"
 #include "worker/sparsity/dynamic/dynamic_sparsity_controller.h"
 #include "worker/sparsity/semi_structured/semi_structured_layers_setup.h"
 #include "worker/sparsity/sparsity_engine.h"
@@ -170,7 +171,8 @@ void AddSparsityFields(const SparsityEngine& engine, bool with_layers, MetricLin
   }
 }
 
-// Accelerated 2:4 linears (docs/accelerated-2-4.md): null when the spec's semi_structured section chooses none.
+// Accelerated 2:4 linears (docs/accelerated-2-4.md): null when the spec's semi_structured section chooses
+// none.
 std::unique_ptr<SemiStructuredLayers> MakeSemiStructured(const ExperimentConfig& c, int64_t steps_per_epoch,
                                                          torch::nn::Module& model, torch::Device device) {
   auto semi = SemiStructuredLayers::Install(c.semi_structured, c.sparsity, c.schedule.epochs, steps_per_epoch,
@@ -598,6 +600,9 @@ int DescribeRun(const ExperimentConfig& config, std::ostream& out) {
     return data_error.empty() ? kExitOk : kExitData;
   }
   out << "sparse layers: " << engine->SparseLayerNames().size() << "\n";
+  auto semi = ChooseSemiStructuredLayers(config.semi_structured, config.sparsity, arch);
+  out << (semi.ok() ? FormatSemiStructuredChoices(config.semi_structured, *semi)
+                    : "semi-structured layers: " + std::string(semi.status().message()) + "\n");
   // Walk the epochs and print the per-layer rules wherever the phase or N:M stage changes.
   std::string previous;
   for (int epoch = 0; epoch < config.schedule.epochs; ++epoch) {

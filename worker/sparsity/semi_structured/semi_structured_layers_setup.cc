@@ -19,7 +19,7 @@ struct NamedLinear {
 
 std::vector<NamedLinear> SparseLinears(torch::nn::Module& model) {
   std::vector<NamedLinear> linears;
-  for (const auto& item : model.named_modules()) {
+  for (const auto& item : model.named_modules(/*name_prefix=*/"", /*include_self=*/false)) {
     if (auto linear = std::dynamic_pointer_cast<SparseLinearImpl>(item.value())) {
       linears.push_back({item.key(), linear});
     }
