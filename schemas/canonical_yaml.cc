@@ -69,6 +69,7 @@ std::string CanonicalYaml(const ExperimentConfig& config) {
   // Dynamic groups (§7: nested schedules, globs the emitter may quote) are rare in sweeps: the emitter
   // writes them.
   if (config.sparsity.IsDynamic()) return CanonicalYamlByEmitter(config);
+  if (config.semi_structured.Enabled()) return CanonicalYamlByEmitter(config);  // Lists of globs; rare.
   const std::vector<CanonicalSection> sections = CanonicalSections(config);
   if (!DirectlyWritable(sections)) return CanonicalYamlByEmitter(config);
   std::string out;

@@ -11,6 +11,7 @@
 #include "schemas/param_filter.h"
 #include "schemas/recipe.h"
 #include "schemas/reference_config.h"
+#include "schemas/semi_structured_layers.h"
 #include "schemas/spec_text.h"
 #include "schemas/structure_decay.h"
 #include "schemas/train_steps.h"
@@ -253,7 +254,8 @@ absl::Status ParseSection(const YAML::Node& node, const std::string& section,
 
 const std::vector<std::string>& TopLevelKeys() {
   static const auto* keys = new std::vector<std::string>{"name",      "seed",     "model",     "data",
-                                                         "optimizer", "schedule", "resources", "sparsity"};
+                                                         "optimizer", "schedule", "resources", "sparsity",
+                                                         "semi_structured"};
   return *keys;
 }
 
@@ -281,6 +283,12 @@ absl::Status ParseTopLevelKey(const YAML::Node& key_node, const std::string& key
     auto sparsity = ParseSparsityConfig(value, "sparsity.");
     if (!sparsity.ok()) return sparsity.status();
     c->sparsity = *sparsity;
+    return absl::OkStatus();
+  }
+  if (key == "semi_structured") {  // Accelerated 2:4 linears: a section of its own.
+    auto semi = ParseSemiStructuredConfig(value, "semi_structured");
+    if (!semi.ok()) return semi.status();
+    c->semi_structured = *semi;
     return absl::OkStatus();
   }
   const std::vector<Field>* fields = SectionFields(key);
@@ -390,7 +398,8 @@ absl::Status ValidateDynamicGroups(const ExperimentConfig& c, const ModelArch& a
 }  // namespace
 
 bool operator==(const ExperimentConfig& a, const ExperimentConfig& b) {
-  return CanonicalYaml(a) == CanonicalYaml(b) && a.sparsity == b.sparsity;
+  return CanonicalYaml(a) == CanonicalYaml(b) && a.sparsity == b.sparsity &&
+         a.semi_structured == b.semi_structured;
 }
 
 const std::vector<std::string>& ExperimentSectionKeys(const std::string& section) {
@@ -450,7 +459,8 @@ absl::Status ValidateExperiment(const ExperimentConfig& c) {
                                 " is out of range: must be <= schedule.epochs (", c.schedule.epochs, ")"));
   }
   if (auto st = ValidateDynamicGroups(c, *arch); !st.ok()) return st;
-  return ValidateSparsity(c, *arch);
+  if (auto st = ValidateSparsity(c, *arch); !st.ok()) return st;
+  return ChooseSemiStructuredLayers(c.semi_structured, c.sparsity, *arch).status();
 }
 
 std::vector<CanonicalSection> CanonicalSections(const ExperimentConfig& config) {
@@ -479,6 +489,9 @@ YAML::Node ExperimentConfigToYaml(const ExperimentConfig& config) {
     if (!section.name.empty()) out[section.name] = map;
   }
   out["sparsity"] = SparsityConfigToYaml(config.sparsity);  // Its scalars, then phases and dynamic groups.
+  if (config.semi_structured.Enabled()) {  // Only when used, so that every other run keeps its hash.
+    out["semi_structured"] = SemiStructuredConfigToYaml(config.semi_structured);
+  }
   return out;
 }
 

@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "schemas/semi_structured_config.h"
 #include "schemas/sparsity_config.h"
 #include "yaml-cpp/yaml.h"
 
@@ -77,6 +78,8 @@ struct ExperimentConfig {
   ScheduleConfig schedule;
   ResourceConfig resources;
   SparsityConfig sparsity;
+  // Accelerated 2:4 linears (schemas/semi_structured_config.h). Canonical YAML and hash only when enabled.
+  SemiStructuredConfig semi_structured;
 };
 
 bool operator==(const ExperimentConfig& a, const ExperimentConfig& b);

@@ -91,7 +91,7 @@ TEST(ExperimentConfigTest, ErrorsNameFileLineKeyAndValue) {
   EXPECT_EQ(
       ParseError("modle: {name: x}\n"),
       "exp.yaml:1: modle: unknown key; known keys: name, seed, model, data, optimizer, schedule, resources, "
-      "sparsity");
+      "sparsity, semi_structured");
   EXPECT_EQ(ParseError("seed: -1\n"), "exp.yaml:1: seed: value -1 is out of range: must be >= 0");
   EXPECT_EQ(ParseError("sparsity:\n  m_sparsity: 0\n"),
             "exp.yaml:2: sparsity.m_sparsity: value 0 is out of range: must be >= 1");

@@ -290,7 +290,7 @@ TEST(SweepTest, ApplyOverride) {
   EXPECT_EQ(
       ApplyOverride(spec, "lr", "1").message(),
       "unknown key path 'lr': known top-level keys: name, seed, model, data, optimizer, schedule, resources, "
-      "sparsity");
+      "sparsity, semi_structured");
   EXPECT_EQ(ApplyOverride(spec, "seed.x", "1").message(), "unknown key path 'seed.x': seed has no keys");
   EXPECT_EQ(ApplyOverride(spec, "model.name.x", "1").message().substr(0, 40),
             "unknown key path 'model.name.x': known k");

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "worker/sparsity/semi_structured/linear_accelerator.h"
 #include "worker/sparsity/sparse_functions.h"
 
 namespace nmsparse {
@@ -34,6 +35,7 @@ SparseLinearImpl::SparseLinearImpl(int64_t in_features, int64_t out_features, bo
 torch::Tensor SparseLinearImpl::EffectiveWeight() { return ApplyLayerRule(weight, rule_.get()); }
 
 torch::Tensor SparseLinearImpl::forward(const torch::Tensor& input) {
+  if (accelerator_ != nullptr) return accelerator_->Forward(input, weight, rule_.get(), bias);
   return torch::linear(input, EffectiveWeight(), bias);  // One fused op; F::linear is matmul + add in 1.13.
 }
 

@@ -9,10 +9,12 @@
 #include <torch/types.h>
 
 #include <memory>
+#include <utility>
 
 namespace nmsparse {
 
 struct LayerRule;  // Defined in worker/sparsity/layer_rule.h; set by SparsityEngine at every step.
+class LinearAccelerator;  // worker/sparsity/semi_structured/linear_accelerator.h.
 
 class SparseLinearImpl : public torch::nn::Module {
  public:
@@ -23,12 +25,16 @@ class SparseLinearImpl : public torch::nn::Module {
   torch::Tensor EffectiveWeight();
   void set_rule(std::shared_ptr<const LayerRule> rule) { rule_ = std::move(rule); }
   const std::shared_ptr<const LayerRule>& rule() const { return rule_; }
+  // When set, forward is accelerator->Forward(input, weight, rule, bias) (the 2:4 semi-structured kernels).
+  void set_accelerator(std::shared_ptr<LinearAccelerator> accelerator) { accelerator_ = std::move(accelerator); }
+  bool accelerated() const { return accelerator_ != nullptr; }
 
   torch::Tensor weight;  // [out, in]
   torch::Tensor bias;    // [out], undefined when bias = false
 
  private:
   std::shared_ptr<const LayerRule> rule_;
+  std::shared_ptr<LinearAccelerator> accelerator_;
 };
 TORCH_MODULE(SparseLinear);
 

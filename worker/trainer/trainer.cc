@@ -11,6 +11,8 @@
 
 #include "absl/strings/str_join.h"
 #include "schemas/model_catalog.h"
+#include "schemas/semi_structured_layers.h"
+#include "worker/sparsity/semi_structured/semi_structured_layers_setup.h"
 #include "worker/sparsity/sparsity_method.h"
 #include "worker/trainer/adamw_step.h"
 #include "worker/trainer/autocast_guard.h"
@@ -69,6 +71,26 @@ std::unique_ptr<SparsityMethod> MakeSparsity(const ExperimentConfig& c, int64_t 
 void AddSparsityFields(const SparsityReport& report, MetricLine& line) {
   for (const auto& [key, label] : report.labels) line.Add(key, label);
   for (const auto& [key, number] : report.numbers) line.Add(key, number);
+}
+
+// Accelerated 2:4 linears (docs/accelerated-2-4.md): null when the spec's semi_structured section chooses
+// none.
+std::unique_ptr<SemiStructuredLayers> MakeSemiStructured(const ExperimentConfig& c, int64_t steps_per_epoch,
+                                                         torch::nn::Module& model, torch::Device device) {
+  auto semi = SemiStructuredLayers::Install(c.semi_structured, c.sparsity, c.schedule.epochs, steps_per_epoch,
+                                            model, device);
+  if (!semi.ok()) throw TrainerError(kExitUsage, std::string(semi.status().message()));
+  return std::move(*semi);
+}
+
+// semi_structured/<layer>: the path the layer's last forward took and why; speedup_2_4/<layer>: timed
+// dense / 2:4 GPU time of its GEMM (0 when not timed).
+void AddSemiStructuredFields(const SemiStructuredLayers* semi, MetricLine& line) {
+  if (semi == nullptr) return;
+  for (const auto& layer : semi->Report()) {
+    line.Add("semi_structured/" + layer.name, FormatSemiStructuredReport(layer));
+    line.Add("speedup_2_4/" + layer.name, layer.path.speedup);
+  }
 }
 
 // A multi-rank run without step lines still agrees on a stop this often (the only per-interval collective).
@@ -135,6 +157,7 @@ class Run {
     optimizer_ = MakeAdamW(*model_, config.optimizer);
     adamw_step_ = std::make_unique<AdamWStep>(*optimizer_, /*fused=*/device_.is_cuda());
     sparsity_ = MakeSparsity(config, steps_per_epoch_, *model_, optimizer_.get());
+    semi_structured_ = MakeSemiStructured(config, steps_per_epoch_, *model_, device_);
     const int64_t total = steps_per_epoch_ * config.schedule.epochs;
     const auto warmup = static_cast<int64_t>(std::llround(config.schedule.warmup_epochs * steps_per_epoch_));
     schedule_ = std::make_unique<LrSchedule>(config.optimizer.lr, config.schedule.warmup_lr,
@@ -193,6 +216,7 @@ class Run {
     StartWindow();
     for (int64_t step = state_.step_in_epoch; step < steps_per_epoch_; ++step) {
       sparsity_->BeginStep(epoch, state_.global_step);
+      if (semi_structured_) semi_structured_->BeginStep(state_.global_step);
       const double lr = schedule_->At(state_.global_step);
       SetLearningRate(*optimizer_, lr);
       optimizer_->zero_grad();
@@ -310,6 +334,7 @@ class Run {
       line.Add("precision", c_.resources.precision);
       AddDeviceFields(line);
       AddSparsityFields(sparsity_->Report(state_.global_step, /*per_layer=*/true), line);
+      AddSemiStructuredFields(semi_structured_.get(), line);
       EmitMetric(*o_.metrics, line);
     }
     Log() << "epoch " << epoch << ": loss " << loss << ", top-1 " << eval.top1 << ", top-5 " << eval.top5
@@ -385,6 +410,7 @@ class Run {
   std::unique_ptr<torch::optim::AdamW> optimizer_;
   std::unique_ptr<AdamWStep> adamw_step_;  // Fused on a GPU (LibTorch 2.4+).
   std::unique_ptr<SparsityMethod> sparsity_;
+  std::unique_ptr<SemiStructuredLayers> semi_structured_;  // After sparsity_: detaches before the model goes.
   std::unique_ptr<LrSchedule> schedule_;
   std::vector<torch::Tensor> params_;
   double flops_per_image_ = 0.0;
@@ -427,6 +453,9 @@ int DescribeRun(const ExperimentConfig& config, std::ostream& out) {
               ? ": forward passes under bf16 autocast; weights, optimizer state, masks and loss in fp32\n"
               : ": fp32 throughout\n");
   out << sparsity->Describe(config.schedule.epochs, steps_per_epoch);
+  auto semi = ChooseSemiStructuredLayers(config.semi_structured, config.sparsity, arch);
+  out << (semi.ok() ? FormatSemiStructuredChoices(config.semi_structured, *semi)
+                    : "semi-structured layers: " + std::string(semi.status().message()) + "\n");
   return data_error.empty() ? kExitOk : kExitData;
 }
 

@@ -22,6 +22,9 @@ torch::Tensor Linear(SparseLinearImpl& layer, const torch::Tensor& x) {
 // Without dropout in the way, CPU float32 runs fc1 -> GELU -> fc2 as one fused node
 // (worker/trainer/kernels/fused_mlp.h); the effective (masked) weights are computed once either way.
 torch::Tensor MlpImpl::forward(const torch::Tensor& x) {
+  if (fc1->accelerated() || fc2->accelerated()) {  // The 2:4 semi-structured linears run their own forward.
+    return drop2_(fc2->forward(drop1_(Gelu(fc1->forward(x)))));
+  }
   auto w1 = fc1->EffectiveWeight(), w2 = fc2->EffectiveWeight();
   const bool dropout = is_training() && (drop1_->options.p() > 0.0 || drop2_->options.p() > 0.0);
   if (!dropout && FusedMlpApplies(x, w1, fc1->bias, w2, fc2->bias)) {

@@ -1,0 +1,75 @@
+#include "worker/sparsity/semi_structured/semi_structured_linear.h"
+
+#include <torch/torch.h>
+
+#include <utility>
+
+#include "worker/sparsity/nm_mask.h"
+#include "worker/sparsity/semi_structured/transposable_mask.h"
+#include "worker/sparsity/semi_structured/two_four_rule.h"
+#include "worker/sparsity/sparse_functions.h"
+
+namespace nmsparse {
+
+SemiStructuredLinear::SemiStructuredLinear(SemiStructuredKind kind, SemiStructuredMask mask,
+                                           SemiStructuredGemmOrWhy backend)
+    : kind_(kind), mask_(mask), backend_(std::move(backend)) {}
+
+torch::Tensor SemiStructuredLinear::Forward(const torch::Tensor& input, const torch::Tensor& weight,
+                                            const LayerRule* rule, const torch::Tensor& bias) {
+  if (dense_) {
+    path_ = {false, path_.speedup, "dense_after"};
+    return torch::linear(input, weight, bias);
+  }
+  return kind_ == SemiStructuredKind::kWeight ? WeightForward(input, weight, rule, bias)
+                                              : ActivationForward(input, weight, rule, bias);
+}
+
+bool SemiStructuredLinear::UseKernel(const torch::Tensor& input, const torch::Tensor& weight) {
+  if (backend_.gemm == nullptr) {
+    path_ = {false, 0, backend_.unavailable};
+    return false;
+  }
+  const int64_t k = weight.size(1);
+  const GemmDecision d =
+      backend_.gemm->Decide(kind_, input.numel() / k, k, weight.size(0), input.scalar_type());
+  path_ = {d.sparse, d.speedup, d.reason};
+  return d.sparse;
+}
+
+torch::Tensor SemiStructuredLinear::WeightForward(const torch::Tensor& input, const torch::Tensor& weight,
+                                                  const LayerRule* rule, const torch::Tensor& bias) {
+  const std::string why_not = WhyNotTwoFour(rule);
+  if (!why_not.empty()) {  // This step's W~ is not 2:4 (dense phase, D > 0, an SDGF stage, ...).
+    path_ = {false, path_.speedup, why_not};
+    return torch::linear(input, ApplyLayerRule(weight, rule), bias);
+  }
+  const bool transposable = mask_ == SemiStructuredMask::kTransposable;
+  const torch::Tensor w_tilde =
+      transposable ? TransposableEffectiveWeight(weight, *rule) : ApplyLayerRule(weight, rule);
+  if (!UseKernel(input, weight)) return torch::linear(input, w_tilde, bias);
+  return backend_.gemm->WeightSparseLinear(input, w_tilde, bias, transposable);
+}
+
+torch::Tensor SemiStructuredLinear::ActivationForward(const torch::Tensor& input, const torch::Tensor& weight,
+                                                      const LayerRule* rule, const torch::Tensor& bias) {
+  // The mask is a constant of the step: the gradient reaches the kept activations only.
+  const torch::Tensor input_24 = input * ActivationTwoFourMask(input);
+  const torch::Tensor w_tilde = ApplyLayerRule(weight, rule);
+  if (!UseKernel(input, weight)) return torch::linear(input_24, w_tilde, bias);
+  return backend_.gemm->ActivationSparseLinear(input_24, w_tilde, bias);
+}
+
+torch::Tensor TransposableEffectiveWeight(const torch::Tensor& weight, const LayerRule& rule) {
+  const torch::Tensor mask = TransposableTwoFourMask(weight).to(weight.scalar_type());
+  if (rule.recipe == Recipe::kSrste) return SrsteSparseWeight(weight, mask, rule.srste_lambda);
+  return DecayedSparseWeight(weight, mask);  // D = 0 (WhyNotTwoFour): the multiplier is the mask.
+}
+
+torch::Tensor ActivationTwoFourMask(const torch::Tensor& input) {
+  torch::NoGradGuard no_grad;
+  const torch::Tensor groups = input.detach().to(torch::kFloat32).contiguous();
+  return SelectTopNWithTensorOps(groups, 2, 4, 0.f).to(input.scalar_type());
+}
+
+}  // namespace nmsparse

@@ -1,0 +1,21 @@
+// A transposable 2:4 mask: in every 4x4 tile of the weight, 2 of 4 kept along rows and along columns, the
+// pattern of the 90 such that keeps the largest sum of |w| (as torchao's tile prune). W~ and W~^T are then
+// both 2:4 along their inner dimension, so the input-gradient GEMM dY @ W~ can use the sparse kernel too. It
+// is a different mask from the engine's (a change to the method: docs/accelerated-2-4.md).
+#ifndef NMSPARSE_WORKER_SPARSITY_SEMI_STRUCTURED_TRANSPOSABLE_MASK_H_
+#define NMSPARSE_WORKER_SPARSITY_SEMI_STRUCTURED_TRANSPOSABLE_MASK_H_
+
+#include <torch/types.h>
+
+namespace nmsparse {
+
+// The mask of `weight` [out, in] (both multiples of 4) as fp32 on the weight's device: 1 kept, 0 pruned.
+// Tensor ops only, so it runs on any device. Among equally good patterns the first in enumeration order wins.
+torch::Tensor TransposableTwoFourMask(const torch::Tensor& weight);
+
+// The 90 patterns, [90, 16] fp32 (row-major 4x4 tiles), in enumeration order.
+torch::Tensor TransposableTwoFourPatterns();
+
+}  // namespace nmsparse
+
+#endif  // NMSPARSE_WORKER_SPARSITY_SEMI_STRUCTURED_TRANSPOSABLE_MASK_H_
