@@ -168,16 +168,21 @@ case_2() {
 
 # --- 3. one rank of a two-rank run SIGKILLed: the agent stops the other, the retry resumes
 case_3() {
-  s=$(submit rank-kill 5 --set resources.gpus=2)
+  s=$(submit rank-kill 12 --set resources.gpus=2)  # Long enough that the rank is killed mid-run.
   run=$(run_ids "$s" | cut -d' ' -f1)
   check "3: the two-rank run reports an epoch" wait_epochs "$run" 1
   pause 0 2000
   rank1=""
-  for p in $(ranks_of w1); do
+  for p in $(ranks_of w1); do  # Rank 1 of this run (the sweep's other run may have started meanwhile).
+    tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qF -- "--out $work/runs/$run " || continue
     tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'RANK=1' && rank1=$p
   done
   check "3: rank 1 found" test -n "$rank1"
-  rank0=$(ranks_of w1 | tr ' ' '\n' | grep -vx "$rank1" | tr '\n' ' ')
+  rank0=""
+  for p in $(ranks_of w1); do
+    [[ $p != "$rank1" ]] && tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qF -- "--out $work/runs/$run " &&
+      rank0+="$p "
+  done
   log "3: SIGKILL rank 1 (pid $rank1) of run $run; rank 0: $rank0"
   kill -KILL "$rank1"
   check "3: the other rank is stopped" all_gone $rank0
