@@ -79,8 +79,8 @@ std::vector<SemiStructuredLayerReport> SemiStructuredLayers::Report() const {
 
 std::string FormatSemiStructuredReport(const SemiStructuredLayerReport& r) {
   const std::string speedup = r.path.speedup > 0 ? absl::StrFormat(" %.2fx", r.path.speedup) : "";
-  return absl::StrCat(ToString(r.kind), " ", r.path.kernel ? "kernel" : "masked dense", speedup, " (",
-                      r.path.reason, ")");
+  const char* path = r.path.kernel ? "kernel" : r.path.reason == kDenseAfterReason ? "dense" : "masked dense";
+  return absl::StrCat(ToString(r.kind), " ", path, speedup, " (", r.path.reason, ")");
 }
 
 }  // namespace nmsparse

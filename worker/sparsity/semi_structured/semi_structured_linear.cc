@@ -18,7 +18,7 @@ SemiStructuredLinear::SemiStructuredLinear(SemiStructuredKind kind, SemiStructur
 torch::Tensor SemiStructuredLinear::Forward(const torch::Tensor& input, const torch::Tensor& weight,
                                             const LayerRule* rule, const torch::Tensor& bias) {
   if (dense_) {
-    path_ = {false, path_.speedup, "dense_after"};
+    path_ = {false, path_.speedup, kDenseAfterReason};
     return torch::linear(input, weight, bias);
   }
   return kind_ == SemiStructuredKind::kWeight ? WeightForward(input, weight, rule, bias)

@@ -16,6 +16,9 @@
 
 namespace nmsparse {
 
+// The reason a layer gives after the sparse-then-dense switch (an ordinary dense linear then).
+inline constexpr char kDenseAfterReason[] = "dense_after";
+
 // What a semi-structured linear ran at its last forward pass.
 struct SemiStructuredPath {
   bool kernel = false;  // The 2:4 kernel; false: masked dense (or dense after the switch).

@@ -233,6 +233,7 @@ TEST(SemiStructuredLayersTest, InstallsByNameSwitchesDenseAndDetaches) {
   layers.BeginStep(5);  // floor(0.5 * 10): the first dense step.
   fc1->forward(torch::randn({2, 16}));
   EXPECT_EQ(layers.Report()[0].path.reason, "dense_after");
+  EXPECT_EQ(FormatSemiStructuredReport(layers.Report()[0]), "weight_2:4 dense (dense_after)");
 
   installed->reset();
   EXPECT_FALSE(fc1->accelerated());
