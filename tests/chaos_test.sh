@@ -168,10 +168,11 @@ case_2() {
 
 # --- 3. one rank of a two-rank run SIGKILLed: the agent stops the other, the retry resumes
 case_3() {
-  s=$(submit rank-kill 12 --set resources.gpus=2)  # Long enough that the rank is killed mid-run.
+  s=$(submit rank-kill 60 --set resources.gpus=2)  # Long enough (about 0.5 s an epoch on an idle VM) that
+  # the rank is killed mid-run: 12 epochs could end before the kill on a quiet machine.
   run=$(run_ids "$s" | cut -d' ' -f1)
   check "3: the two-rank run reports an epoch" wait_epochs "$run" 1
-  pause 0 2000
+  pause 0 500
   rank1=""
   for p in $(ranks_of w1); do  # Rank 1 of this run (the sweep's other run may have started meanwhile).
     tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qF -- "--out $work/runs/$run " || continue
