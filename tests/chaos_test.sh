@@ -64,7 +64,7 @@ submit() {  # submit NAME EPOCHS [more nmctl submit arguments]: prints the sweep
     json "d['sweep']['id']"
 }
 
-run_ids() { ctl runs --sweep "$1" --json | json "' '.join(r['id'] for r in d['runs'])"; }
+run_ids() { ctl runs --sweep "$1" --json | json "' '.join(str(r['id']) for r in d['runs'])"; }
 epoch_points() { ctl run "$1" --json | json "sum(1 for p in d['metrics'] if p['kind']=='epoch')"; }
 attempt_of() { ctl run "$1" --json | json "d['run']['attempt']"; }
 # "final" points of the run's last (succeeded) attempt. An earlier attempt that printed its final line and then
@@ -203,7 +203,7 @@ case_4() {
   log "4: SIGSTOP worker $frozen (pid ${worker_pid[$frozen]}, ranks $ranks)"
   kill -STOP "${worker_pid[$frozen]}" $ranks
   check "4: the run moves to another attempt" wait_runs "$s" \
-    "[int(r['attempt']) for r in runs if r['id']=='$run'][0] >= 2" 60
+    "[int(r['attempt']) for r in runs if str(r['id'])=='$run'][0] >= 2" 60
   pause 0 3000
   kill -CONT "${worker_pid[$frozen]}" $ranks
   log "4: SIGCONT worker $frozen"

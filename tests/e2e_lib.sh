@@ -83,8 +83,8 @@ final_points() {  # The number of "final" metric points of a run.
 # Which worker (by host name) holds a run.
 holder_of() {
   local worker_id
-  worker_id=$(ctl runs --json | json "[r['worker_id'] for r in d['runs'] if r['id']=='$1'][0]")
-  ctl workers --json | json "[w['host'] for w in d['workers'] if w['id']=='$worker_id'][0]"
+  worker_id=$(ctl runs --json | json "[r['worker_id'] for r in d['runs'] if str(r['id'])=='$1'][0]")
+  ctl workers --json | json "[w['host'] for w in d['workers'] if str(w['id'])=='$worker_id'][0]"
 }
 
 # Ends the script: exit 1 when any check failed.

@@ -78,7 +78,7 @@ run_field() { ctl run "$1" --json | json "d['run'].get('$2', '')"; }
 job_of_run() {  # The Slurm job id of the worker holding a run.
   local worker_id
   worker_id=$(run_field "$1" worker_id)
-  ctl workers --json | json "[w.get('job','') for w in d['workers'] if w['id']=='$worker_id'][0].split(':')[1]"
+  ctl workers --json | json "[w.get('job','') for w in d['workers'] if str(w['id'])=='$worker_id'][0].split(':')[1]"
 }
 wait_for() {  # wait_for TIMEOUT_S COMMAND...: polls until the command succeeds.
   local deadline=$((SECONDS + $1)); shift
