@@ -34,6 +34,16 @@ void FillRowBlocks(const torch::Tensor& weight, const LayerRule& rule, const tor
   }
 }
 
+// dL/dW of SR-STE from the saved (W, W~): g + lambda * (W - W~), which is g + lambda * (1 - mask) * W for a
+// binary mask (W - W~ is W or 0, element by element), so no mask needs to be kept for the backward pass.
+variable_list SrsteBackward(AutogradContext* ctx, const variable_list& grad_outputs, size_t other_inputs) {
+  const variable_list saved = ctx->get_saved_variables();
+  const double lambda = ctx->saved_data["lambda"].toDouble();
+  variable_list grads(1 + other_inputs);
+  grads[0] = torch::add(grad_outputs[0], saved[0] - saved[1], lambda);
+  return grads;
+}
+
 // STE, MDGF and fine-tune: W~ = W * (mask + D * (1 - mask)); the gradient passes straight through.
 class DecayedSparseFunction : public torch::autograd::Function<DecayedSparseFunction> {
  public:
@@ -45,9 +55,19 @@ class DecayedSparseFunction : public torch::autograd::Function<DecayedSparseFunc
   }
 };
 
-// SR-STE: W~ = W * mask; the gradient g + lambda * (1 - mask) * W with the forward pass's mask. Since the
-// mask is binary, (1 - mask) * W is exactly W - W~ (W or 0, element by element), so the pass saves W~, which
-// it returns anyway, instead of a mask.
+// The same with a given multiplier (a mask the engine did not make, e.g. a transposable 2:4 one).
+class MultiplierFunction : public torch::autograd::Function<MultiplierFunction> {
+ public:
+  static torch::Tensor forward(AutogradContext* /*ctx*/, const torch::Tensor& weight,
+                               const torch::Tensor& multiplier) {
+    return weight * multiplier;
+  }
+  static variable_list backward(AutogradContext* /*ctx*/, variable_list grad_outputs) {
+    return {grad_outputs[0], torch::Tensor()};
+  }
+};
+
+// SR-STE: W~ = W * mask with the rule's mask, formed in one pass (SparseWeightOf).
 class SrsteFunction : public torch::autograd::Function<SrsteFunction> {
  public:
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& weight, const LayerRule* rule) {
@@ -57,9 +77,22 @@ class SrsteFunction : public torch::autograd::Function<SrsteFunction> {
     return sparse;
   }
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
-    const variable_list saved = ctx->get_saved_variables();
-    const double lambda = ctx->saved_data["lambda"].toDouble();
-    return {torch::add(grad_outputs[0], saved[0] - saved[1], lambda), torch::Tensor()};
+    return SrsteBackward(ctx, grad_outputs, 1);
+  }
+};
+
+// SR-STE with a given binary mask.
+class SrsteMaskFunction : public torch::autograd::Function<SrsteMaskFunction> {
+ public:
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& weight, const torch::Tensor& mask,
+                               double lambda) {
+    torch::Tensor sparse = weight * mask;
+    ctx->save_for_backward({weight, sparse});
+    ctx->saved_data["lambda"] = lambda;
+    return sparse;
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    return SrsteBackward(ctx, grad_outputs, 2);
   }
 };
 
@@ -90,6 +123,14 @@ torch::Tensor SparseWeightOf(const torch::Tensor& weight, const LayerRule& rule,
       },
       [](const torch::Tensor& block, torch::Tensor out) { out.copy_(block); });
   return sparse;
+}
+
+torch::Tensor DecayedSparseWeight(const torch::Tensor& weight, const torch::Tensor& multiplier) {
+  return MultiplierFunction::apply(weight, multiplier);
+}
+
+torch::Tensor SrsteSparseWeight(const torch::Tensor& weight, const torch::Tensor& mask, double lambda) {
+  return SrsteMaskFunction::apply(weight, mask, lambda);
 }
 
 torch::Tensor ApplyLayerRule(const torch::Tensor& weight, const LayerRule* rule) {

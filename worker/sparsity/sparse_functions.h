@@ -25,6 +25,12 @@ torch::Tensor SparseWeightOf(const torch::Tensor& weight, const LayerRule& rule,
 //   the optimizer step sees it, or the term is scaled too.
 torch::Tensor ApplyLayerRule(const torch::Tensor& weight, const LayerRule* rule);
 
+// The two recipes' autograd semantics with a mask made elsewhere (e.g. semi_structured's transposable 2:4
+// mask): W~ = weight * multiplier with the gradient straight through, and SR-STE's W~ = weight * mask
+// (binary) with dL/dW = g + lambda * (1 - mask) * W.
+torch::Tensor DecayedSparseWeight(const torch::Tensor& weight, const torch::Tensor& multiplier);
+torch::Tensor SrsteSparseWeight(const torch::Tensor& weight, const torch::Tensor& mask, double lambda);
+
 }  // namespace nmsparse
 
 #endif  // NMSPARSE_WORKER_SPARSITY_SPARSE_FUNCTIONS_H_

@@ -66,6 +66,16 @@ TEST(SparseFunctionsTest, SrsteAddsTheDecayTermAtPrunedPositions) {
   EXPECT_TRUE(torch::equal(w.grad(), torch::tensor({1.f, 1.f, 0.f, 1.5f}).view({1, 4})));
 }
 
+TEST(SparseFunctionsTest, SrsteWithAGivenMaskUsesThatMask) {
+  // A mask made elsewhere (semi_structured's transposable one), deliberately not W's 2:4 magnitude mask.
+  torch::Tensor w = torch::tensor({4.f, 3.f, 2.f, 1.f}).view({1, 4}).requires_grad_(true);
+  const torch::Tensor mask = torch::tensor({0.f, 1.f, 0.f, 1.f}).view({1, 4});
+  torch::Tensor out = SrsteSparseWeight(w, mask, 1.0);
+  EXPECT_TRUE(torch::equal(out, torch::tensor({0.f, 3.f, 0.f, 1.f}).view({1, 4})));
+  out.sum().backward();
+  EXPECT_TRUE(torch::equal(w.grad(), torch::tensor({5.f, 1.f, 3.f, 1.f}).view({1, 4})));
+}
+
 TEST(SparseFunctionsTest, SparseWeightOfIsTheWeightTimesTheLayerMask) {
   torch::manual_seed(5);
   const torch::Tensor w = torch::randn({24, 16});
