@@ -23,7 +23,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   absl::StatusOr<std::unique_ptr<nmsparse::server::Store>> store = nmsparse::server::Store::Open(":memory:");
   FUZZ_CHECK(store.ok(), store.status().ToString());
   const absl::StatusOr<nmsparse::v1::SubmitSweepResponse> response =
-      nmsparse::server::SubmitSweep(store->get(), nmsparse::server::ExpandWithSchemas, kMaxRuns, request);
+      nmsparse::server::SubmitSweep(store->get(), nmsparse::server::ExpandWithSchemas, kMaxRuns, request,
+                                    /*submitted_by=*/"fuzz");
   if (!response.ok()) {
     FUZZ_CHECK(absl::IsInvalidArgument(response.status()) && !response.status().message().empty(),
                response.status().ToString());
