@@ -151,10 +151,10 @@ case_1() {
 
 # --- 2. a worker SIGKILLed mid-run; its ranks die with it, and the run resumes from its checkpoint
 case_2() {
-  s=$(submit worker-kill 10)
+  s=$(submit worker-kill 60)  # Long enough to be mid-run at the kill on an idle VM (10 epochs took 3 s).
   run=$(run_ids "$s" | cut -d' ' -f1)
   check "2: the run reports an epoch" wait_epochs "$run" 1
-  pause 0 2000
+  pause 0 500
   victim=$(holder_of "$run")
   ranks=$(ranks_of "$victim")
   log "2: SIGKILL worker $victim (pid ${worker_pid[$victim]}, ranks $ranks) running run $run"
@@ -194,10 +194,10 @@ case_3() {
 
 # --- 4. a worker and its ranks frozen past the lease, then thawed: the late attempt is fenced
 case_4() {
-  s=$(submit freeze 15)  # Long enough to be frozen mid-run.
+  s=$(submit freeze 60)  # Long enough to be frozen mid-run on an idle VM (15 epochs took 3 s).
   run=$(run_ids "$s" | cut -d' ' -f1)
   check "4: the run reports an epoch" wait_epochs "$run" 1
-  pause 0 1500
+  pause 0 500
   frozen=$(holder_of "$run")
   ranks=$(ranks_of "$frozen")
   log "4: SIGSTOP worker $frozen (pid ${worker_pid[$frozen]}, ranks $ranks)"
