@@ -211,6 +211,14 @@ seed: 42
   EXPECT_NE(MustExpand(other_seed)[0].config.optimizer.lr, runs[0].config.optimizer.lr);
 }
 
+// Found by sweep_yaml_fuzzer (fuzz/corpus/sweep_yaml_fuzzer/crash-map-as-key.yaml): a flow map whose key is
+// itself a map threw from yaml-cpp's conversion instead of being refused.
+TEST(SweepTest, AMapAsAKeyIsRefusedNotThrown) {
+  const std::string error = ParseError(
+      std::string(kBase) + "grid:\n  lr_set:\n    values: [{label: low, set:, {optimizer.lr: 1e-4}}]\n");
+  EXPECT_NE(error.find("a key must be a plain word"), std::string::npos) << error;
+}
+
 TEST(SweepTest, ParseErrorsNameFileLineAndPath) {
   EXPECT_EQ(ParseError("name: x\n"),
             "sweep.yaml:1: base: missing: a sweep needs a base spec (base or base_file)");

@@ -133,6 +133,9 @@ std::string FormatDouble(double value) {
 absl::Status CheckKeys(const YAML::Node& map, const std::string& prefix,
                        const std::vector<std::string>& known) {
   for (const auto& kv : map) {
+    // A flow map such as {set:, {k: v}} has a map as a key: refuse it instead of failing the conversion.
+    if (!kv.first.IsScalar())
+      return Error(kv.first, prefix, "a key must be a plain word, not a map or a list");
     const std::string key = kv.first.as<std::string>();
     bool found = false;
     for (const auto& k : known) found = found || k == key;
