@@ -48,7 +48,7 @@ failed=$((failed + $(grep -cE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|NO STATUS
 [[ $bazel_rc -ne 0 ]] && ! grep -qE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|FLAKY)' "$log" && count 1
 end_stage "3. Bazel, LibTorch 1.13 (CPU)"
 
-tools/fuzz.sh 2>&1 | tee "$log"
+NMSPARSE_FUZZ_RUNS=${NMSPARSE_FUZZ_RUNS:-3000} tools/fuzz.sh 2>&1 | tee "$log"
 fuzz_rc=${PIPESTATUS[0]}
 passed=$((passed + $(grep -c '^fuzz: PASSED' "$log")))
 failed=$((failed + $(grep -c '^fuzz: FAILED' "$log")))
