@@ -1,10 +1,12 @@
 #include "worker/sparsity/semi_structured/gemm_decision_cache.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -75,10 +77,21 @@ std::optional<GemmTiming> GemmDecisionCache::Find(const GemmKey& key) const {
   return it->second;
 }
 
+namespace {
+
+// mkdir -p of the directories above `path` (failures show at the write that follows).
+void MakeParentDirectories(const std::string& path) {
+  for (size_t pos = path.find('/', 1); pos != std::string::npos; pos = path.find('/', pos + 1)) {
+    ::mkdir(path.substr(0, pos).c_str(), 0755);
+  }
+}
+
+}  // namespace
+
 absl::Status GemmDecisionCache::Save() const {
-  std::error_code ec;
-  const std::filesystem::path target(path_);
-  if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path(), ec);
+  // POSIX calls, not std::filesystem: pip's libtorch.so exports std::filesystem symbols of its own that break
+  // ours when both are loaded (a crash in remove_all was seen with LibTorch 2.11).
+  MakeParentDirectories(path_);
   const std::string tmp = absl::StrCat(path_, ".tmp.", ::getpid());
   {
     std::ofstream out(tmp, std::ios::trunc);
@@ -89,8 +102,9 @@ absl::Status GemmDecisionCache::Save() const {
     }
     if (!out.flush()) return absl::InternalError(absl::StrCat("cannot write ", tmp));
   }
-  std::filesystem::rename(tmp, target, ec);
-  if (ec) return absl::InternalError(absl::StrCat("cannot rename ", tmp, " to ", path_, ": ", ec.message()));
+  if (std::rename(tmp.c_str(), path_.c_str()) != 0)
+    return absl::InternalError(
+        absl::StrCat("cannot rename ", tmp, " to ", path_, ": ", std::strerror(errno)));
   return absl::OkStatus();
 }
 
