@@ -9,6 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/bench_lib.sh
+# The baseline is PyTorch from Python (Debian's python3-torch, over the same LibTorch 1.13): installed if missing.
+NMSPARSE_BENCH=1 bash tools/bootstrap.sh >&2
 images=${1:-4096}
 threads=${2:-1}
 rounds=${3:-5}

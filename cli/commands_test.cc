@@ -97,6 +97,30 @@ TEST(CommandsTest, ValidatePrintsRunsAndLayerPlansOffline) {
   EXPECT_NE(json.out.find("epochs: 5"), std::string::npos);
 }
 
+// The semi_structured section reaches nmctl through the wire form (v1.SemiStructuredSpec): validate lists the
+// chosen 2:4 linears of every run, a sweep axis can change the section, and a pattern that matches no linear
+// is refused naming the key and the pattern.
+TEST(CommandsTest, ValidateListsSemiStructuredLayers) {
+  const std::string sweep =
+      "name: semi\nbase:\n  model: {name: vit_nano_patch7_28}\n"
+      "  sparsity: {recipe: SRSTE, n_sparsity: 2, m_sparsity: 4, sparsity_loc: FF}\n"
+      "  semi_structured: {layers: [\"blocks.*.mlp.fc1\"], dense_after: {fraction: 0.7}}\n"
+      "grid:\n  semi_structured.mask: [exact, transposable]\n";
+  const Result r = Nmctl({"validate", TempFile("semi.yaml", sweep)});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("semi-structured 2:4 layers"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("mask exact"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("mask transposable"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("blocks.0.mlp.fc1 weight_2:4"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("blocks.0.mlp.fc2 weight_2:4"), std::string::npos) << r.out;
+  const Result bad = Nmctl(
+      {"validate", TempFile("semi_bad.yaml", sweep), "--set", "semi_structured.layers=[\"blocks.*.nope\"]"});
+  EXPECT_EQ(bad.code, kExitUsage);
+  EXPECT_NE(bad.err.find("semi_structured.layers[0]: pattern \"blocks.*.nope\" matches no linear layer"),
+            std::string::npos)
+      << bad.err;
+}
+
 TEST(CommandsTest, ValidateErrorsNameFileLineAndKey) {
   const std::string path = TempFile("bad_sweep.yaml",
                                     "name: bad\nbase:\n  model: {name: vit_nano_patch7_28}\n"

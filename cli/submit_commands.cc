@@ -108,9 +108,11 @@ int RunValidateCommand(const CommandContext& context) {
                   absl::Status(rows.status().code(), absl::StrCat(context.args->positional[0], ": run ",
                                                                   run.index, ": ", rows.status().message())));
     }
+    absl::StatusOr<std::string> semi = DescribeSemiStructuredLayers(run.config);
+    if (!semi.ok()) return Fail(context, semi.status());  // Validated with the run: not expected here.
     const std::string text =
         absl::StrCat(run.config.model.name, "\n",
-                     rows->empty() ? "  dense: no layer is sparsified\n" : FormatLayerPlan(*rows));
+                     rows->empty() ? "  dense: no layer is sparsified\n" : FormatLayerPlan(*rows), *semi);
     auto it = std::find_if(plans.begin(), plans.end(), [&](const auto& p) { return p.first == text; });
     if (it == plans.end()) {
       plans.push_back({text, {run.index}});

@@ -410,6 +410,9 @@ const std::vector<std::string>& ExperimentSectionKeys(const std::string& section
     YAML::Node sparsity = SparsityConfigToYaml(SparsityConfig());
     (*m)["sparsity"].push_back(kRecipeKey);  // Input only: expands into the keys below.
     for (const auto& kv : sparsity) (*m)["sparsity"].push_back(kv.first.as<std::string>());
+    for (const auto& kv : SemiStructuredConfigToYaml(SemiStructuredConfig())) {
+      (*m)["semi_structured"].push_back(kv.first.as<std::string>());
+    }
     return m;
   }();
   static const std::vector<std::string> kNone;

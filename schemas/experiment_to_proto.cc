@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "absl/strings/ascii.h"
 #include "schemas/proto_bridge.h"
 
 namespace nmsparse {
@@ -117,6 +118,21 @@ void FillSparsity(const SparsityConfig& s, v1::SparsitySpec* out) {
   for (const DynamicSparsityGroup& g : s.dynamic) FillDynamicGroup(g, out->add_dynamic());
 }
 
+void FillSemiStructured(const SemiStructuredConfig& c, v1::SemiStructuredSpec* out) {
+  using S = v1::SemiStructuredSpec;
+  for (const std::string& glob : c.layers) out->add_layers(glob);
+  for (const std::string& glob : c.activation_layers) out->add_activation_layers(glob);
+  out->set_accelerate(EnumByName(&S::Accelerate_Parse, absl::AsciiStrToUpper(ToString(c.accelerate))));
+  out->set_mask(EnumByName(&S::Mask_Parse, absl::AsciiStrToUpper(ToString(c.mask))));
+  out->set_margin(c.margin);
+  if (c.dense_after_phase >= 0) {
+    out->mutable_dense_after()->set_phase(static_cast<uint32_t>(c.dense_after_phase));
+  } else {
+    out->mutable_dense_after()->set_fraction(c.dense_after_fraction);
+  }
+  out->set_decision_cache(c.decision_cache);
+}
+
 }  // namespace
 
 v1::ExperimentSpec ToProto(const ExperimentConfig& config) {
@@ -134,6 +150,9 @@ v1::ExperimentSpec ToProto(const ExperimentConfig& config) {
   if (config.resources.precision != ResourceConfig().precision) {
     spec.mutable_resources()->set_precision(config.resources.precision);
   }
+  // Only when it chooses a layer, as the canonical YAML carries it (every other run keeps its hash).
+  if (config.semi_structured.Enabled())
+    FillSemiStructured(config.semi_structured, spec.mutable_semi_structured());
   return spec;
 }
 

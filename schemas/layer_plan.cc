@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "schemas/model_catalog.h"
 #include "schemas/param_filter.h"
+#include "schemas/semi_structured_layers.h"
 #include "schemas/step_schedule.h"
 #include "schemas/structure_decay.h"
 
@@ -111,11 +112,24 @@ absl::StatusOr<std::vector<LayerPlanRow>> DynamicRows(const ExperimentConfig& co
   return rows;
 }
 
+absl::StatusOr<ModelArch> ArchOf(const ExperimentConfig& config) {
+  return LookupModel(config.model.name, config.model.img_size, config.model.in_chans,
+                     config.model.num_classes);
+}
+
 }  // namespace
 
+absl::StatusOr<std::string> DescribeSemiStructuredLayers(const ExperimentConfig& config) {
+  if (!config.semi_structured.Enabled()) return std::string();
+  auto arch = ArchOf(config);
+  if (!arch.ok()) return arch.status();
+  auto chosen = ChooseSemiStructuredLayers(config.semi_structured, config.sparsity, *arch);
+  if (!chosen.ok()) return chosen.status();
+  return FormatSemiStructuredChoices(config.semi_structured, *chosen);
+}
+
 absl::StatusOr<std::vector<LayerPlanRow>> DescribeLayerPlan(const ExperimentConfig& config) {
-  auto arch =
-      LookupModel(config.model.name, config.model.img_size, config.model.in_chans, config.model.num_classes);
+  auto arch = ArchOf(config);
   if (!arch.ok()) return arch.status();
   const SparsityConfig& s = config.sparsity;
   std::vector<LayerPlanRow> rows;

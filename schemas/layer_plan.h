@@ -38,6 +38,11 @@ struct LayerPlanRow {
 // it, or "dense", over all epochs; InvalidArgument (AssignParamGroups) when a filter matches nothing.
 absl::StatusOr<std::vector<LayerPlanRow>> DescribeLayerPlan(const ExperimentConfig& config);
 
+// The linears the run's `semi_structured` section chooses for the 2:4 kernels, as `nmtrain --validate-only`
+// prints them (FormatSemiStructuredChoices: a settings line, then "  NAME KIND [out, in]" per layer); empty
+// when the section chooses none.
+absl::StatusOr<std::string> DescribeSemiStructuredLayers(const ExperimentConfig& config);
+
 // A fixed-width text table of the rows, one line per layer: name, location, shape, then "epochs a-b: text".
 std::string FormatLayerPlan(const std::vector<LayerPlanRow>& rows);
 

@@ -159,6 +159,7 @@ YAML::Node ScalarToYaml(const Message& msg, const FieldDescriptor* field, int in
 // Whether MessageToYaml writes a singular field (see the header).
 bool Written(const Message& msg, const FieldDescriptor* field) {
   const Reflection* r = msg.GetReflection();
+  if (field->containing_oneof() != nullptr) return r->HasField(msg, field);  // Only the member that is set.
   switch (field->cpp_type()) {
     case FieldDescriptor::CPPTYPE_MESSAGE:
       return r->HasField(msg, field);

@@ -136,6 +136,42 @@ TEST(ProtoBridgeTest, DynamicGroupsRoundTrip) {
   EXPECT_TRUE(*back == *config) << CanonicalYaml(*back) << "\nvs\n" << CanonicalYaml(*config);
 }
 
+// The semi_structured section travels only when it chooses a layer, and comes back equal either way of
+// dense_after (a oneof: only the member that is set is written).
+TEST(ProtoBridgeTest, SemiStructuredTravelsWhenEnabled) {
+  ExperimentConfig config = Sample();
+  EXPECT_FALSE(ToProto(config).has_semi_structured());
+  config.semi_structured.layers = {"blocks.*.mlp.fc1", "blocks.*.mlp.fc2"};
+  config.semi_structured.activation_layers = {"blocks.0.attn.proj"};
+  config.semi_structured.accelerate = Accelerate::kForce;
+  config.semi_structured.mask = SemiStructuredMask::kTransposable;
+  config.semi_structured.margin = 0.1;
+  config.semi_structured.dense_after_fraction = 0.7;
+  config.semi_structured.decision_cache = "/tmp/timings.tsv";
+  ExperimentConfig by_phase = config;
+  by_phase.semi_structured.dense_after_fraction = 1.0;
+  by_phase.semi_structured.dense_after_phase = 0;
+  for (const ExperimentConfig& c : {config, by_phase}) {
+    const v1::ExperimentSpec spec = ToProto(c);
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(spec, ToProtoViaYaml(c)))
+        << spec.DebugString() << "\nvs\n"
+        << ToProtoViaYaml(c).DebugString();
+    auto back = FromProto(spec);
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_TRUE(back->semi_structured == c.semi_structured) << CanonicalYaml(*back);
+  }
+  const v1::SemiStructuredSpec wire = ToProto(config).semi_structured();
+  EXPECT_EQ(wire.accelerate(), v1::SemiStructuredSpec::FORCE);
+  EXPECT_EQ(wire.mask(), v1::SemiStructuredSpec::TRANSPOSABLE);
+  EXPECT_EQ(wire.dense_after().fraction(), 0.7);
+  EXPECT_EQ(ToProto(by_phase).semi_structured().dense_after().kind_case(), v1::DenseAfter::kPhase);
+
+  v1::ExperimentSpec bad = ToProto(config);
+  bad.mutable_semi_structured()->set_margin(1.0);
+  EXPECT_EQ(FromProto(bad).status().message(),
+            "semi_structured.margin: value 1 is out of range: must be in [0, 1)");
+}
+
 TEST(ProtoBridgeTest, WireZerosStayZeros) {
   ExperimentConfig config = Sample();
   config.optimizer.weight_decay = 0.0;

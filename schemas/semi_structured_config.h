@@ -2,14 +2,14 @@
 // sparse kernels (cuSPARSELt), when they swap back to dense, and whether speed or study decides
 // (docs/accelerated-2-4.md). Plain C++ (no LibTorch): nmtrain, nmserver and nmctl validate it alike.
 //
-//   semi_structured:
-//     layers: ["blocks.*.mlp.fc1", "blocks.*.mlp.fc2"]  # weight 2:4: the engine's own 2:4 mask, exact
-//     gradients activation_layers: []                            # input activation pruned 2:4 along its last
-//     dimension accelerate: auto       # auto: the 2:4 kernel only where it beats dense by `margin`; force;
-//     off mask: exact            # exact: the engine's mask; transposable: 2:4 along both dimensions margin:
-//     0.05           # auto: sparse must be at least (1 + margin)x faster than dense dense_after: {fraction:
-//     0.7}  # or {phase: 2}: from then on the chosen layers train dense decision_cache: ""     # timings
-//     file; empty: $NMSPARSE_CACHE_DIR or ~/.cache/nmsparse
+// The keys, with their defaults:
+// - layers: globs over module names ("blocks.*.mlp.fc1"): weight 2:4 with the engine's own mask;
+// - activation_layers: globs: the input activation pruned 2:4 along its last dimension;
+// - accelerate: auto (the 2:4 kernel only where it beats dense by `margin`), force, or off;
+// - mask: exact (the engine's mask) or transposable (2:4 along both dimensions);
+// - margin: 0.05 (auto: sparse must be at least (1 + margin)x faster than dense);
+// - dense_after: {fraction: F} or {phase: K}: from then on the chosen layers train dense;
+// - decision_cache: the timings file; empty: $NMSPARSE_CACHE_DIR or ~/.cache/nmsparse.
 #ifndef NMSPARSE_SCHEMAS_SEMI_STRUCTURED_CONFIG_H_
 #define NMSPARSE_SCHEMAS_SEMI_STRUCTURED_CONFIG_H_
 
