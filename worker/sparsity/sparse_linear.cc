@@ -1,8 +1,8 @@
 #include "worker/sparsity/sparse_linear.h"
 
 #include <torch/nn/functional/conv.h>
-#include <torch/torch.h>
 #include <torch/nn/init.h>
+#include <torch/torch.h>
 
 #include <cmath>
 
@@ -36,7 +36,8 @@ torch::Tensor SparseLinearImpl::EffectiveWeight() { return ApplyLayerRule(weight
 
 torch::Tensor SparseLinearImpl::forward(const torch::Tensor& input) {
   if (accelerator_ != nullptr) return accelerator_->Forward(input, weight, rule_.get(), bias);
-  return torch::linear(input, EffectiveWeight(), bias);  // One fused op; F::linear is matmul + add in 1.13.
+  const torch::Tensor w = eval_cache_.Get(is_training(), weight, rule_, [this] { return EffectiveWeight(); });
+  return torch::linear(input, w, bias);  // One fused op; F::linear is matmul + add in 1.13.
 }
 
 SparseConv2dImpl::SparseConv2dImpl(int64_t in_channels, int64_t out_channels, int64_t kernel_size,
@@ -50,7 +51,8 @@ SparseConv2dImpl::SparseConv2dImpl(int64_t in_channels, int64_t out_channels, in
 torch::Tensor SparseConv2dImpl::EffectiveWeight() { return ApplyLayerRule(weight, rule_.get()); }
 
 torch::Tensor SparseConv2dImpl::forward(const torch::Tensor& input) {
-  return torch::conv2d(input, EffectiveWeight(), bias, {stride_, stride_});
+  const torch::Tensor w = eval_cache_.Get(is_training(), weight, rule_, [this] { return EffectiveWeight(); });
+  return torch::conv2d(input, w, bias, {stride_, stride_});
 }
 
 }  // namespace nmsparse

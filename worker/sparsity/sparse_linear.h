@@ -11,9 +11,11 @@
 #include <memory>
 #include <utility>
 
+#include "worker/sparsity/eval_weight_cache.h"
+
 namespace nmsparse {
 
-struct LayerRule;  // Defined in worker/sparsity/layer_rule.h; set by SparsityEngine at every step.
+struct LayerRule;         // Defined in worker/sparsity/layer_rule.h; set by SparsityEngine at every step.
 class LinearAccelerator;  // worker/sparsity/semi_structured/linear_accelerator.h.
 
 class SparseLinearImpl : public torch::nn::Module {
@@ -26,7 +28,9 @@ class SparseLinearImpl : public torch::nn::Module {
   void set_rule(std::shared_ptr<const LayerRule> rule) { rule_ = std::move(rule); }
   const std::shared_ptr<const LayerRule>& rule() const { return rule_; }
   // When set, forward is accelerator->Forward(input, weight, rule, bias) (the 2:4 semi-structured kernels).
-  void set_accelerator(std::shared_ptr<LinearAccelerator> accelerator) { accelerator_ = std::move(accelerator); }
+  void set_accelerator(std::shared_ptr<LinearAccelerator> accelerator) {
+    accelerator_ = std::move(accelerator);
+  }
   bool accelerated() const { return accelerator_ != nullptr; }
 
   torch::Tensor weight;  // [out, in]
@@ -35,6 +39,7 @@ class SparseLinearImpl : public torch::nn::Module {
  private:
   std::shared_ptr<const LayerRule> rule_;
   std::shared_ptr<LinearAccelerator> accelerator_;
+  EvalWeightCache eval_cache_;  // W~ across the batches of one evaluation.
 };
 TORCH_MODULE(SparseLinear);
 
@@ -54,6 +59,7 @@ class SparseConv2dImpl : public torch::nn::Module {
  private:
   int64_t stride_;
   std::shared_ptr<const LayerRule> rule_;
+  EvalWeightCache eval_cache_;
 };
 TORCH_MODULE(SparseConv2d);
 

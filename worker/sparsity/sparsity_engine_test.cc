@@ -287,6 +287,57 @@ TEST(SparsityEngineTest, TrainingStepUpdatesPrunedWeightsThroughTheStraightThrou
   EXPECT_TRUE(model->patch_proj->weight.grad().ne(0).any().item<bool>());
 }
 
+// Evaluation (eval mode, no grad) computes W~ once and reuses it across batches; an optimizer step, a new
+// rule or the next training forward makes it compute W~ again, so evaluation always sees the current weights.
+TEST(SparsityEngineTest, EvaluationReusesWTildeUntilWeightsOrRulesChange) {
+  torch::manual_seed(6);
+  TinyVit model;
+  auto engine =
+      MakeEngine(Config(SparsityType::kSrste, {SparsityLocation::kFF, SparsityLocation::kC}), model);
+  ASSERT_NE(engine, nullptr);
+  engine->BeginStep(0, 0);
+  const torch::Tensor images = torch::randn({2, 4, 8, 8});
+  torch::optim::AdamW optimizer(model->parameters(), torch::optim::AdamWOptions(1e-2));
+  auto evaluate = [&] {
+    torch::NoGradGuard no_grad;
+    model->eval();
+    torch::Tensor out = model->forward(images);
+    model->train();
+    return out;
+  };
+  const torch::Tensor fresh = evaluate();
+  {
+    torch::NoGradGuard no_grad;
+    model->eval();
+    SparseLinear fc1 = Block(model, 0)->fc1;
+    const torch::Tensor first = model->forward(images);
+    EXPECT_TRUE(first.equal(fresh));
+    // An update that bypasses the version counter (.data()) is invisible to the cache: the proof that the
+    // second batch reused W~ rather than recomputing it.
+    fc1->weight.data().mul_(-1);
+    EXPECT_TRUE(model->forward(images).equal(first));
+    fc1->weight.data().mul_(-1);
+    // An in-place update through the parameter (as an optimizer step or a checkpoint load) is seen.
+    fc1->weight.mul_(2);
+    EXPECT_FALSE(model->forward(images).equal(first));
+    fc1->weight.div_(2);
+    EXPECT_TRUE(model->forward(images).equal(first));
+    model->train();
+  }
+  // A training step: the next evaluation sees the new weights (the cache went with the training forward).
+  const torch::Tensor loss =
+      torch::nn::functional::cross_entropy(model->forward(images), torch::tensor({0, 2}));
+  optimizer.zero_grad();
+  loss.backward();
+  optimizer.step();
+  const torch::Tensor after_step = evaluate();
+  EXPECT_FALSE(after_step.equal(fresh));
+  // And a new rule (the next step's) is seen even in eval mode with no training forward in between.
+  engine->BeginStep(1, 5);
+  Block(model, 0)->fc1->set_rule(nullptr);
+  EXPECT_FALSE(evaluate().equal(after_step));
+}
+
 TEST(SparsityEngineTest, ErrorsNameTheLayerAndShape) {
   TinyVit model(16, 20);  // fc1 [20, 16]: 320 weights.
   SparsityConfig config = Config(SparsityType::kStructuredNM, {SparsityLocation::kFF});
