@@ -153,6 +153,14 @@ int RunRunCommand(const CommandContext& context) {
     out << "  devices:  " << devices->second << " (attempt " << point->attempt() << ")\n";
     break;
   }
+  // The semi-structured 2:4 linears' latest decisions (docs/accelerated-2-4.md).
+  for (auto point = response->metrics().rbegin(); point != response->metrics().rend(); ++point) {
+    const auto decisions = SemiStructuredDecisions(*point);
+    if (decisions.empty()) continue;
+    out << "  2:4 layers (epoch " << point->epoch() << ", attempt " << point->attempt() << "):\n";
+    for (const auto& [layer, decision] : decisions) out << "    " << layer << ": " << decision << "\n";
+    break;
+  }
   out << "\nspec:\n" << run.resolved_spec();
   if (!run.resolved_spec().empty() && run.resolved_spec().back() != '\n') out << "\n";
   Table history({"AT", "FROM", "TO", "TRY", "REASON"});

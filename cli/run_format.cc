@@ -6,12 +6,24 @@
 #include <set>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "worker/contract/trainer_contract.h"
 
 namespace nmsparse::cli {
+namespace {
+
+// The per-layer fields of semi-structured 2:4 linears: `nmctl run` lists them in a block of their own, not as
+// one column per layer.
+bool PerLayer24(const std::string& name) {
+  return absl::StartsWith(name, contract::kSemiStructuredLabelPrefix) ||
+         absl::StartsWith(name, contract::kSpeedup24ValuePrefix);
+}
+
+}  // namespace
 
 std::string FormatLabels(const google::protobuf::Map<std::string, std::string>& labels) {
   std::map<std::string, std::string> sorted(labels.begin(), labels.end());
@@ -78,8 +90,12 @@ std::string FormatValues(const google::protobuf::Map<std::string, double>& value
 Table MetricCurveTable(const std::vector<v1::MetricPoint>& points) {
   std::set<std::string> value_names, label_names;
   for (const v1::MetricPoint& p : points) {
-    for (const auto& [name, v] : p.values()) value_names.insert(name);
-    for (const auto& [name, v] : p.labels()) label_names.insert(name);
+    for (const auto& [name, v] : p.values()) {
+      if (!PerLayer24(name)) value_names.insert(name);
+    }
+    for (const auto& [name, v] : p.labels()) {
+      if (!PerLayer24(name)) label_names.insert(name);
+    }
   }
   const std::vector<std::string> values =
       OrderMetricNames(std::vector<std::string>(value_names.begin(), value_names.end()));
@@ -100,6 +116,15 @@ Table MetricCurveTable(const std::vector<v1::MetricPoint>& points) {
     table.AddRow(row);
   }
   return table;
+}
+
+std::vector<std::pair<std::string, std::string>> SemiStructuredDecisions(const v1::MetricPoint& point) {
+  std::map<std::string, std::string> by_layer;  // Sorted by layer name, as nmtrain lists them by module.
+  const std::string prefix = contract::kSemiStructuredLabelPrefix;
+  for (const auto& [name, text] : point.labels()) {
+    if (absl::StartsWith(name, prefix)) by_layer[name.substr(prefix.size())] = text;
+  }
+  return {by_layer.begin(), by_layer.end()};
 }
 
 }  // namespace nmsparse::cli

@@ -3,6 +3,7 @@
 #define NMSPARSE_CLI_RUN_FORMAT_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -37,7 +38,12 @@ std::vector<std::string> OrderMetricNames(std::vector<std::string> names);
 std::string FormatValues(const google::protobuf::Map<std::string, double>& values, size_t max_items = 0);
 
 // A run's metric curve: one row per point (kind, epoch, step, then every value and label).
+// The per-layer fields of semi-structured 2:4 linears are left out: see SemiStructuredDecisions.
 Table MetricCurveTable(const std::vector<v1::MetricPoint>& points);
+
+// (layer, decision) of every semi-structured 2:4 linear in `point`'s labels, by layer name: the path its last
+// forward took and why ("weight_2:4 masked dense (device cpu)"); empty for runs without such layers.
+std::vector<std::pair<std::string, std::string>> SemiStructuredDecisions(const v1::MetricPoint& point);
 
 }  // namespace nmsparse::cli
 

@@ -6,11 +6,14 @@
 # coordinator killed and restarted mid-sweep (nothing lost or duplicated); a stale attempt refused (a frozen
 # worker whose run moved on is told to stop).
 #
-# Usage: service_e2e_test.sh NMSERVER NMWORKER NMCTL NMTRAIN SWEEP_YAML INVALID_YAML
+# Also: a sweep with a semi_structured section (accelerated 2:4 linears) reaches the trainer, whose per-layer
+# decisions `nmctl run` lists.
+#
+# Usage: service_e2e_test.sh NMSERVER NMWORKER NMCTL NMTRAIN SWEEP_YAML INVALID_YAML SEMI_STRUCTURED_YAML
 set -uo pipefail
 
 nmserver=$(realpath "$1"); nmworker=$(realpath "$2"); nmctl=$(realpath "$3"); nmtrain=$(realpath "${NMSPARSE_E2E_TRAINER:-$4}")
-sweep_yaml=$(realpath "$5"); invalid_yaml=$(realpath "$6")
+sweep_yaml=$(realpath "$5"); invalid_yaml=$(realpath "$6"); semi_yaml=$(realpath "$7")
 tmp=$(mktemp -d "${TEST_TMPDIR:-/tmp}/e2e.XXXXXX")
 db="$tmp/nmsparse.db"
 work="$tmp/work"  # Shared by the workers, as a shared filesystem would be: a requeued run resumes from it.
@@ -71,6 +74,16 @@ check "still one sweep" test "$(ctl sweeps --json | json "len(d['sweeps'])")" = 
 # --- dedupe: identical runs in a new sweep reuse the succeeded results
 reuse=$(ctl submit "$sweep_yaml" --json | json "d['sweep']['id']")
 check "identical runs are reused" wait_runs "$reuse" "all(r['state']=='SUCCEEDED' and int(r['reused_from'])>0 for r in runs)" 10
+
+# --- accelerated 2:4: the semi_structured section travels from nmctl to nmtrain (v1.SemiStructuredSpec); on a
+# CPU worker the chosen linears run masked dense and say so, and nmctl run lists each one's decision
+semi=$(ctl submit "$semi_yaml" --json | json "d['sweep']['id']")
+check "the semi_structured sweep succeeds" wait_runs "$semi" "all(r['state']=='SUCCEEDED' for r in runs)" 120
+semi_run=$(ctl runs --sweep "$semi" --json | json "d['runs'][0]['id']")
+ctl run "$semi_run" >"$tmp/semi_run.out"
+check "the run's spec carries the section" grep -q "^semi_structured:" "$tmp/semi_run.out"
+check "nmctl run lists each chosen layer's decision" grep -q "blocks.1.mlp.fc1: weight_2:4 masked dense (" "$tmp/semi_run.out"
+check "and no layer the section did not choose" bash -c "! grep -q 'mlp.fc2: weight_2:4' '$tmp/semi_run.out'"
 
 # --- invalid specs are rejected and leave no trace
 sweeps_before=$(ctl sweeps --json | json "len(d['sweeps'])")

@@ -59,6 +59,12 @@ constexpr char kDeviceCuda[] = "cuda";
 constexpr char kDeviceLabel[] = "device";
 constexpr char kDevicesLabel[] = "devices";
 
+// Per semi-structured 2:4 linear (docs/accelerated-2-4.md), in every epoch line: the label
+// "semi_structured/<layer>" says which path its last forward took and why ("weight_2:4 masked dense (device
+// cpu)"), the value "speedup_2_4/<layer>" is dense / 2:4 GPU time of its GEMM (0 when not timed).
+constexpr char kSemiStructuredLabelPrefix[] = "semi_structured/";
+constexpr char kSpeedup24ValuePrefix[] = "speedup_2_4/";
+
 }  // namespace nmsparse::contract
 
 #endif  // NMSPARSE_WORKER_CONTRACT_TRAINER_CONTRACT_H_

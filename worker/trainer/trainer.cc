@@ -84,12 +84,12 @@ std::unique_ptr<SemiStructuredLayers> MakeSemiStructured(const ExperimentConfig&
 }
 
 // semi_structured/<layer>: the path the layer's last forward took and why; speedup_2_4/<layer>: timed
-// dense / 2:4 GPU time of its GEMM (0 when not timed).
+// dense / 2:4 GPU time of its GEMM, 0 when not timed (worker/contract/trainer_contract.h).
 void AddSemiStructuredFields(const SemiStructuredLayers* semi, MetricLine& line) {
   if (semi == nullptr) return;
   for (const auto& layer : semi->Report()) {
-    line.Add("semi_structured/" + layer.name, FormatSemiStructuredReport(layer));
-    line.Add("speedup_2_4/" + layer.name, layer.path.speedup);
+    line.Add(contract::kSemiStructuredLabelPrefix + layer.name, FormatSemiStructuredReport(layer));
+    line.Add(contract::kSpeedup24ValuePrefix + layer.name, layer.path.speedup);
   }
 }
 
