@@ -4,8 +4,8 @@
 #   1. set-up: Debian packages (tools/bootstrap.sh, with Slurm and munge for tests/slurm_e2e_test.sh)
 #   2. checks: the CMake source list and //:all_tests against Bazel's view
 #   3. Bazel: every target built and //:all_tests run, against Debian's LibTorch 1.13 (CPU, Gloo)
-#   4. fuzzing: every //fuzz target built with clang, ASan and UBSan and run for 10 s from its committed corpus
-#      (tools/fuzz.sh; one count per target)
+#   4. fuzzing: every //fuzz target built with clang, ASan and UBSan and run on 3,000 inputs from a fixed seed
+#      and its committed corpus (tools/fuzz.sh, NMSPARSE_FUZZ_RUNS; one count per target)
 #   5. LibTorch 2.x: the trainer built with CMake against pip's torch==2.11.0 with CUDA (compiled and linked,
 #      no GPU needed) and its tests run on the CPU (tools/test_libtorch2.sh; the venv is cached per machine)
 # Ends with one "N passed, M failed" line. Usage: tools/test.sh [extra bazel test arguments]
