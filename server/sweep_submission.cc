@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "schemas/sweep_blocks.h"
 #include "schemas/sweep_size.h"
 #include "server/store/clock.h"
 #include "server/store/event_table.h"
@@ -133,6 +134,8 @@ absl::StatusOr<v1::SubmitSweepResponse> SubmitSweep(Store* store, const SweepExp
                                                     const std::string& submitted_by) {
   const v1::SweepSpec& spec = request.spec();
   NM_RETURN_IF_ERROR(CheckSweepRunCount(spec, max_runs, "nmserver --max_runs_per_sweep"));
+  NM_RETURN_IF_ERROR(CheckEarlyStopping(spec));
+  NM_RETURN_IF_ERROR(CheckSearch(spec));
   std::optional<v1::SubmitSweepResponse> existing;
   if (!request.dry_run()) {
     NM_RETURN_IF_ERROR(store->Read([&](Database* db) -> absl::Status {

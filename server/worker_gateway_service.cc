@@ -5,6 +5,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "server/early_stopping.h"
 #include "server/grpc_status.h"
 #include "server/store/clock.h"
 #include "server/store/event_table.h"
@@ -214,11 +215,12 @@ grpc::Status WorkerGatewayService::ReportMetrics(grpc::ServerContext* ctx,
   while (reader->Read(&report)) {
     bool stored = false;
     absl::Status s = store_->Write([&](Database* db) -> absl::Status {
-      NM_RETURN_IF_ERROR(CheckReport(db, ctx, report.run()).status());
+      NM_ASSIGN_OR_RETURN(RunRecord run, CheckReport(db, ctx, report.run()));
       NM_ASSIGN_OR_RETURN(int64_t seq, AppendMetric(db, report.run().run_id(), report.run().attempt(),
                                                     report.point(), NowMs(), caps_));
       stored = seq != 0;
-      return absl::OkStatus();
+      // In the same transaction: the point and the decision it leads to are stored together or not at all.
+      return ApplyEarlyStopping(db, run, report.point(), NowMs()).status();
     });
     if (!s.ok()) {
       if (accepted > 0) changes_->Notify();
