@@ -253,8 +253,9 @@ absl::Status ParseSection(const YAML::Node& node, const std::string& section,
 }
 
 const std::vector<std::string>& TopLevelKeys() {
-  static const auto* keys = new std::vector<std::string>{
-      "name", "seed", "model", "data", "optimizer", "schedule", "resources", "sparsity", "semi_structured"};
+  static const auto* keys = new std::vector<std::string>{"name",      "seed",     "model",     "data",
+                                                         "optimizer", "schedule", "resources", "sparsity",
+                                                         "semi_structured"};
   return *keys;
 }
 
