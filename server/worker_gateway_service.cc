@@ -1,5 +1,6 @@
 #include "server/worker_gateway_service.h"
 
+#include <cstdio>
 #include <set>
 #include <utility>
 
@@ -249,13 +250,23 @@ grpc::Status WorkerGatewayService::ReportLog(grpc::ServerContext* ctx, const v1:
 
 grpc::Status WorkerGatewayService::CompleteRun(grpc::ServerContext* ctx, const v1::CompleteRunRequest* req,
                                                v1::Ack* resp) {
+  int64_t sweep_id = 0;
   absl::Status s = store_->Write([&](Database* db) -> absl::Status {
-    NM_RETURN_IF_ERROR(CheckReport(db, ctx, req->run()).status());
+    NM_ASSIGN_OR_RETURN(RunRecord run, CheckReport(db, ctx, req->run()));
+    sweep_id = run.run.sweep_id();
     return CompleteAttempt(db, *req, NowMs());
   });
   changes_->Notify();
   if (!s.ok()) return ToGrpc(s);
   resp->set_accepted(1);
+  if (proposer_ != nullptr) {
+    // The outcome is stored whatever happens here; a failed proposal is retried when leases are next checked.
+    absl::StatusOr<int> proposed = proposer_->Refill(sweep_id);
+    if (!proposed.ok()) {
+      std::fprintf(stderr, "nmserver: sweep %lld: proposing runs failed: %s\n",
+                   static_cast<long long>(sweep_id), proposed.status().ToString().c_str());
+    }
+  }
   absl::StatusOr<int> placed = scheduler_->RunPass();  // Refill the freed slots now.
   if (!placed.ok()) scheduler_->Kick();                // Retried by the scheduler thread.
   return grpc::Status::OK;
