@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# ASHA end to end: the real nmserver (loopback, SQLite file), one nmworker with one CPU slot (so the runs reach
-# each rung in index order, and the decisions are fixed by the sweep: see tests/testdata/asha_sweep.yaml) and
-# real nmtrain runs. Checks: the first run (the only one that learns) trains every epoch and SUCCEEDS; the
-# others end STOPPED_EARLY at rung 0 with the rule's reason in `nmctl runs --json`, `nmctl runs` and
-# `nmctl run`, after one attempt (never retried), with their checkpoints kept; the decisions are in the runs'
-# logs; `follow` exits 0.
+# Early stopping (ASHA) and adaptive search (TPE) end to end: the real nmserver (loopback, SQLite file), one
+# nmworker with one CPU slot and real nmtrain runs.
+#  - ASHA (tests/testdata/asha_sweep.yaml): with one slot the runs reach each rung in index order, so the
+#    decisions are fixed by the sweep. The first run (the only one that learns) trains every epoch and
+#    SUCCEEDS; the others end STOPPED_EARLY at rung 0 with the rule's reason in `nmctl runs --json`,
+#    `nmctl runs` and `nmctl run`, after one attempt (never retried), with their checkpoints kept; the
+#    decisions are in the runs' logs; `follow` exits 0.
+#  - TPE (tests/testdata/tpe_sweep.yaml): budget 4, parallel 1: the sweep starts with one run, the coordinator
+#    proposes the others as runs end, and all four succeed with their proposed values as labels.
 #
-# Usage: asha_e2e_test.sh NMSERVER NMWORKER NMCTL NMTRAIN SWEEP_YAML
+# Usage: adaptive_sweeps_e2e_test.sh NMSERVER NMWORKER NMCTL NMTRAIN ASHA_YAML TPE_YAML
 set -uo pipefail
 
 nmserver=$(realpath "$1"); nmworker=$(realpath "$2"); nmctl=$(realpath "$3"); nmtrain=$(realpath "$4")
-sweep_yaml=$(realpath "$5")
+sweep_yaml=$(realpath "$5"); tpe_yaml=$(realpath "$6")
 tmp=$(mktemp -d "${TEST_TMPDIR:-/tmp}/asha_e2e.XXXXXX")
 db="$tmp/nmsparse.db"
 work="$tmp/work"
@@ -46,4 +49,17 @@ check "the decision is in the stopped run's log" bash -c "'$nmctl' logs $stopped
 check "and the promotions in the first run's log" \
   test "$(ctl logs "$first" | grep -c '\[nmserver\] asha: rung .*promoted')" = 2
 check "follow of the sweep exits 0 (stopped early is no failure)" ctl follow "$sweep"
+
+# --- TPE: proposals as runs end, up to the budget
+tpe=$(ctl submit "$tpe_yaml" --json)
+tpe_sweep=$(echo "$tpe" | json "d['sweep']['id']")
+check "a search sweep starts with its parallel proposals" test "$(echo "$tpe" | json "len(d['runs'])")" = 1
+check "the search's four runs succeed" wait_runs "$tpe_sweep" "len(runs) == 4 and all(r['state']=='SUCCEEDED' for r in runs)" 300
+sleep 1
+ctl runs --sweep "$tpe_sweep" --json >"$tmp/tpe.json"
+check "no run past the budget" test "$(json "len(d['runs'])" <"$tmp/tpe.json")" = 4
+check "each run carries its proposed values as labels" \
+  test "$(json "all(set(r['labels']) == {'optimizer.lr', 'model.drop_path_rate'} and 1e-4 <= float(r['labels']['optimizer.lr']) <= 1e-2 for r in d['runs'])" <"$tmp/tpe.json")" = True
+later=$(json "d['runs'][3]['id']" <"$tmp/tpe.json")
+check "a later run was proposed by the coordinator" bash -c "'$nmctl' run $later | grep -q 'proposed by tpe'"
 finish
