@@ -55,17 +55,7 @@ class EarlyStoppingTest : public ::testing::Test {
 
   // One epoch point with top1 (epoch counted from 0, as nmtrain does).
   void ReportTop1(const v1::RunAttempt& ra, int epoch, double top1) {
-    grpc::ClientContext ctx;
-    v1::Ack ack;
-    auto writer = server_->gateway().ReportMetrics(&ctx, &ack);
-    v1::MetricReport r;
-    *r.mutable_run() = ra;
-    r.mutable_point()->set_kind("epoch");
-    r.mutable_point()->set_epoch(epoch);
-    (*r.mutable_point()->mutable_values())["top1"] = top1;
-    writer->Write(r);
-    writer->WritesDone();
-    grpc::Status s = writer->Finish();
+    grpc::Status s = testing::ReportEpoch(server_->gateway(), ra, epoch, {{"top1", top1}});
     EXPECT_TRUE(s.ok()) << s.error_message();
   }
 

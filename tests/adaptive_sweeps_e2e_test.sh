@@ -3,7 +3,7 @@
 # nmworker with one CPU slot and real nmtrain runs.
 #  - ASHA (tests/testdata/asha_sweep.yaml): with one slot the runs reach each rung in index order, so the
 #    decisions are fixed by the sweep. The first run (the only one that learns) trains every epoch and
-#    SUCCEEDS; the others end STOPPED_EARLY at rung 0 with the rule's reason in `nmctl runs --json`,
+#    SUCCEEDS; the other two end STOPPED_EARLY at rung 0 with the rule's reason in `nmctl runs --json`,
 #    `nmctl runs` and `nmctl run`, after one attempt (never retried), with their checkpoints kept; the
 #    decisions are in the runs' logs; `follow` exits 0.
 #  - TPE (tests/testdata/tpe_sweep.yaml): budget 4, parallel 1: the sweep starts with one run, the coordinator
@@ -36,11 +36,12 @@ ctl runs --sweep "$sweep" --json >"$tmp/runs.json"
 field() { python3 -c "import json; runs=json.load(open('$tmp/runs.json'))['runs']; print($1)"; }
 first=$(field "runs[0]['id']")
 check "the run that learns (first at every rung) succeeds" test "$(field "runs[0]['state']")" = SUCCEEDED
-check "the three runs that barely learn are stopped early" \
-  test "$(field "[r['state'] for r in runs[1:]]")" = "['STOPPED_EARLY', 'STOPPED_EARLY', 'STOPPED_EARLY']"
+log "runs: $(field "[(r['state'], r['message']) for r in runs]")"
+check "the two runs that barely learn are stopped early" \
+  test "$(field "[r['state'] for r in runs[1:]]")" = "['STOPPED_EARLY', 'STOPPED_EARLY']"
 check "each at rung 0 with the rule's numbers as reason" \
   test "$(field "all(r['message'].startswith('asha: rung 0 (epoch 1): top1 ') and '< cutoff' in r['message'] for r in runs[1:])")" = True
-check "after one attempt: a stopped run is not retried" test "$(field "[r['attempt'] for r in runs[1:]]")" = "[1, 1, 1]"
+check "after one attempt: a stopped run is not retried" test "$(field "[r['attempt'] for r in runs[1:]]")" = "[1, 1]"
 stopped=$(field "runs[1]['id']")
 check "a stopped run keeps its checkpoint" test -f "$work/runs/$stopped/checkpoint.pt"
 check "nmctl runs shows why" bash -c "'$nmctl' runs --sweep $sweep | grep STOPPED_EARLY | grep -q 'asha: rung 0'"
