@@ -1,6 +1,7 @@
 #include "schemas/sweep_blocks.h"
 
 #include <cmath>
+#include <functional>
 
 #include "absl/strings/str_cat.h"
 #include "schemas/yaml_util.h"
@@ -14,13 +15,20 @@ absl::Status Invalid(const std::string& key, const std::string& value, const std
   return absl::InvalidArgumentError(absl::StrCat(key, ": value ", value, " ", reason));
 }
 
-// Reads node[key] when present into *out (an unsigned count at least `min`).
-absl::Status ReadCount(const YAML::Node& node, const std::string& block, const char* key, int64_t min,
-                       uint32_t* out) {
-  if (yaml_util::IsNullish(node[key])) return absl::OkStatus();
-  auto v = yaml_util::ReadInt(node[key], block + "." + key, min, UINT32_MAX);
-  if (!v.ok()) return v.status();
-  *out = static_cast<uint32_t>(*v);
+// An unsigned count key of a block: at least `min`, handed to `set` when present.
+struct CountKey {
+  const char* key;
+  int64_t min;
+  std::function<void(uint32_t)> set;
+};
+
+absl::Status ReadCounts(const YAML::Node& node, const std::string& block, const std::vector<CountKey>& keys) {
+  for (const CountKey& k : keys) {
+    if (yaml_util::IsNullish(node[k.key])) continue;
+    auto v = yaml_util::ReadInt(node[k.key], block + "." + k.key, k.min, UINT32_MAX);
+    if (!v.ok()) return v.status();
+    k.set(static_cast<uint32_t>(*v));
+  }
   return absl::OkStatus();
 }
 
@@ -89,15 +97,14 @@ absl::Status ParseEarlyStopping(const YAML::Node& node, uint32_t base_epochs, v1
   if (auto st = ReadWord(node, b, "mode", {"max", "min"}, out->mutable_mode()); !st.ok()) return st;
   if (auto st = ReadWord(node, b, "resource", {"epoch"}, out->mutable_resource()); !st.ok()) return st;
   if (auto st = ReadMetric(node, b, out->mutable_metric()); !st.ok()) return st;
-  uint32_t v = out->min_resource();
-  if (auto st = ReadCount(node, b, "min_resource", 1, &v); !st.ok()) return st;
-  out->set_min_resource(v);
-  v = out->reduction_factor();
-  if (auto st = ReadCount(node, b, "reduction_factor", 2, &v); !st.ok()) return st;
-  out->set_reduction_factor(v);
-  v = out->max_resource();
-  if (auto st = ReadCount(node, b, "max_resource", 1, &v); !st.ok()) return st;
-  out->set_max_resource(v);
+  if (auto st = ReadCounts(node, b,
+                           {
+                               {"min_resource", 1, [&](uint32_t v) { out->set_min_resource(v); }},
+                               {"reduction_factor", 2, [&](uint32_t v) { out->set_reduction_factor(v); }},
+                               {"max_resource", 1, [&](uint32_t v) { out->set_max_resource(v); }},
+                           });
+      !st.ok())
+    return st;
   v1::SweepSpec probe;
   *probe.mutable_early_stopping() = *out;
   probe.mutable_base()->mutable_schedule()->set_epochs(base_epochs);
@@ -121,23 +128,20 @@ absl::Status ParseSearch(const YAML::Node& node, v1::SweepSpec* sweep) {
   if (yaml_util::IsNullish(node["budget"])) {
     return Error(node, b + ".budget", "missing: a search needs a budget (the number of runs)");
   }
-  uint32_t v = 0;
-  if (auto st = ReadCount(node, b, "budget", 1, &v); !st.ok()) return st;
-  out->set_budget(v);
   if (!yaml_util::IsNullish(node["seed"])) {
     auto seed = yaml_util::ReadInt(node["seed"], b + ".seed", 0);
     if (!seed.ok()) return seed.status();
     out->set_seed(static_cast<uint64_t>(*seed));
   }
-  v = out->parallel();
-  if (auto st = ReadCount(node, b, "parallel", 1, &v); !st.ok()) return st;
-  out->set_parallel(v);
-  v = out->n_startup();
-  if (auto st = ReadCount(node, b, "n_startup", 1, &v); !st.ok()) return st;
-  out->set_n_startup(v);
-  v = out->n_candidates();
-  if (auto st = ReadCount(node, b, "n_candidates", 1, &v); !st.ok()) return st;
-  out->set_n_candidates(v);
+  if (auto st = ReadCounts(node, b,
+                           {
+                               {"budget", 1, [&](uint32_t v) { out->set_budget(v); }},
+                               {"parallel", 1, [&](uint32_t v) { out->set_parallel(v); }},
+                               {"n_startup", 1, [&](uint32_t v) { out->set_n_startup(v); }},
+                               {"n_candidates", 1, [&](uint32_t v) { out->set_n_candidates(v); }},
+                           });
+      !st.ok())
+    return st;
   if (!yaml_util::IsNullish(node["gamma"])) {
     auto gamma = yaml_util::ReadDouble(node["gamma"], b + ".gamma", 0.0, 1.0, /*max_open=*/true);
     if (!gamma.ok()) return gamma.status();
