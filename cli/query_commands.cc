@@ -70,8 +70,8 @@ int RunSweepsCommand(const CommandContext& context) {
     PrintJson(context, *response);
     return kExitOk;
   }
-  Table table(
-      {"ID", "NAME", "BY", "RUNS", "QUEUED", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED", "CREATED"});
+  Table table({"ID", "NAME", "BY", "RUNS", "QUEUED", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED", "STOPPED",
+               "CREATED"});
   for (const v1::Sweep& sweep : response->sweeps()) {
     uint32_t total = 0;
     for (const auto& [state, n] : sweep.run_counts()) total += n;
@@ -79,7 +79,8 @@ int RunSweepsCommand(const CommandContext& context) {
     table.AddRow({absl::StrCat(sweep.id()), sweep.name() + (sweep.cancelled() ? " (cancelled)" : ""),
                   Submitter(sweep.submitted_by()), absl::StrCat(total), Count(sweep, "QUEUED"),
                   absl::StrCat(running), Count(sweep, "SUCCEEDED"), Count(sweep, "FAILED"),
-                  Count(sweep, "CANCELLED"), FormatTime(sweep.created_at_ms())});
+                  Count(sweep, "CANCELLED"), Count(sweep, "STOPPED_EARLY"),
+                  FormatTime(sweep.created_at_ms())});
   }
   *context.out << table.Render();
   return kExitOk;
