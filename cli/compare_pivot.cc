@@ -30,6 +30,7 @@ int StatePriority(v1::RunState state) {
     case v1::FAILED:
       return 3;
     case v1::CANCELLED:
+    case v1::STOPPED_EARLY:
       return 2;
     case v1::SUCCEEDED:
       return 1;  // Succeeded without the metric.

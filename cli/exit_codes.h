@@ -9,7 +9,8 @@ inline constexpr int kExitServerError = 1;  // RPC failure, coordinator unreacha
 inline constexpr int kExitUsage = 2;        // Bad command line, or a spec that fails validation.
 inline constexpr int kExitNotFound = 3;     // Unknown sweep or run id, missing file.
 inline constexpr int kExitRunFailed =
-    4;  // watch/follow: the run (or a run of the sweep) ended FAILED or CANCELLED.
+    4;  // watch/follow: the run (or a run of the sweep) ended FAILED or CANCELLED (STOPPED_EARLY
+        // by the sweep's early-stopping policy is 0).
 
 }  // namespace nmsparse::cli
 

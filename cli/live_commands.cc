@@ -70,7 +70,10 @@ int64_t EventSeq(const v1::RunEvent& event) {
   return -1;
 }
 
-int ExitForFinalState(v1::RunState state) { return state == v1::SUCCEEDED ? kExitOk : kExitRunFailed; }
+// A run stopped early by its sweep's policy ended as the sweep asked: not a failure.
+bool EndedWell(v1::RunState state) { return state == v1::SUCCEEDED || state == v1::STOPPED_EARLY; }
+
+int ExitForFinalState(v1::RunState state) { return EndedWell(state) ? kExitOk : kExitRunFailed; }
 
 }  // namespace
 
@@ -290,7 +293,7 @@ int RunFollowCommand(const CommandContext& context) {
       }
       if (!IsFinal(run.state())) continue;
       ++finished;
-      all_succeeded = all_succeeded && run.state() == v1::SUCCEEDED;
+      all_succeeded = all_succeeded && EndedWell(run.state());
       if (!context.json && reported.insert(run.id()).second) finished_lines.push_back(RunLine(run));
     }
     const int total = response.runs_size();

@@ -51,6 +51,13 @@ std::string StateText(const v1::Run& run) {
   return text;
 }
 
+// Why a run ended other than SUCCEEDED (its message, cut to a table cell); empty otherwise.
+std::string WhyText(const v1::Run& run) {
+  if (run.state() == v1::SUCCEEDED || !IsFinal(run.state())) return "";
+  constexpr size_t kMax = 100;
+  return run.message().size() <= kMax ? run.message() : run.message().substr(0, kMax - 3) + "...";
+}
+
 }  // namespace
 
 int RunSweepsCommand(const CommandContext& context) {
@@ -63,8 +70,8 @@ int RunSweepsCommand(const CommandContext& context) {
     PrintJson(context, *response);
     return kExitOk;
   }
-  Table table(
-      {"ID", "NAME", "BY", "RUNS", "QUEUED", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED", "CREATED"});
+  Table table({"ID", "NAME", "BY", "RUNS", "QUEUED", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED", "STOPPED",
+               "CREATED"});
   for (const v1::Sweep& sweep : response->sweeps()) {
     uint32_t total = 0;
     for (const auto& [state, n] : sweep.run_counts()) total += n;
@@ -72,7 +79,8 @@ int RunSweepsCommand(const CommandContext& context) {
     table.AddRow({absl::StrCat(sweep.id()), sweep.name() + (sweep.cancelled() ? " (cancelled)" : ""),
                   Submitter(sweep.submitted_by()), absl::StrCat(total), Count(sweep, "QUEUED"),
                   absl::StrCat(running), Count(sweep, "SUCCEEDED"), Count(sweep, "FAILED"),
-                  Count(sweep, "CANCELLED"), FormatTime(sweep.created_at_ms())});
+                  Count(sweep, "CANCELLED"), Count(sweep, "STOPPED_EARLY"),
+                  FormatTime(sweep.created_at_ms())});
   }
   *context.out << table.Render();
   return kExitOk;
@@ -102,7 +110,7 @@ int RunRunsCommand(const CommandContext& context) {
     PrintJson(context, response);
     return kExitOk;
   }
-  Table table({"ID", "SWEEP", "BY", "#", "STATE", "TRY", "LABELS", "WORKER", "HASH", "TIME", "FINAL"});
+  Table table({"ID", "SWEEP", "BY", "#", "STATE", "TRY", "LABELS", "WORKER", "HASH", "TIME", "FINAL", "WHY"});
   const int64_t now = absl::ToUnixMillis(absl::Now());
   for (const v1::Run& run : *runs) {
     table.AddRow({absl::StrCat(run.id()), absl::StrCat(run.sweep_id()), Submitter(run.submitted_by()),
@@ -110,7 +118,7 @@ int RunRunsCommand(const CommandContext& context) {
                   FormatLabels(run.labels()), run.worker_id() > 0 ? absl::StrCat(run.worker_id()) : "-",
                   run.content_hash().substr(0, 10),
                   FormatDuration(run.started_at_ms(), run.finished_at_ms() > 0 ? run.finished_at_ms() : now),
-                  FormatValues(run.final_metrics(), 3)});
+                  FormatValues(run.final_metrics(), 3), WhyText(run)});
   }
   *context.out << table.Render();
   return kExitOk;

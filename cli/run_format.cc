@@ -52,7 +52,8 @@ std::string FormatSeconds(double seconds) {
 }
 
 bool IsFinal(v1::RunState state) {
-  return state == v1::SUCCEEDED || state == v1::FAILED || state == v1::CANCELLED;
+  return state == v1::SUCCEEDED || state == v1::FAILED || state == v1::CANCELLED ||
+         state == v1::STOPPED_EARLY;
 }
 
 absl::StatusOr<v1::RunState> ParseRunState(const std::string& name) {

@@ -139,6 +139,10 @@ int RunValidateCommand(const CommandContext& context) {
 
   std::ostream& out = *context.out;
   out << context.args->positional[0] << ": sweep '" << spec->name() << "', " << runs->size() << " run(s)\n";
+  if (!spec->search().algorithm().empty()) {
+    out << "search " << spec->search().algorithm() << ": the coordinator proposes " << spec->search().budget()
+        << " run(s) as results come in; one draw of the random axes is checked here\n";
+  }
   Table table({"#", "LABELS", "MODEL", "SPARSITY", "EPOCHS", "GPUS", "PRECISION", "HASH"});
   for (const ResolvedRun& run : *runs) {
     std::vector<std::string> labels;
@@ -199,6 +203,9 @@ int RunSubmitCommand(const CommandContext& context) {
     out << "sweep " << response->sweep().id() << " '" << response->sweep().name()
         << "': " << response->runs_size() << " run(s) submitted";
     if (reused > 0) out << ", " << reused << " reused from earlier identical runs";
+    if (!spec->search().algorithm().empty())
+      out << "; " << spec->search().budget() << " in all, proposed by " << spec->search().algorithm()
+          << " as runs end";
     out << "\n";
   }
   Table table({"RUN", "#", "LABELS", "STATE", "HASH"});

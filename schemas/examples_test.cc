@@ -9,6 +9,7 @@
 #include "schemas/experiment_config.h"
 #include "schemas/layer_plan.h"
 #include "schemas/sweep.h"
+#include "schemas/sweep_blocks.h"
 
 namespace nmsparse {
 namespace {
@@ -131,9 +132,9 @@ TEST(ExamplesTest, JsonSchemasNameEveryKey) {
       EXPECT_NE(experiment.find("\"" + key + "\": {"), std::string::npos) << section << "." << key;
     }
   }
-  for (const char* key : {"name", "base", "base_file", "grid", "random", "num_samples", "seed", "priority",
-                          "max_retries", "gpus_per_run", "idempotency_key", "no_reuse"}) {
-    EXPECT_NE(sweep.find(std::string("\"") + key + "\": {"), std::string::npos) << key;
+  for (const auto* keys : {&SweepKeys(), &EarlyStoppingKeys(), &SearchKeys()}) {
+    for (const std::string& key : *keys)
+      EXPECT_NE(sweep.find("\"" + key + "\": {"), std::string::npos) << key;
   }
 }
 

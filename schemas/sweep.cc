@@ -10,19 +10,13 @@
 #include "schemas/recipe.h"
 #include "schemas/reference_config.h"
 #include "schemas/spec_text.h"
+#include "schemas/sweep_blocks.h"
 #include "schemas/yaml_util.h"
 
 namespace nmsparse {
 namespace {
 
 using yaml_util::Error;
-
-const std::vector<std::string>& SweepKeys() {
-  static const auto* keys = new std::vector<std::string>{
-      "name", "base",     "base_file",   "grid",         "random",          "num_samples",
-      "seed", "priority", "max_retries", "gpus_per_run", "idempotency_key", "no_reuse"};
-  return *keys;
-}
 
 // The YAML text of an override value: a scalar's own text, a collection in flow form, "" for null.
 std::string ValueText(const YAML::Node& node) {
@@ -231,6 +225,10 @@ absl::Status ParseSweepNode(const YAML::Node& node, const std::string& file_name
       *sweep->add_random() = *axis;
     }
   }
+  const uint32_t base_epochs = sweep->base().schedule().epochs();
+  if (const YAML::Node es = node["early_stopping"]; !yaml_util::IsNullish(es)) {
+    if (auto st = ParseEarlyStopping(es, base_epochs, sweep->mutable_early_stopping()); !st.ok()) return st;
+  }
   // The remaining scalars map one to one onto SweepSpec fields.
   YAML::Node scalars(YAML::NodeType::Map);
   for (const char* key :
@@ -240,6 +238,9 @@ absl::Status ParseSweepNode(const YAML::Node& node, const std::string& file_name
   v1::SweepSpec rest;
   if (auto st = YamlToMessage(scalars, &rest); !st.ok()) return st;
   sweep->MergeFrom(rest);
+  if (const YAML::Node search = node["search"]; !yaml_util::IsNullish(search)) {
+    return ParseSearch(search, sweep);  // Last: it checks the axes and num_samples too.
+  }
   return absl::OkStatus();
 }
 

@@ -17,6 +17,8 @@
 //   num_samples: 4
 //   seed: 1
 //   priority: 0, max_retries: 2, gpus_per_run: 1, idempotency_key: "...", no_reuse: false
+//   early_stopping: {policy: asha, metric: top1, ...}   # ASHA in the coordinator (schemas/sweep_blocks.h)
+//   search: {algorithm: tpe, budget: 20, metric: top1, ...}  # TPE proposals instead of random draws
 #ifndef NMSPARSE_SCHEMAS_SWEEP_H_
 #define NMSPARSE_SCHEMAS_SWEEP_H_
 

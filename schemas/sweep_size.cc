@@ -19,6 +19,8 @@ int64_t SaturatingMultiply(int64_t a, int64_t b) {
 }  // namespace
 
 int64_t SweepRunCount(const v1::SweepSpec& sweep) {
+  // A search proposes its budget of runs, one at a time (server/tpe_sampler.h).
+  if (!sweep.search().algorithm().empty()) return sweep.search().budget();
   int64_t runs = 1;
   for (const v1::GridAxis& axis : sweep.grid()) runs = SaturatingMultiply(runs, axis.values_size());
   // As in ExpandSweep: max(num_samples, 1) draws per grid point when there are random axes.

@@ -12,8 +12,8 @@
 
 namespace nmsparse {
 
-// The number of runs ExpandSweep makes of `sweep`, saturated at INT64_MAX (30 axes of 10 values do not
-// overflow).
+// The number of runs ExpandSweep makes of `sweep` (a search's budget when it has a search block), saturated
+// at INT64_MAX (30 axes of 10 values do not overflow).
 int64_t SweepRunCount(const v1::SweepSpec& sweep);
 
 // OK when SweepRunCount(sweep) <= limit; else InvalidArgument "the sweep expands to 10,000,000 runs, more

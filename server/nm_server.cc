@@ -1,6 +1,7 @@
 #include "server/nm_server.h"
 
 #include <chrono>
+#include <cstdio>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -11,6 +12,7 @@
 #include "server/coordinator_service.h"
 #include "server/lease_manager.h"
 #include "server/scheduler.h"
+#include "server/search_proposer.h"
 #include "server/store/clock.h"
 #include "server/store/status_macros.h"
 #include "server/store/store.h"
@@ -29,6 +31,7 @@ struct NmServer::Parts {
   std::unique_ptr<Scheduler> scheduler;
   std::unique_ptr<LeaseManager> leases;
   std::unique_ptr<WorkerPool> pool;  // Only with a launcher.
+  std::unique_ptr<SearchProposer> proposer;
   std::unique_ptr<CoordinatorService> coordinator;
   std::unique_ptr<WorkerGatewayService> gateway;
   std::unique_ptr<grpc::Server> server;
@@ -73,7 +76,14 @@ absl::StatusOr<std::unique_ptr<NmServer>> NmServer::Start(ServerOptions options)
   LeaseOptions lease{options.lease_ms, options.grace_ms};
   Scheduler* scheduler = p->scheduler.get();
   ChangeSignal* changes = &p->changes;
-  p->leases = std::make_unique<LeaseManager>(p->store.get(), lease, [scheduler, changes] {
+  p->proposer = std::make_unique<SearchProposer>(p->store.get(), options.expand);
+  SearchProposer* proposer = p->proposer.get();
+  // Search sweeps whose runs ended while no coordinator was there to propose the next ones.
+  NM_RETURN_IF_ERROR(proposer->RefillAll().status());
+  p->leases = std::make_unique<LeaseManager>(p->store.get(), lease, [scheduler, changes, proposer] {
+    absl::StatusOr<int> proposed = proposer->RefillAll();  // Runs may have ended with their leases.
+    if (!proposed.ok())
+      std::fprintf(stderr, "nmserver: proposing runs failed: %s\n", proposed.status().ToString().c_str());
     scheduler->Kick();
     changes->Notify();
   });
@@ -81,7 +91,7 @@ absl::StatusOr<std::unique_ptr<NmServer>> NmServer::Start(ServerOptions options)
   p->coordinator = std::make_unique<CoordinatorService>(p->store.get(), scheduler, p->pool.get(), changes,
                                                         options.expand, options.max_runs_per_sweep);
   p->gateway = std::make_unique<WorkerGatewayService>(p->store.get(), scheduler, &p->hub, changes, lease,
-                                                      options.caps);
+                                                      options.caps, proposer);
 
   int port = 0;
   grpc::ServerBuilder builder;

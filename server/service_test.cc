@@ -10,6 +10,7 @@ namespace {
 using testing::CountRows;
 using testing::FakeWorker;
 using testing::MSweep;
+using testing::ReportEpoch;
 using testing::TempDbPath;
 using testing::TestServer;
 
@@ -72,17 +73,7 @@ class ServiceTest : public ::testing::Test {
   }
 
   grpc::Status Report(const v1::RunAttempt& ra, int epoch, double loss) {
-    grpc::ClientContext ctx;
-    v1::Ack ack;
-    auto writer = server_->gateway().ReportMetrics(&ctx, &ack);
-    v1::MetricReport r;
-    *r.mutable_run() = ra;
-    r.mutable_point()->set_kind("epoch");
-    r.mutable_point()->set_epoch(epoch);
-    (*r.mutable_point()->mutable_values())["loss"] = loss;
-    writer->Write(r);
-    writer->WritesDone();
-    return writer->Finish();
+    return ReportEpoch(server_->gateway(), ra, epoch, {{"loss", loss}});
   }
 
   grpc::Status Heartbeat(int64_t worker, std::vector<v1::RunAttempt> running, v1::HeartbeatResponse* resp) {

@@ -3,7 +3,9 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "schemas/sweep_blocks.h"
 #include "schemas/sweep_size.h"
+#include "server/search_proposer.h"
 #include "server/store/clock.h"
 #include "server/store/event_table.h"
 #include "server/store/run_table.h"
@@ -36,12 +38,7 @@ absl::StatusOr<std::vector<NewRun>> Expand(const SweepExpander& expand, const v1
   }
   if (runs->empty())
     return absl::InvalidArgumentError(absl::StrCat("sweep ", spec.name(), " expands to no run"));
-  for (NewRun& r : *runs) {
-    if (spec.gpus_per_run() > 0) r.gpus = spec.gpus_per_run();
-    if (r.gpus == 0) r.gpus = 1;
-    r.priority = spec.priority();
-    r.max_retries = spec.max_retries();
-  }
+  for (NewRun& r : *runs) ApplySweepSettings(spec, &r);
   return runs;
 }
 
@@ -91,18 +88,34 @@ absl::StatusOr<std::optional<ReuseSource>> Reusable(Database* db, const v1::Swee
   return FindSucceeded(db, r.content_hash);
 }
 
+}  // namespace
+
+absl::StatusOr<v1::Run> StoreRun(Database* db, const v1::SweepSpec& spec, int64_t sweep_id, const NewRun& r,
+                                 int64_t now_ms, const std::string& why) {
+  NM_ASSIGN_OR_RETURN(std::optional<ReuseSource> reuse, Reusable(db, spec, r));
+  const ReuseSource* src = reuse ? &*reuse : nullptr;
+  NM_ASSIGN_OR_RETURN(int64_t id, InsertRun(db, sweep_id, r, now_ms, src));
+  NM_RETURN_IF_ERROR(AppendStateChange(db, id, v1::RUN_STATE_UNSPECIFIED, src ? v1::SUCCEEDED : v1::QUEUED, 0,
+                                       now_ms,
+                                       src ? absl::StrCat("reused results of run ", src->run_id) : why));
+  return RunView(r, id, sweep_id, now_ms, src, /*with_spec=*/false);
+}
+
+void ApplySweepSettings(const v1::SweepSpec& spec, NewRun* r) {
+  if (spec.gpus_per_run() > 0) r->gpus = spec.gpus_per_run();
+  if (r->gpus == 0) r->gpus = 1;
+  r->priority = spec.priority();
+  r->max_retries = spec.max_retries();
+}
+
+namespace {
+
 absl::Status StoreSweep(Database* db, const v1::SweepSpec& spec, const std::vector<NewRun>& runs,
                         const std::string& submitted_by, v1::SubmitSweepResponse* out) {
   int64_t now = NowMs();
   NM_ASSIGN_OR_RETURN(int64_t sweep_id, InsertSweep(db, spec, now, submitted_by));
   for (const NewRun& r : runs) {
-    NM_ASSIGN_OR_RETURN(std::optional<ReuseSource> reuse, Reusable(db, spec, r));
-    const ReuseSource* src = reuse ? &*reuse : nullptr;
-    NM_ASSIGN_OR_RETURN(int64_t id, InsertRun(db, sweep_id, r, now, src));
-    NM_RETURN_IF_ERROR(AppendStateChange(
-        db, id, v1::RUN_STATE_UNSPECIFIED, src ? v1::SUCCEEDED : v1::QUEUED, 0, now,
-        src ? absl::StrCat("reused results of run ", src->run_id) : std::string("submitted")));
-    *out->add_runs() = RunView(r, id, sweep_id, now, src, /*with_spec=*/false);
+    NM_ASSIGN_OR_RETURN(*out->add_runs(), StoreRun(db, spec, sweep_id, r, now, "submitted"));
     out->mutable_runs()->rbegin()->set_submitted_by(submitted_by);
   }
   NM_ASSIGN_OR_RETURN(*out->mutable_sweep(), LoadSweep(db, sweep_id));
@@ -133,6 +146,8 @@ absl::StatusOr<v1::SubmitSweepResponse> SubmitSweep(Store* store, const SweepExp
                                                     const std::string& submitted_by) {
   const v1::SweepSpec& spec = request.spec();
   NM_RETURN_IF_ERROR(CheckSweepRunCount(spec, max_runs, "nmserver --max_runs_per_sweep"));
+  NM_RETURN_IF_ERROR(CheckEarlyStopping(spec));
+  NM_RETURN_IF_ERROR(CheckSearch(spec));
   std::optional<v1::SubmitSweepResponse> existing;
   if (!request.dry_run()) {
     NM_RETURN_IF_ERROR(store->Read([&](Database* db) -> absl::Status {
@@ -141,7 +156,11 @@ absl::StatusOr<v1::SubmitSweepResponse> SubmitSweep(Store* store, const SweepExp
     }));
     if (existing) return *std::move(existing);
   }
-  NM_ASSIGN_OR_RETURN(std::vector<NewRun> runs, Expand(expand, spec));
+  // A search sweep starts with its first proposals; the others come as runs finish
+  // (server/search_proposer.h).
+  NM_ASSIGN_OR_RETURN(std::vector<NewRun> runs, spec.search().algorithm().empty()
+                                                    ? Expand(expand, spec)
+                                                    : InitialProposals(expand, spec));
   NM_RETURN_IF_ERROR(store->Read([&](Database* db) { return CheckFits(db, spec, runs); }));
   if (request.dry_run()) return DryRun(store, spec, runs);
   v1::SubmitSweepResponse out;

@@ -26,6 +26,14 @@ absl::StatusOr<v1::SubmitSweepResponse> SubmitSweep(Store* store, const SweepExp
                                                     int64_t max_runs, const v1::SubmitSweepRequest& request,
                                                     const std::string& submitted_by);
 
+// Stores one run of sweep `sweep_id` (QUEUED, or SUCCEEDED reusing a succeeded run with the same content hash
+// unless the sweep says no_reuse), with its first state change saying `why`. Inside Store::Write.
+absl::StatusOr<v1::Run> StoreRun(Database* db, const v1::SweepSpec& spec, int64_t sweep_id, const NewRun& run,
+                                 int64_t now_ms, const std::string& why);
+
+// What the sweep sets on each of its runs: gpus (gpus_per_run), priority and max_retries.
+void ApplySweepSettings(const v1::SweepSpec& spec, NewRun* run);
+
 }  // namespace nmsparse::server
 
 #endif  // NMSPARSE_SERVER_SWEEP_SUBMISSION_H_

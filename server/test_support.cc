@@ -94,6 +94,21 @@ int64_t CountRows(const std::string& db_path, const std::string& table) {
   return (*st)->Int(0);
 }
 
+grpc::Status ReportEpoch(v1::WorkerGateway::Stub& gateway, const v1::RunAttempt& ra, int epoch,
+                         const std::map<std::string, double>& values) {
+  grpc::ClientContext ctx;
+  v1::Ack ack;
+  auto writer = gateway.ReportMetrics(&ctx, &ack);
+  v1::MetricReport r;
+  *r.mutable_run() = ra;
+  r.mutable_point()->set_kind("epoch");
+  r.mutable_point()->set_epoch(epoch);
+  for (const auto& [name, value] : values) (*r.mutable_point()->mutable_values())[name] = value;
+  writer->Write(r);
+  writer->WritesDone();
+  return writer->Finish();
+}
+
 std::vector<v1::Slot> GpuSlots(int n) {
   std::vector<v1::Slot> out(n);
   for (int i = 0; i < n; ++i) {

@@ -4,6 +4,7 @@
 #define NMSPARSE_SERVER_TEST_SUPPORT_H_
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -32,6 +33,10 @@ v1::SweepSpec MSweep(const std::string& name, const std::vector<std::string>& m_
 
 // Rows of `table` in the database file.
 int64_t CountRows(const std::string& db_path, const std::string& table);
+
+// Sends one epoch metric point of `ra` with the given values over a ReportMetrics stream.
+grpc::Status ReportEpoch(v1::WorkerGateway::Stub& gateway, const v1::RunAttempt& ra, int epoch,
+                         const std::map<std::string, double>& values);
 
 // A worker's slots: `n` GPU slots with indices 0..n-1.
 std::vector<v1::Slot> GpuSlots(int n);

@@ -1,10 +1,12 @@
 #include "server/worker_gateway_service.h"
 
+#include <cstdio>
 #include <set>
 #include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "server/early_stopping.h"
 #include "server/grpc_status.h"
 #include "server/store/clock.h"
 #include "server/store/event_table.h"
@@ -214,11 +216,12 @@ grpc::Status WorkerGatewayService::ReportMetrics(grpc::ServerContext* ctx,
   while (reader->Read(&report)) {
     bool stored = false;
     absl::Status s = store_->Write([&](Database* db) -> absl::Status {
-      NM_RETURN_IF_ERROR(CheckReport(db, ctx, report.run()).status());
+      NM_ASSIGN_OR_RETURN(RunRecord run, CheckReport(db, ctx, report.run()));
       NM_ASSIGN_OR_RETURN(int64_t seq, AppendMetric(db, report.run().run_id(), report.run().attempt(),
                                                     report.point(), NowMs(), caps_));
       stored = seq != 0;
-      return absl::OkStatus();
+      // In the same transaction: the point and the decision it leads to are stored together or not at all.
+      return ApplyEarlyStopping(db, run, report.point(), NowMs()).status();
     });
     if (!s.ok()) {
       if (accepted > 0) changes_->Notify();
@@ -247,13 +250,23 @@ grpc::Status WorkerGatewayService::ReportLog(grpc::ServerContext* ctx, const v1:
 
 grpc::Status WorkerGatewayService::CompleteRun(grpc::ServerContext* ctx, const v1::CompleteRunRequest* req,
                                                v1::Ack* resp) {
+  int64_t sweep_id = 0;
   absl::Status s = store_->Write([&](Database* db) -> absl::Status {
-    NM_RETURN_IF_ERROR(CheckReport(db, ctx, req->run()).status());
+    NM_ASSIGN_OR_RETURN(RunRecord run, CheckReport(db, ctx, req->run()));
+    sweep_id = run.run.sweep_id();
     return CompleteAttempt(db, *req, NowMs());
   });
   changes_->Notify();
   if (!s.ok()) return ToGrpc(s);
   resp->set_accepted(1);
+  if (proposer_ != nullptr) {
+    // The outcome is stored whatever happens here; a failed proposal is retried when leases are next checked.
+    absl::StatusOr<int> proposed = proposer_->Refill(sweep_id);
+    if (!proposed.ok()) {
+      std::fprintf(stderr, "nmserver: sweep %lld: proposing runs failed: %s\n",
+                   static_cast<long long>(sweep_id), proposed.status().ToString().c_str());
+    }
+  }
   absl::StatusOr<int> placed = scheduler_->RunPass();  // Refill the freed slots now.
   if (!placed.ok()) scheduler_->Kick();                // Retried by the scheduler thread.
   return grpc::Status::OK;

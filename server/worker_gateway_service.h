@@ -12,6 +12,7 @@
 #include "server/change_signal.h"
 #include "server/lease_manager.h"
 #include "server/scheduler.h"
+#include "server/search_proposer.h"
 #include "server/store/event_table.h"
 #include "server/store/store.h"
 
@@ -20,8 +21,14 @@ namespace nmsparse::server {
 class WorkerGatewayService final : public v1::WorkerGateway::Service {
  public:
   WorkerGatewayService(Store* store, Scheduler* scheduler, AssignmentHub* hub, ChangeSignal* changes,
-                       LeaseOptions lease, EventCaps caps)
-      : store_(store), scheduler_(scheduler), hub_(hub), changes_(changes), lease_(lease), caps_(caps) {}
+                       LeaseOptions lease, EventCaps caps, SearchProposer* proposer = nullptr)
+      : store_(store),
+        scheduler_(scheduler),
+        hub_(hub),
+        changes_(changes),
+        lease_(lease),
+        caps_(caps),
+        proposer_(proposer) {}
 
   grpc::Status Register(grpc::ServerContext*, const v1::RegisterRequest* req,
                         v1::RegisterResponse* resp) override;
@@ -43,6 +50,7 @@ class WorkerGatewayService final : public v1::WorkerGateway::Service {
   ChangeSignal* changes_;
   LeaseOptions lease_;
   EventCaps caps_;
+  SearchProposer* proposer_;  // Proposes a search sweep's next runs when one ends; null in some tests.
 };
 
 }  // namespace nmsparse::server

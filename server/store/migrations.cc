@@ -120,6 +120,23 @@ CREATE TABLE tokens (
 ALTER TABLE sweeps ADD COLUMN submitted_by TEXT NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN submitted_by TEXT NOT NULL DEFAULT '';
 )sql",
+      // 4: early stopping (ASHA, docs/sweeps.md). rung_results holds each decision once, in report order
+      // (pos), so that a restarted coordinator neither decides again nor decides differently;
+      // early_stop_reason, set with cancel_requested, makes the stopped run end STOPPED_EARLY, not CANCELLED.
+      R"sql(
+CREATE TABLE rung_results (
+  sweep_id INTEGER NOT NULL REFERENCES sweeps(id),
+  rung INTEGER NOT NULL,
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  pos INTEGER NOT NULL,              -- 0-based arrival order at this rung of this sweep
+  value REAL NOT NULL,
+  promoted INTEGER NOT NULL,
+  reason TEXT NOT NULL,
+  at_ms INTEGER NOT NULL,
+  PRIMARY KEY (sweep_id, rung, run_id)
+) WITHOUT ROWID;
+ALTER TABLE runs ADD COLUMN early_stop_reason TEXT NOT NULL DEFAULT '';
+)sql",
   };
   return *kMigrations;
 }

@@ -14,7 +14,7 @@ namespace {
 constexpr char kSummaryColumns[] =
     "id, sweep_id, idx, content_hash, state, attempt, worker_id, slots, created_at_ms, started_at_ms, "
     "finished_at_ms, final_metrics, priority, max_retries, message, reused_from, gpus, retries_used, "
-    "cancel_requested, submitted_by";
+    "cancel_requested, submitted_by, early_stop_reason";
 constexpr char kFullColumns[] = ", spec, resolved_spec";
 
 std::vector<uint32_t> ParseSlots(const std::string& text) {
@@ -53,9 +53,10 @@ RunRecord RecordFromRow(const Statement& st, RunDetail detail) {
   r.retries_used = static_cast<uint32_t>(st.Int(17));
   r.cancel_requested = st.Int(18) != 0;
   run.set_submitted_by(st.Text(19));
+  r.early_stop_reason = st.Text(20);
   if (detail == RunDetail::kFull) {
-    run.mutable_spec()->ParseFromString(st.Text(20));
-    run.set_resolved_spec(st.Text(21));
+    run.mutable_spec()->ParseFromString(st.Text(21));
+    run.set_resolved_spec(st.Text(22));
   }
   return r;
 }

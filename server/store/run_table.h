@@ -33,6 +33,7 @@ struct RunRecord {
   uint32_t gpus = 1;
   uint32_t retries_used = 0;
   bool cancel_requested = false;
+  std::string early_stop_reason;  // Set with cancel_requested by early stopping: the run ends STOPPED_EARLY.
   std::vector<std::string> label_order;  // Axis names in axis order (run.labels is a map).
 };
 

@@ -38,6 +38,20 @@ absl::Status SetFinished(Database* db, int64_t run_id, int64_t now_ms) {
   return st->Bind(1, now_ms).Bind(2, run_id).Run();
 }
 
+// Ends an attempt whose run was asked to stop: STOPPED_EARLY with the early-stopping reason when that is
+// what asked, else CANCELLED. `how` says how the attempt ended. Neither is ever retried.
+absl::Status EndRequestedStop(Database* db, const RunRecord& cur, const std::string& how, int64_t now_ms) {
+  if (!cur.early_stop_reason.empty()) {
+    NM_RETURN_IF_ERROR(
+        SetState(db, cur, v1::STOPPED_EARLY, cur.run.attempt(),
+                 how.empty() ? cur.early_stop_reason : cur.early_stop_reason + " (" + how + ")", now_ms));
+  } else {
+    NM_RETURN_IF_ERROR(SetState(db, cur, v1::CANCELLED, cur.run.attempt(),
+                                how.empty() ? "cancelled" : "cancelled (" + how + ")", now_ms));
+  }
+  return SetFinished(db, cur.run.id(), now_ms);
+}
+
 absl::Status Succeed(Database* db, const RunRecord& cur, const v1::CompleteRunRequest& req, int64_t now_ms) {
   v1::MetricPoint finals;
   if (req.final_metrics().empty()) {
@@ -49,8 +63,8 @@ absl::Status Succeed(Database* db, const RunRecord& cur, const v1::CompleteRunRe
   // A run asked to stop whose training finished before its worker stopped it still ends CANCELLED, as the
   // cancel's answer counted it; its final metrics are kept.
   if (cur.cancel_requested) {
-    NM_RETURN_IF_ERROR(SetState(db, cur, v1::CANCELLED, cur.run.attempt(),
-                                "cancelled (its training finished before its worker stopped it)", now_ms));
+    NM_RETURN_IF_ERROR(
+        EndRequestedStop(db, cur, "its training finished before its worker stopped it", now_ms));
   } else {
     NM_RETURN_IF_ERROR(SetState(db, cur, v1::SUCCEEDED, cur.run.attempt(), req.message(), now_ms));
   }
@@ -61,7 +75,9 @@ absl::Status Succeed(Database* db, const RunRecord& cur, const v1::CompleteRunRe
 
 }  // namespace
 
-bool IsFinal(v1::RunState s) { return s == v1::SUCCEEDED || s == v1::FAILED || s == v1::CANCELLED; }
+bool IsFinal(v1::RunState s) {
+  return s == v1::SUCCEEDED || s == v1::FAILED || s == v1::CANCELLED || s == v1::STOPPED_EARLY;
+}
 bool IsActive(v1::RunState s) { return s == v1::ASSIGNED || s == v1::RUNNING; }
 
 absl::StatusOr<RunRecord> CheckAttempt(Database* db, const v1::RunAttempt& ra) {
@@ -119,6 +135,7 @@ absl::Status CompleteAttempt(Database* db, const v1::CompleteRunRequest& req, in
                                       ")", req.message().empty() ? "" : ": ", req.message()),
                          now_ms);
     case v1::CANCELLED:
+      if (!cur.early_stop_reason.empty()) return EndRequestedStop(db, cur, "", now_ms);
       NM_RETURN_IF_ERROR(SetState(db, cur, v1::CANCELLED, cur.run.attempt(),
                                   req.message().empty() ? "cancelled" : req.message(), now_ms));
       return SetFinished(db, cur.run.id(), now_ms);
@@ -134,11 +151,7 @@ absl::Status CompleteAttempt(Database* db, const v1::CompleteRunRequest& req, in
 }
 
 absl::Status LoseAttempt(Database* db, const RunRecord& cur, const std::string& reason, int64_t now_ms) {
-  if (cur.cancel_requested) {
-    NM_RETURN_IF_ERROR(
-        SetState(db, cur, v1::CANCELLED, cur.run.attempt(), "cancelled (" + reason + ")", now_ms));
-    return SetFinished(db, cur.run.id(), now_ms);
-  }
+  if (cur.cancel_requested) return EndRequestedStop(db, cur, reason, now_ms);
   if (cur.retries_used >= cur.run.max_retries()) {
     NM_RETURN_IF_ERROR(SetState(
         db, cur, v1::FAILED, cur.run.attempt(),
@@ -155,11 +168,7 @@ absl::Status LoseAttempt(Database* db, const RunRecord& cur, const std::string& 
 }
 
 absl::Status HandBackAttempt(Database* db, const RunRecord& cur, const std::string& reason, int64_t now_ms) {
-  if (cur.cancel_requested) {
-    NM_RETURN_IF_ERROR(
-        SetState(db, cur, v1::CANCELLED, cur.run.attempt(), "cancelled (" + reason + ")", now_ms));
-    return SetFinished(db, cur.run.id(), now_ms);
-  }
+  if (cur.cancel_requested) return EndRequestedStop(db, cur, reason, now_ms);
   NM_RETURN_IF_ERROR(SetState(db, cur, v1::QUEUED, cur.run.attempt(),
                               absl::StrCat(reason, "; requeued (no retry used)"), now_ms));
   NM_ASSIGN_OR_RETURN(
@@ -182,6 +191,23 @@ absl::StatusOr<RunRecord> CancelRun(Database* db, int64_t run_id, const std::str
     NM_RETURN_IF_ERROR(SetFinished(db, run_id, now_ms));
   }
   return LoadRun(db, run_id, RunDetail::kSummary);
+}
+
+absl::Status StopRunEarly(Database* db, const RunRecord& cur, const std::string& reason, int64_t now_ms) {
+  if (cur.run.state() == v1::RUNNING) {
+    NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("UPDATE runs SET cancel_requested = 1, early_stop_reason = ?1, "
+                                             "message = ?2 WHERE id = ?3"));
+    return st->BindText(1, reason)
+        .BindText(2, reason + "; waiting for its worker to stop it")
+        .Bind(3, cur.run.id())
+        .Run();
+  }
+  if (cur.run.state() != v1::ASSIGNED) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "run ", cur.run.id(), " is ", v1::RunState_Name(cur.run.state()), ", not held by a worker"));
+  }
+  NM_RETURN_IF_ERROR(SetState(db, cur, v1::STOPPED_EARLY, cur.run.attempt(), reason, now_ms));
+  return SetFinished(db, cur.run.id(), now_ms);
 }
 
 }  // namespace nmsparse::server

@@ -1,4 +1,5 @@
-// The run state machine: QUEUED -> ASSIGNED -> RUNNING -> SUCCEEDED | FAILED | CANCELLED, and back to QUEUED
+// The run state machine: QUEUED -> ASSIGNED -> RUNNING -> SUCCEEDED | FAILED | CANCELLED | STOPPED_EARLY, and
+// back to QUEUED
 // when an attempt is lost or fails while retries remain. Each function is meant to run inside one
 // Store::Write transaction; each change checks the run's current state and attempt (fencing) and appends a
 // state_changes row.
@@ -41,6 +42,10 @@ absl::Status HandBackAttempt(Database* db, const RunRecord& run, const std::stri
 // QUEUED/ASSIGNED -> CANCELLED now; RUNNING: flags the run so its worker is told to stop it (the worker then
 // completes it CANCELLED). FAILED_PRECONDITION for a finished run.
 absl::StatusOr<RunRecord> CancelRun(Database* db, int64_t run_id, const std::string& reason, int64_t now_ms);
+// Early stopping's cancel: a RUNNING run is flagged like CancelRun's (its worker is told to stop it) and,
+// however its attempt then ends (stopped, finished, lost, handed back), it ends STOPPED_EARLY with `reason`,
+// never retried; an ASSIGNED run ends STOPPED_EARLY now. Its run directory and checkpoints are left alone.
+absl::Status StopRunEarly(Database* db, const RunRecord& run, const std::string& reason, int64_t now_ms);
 
 }  // namespace nmsparse::server
 

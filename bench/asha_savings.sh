@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# ASHA's savings (issue 14): the same 16-run grid (bench/asha_savings_sweep.yaml) run to the end, then with
+# early_stopping: {policy: asha, metric: top1, mode: max, min_resource: 1, reduction_factor: 2}, through the
+# real nmserver + nmworker + nmtrain on loopback with a fresh database (so nothing is reused). Prints, for each
+# sweep, the CPU-hours (the sum of its runs' wall times, started -> finished, times cpu_threads 1) and the best
+# final top-1 among its runs that trained every epoch, then the ratio of the CPU-hours.
+#
+# Usage: bench/asha_savings.sh [SLOTS]   (worker CPU slots, default 2; builds the four programs first)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+slots=${1:-2}
+bazel build --jobs=1 --disk_cache="$HOME/.cache/nmsparse-bazel-disk" //server:nmserver //worker/agent:nmworker \
+  //cli:nmctl //worker/trainer:nmtrain >&2 || exit 1
+bin=$(bazel info bazel-bin 2>/dev/null)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/asha_savings.XXXXXX")
+# Copies: a rebuild while the benchmark runs must not change the programs under it.
+cp -L "$bin/server/nmserver" "$bin/worker/agent/nmworker" "$bin/cli/nmctl" "$bin/worker/trainer/nmtrain" "$tmp/"
+nmserver=$tmp/nmserver nmworker=$tmp/nmworker nmctl=$tmp/nmctl nmtrain=$tmp/nmtrain
+db=$tmp/nmsparse.db
+full_yaml=bench/asha_savings_sweep.yaml
+asha_yaml=$tmp/asha.yaml
+{ cat "$full_yaml"; echo "early_stopping: {policy: asha, metric: top1, mode: max, min_resource: 1, reduction_factor: 2}"; } >"$asha_yaml"
+
+source tests/e2e_lib.sh
+start_worker() {
+  "$nmworker" --coordinator="$NMSPARSE_COORDINATOR" --work_dir="$tmp/work" --trainer="$nmtrain" \
+    --cpu-slots="$slots" --host="$1" >"$tmp/nmworker-$1.log" 2>&1 &
+  worker_pid[$1]=$!
+}
+
+# Runs one sweep file to its end; prints "CPU_HOURS BEST_TOP1 RUNS_FULL RUNS_STOPPED EPOCHS". EPOCHS (the
+# epochs trained, counted from the runs' epoch metric points) does not depend on the machine's load.
+measure() {
+  local sweep
+  sweep=$(ctl submit "$1" --no-reuse --json | json "d['sweep']['id']") || return 1
+  wait_runs "$sweep" "all(r['state'] in ('SUCCEEDED','STOPPED_EARLY','FAILED','CANCELLED') for r in runs)" 7200 || return 1
+  local epochs=0 r
+  for r in $(ctl runs --sweep "$sweep" --json | json "' '.join(str(r['id']) for r in d['runs'])"); do
+    epochs=$((epochs + $(ctl run "$r" --json | json "sum(1 for p in d['metrics'] if p['kind'] == 'epoch')")))
+  done
+  ctl runs --sweep "$sweep" --json | python3 -c "
+import json, sys
+runs = json.load(sys.stdin)['runs']
+ms = sum(int(r['finished_at_ms']) - int(r['started_at_ms']) for r in runs if int(r.get('started_at_ms', 0)) > 0)
+full = [r for r in runs if r['state'] == 'SUCCEEDED']
+best = max((r['final_metrics'].get('top1', 0) for r in full), default=float('nan'))
+print(f'{ms / 3.6e6:.5f} {best:.4f} {len(full)} {sum(r[\"state\"] == \"STOPPED_EARLY\" for r in runs)} $epochs')"
+  ctl runs --sweep "$sweep" >"$tmp/runs-$sweep.txt"
+}
+
+start_server 0
+start_worker bench
+log "full grid ..."
+read -r full_h full_best full_n _ full_epochs < <(measure "$full_yaml") || { log "full sweep failed"; exit 1; }
+log "with ASHA ..."
+read -r asha_h asha_best asha_n asha_stopped asha_epochs < <(measure "$asha_yaml") || { log "ASHA sweep failed"; exit 1; }
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), slots $slots, $(date -u +%F)"
+printf 'full grid: %s CPU-hours, %s epochs trained, best final top1 %s (%s runs to the end)\n' "$full_h" \
+  "$full_epochs" "$full_best" "$full_n"
+printf 'ASHA:      %s CPU-hours, %s epochs trained, best final top1 %s (%s runs to the end, %s stopped early)\n' \
+  "$asha_h" "$asha_epochs" "$asha_best" "$asha_n" "$asha_stopped"
+python3 -c "print(f'ASHA / full: CPU-hours {$asha_h / $full_h:.3f} (saved {100 * (1 - $asha_h / $full_h):.1f}%), epochs {$asha_epochs / $full_epochs:.3f}')"
+log "run tables: $tmp/runs-*.txt"
+finish

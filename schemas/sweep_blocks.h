@@ -1,0 +1,41 @@
+// The sweep file's two policy blocks, `early_stopping` (ASHA) and `search` (TPE), and the key tables of the
+// sweep file: the parser, the JSON Schema test and docs/sweeps.md all read these lists, so a key is added in
+// one place.
+//
+//   early_stopping: {policy: asha, metric: top1, mode: max, resource: epoch, min_resource: 1,
+//                    reduction_factor: 3, max_resource: 9}
+//   search: {algorithm: tpe, budget: 20, seed: 1, metric: top1, mode: max, parallel: 2, n_startup: 4,
+//            gamma: 0.25, n_candidates: 24}
+#ifndef NMSPARSE_SCHEMAS_SWEEP_BLOCKS_H_
+#define NMSPARSE_SCHEMAS_SWEEP_BLOCKS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "nmsparse/v1/sweep.pb.h"
+#include "yaml-cpp/yaml.h"
+
+namespace nmsparse {
+
+const std::vector<std::string>& SweepKeys();          // Top-level keys of a sweep file.
+const std::vector<std::string>& EarlyStoppingKeys();  // Keys of early_stopping.
+const std::vector<std::string>& SearchKeys();         // Keys of search.
+
+// Reads the block into `out`; errors name "line L: early_stopping.KEY: value V ...". Defaults are filled in
+// (mode max, resource epoch, min_resource 1, reduction_factor 3, max_resource = base_epochs).
+absl::Status ParseEarlyStopping(const YAML::Node& node, uint32_t base_epochs, v1::EarlyStopping* out);
+// Reads search into sweep->search and checks it against the sweep's axes (CheckSearch).
+absl::Status ParseSearch(const YAML::Node& node, v1::SweepSpec* sweep);
+
+// The checks that do not need the file: what the coordinator applies to a SweepSpec from the wire too.
+// InvalidArgument "early_stopping.KEY: value V ..." / "search.KEY: ...". An unset block is OK.
+absl::Status CheckEarlyStopping(const v1::SweepSpec& sweep);
+absl::Status CheckSearch(const v1::SweepSpec& sweep);
+
+// The resource at which no rung is taken: max_resource, or the base's epochs when it is 0.
+uint32_t AshaMaxResource(const v1::SweepSpec& sweep);
+
+}  // namespace nmsparse
+
+#endif  // NMSPARSE_SCHEMAS_SWEEP_BLOCKS_H_

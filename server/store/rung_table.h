@@ -1,0 +1,34 @@
+// The early-stopping decisions of a sweep (table rung_results): one row per run and rung, in the order the
+// runs reached the rung. Callers hold the Store lock.
+#ifndef NMSPARSE_SERVER_STORE_RUNG_TABLE_H_
+#define NMSPARSE_SERVER_STORE_RUNG_TABLE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "server/store/sqlite.h"
+
+namespace nmsparse::server {
+
+struct RungResult {
+  int64_t run_id = 0;
+  double value = 0;
+  bool promoted = false;
+  std::string reason;
+};
+
+// The results at one rung of a sweep, in arrival order.
+absl::StatusOr<std::vector<RungResult>> RungResults(Database* db, int64_t sweep_id, int rung);
+// The decision already taken for this run at this rung, if any.
+absl::StatusOr<std::optional<RungResult>> FindRungResult(Database* db, int64_t sweep_id, int rung,
+                                                         int64_t run_id);
+// Appends a decision after the rung's earlier ones.
+absl::Status InsertRungResult(Database* db, int64_t sweep_id, int rung, const RungResult& result,
+                              int64_t now_ms);
+
+}  // namespace nmsparse::server
+
+#endif  // NMSPARSE_SERVER_STORE_RUNG_TABLE_H_
