@@ -71,6 +71,7 @@ v1::Run RunView(const NewRun& r, int64_t id, int64_t sweep_id, int64_t now_ms, c
   run.set_priority(r.priority);
   run.set_max_retries(r.max_retries);
   for (const auto& [k, v] : r.labels) (*run.mutable_labels())[k] = v;
+  if (r.lineage.parent_run_id() != 0) *run.mutable_lineage() = r.lineage;
   if (reuse) {
     run.set_reused_from(reuse->run_id);
     run.set_finished_at_ms(now_ms);
@@ -91,24 +92,6 @@ absl::StatusOr<std::optional<ReuseSource>> Reusable(Database* db, const v1::Swee
   return FindSucceeded(db, r.content_hash);
 }
 
-absl::Status StoreSweep(Database* db, const v1::SweepSpec& spec, const std::vector<NewRun>& runs,
-                        const std::string& submitted_by, v1::SubmitSweepResponse* out) {
-  int64_t now = NowMs();
-  NM_ASSIGN_OR_RETURN(int64_t sweep_id, InsertSweep(db, spec, now, submitted_by));
-  for (const NewRun& r : runs) {
-    NM_ASSIGN_OR_RETURN(std::optional<ReuseSource> reuse, Reusable(db, spec, r));
-    const ReuseSource* src = reuse ? &*reuse : nullptr;
-    NM_ASSIGN_OR_RETURN(int64_t id, InsertRun(db, sweep_id, r, now, src));
-    NM_RETURN_IF_ERROR(AppendStateChange(
-        db, id, v1::RUN_STATE_UNSPECIFIED, src ? v1::SUCCEEDED : v1::QUEUED, 0, now,
-        src ? absl::StrCat("reused results of run ", src->run_id) : std::string("submitted")));
-    *out->add_runs() = RunView(r, id, sweep_id, now, src, /*with_spec=*/false);
-    out->mutable_runs()->rbegin()->set_submitted_by(submitted_by);
-  }
-  NM_ASSIGN_OR_RETURN(*out->mutable_sweep(), LoadSweep(db, sweep_id));
-  return absl::OkStatus();
-}
-
 absl::StatusOr<v1::SubmitSweepResponse> DryRun(Store* store, const v1::SweepSpec& spec,
                                                const std::vector<NewRun>& runs) {
   v1::SubmitSweepResponse out;
@@ -126,7 +109,32 @@ absl::StatusOr<v1::SubmitSweepResponse> DryRun(Store* store, const v1::SweepSpec
   return out;
 }
 
+// What a new run's first state change says: a fork names its parent.
+std::string CreationReason(const NewRun& r) {
+  if (r.lineage.parent_run_id() == 0) return "submitted";
+  return absl::StrCat("forked from run ", r.lineage.parent_run_id(), " (attempt ", r.lineage.parent_attempt(),
+                      ", step ", r.lineage.parent_step(), ")");
+}
+
 }  // namespace
+
+absl::Status StoreSweep(Database* db, const v1::SweepSpec& spec, const std::vector<NewRun>& runs,
+                        const std::string& submitted_by, v1::SubmitSweepResponse* out) {
+  int64_t now = NowMs();
+  NM_ASSIGN_OR_RETURN(int64_t sweep_id, InsertSweep(db, spec, now, submitted_by));
+  for (const NewRun& r : runs) {
+    NM_ASSIGN_OR_RETURN(std::optional<ReuseSource> reuse, Reusable(db, spec, r));
+    const ReuseSource* src = reuse ? &*reuse : nullptr;
+    NM_ASSIGN_OR_RETURN(int64_t id, InsertRun(db, sweep_id, r, now, src));
+    NM_RETURN_IF_ERROR(
+        AppendStateChange(db, id, v1::RUN_STATE_UNSPECIFIED, src ? v1::SUCCEEDED : v1::QUEUED, 0, now,
+                          src ? absl::StrCat("reused results of run ", src->run_id) : CreationReason(r)));
+    *out->add_runs() = RunView(r, id, sweep_id, now, src, /*with_spec=*/false);
+    out->mutable_runs()->rbegin()->set_submitted_by(submitted_by);
+  }
+  NM_ASSIGN_OR_RETURN(*out->mutable_sweep(), LoadSweep(db, sweep_id));
+  return absl::OkStatus();
+}
 
 absl::StatusOr<v1::SubmitSweepResponse> SubmitSweep(Store* store, const SweepExpander& expand,
                                                     int64_t max_runs, const v1::SubmitSweepRequest& request,

@@ -26,6 +26,12 @@ absl::StatusOr<v1::SubmitSweepResponse> SubmitSweep(Store* store, const SweepExp
                                                     int64_t max_runs, const v1::SubmitSweepRequest& request,
                                                     const std::string& submitted_by);
 
+// Stores the sweep and its runs (inside the caller's Store::Write): each run QUEUED, or SUCCEEDED reusing a
+// succeeded run with the same content hash unless spec.no_reuse; a fork's first state change names its
+// parent. Fills `out` with the sweep and the runs without their specs.
+absl::Status StoreSweep(Database* db, const v1::SweepSpec& spec, const std::vector<NewRun>& runs,
+                        const std::string& submitted_by, v1::SubmitSweepResponse* out);
+
 }  // namespace nmsparse::server
 
 #endif  // NMSPARSE_SERVER_SWEEP_SUBMISSION_H_

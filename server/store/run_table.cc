@@ -14,7 +14,7 @@ namespace {
 constexpr char kSummaryColumns[] =
     "id, sweep_id, idx, content_hash, state, attempt, worker_id, slots, created_at_ms, started_at_ms, "
     "finished_at_ms, final_metrics, priority, max_retries, message, reused_from, gpus, retries_used, "
-    "cancel_requested, submitted_by";
+    "cancel_requested, submitted_by, lineage";
 constexpr char kFullColumns[] = ", spec, resolved_spec";
 
 std::vector<uint32_t> ParseSlots(const std::string& text) {
@@ -53,9 +53,10 @@ RunRecord RecordFromRow(const Statement& st, RunDetail detail) {
   r.retries_used = static_cast<uint32_t>(st.Int(17));
   r.cancel_requested = st.Int(18) != 0;
   run.set_submitted_by(st.Text(19));
+  if (!st.IsNull(20)) run.mutable_lineage()->ParseFromString(st.Text(20));
   if (detail == RunDetail::kFull) {
-    run.mutable_spec()->ParseFromString(st.Text(20));
-    run.set_resolved_spec(st.Text(21));
+    run.mutable_spec()->ParseFromString(st.Text(21));
+    run.set_resolved_spec(st.Text(22));
   }
   return r;
 }
@@ -103,8 +104,8 @@ absl::StatusOr<int64_t> InsertRun(Database* db, int64_t sweep_id, const NewRun& 
       Stmt st,
       db->Prepare("INSERT INTO runs (sweep_id, idx, content_hash, state, gpus, resolved_spec, spec, "
                   "priority, max_retries, created_at_ms, queued_at_ms, finished_at_ms, final_metrics, "
-                  "reused_from, message, submitted_by) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, "
-                  "(SELECT submitted_by FROM sweeps WHERE id = ?1))"));
+                  "reused_from, message, parent_run_id, lineage, submitted_by) VALUES "
+                  "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, (SELECT submitted_by FROM sweeps WHERE id = ?1))"));
   st->Bind(1, sweep_id)
       .Bind(2, run.index)
       .BindText(3, run.content_hash)
@@ -121,6 +122,11 @@ absl::StatusOr<int64_t> InsertRun(Database* db, int64_t sweep_id, const NewRun& 
     st->BindText(15, absl::StrCat("reused results of run ", reuse->run_id, " (same content hash)"));
   } else {
     st->Bind(12, int64_t{0}).BindNull(13).Bind(14, int64_t{0}).BindText(15, "");
+  }
+  if (run.lineage.parent_run_id() != 0) {
+    st->Bind(16, run.lineage.parent_run_id()).BindBlob(17, run.lineage.SerializeAsString());
+  } else {
+    st->Bind(16, int64_t{0}).BindNull(17);
   }
   NM_RETURN_IF_ERROR(st->Run());
   int64_t id = db->LastInsertId();

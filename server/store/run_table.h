@@ -25,6 +25,7 @@ struct NewRun {
   uint32_t gpus = 1;
   int32_t priority = 0;
   uint32_t max_retries = 0;
+  v1::RunLineage lineage;  // Set (parent_run_id != 0) for a fork.
 };
 
 // A stored run: its API view plus the bookkeeping the API does not show.

@@ -41,6 +41,12 @@ absl::Status HandBackAttempt(Database* db, const RunRecord& run, const std::stri
 // QUEUED/ASSIGNED -> CANCELLED now; RUNNING: flags the run so its worker is told to stop it (the worker then
 // completes it CANCELLED). FAILED_PRECONDITION for a finished run.
 absl::StatusOr<RunRecord> CancelRun(Database* db, int64_t run_id, const std::string& reason, int64_t now_ms);
+// CANCELLED/FAILED -> QUEUED for `nmctl resume`: the attempt number stays (the next assignment makes the
+// next attempt, which resumes from the run's checkpoint), the retry budget and any cancel request are reset,
+// and the change is recorded with `reason` (who asked). FAILED_PRECONDITION naming the run and its state for
+// any other state.
+absl::StatusOr<RunRecord> RequeueForResume(Database* db, int64_t run_id, const std::string& reason,
+                                           int64_t now_ms);
 
 }  // namespace nmsparse::server
 
