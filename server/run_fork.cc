@@ -95,10 +95,11 @@ absl::Status CheckScheduleReaches(int64_t parent_id, const v1::ExperimentSpec& f
                      *per_epoch, " per epoch), fewer than step ", progress.step, " where run ", parent_id,
                      " got to; the fork continues from there, so its schedule must be at least as long"));
   }
-  if (epochs >= progress.epoch) return absl::OkStatus();
+  // progress.epoch is 0-based: a run that got into it needs one epoch more.
+  if (epochs > progress.epoch) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(ForkName(parent_id), ": schedule.epochs: ", epochs,
-                                                 " ends before epoch ", progress.epoch, " where run ",
-                                                 parent_id, " got to"));
+                                                 " ends before epoch ", progress.epoch + 1, " where run ",
+                                                 parent_id, " got to; the fork continues from there"));
 }
 
 bool SetsKey(const v1::ForkRunRequest& request, const std::string& key) {

@@ -11,11 +11,13 @@
 namespace nmsparse::server {
 namespace {
 
-// 320 synthetic images in batches of 32: 10 steps per epoch, 20 in the parent's 2 epochs.
-RunRecord Parent() {
+constexpr char kSynthetic[] = "{dataset: synthetic, synthetic_size: 320, batch_size: 32}";
+
+// By default 320 synthetic images in batches of 32: 10 steps per epoch, 20 in the parent's 2 epochs.
+RunRecord Parent(const std::string& data = kSynthetic) {
   auto config = ParseExperimentYaml(R"(name: parent
 model: {name: vit_nano_patch7_28}
-data: {dataset: synthetic, synthetic_size: 320, batch_size: 32}
+data: )" + data + R"(
 schedule: {epochs: 2}
 sparsity: {sparsity_type: SRSTE, n_sparsity: 2, m_sparsity: 4}
 )",
@@ -109,6 +111,18 @@ TEST(RunForkTest, RefusesWhatTheCheckpointCannotStartFrom) {
   RunRecord reused = Parent();
   reused.run.set_reused_from(3);
   EXPECT_NE(message(Plan(reused, {})).find("fork run 3 instead"), std::string::npos);
+}
+
+// Shards: the steps per epoch are known only where the shards are, so the schedule is checked in epochs.
+TEST(RunForkTest, ScheduleInEpochsWhereTheSpecDoesNotTellSteps) {
+  const RunRecord parent = Parent("{dataset: shards, path: /data/shards, batch_size: 32}");
+  const RecordedProgress into_second_epoch{150, 1};
+  auto shorter = Plan(parent, {"schedule.epochs=1"}, into_second_epoch);
+  EXPECT_EQ(shorter.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(shorter.status().message().find("schedule.epochs: 1 ends before epoch 2 where run 5 got to"),
+            std::string::npos)
+      << shorter.status();
+  EXPECT_TRUE(Plan(parent, {"schedule.epochs=3"}, into_second_epoch).ok());
 }
 
 }  // namespace

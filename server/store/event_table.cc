@@ -231,7 +231,7 @@ absl::StatusOr<v1::MetricPoint> LastFinalPoint(Database* db, int64_t run_id, uin
 
 absl::StatusOr<RecordedProgress> LastRecordedProgress(Database* db, int64_t run_id) {
   NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("SELECT IFNULL(MAX(step), 0), IFNULL(MAX(epoch), 0) FROM metrics "
-                                           "WHERE run_id = ?"));
+                                           "WHERE run_id = ? AND kind IN ('step', 'epoch')"));
   st->Bind(1, run_id);
   NM_ASSIGN_OR_RETURN(bool row, st->Step());
   RecordedProgress out;

@@ -42,9 +42,9 @@ absl::StatusOr<std::vector<v1::MetricPoint>> MetricPoints(Database* db, int64_t 
 // The last point of kind "final" of the given attempt, if any (its values are a run's final metrics when the
 // agent's CompleteRun carries none).
 absl::StatusOr<v1::MetricPoint> LastFinalPoint(Database* db, int64_t run_id, uint32_t attempt);
-// The furthest a run's training got by its metric points, over every attempt: the largest step and epoch
-// recorded (0 and 0 when it recorded none). A checkpoint is at least that far along, give or take the steps
-// after the last point.
+// The furthest a run's training got by its step and epoch points, over every attempt: the largest global
+// step and 0-based epoch index recorded (0 and 0 when it recorded none). A checkpoint is about that far
+// along: its step is the last point's or a little past it.
 struct RecordedProgress {
   uint64_t step = 0;
   uint32_t epoch = 0;

@@ -35,6 +35,18 @@ int64_t Count(Database* db, const std::string& sql) {
   return (*st)->Int(0);
 }
 
+// A database as an older nmserver left it: the first `version` migrations, then `rows` written by it.
+void CreateAtVersion(const std::string& path, int version, const std::vector<std::string>& rows) {
+  auto db = Database::Open(path);
+  ASSERT_TRUE(db.ok());
+  ASSERT_TRUE((*db)->Exec("CREATE TABLE schema_version (version INTEGER NOT NULL)").ok());
+  for (int v = 0; v < version; ++v) {
+    ASSERT_TRUE((*db)->Exec(Migrations()[v]).ok());
+    ASSERT_TRUE((*db)->Exec(absl::StrCat("INSERT INTO schema_version (version) VALUES (", v + 1, ")")).ok());
+  }
+  for (const std::string& row : rows) ASSERT_TRUE((*db)->Exec(row).ok()) << row;
+}
+
 TEST(MigrationsTest, ApplyOnceAndAreIdempotent) {
   std::string path = TempPath("migrations");
   auto db = Database::Open(path);
@@ -66,24 +78,11 @@ TEST(MigrationsTest, RefusesANewerDatabase) {
 // A database written before tokens existed (schema 2) keeps its sweeps and runs, with no submitter.
 TEST(MigrationsTest, TokensMigrationKeepsAnOlderDatabase) {
   std::string path = TempPath("schema2");
-  {
-    auto db = Database::Open(path);
-    ASSERT_TRUE(db.ok());
-    ASSERT_TRUE((*db)->Exec("CREATE TABLE schema_version (version INTEGER NOT NULL)").ok());
-    for (int v = 0; v < 2; ++v) {
-      ASSERT_TRUE((*db)->Exec(Migrations()[v]).ok());
-      ASSERT_TRUE(
-          (*db)->Exec(absl::StrCat("INSERT INTO schema_version (version) VALUES (", v + 1, ")")).ok());
-    }
-    ASSERT_TRUE(
-        (*db)
-            ->Exec("INSERT INTO sweeps (name, spec, priority, created_at_ms) VALUES ('old', '', 0, 1)")
-            .ok());
-    ASSERT_TRUE((*db)
-                    ->Exec("INSERT INTO runs (sweep_id, idx, content_hash, state, gpus, resolved_spec, spec, "
-                           "priority, max_retries, created_at_ms) VALUES (1, 0, 'h', 1, 1, '', '', 0, 0, 1)")
-                    .ok());
-  }
+  CreateAtVersion(
+      path, 2,
+      {"INSERT INTO sweeps (name, spec, priority, created_at_ms) VALUES ('old', '', 0, 1)",
+       "INSERT INTO runs (sweep_id, idx, content_hash, state, gpus, resolved_spec, spec, priority, "
+       "max_retries, created_at_ms) VALUES (1, 0, 'h', 1, 1, '', '', 0, 0, 1)"});
   auto store = Store::Open(path);
   ASSERT_TRUE(store.ok()) << store.status();
   ASSERT_TRUE((*store)
@@ -105,26 +104,12 @@ TEST(MigrationsTest, TokensMigrationKeepsAnOlderDatabase) {
 // fork's lineage round-trips.
 TEST(MigrationsTest, LineageMigrationKeepsAnOlderDatabase) {
   std::string path = TempPath("schema3");
-  {
-    auto db = Database::Open(path);
-    ASSERT_TRUE(db.ok());
-    ASSERT_TRUE((*db)->Exec("CREATE TABLE schema_version (version INTEGER NOT NULL)").ok());
-    for (int v = 0; v < 3; ++v) {
-      ASSERT_TRUE((*db)->Exec(Migrations()[v]).ok());
-      ASSERT_TRUE(
-          (*db)->Exec(absl::StrCat("INSERT INTO schema_version (version) VALUES (", v + 1, ")")).ok());
-    }
-    ASSERT_TRUE((*db)
-                    ->Exec("INSERT INTO sweeps (name, spec, priority, created_at_ms, submitted_by) VALUES "
-                           "('old', '', 0, 1, 'alice')")
-                    .ok());
-    ASSERT_TRUE(
-        (*db)
-            ->Exec("INSERT INTO runs (sweep_id, idx, content_hash, state, gpus, resolved_spec, spec, "
-                   "priority, max_retries, created_at_ms, submitted_by) VALUES (1, 0, 'h', 4, 1, 'r', "
-                   "'', 0, 0, 1, 'alice')")
-            .ok());
-  }
+  CreateAtVersion(
+      path, 3,
+      {"INSERT INTO sweeps (name, spec, priority, created_at_ms, submitted_by) VALUES ('old', '', 0, "
+       "1, 'alice')",
+       "INSERT INTO runs (sweep_id, idx, content_hash, state, gpus, resolved_spec, spec, priority, "
+       "max_retries, created_at_ms, submitted_by) VALUES (1, 0, 'h', 4, 1, 'r', '', 0, 0, 1, 'alice')"});
   auto store = Store::Open(path);
   ASSERT_TRUE(store.ok()) << store.status();
   absl::Status s = (*store)->Write([&](Database* db) -> absl::Status {
