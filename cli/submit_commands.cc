@@ -211,6 +211,10 @@ int RunSubmitCommand(const CommandContext& context) {
                   FormatLabels(run.labels()), state, run.content_hash().substr(0, kHashPrefix)});
   }
   out << table.Render();
+  for (const v1::Run& run : response->runs()) {
+    if (!run.message().empty())
+      out << "note: " << (run.id() > 0 ? absl::StrCat("run ", run.id(), ": ") : "") << run.message() << "\n";
+  }
   return kExitOk;
 }
 

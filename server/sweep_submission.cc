@@ -86,6 +86,19 @@ v1::Run RunView(const NewRun& r, int64_t id, int64_t sweep_id, int64_t now_ms, c
   return run;
 }
 
+// A new run whose spec an earlier run that ended CANCELLED or FAILED had: the answer (not the store) says
+// that `nmctl resume` would continue that one from its checkpoint, where this new run starts fresh.
+absl::Status NoteResumable(Database* db, v1::Run* view) {
+  if (view->reused_from() != 0) return absl::OkStatus();
+  NM_ASSIGN_OR_RETURN(std::optional<ResumableRun> earlier, FindResumable(db, view->content_hash()));
+  if (!earlier) return absl::OkStatus();
+  view->set_message(absl::StrCat("run ", earlier->run_id, " had the same spec and ended ",
+                                 v1::RunState_Name(earlier->state),
+                                 ": this new run starts fresh; nmctl resume ", earlier->run_id,
+                                 " would continue that one from its checkpoint"));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::optional<ReuseSource>> Reusable(Database* db, const v1::SweepSpec& spec,
                                                     const NewRun& r) {
   if (spec.no_reuse()) return std::optional<ReuseSource>();
@@ -101,6 +114,7 @@ absl::StatusOr<v1::SubmitSweepResponse> DryRun(Store* store, const v1::SweepSpec
     for (const NewRun& r : runs) {
       NM_ASSIGN_OR_RETURN(std::optional<ReuseSource> reuse, Reusable(db, spec, r));
       v1::Run view = RunView(r, 0, 0, 0, reuse ? &*reuse : nullptr, /*with_spec=*/true);
+      NM_RETURN_IF_ERROR(NoteResumable(db, &view));
       (*out.mutable_sweep()->mutable_run_counts())[v1::RunState_Name(view.state())]++;
       *out.add_runs() = std::move(view);
     }
@@ -129,8 +143,10 @@ absl::Status StoreSweep(Database* db, const v1::SweepSpec& spec, const std::vect
     NM_RETURN_IF_ERROR(
         AppendStateChange(db, id, v1::RUN_STATE_UNSPECIFIED, src ? v1::SUCCEEDED : v1::QUEUED, 0, now,
                           src ? absl::StrCat("reused results of run ", src->run_id) : CreationReason(r)));
-    *out->add_runs() = RunView(r, id, sweep_id, now, src, /*with_spec=*/false);
-    out->mutable_runs()->rbegin()->set_submitted_by(submitted_by);
+    v1::Run* view = out->add_runs();
+    *view = RunView(r, id, sweep_id, now, src, /*with_spec=*/false);
+    view->set_submitted_by(submitted_by);
+    NM_RETURN_IF_ERROR(NoteResumable(db, view));
   }
   NM_ASSIGN_OR_RETURN(*out->mutable_sweep(), LoadSweep(db, sweep_id));
   return absl::OkStatus();

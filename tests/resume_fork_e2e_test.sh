@@ -2,7 +2,8 @@
 # Resume and fork end to end (docs/nmctl.md, "Resume and fork"): the real nmserver with a real SQLite file,
 # a real nmworker and the real nmtrain on loopback, the nano ViT on 400 Fashion-MNIST images. Checks that
 # - a run cancelled mid-training and then `nmctl resume`d goes back to QUEUED, finishes SUCCEEDED as attempt 2,
-#   and its trainer resumed from the checkpoint at the step where it stopped (never "starting fresh");
+#   and its trainer resumed from the checkpoint at the step where it stopped (never "starting fresh"); a
+#   resubmission of its spec instead (a new run, starting fresh) is told that `nmctl resume` would continue it;
 # - `nmctl fork` of that SUCCEEDED run with a longer schedule makes a new run that starts from the parent's
 #   checkpoint at its last step, trains the added epochs only, succeeds, and shows its lineage in
 #   `nmctl run --json`, `nmctl run` and `nmctl runs`; an identical second fork is reused, a fresh submission of
@@ -69,6 +70,10 @@ check "the cancelled run ends CANCELLED" wait_state "$run" CANCELLED 30
 stopped=$(logged_step "$run" 1 "stopped at step")
 check "its trainer stopped at a step with a checkpoint" test -n "$stopped"
 check "before the end of its 240 steps" test "${stopped:-240}" -lt 240
+# The rough edge: resubmitting the spec makes a new run that starts fresh; submit now says so.
+ctl submit "$run_yaml" --set schedule.epochs=24 --set name=to-resume --no-reuse --dry-run >"$tmp/again.out"
+check "a resubmission points to nmctl resume" \
+  grep -q "note: run $run had the same spec and ended CANCELLED: this new run starts fresh; nmctl resume $run would continue" "$tmp/again.out"
 ctl resume "$run" >"$tmp/resume.out"
 check "resume says the run is queued again" grep -q "run $run: QUEUED; attempt 2 resumes from its last checkpoint" "$tmp/resume.out"
 check "the resumed run succeeds" wait_state "$run" SUCCEEDED 120

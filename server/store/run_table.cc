@@ -144,6 +144,17 @@ absl::StatusOr<std::optional<ReuseSource>> FindSucceeded(Database* db, const std
   return std::optional<ReuseSource>(ReuseSource{st->Int(0), st->Text(1)});
 }
 
+absl::StatusOr<std::optional<ResumableRun>> FindResumable(Database* db, const std::string& content_hash) {
+  NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("SELECT id, state FROM runs WHERE content_hash = ? AND state IN "
+                                           "(?, ?) ORDER BY id DESC LIMIT 1"));
+  st->BindText(1, content_hash)
+      .Bind(2, static_cast<int>(v1::FAILED))
+      .Bind(3, static_cast<int>(v1::CANCELLED));
+  NM_ASSIGN_OR_RETURN(bool row, st->Step());
+  if (!row) return std::optional<ResumableRun>();
+  return std::optional<ResumableRun>(ResumableRun{st->Int(0), static_cast<v1::RunState>(st->Int(1))});
+}
+
 absl::StatusOr<RunRecord> LoadRun(Database* db, int64_t id, RunDetail detail) {
   RunRecord r;
   {

@@ -359,6 +359,15 @@ TEST_F(RunStateTest, ResumeRequeuesCancelledAndFailedRunsOnly) {
   ASSERT_TRUE(store_->Write([&](Database* db) { return MarkRunning(db, Attempt(cancelled, 1), 3); }).ok());
   ASSERT_TRUE(store_->Write([&](Database* db) { return CancelRun(db, cancelled, "test", 9).status(); }).ok());
   ASSERT_TRUE(Complete(cancelled, 1, v1::CANCELLED).ok());
+  // A resubmission of its spec is told about it (SubmitSweep's answer notes it).
+  ASSERT_TRUE(store_
+                  ->Read([&](Database* db) -> absl::Status {
+                    NM_ASSIGN_OR_RETURN(std::optional<ResumableRun> earlier, FindResumable(db, "h"));
+                    EXPECT_TRUE(earlier.has_value() && earlier->run_id == cancelled &&
+                                earlier->state == v1::CANCELLED);
+                    return absl::OkStatus();
+                  })
+                  .ok());
   ASSERT_TRUE(resume(cancelled).ok());
   EXPECT_FALSE(Load(cancelled).cancel_requested);
   std::vector<v1::StateChange> history;
