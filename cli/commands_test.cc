@@ -59,6 +59,23 @@ TEST(CommandsTest, HelpAndUsageErrors) {
   EXPECT_EQ(Nmctl({"runs", "--state", "sleeping"}).code, kExitUsage);
 }
 
+// Usage errors of resume and fork are caught before any call to the coordinator.
+TEST(CommandsTest, ResumeAndForkUsage) {
+  const Result no_run = Nmctl({"fork", "--set", "schedule.epochs=6"});
+  EXPECT_EQ(no_run.code, kExitUsage);
+  EXPECT_NE(no_run.err.find("'fork' takes one run id"), std::string::npos) << no_run.err;
+  const Result resume_set = Nmctl({"resume", "3", "--set", "schedule.epochs=6"});
+  EXPECT_EQ(resume_set.code, kExitUsage);
+  EXPECT_NE(resume_set.err.find("'resume' takes no option --set"), std::string::npos) << resume_set.err;
+  EXPECT_EQ(Nmctl({"resume", "x"}).code, kExitUsage);
+  const Result priority = Nmctl({"fork", "3", "--priority", "high"});
+  EXPECT_EQ(priority.code, kExitUsage);
+  EXPECT_NE(priority.err.find("--priority: 'high' is not an integer"), std::string::npos) << priority.err;
+  const Result help = Nmctl({"fork", "--help"});
+  EXPECT_EQ(help.code, kExitOk);
+  EXPECT_NE(help.out.find("--set key=value"), std::string::npos) << help.out;
+}
+
 // issue 14: `<cmd> --help` printed the global help; there was no --version.
 TEST(CommandsTest, PerCommandHelpAndVersion) {
   const Result submit = Nmctl({"submit", "--help"});

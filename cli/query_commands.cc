@@ -13,6 +13,7 @@
 #include "cli/cluster_commands.h"
 #include "cli/compare_pivot.h"
 #include "cli/exit_codes.h"
+#include "cli/lineage_commands.h"
 #include "cli/run_format.h"
 #include "cli/table_printer.h"
 #include "worker/contract/trainer_contract.h"
@@ -48,6 +49,8 @@ std::string StateText(const v1::Run& run) {
   std::string text = v1::RunState_Name(run.state());
   if (run.queue_position() > 0) absl::StrAppend(&text, " #", run.queue_position());
   if (run.reused_from() > 0) absl::StrAppend(&text, " (reused ", run.reused_from(), ")");
+  if (run.lineage().parent_run_id() > 0)
+    absl::StrAppend(&text, " (fork of ", run.lineage().parent_run_id(), ")");
   return text;
 }
 
@@ -144,6 +147,7 @@ int RunRunCommand(const CommandContext& context) {
       << run.max_retries() + 1 << "\n"
       << "  by:       " << Submitter(run.submitted_by()) << "\n"
       << "  labels:   " << FormatLabels(run.labels()) << "\n"
+      << (run.lineage().parent_run_id() > 0 ? "  lineage:  " + FormatLineage(run) + "\n" : "")
       << "  hash:     " << run.content_hash() << "\n"
       << "  worker:   " << (run.worker_id() > 0 ? absl::StrCat(run.worker_id()) : "-");
   if (run.slots_size() > 0) out << " slots " << absl::StrJoin(run.slots(), ",");

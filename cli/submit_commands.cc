@@ -164,17 +164,21 @@ int RunValidateCommand(const CommandContext& context) {
   return kExitOk;
 }
 
+absl::StatusOr<int32_t> PriorityOption(const CommandContext& context) {
+  int32_t value = 0;
+  auto priority = context.args->Get("priority");
+  if (priority && !absl::SimpleAtoi(*priority, &value)) {
+    return absl::InvalidArgumentError(absl::StrCat("--priority: '", *priority, "' is not an integer"));
+  }
+  return value;
+}
+
 int RunSubmitCommand(const CommandContext& context) {
   absl::StatusOr<v1::SweepSpec> spec = LoadFromArgs(context);
   if (!spec.ok()) return Fail(context, spec.status());
-  if (auto priority = context.args->Get("priority")) {
-    int32_t value = 0;
-    if (!absl::SimpleAtoi(*priority, &value)) {
-      return Fail(context, absl::InvalidArgumentError(
-                               absl::StrCat("--priority: '", *priority, "' is not an integer")));
-    }
-    spec->set_priority(value);
-  }
+  absl::StatusOr<int32_t> priority = PriorityOption(context);
+  if (!priority.ok()) return Fail(context, priority.status());
+  spec->set_priority(*priority);
   if (auto key = context.args->Get("idempotency-key")) spec->set_idempotency_key(*key);
   if (context.args->Has("no-reuse")) spec->set_no_reuse(true);
   absl::StatusOr<std::vector<ResolvedRun>> runs = Expand(context, *spec);
@@ -216,6 +220,10 @@ int RunSubmitCommand(const CommandContext& context) {
                   FormatLabels(run.labels()), state, run.content_hash().substr(0, kHashPrefix)});
   }
   out << table.Render();
+  for (const v1::Run& run : response->runs()) {
+    if (!run.message().empty())
+      out << "note: " << (run.id() > 0 ? absl::StrCat("run ", run.id(), ": ") : "") << run.message() << "\n";
+  }
   return kExitOk;
 }
 

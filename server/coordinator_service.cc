@@ -7,6 +7,7 @@
 #include "server/auth/caller.h"
 #include "server/export.h"
 #include "server/grpc_status.h"
+#include "server/run_fork.h"
 #include "server/store/clock.h"
 #include "server/store/event_table.h"
 #include "server/store/run_table.h"
@@ -44,11 +45,7 @@ grpc::Status CoordinatorService::SubmitSweep(grpc::ServerContext* ctx, const v1:
       server::SubmitSweep(store_, expand_, max_runs_per_sweep_, *req, CallerOf(ctx).name);
   if (!out.ok()) return ToGrpc(out.status());
   *resp = std::move(*out);
-  if (!req->dry_run() && !resp->existing()) {
-    scheduler_->Kick();
-    if (pool_) pool_->Wake();
-    changes_->Notify();
-  }
+  if (!req->dry_run() && !resp->existing()) Queued();
   return grpc::Status::OK;
 }
 
@@ -171,7 +168,8 @@ grpc::Status CoordinatorService::CancelRun(grpc::ServerContext* ctx, const v1::C
   absl::Status s = store_->Write([&](Database* db) -> absl::Status {
     // Cancelling a run that has ended is not an error: it is left as it was, and the answer says so.
     NM_ASSIGN_OR_RETURN(RunRecord before, LoadRun(db, req->run_id(), RunDetail::kSummary));
-    NM_RETURN_IF_ERROR(CheckMayCancel(caller, before.run.submitted_by(), absl::StrCat("run ", req->run_id())));
+    NM_RETURN_IF_ERROR(
+        CheckMayCancel(caller, before.run.submitted_by(), absl::StrCat("run ", req->run_id())));
     if (IsFinal(before.run.state())) {
       resp->set_already_ended(true);
       *resp->mutable_run() = std::move(before.run);
@@ -183,6 +181,39 @@ grpc::Status CoordinatorService::CancelRun(grpc::ServerContext* ctx, const v1::C
   });
   changes_->Notify();
   return ToGrpc(s);
+}
+
+grpc::Status CoordinatorService::ResumeRun(grpc::ServerContext* ctx, const v1::ResumeRunRequest* req,
+                                           v1::ResumeRunResponse* resp) {
+  const Caller caller = CallerOf(ctx);
+  absl::Status s = store_->Write([&](Database* db) -> absl::Status {
+    NM_ASSIGN_OR_RETURN(RunRecord before, LoadRun(db, req->run_id(), RunDetail::kSummary));
+    NM_RETURN_IF_ERROR(
+        CheckMayChange(caller, "resume", before.run.submitted_by(), absl::StrCat("run ", req->run_id())));
+    const std::string reason =
+        absl::StrCat("resumed by ", caller.name.empty() ? "request" : "'" + caller.name + "'", ": attempt ",
+                     before.run.attempt() + 1, " continues from the run's last checkpoint");
+    NM_ASSIGN_OR_RETURN(RunRecord r, RequeueForResume(db, req->run_id(), reason, NowMs()));
+    *resp->mutable_run() = std::move(r.run);
+    return absl::OkStatus();
+  });
+  if (s.ok()) Queued();
+  return ToGrpc(s);
+}
+
+grpc::Status CoordinatorService::ForkRun(grpc::ServerContext* ctx, const v1::ForkRunRequest* req,
+                                         v1::ForkRunResponse* resp) {
+  absl::StatusOr<v1::ForkRunResponse> out = server::ForkRun(store_, expand_, *req, CallerOf(ctx));
+  if (!out.ok()) return ToGrpc(out.status());
+  *resp = *std::move(out);
+  Queued();
+  return grpc::Status::OK;
+}
+
+void CoordinatorService::Queued() {
+  scheduler_->Kick();
+  if (pool_) pool_->Wake();
+  changes_->Notify();
 }
 
 grpc::Status CoordinatorService::GetBest(grpc::ServerContext*, const v1::GetBestRequest* req,

@@ -39,6 +39,10 @@ class CoordinatorService final : public v1::Coordinator::Service {
                            v1::CancelSweepResponse* resp) override;
   grpc::Status CancelRun(grpc::ServerContext*, const v1::CancelRunRequest* req,
                          v1::CancelRunResponse* resp) override;
+  grpc::Status ResumeRun(grpc::ServerContext*, const v1::ResumeRunRequest* req,
+                         v1::ResumeRunResponse* resp) override;
+  grpc::Status ForkRun(grpc::ServerContext*, const v1::ForkRunRequest* req,
+                       v1::ForkRunResponse* resp) override;
   grpc::Status GetBest(grpc::ServerContext*, const v1::GetBestRequest* req,
                        v1::GetBestResponse* resp) override;
   grpc::Status Export(grpc::ServerContext*, const v1::ExportRequest* req, v1::ExportResponse* resp) override;
@@ -48,6 +52,9 @@ class CoordinatorService final : public v1::Coordinator::Service {
                           v1::ClusterStatus* resp) override;
 
  private:
+  // Runs were queued: the scheduler, the worker pool and watchers look again.
+  void Queued();
+
   Store* store_;
   Scheduler* scheduler_;
   WorkerPool* pool_;

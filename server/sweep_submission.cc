@@ -68,6 +68,7 @@ v1::Run RunView(const NewRun& r, int64_t id, int64_t sweep_id, int64_t now_ms, c
   run.set_priority(r.priority);
   run.set_max_retries(r.max_retries);
   for (const auto& [k, v] : r.labels) (*run.mutable_labels())[k] = v;
+  if (r.lineage.parent_run_id() != 0) *run.mutable_lineage() = r.lineage;
   if (reuse) {
     run.set_reused_from(reuse->run_id);
     run.set_finished_at_ms(now_ms);
@@ -82,10 +83,48 @@ v1::Run RunView(const NewRun& r, int64_t id, int64_t sweep_id, int64_t now_ms, c
   return run;
 }
 
+// A new run whose spec an earlier run that ended CANCELLED or FAILED had: the answer (not the store) says
+// that `nmctl resume` would continue that one from its checkpoint, where this new run starts fresh.
+absl::Status NoteResumable(Database* db, v1::Run* view) {
+  if (view->reused_from() != 0) return absl::OkStatus();
+  NM_ASSIGN_OR_RETURN(std::optional<ResumableRun> earlier, FindResumable(db, view->content_hash()));
+  if (!earlier) return absl::OkStatus();
+  view->set_message(absl::StrCat("run ", earlier->run_id, " had the same spec and ended ",
+                                 v1::RunState_Name(earlier->state),
+                                 ": this new run starts fresh; nmctl resume ", earlier->run_id,
+                                 " would continue that one from its checkpoint"));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::optional<ReuseSource>> Reusable(Database* db, const v1::SweepSpec& spec,
                                                     const NewRun& r) {
   if (spec.no_reuse()) return std::optional<ReuseSource>();
   return FindSucceeded(db, r.content_hash);
+}
+
+absl::StatusOr<v1::SubmitSweepResponse> DryRun(Store* store, const v1::SweepSpec& spec,
+                                               const std::vector<NewRun>& runs) {
+  v1::SubmitSweepResponse out;
+  out.mutable_sweep()->set_name(spec.name());
+  *out.mutable_sweep()->mutable_spec() = spec;
+  NM_RETURN_IF_ERROR(store->Read([&](Database* db) -> absl::Status {
+    for (const NewRun& r : runs) {
+      NM_ASSIGN_OR_RETURN(std::optional<ReuseSource> reuse, Reusable(db, spec, r));
+      v1::Run view = RunView(r, 0, 0, 0, reuse ? &*reuse : nullptr, /*with_spec=*/true);
+      NM_RETURN_IF_ERROR(NoteResumable(db, &view));
+      (*out.mutable_sweep()->mutable_run_counts())[v1::RunState_Name(view.state())]++;
+      *out.add_runs() = std::move(view);
+    }
+    return absl::OkStatus();
+  }));
+  return out;
+}
+
+// What a new run's first state change says: a fork names its parent.
+std::string CreationReason(const NewRun& r) {
+  if (r.lineage.parent_run_id() == 0) return "submitted";
+  return absl::StrCat("forked from run ", r.lineage.parent_run_id(), " (attempt ", r.lineage.parent_attempt(),
+                      ", step ", r.lineage.parent_step(), ")");
 }
 
 }  // namespace
@@ -98,7 +137,9 @@ absl::StatusOr<v1::Run> StoreRun(Database* db, const v1::SweepSpec& spec, int64_
   NM_RETURN_IF_ERROR(AppendStateChange(db, id, v1::RUN_STATE_UNSPECIFIED, src ? v1::SUCCEEDED : v1::QUEUED, 0,
                                        now_ms,
                                        src ? absl::StrCat("reused results of run ", src->run_id) : why));
-  return RunView(r, id, sweep_id, now_ms, src, /*with_spec=*/false);
+  v1::Run view = RunView(r, id, sweep_id, now_ms, src, /*with_spec=*/false);
+  NM_RETURN_IF_ERROR(NoteResumable(db, &view));
+  return view;
 }
 
 void ApplySweepSettings(const v1::SweepSpec& spec, NewRun* r) {
@@ -108,38 +149,17 @@ void ApplySweepSettings(const v1::SweepSpec& spec, NewRun* r) {
   r->max_retries = spec.max_retries();
 }
 
-namespace {
-
 absl::Status StoreSweep(Database* db, const v1::SweepSpec& spec, const std::vector<NewRun>& runs,
                         const std::string& submitted_by, v1::SubmitSweepResponse* out) {
   int64_t now = NowMs();
   NM_ASSIGN_OR_RETURN(int64_t sweep_id, InsertSweep(db, spec, now, submitted_by));
   for (const NewRun& r : runs) {
-    NM_ASSIGN_OR_RETURN(*out->add_runs(), StoreRun(db, spec, sweep_id, r, now, "submitted"));
+    NM_ASSIGN_OR_RETURN(*out->add_runs(), StoreRun(db, spec, sweep_id, r, now, CreationReason(r)));
     out->mutable_runs()->rbegin()->set_submitted_by(submitted_by);
   }
   NM_ASSIGN_OR_RETURN(*out->mutable_sweep(), LoadSweep(db, sweep_id));
   return absl::OkStatus();
 }
-
-absl::StatusOr<v1::SubmitSweepResponse> DryRun(Store* store, const v1::SweepSpec& spec,
-                                               const std::vector<NewRun>& runs) {
-  v1::SubmitSweepResponse out;
-  out.mutable_sweep()->set_name(spec.name());
-  *out.mutable_sweep()->mutable_spec() = spec;
-  NM_RETURN_IF_ERROR(store->Read([&](Database* db) -> absl::Status {
-    for (const NewRun& r : runs) {
-      NM_ASSIGN_OR_RETURN(std::optional<ReuseSource> reuse, Reusable(db, spec, r));
-      v1::Run view = RunView(r, 0, 0, 0, reuse ? &*reuse : nullptr, /*with_spec=*/true);
-      (*out.mutable_sweep()->mutable_run_counts())[v1::RunState_Name(view.state())]++;
-      *out.add_runs() = std::move(view);
-    }
-    return absl::OkStatus();
-  }));
-  return out;
-}
-
-}  // namespace
 
 absl::StatusOr<v1::SubmitSweepResponse> SubmitSweep(Store* store, const SweepExpander& expand,
                                                     int64_t max_runs, const v1::SubmitSweepRequest& request,

@@ -27,12 +27,19 @@ absl::StatusOr<v1::SubmitSweepResponse> SubmitSweep(Store* store, const SweepExp
                                                     const std::string& submitted_by);
 
 // Stores one run of sweep `sweep_id` (QUEUED, or SUCCEEDED reusing a succeeded run with the same content hash
-// unless the sweep says no_reuse), with its first state change saying `why`. Inside Store::Write.
+// unless the sweep says no_reuse), with its first state change saying `why`. Inside Store::Write. The answer
+// notes an earlier CANCELLED or FAILED run with the same spec (`nmctl resume` would continue it).
 absl::StatusOr<v1::Run> StoreRun(Database* db, const v1::SweepSpec& spec, int64_t sweep_id, const NewRun& run,
                                  int64_t now_ms, const std::string& why);
 
 // What the sweep sets on each of its runs: gpus (gpus_per_run), priority and max_retries.
 void ApplySweepSettings(const v1::SweepSpec& spec, NewRun* run);
+
+// Stores the sweep and its runs (inside the caller's Store::Write): each run QUEUED, or SUCCEEDED reusing a
+// succeeded run with the same content hash unless spec.no_reuse; a fork's first state change names its
+// parent. Fills `out` with the sweep and the runs without their specs.
+absl::Status StoreSweep(Database* db, const v1::SweepSpec& spec, const std::vector<NewRun>& runs,
+                        const std::string& submitted_by, v1::SubmitSweepResponse* out);
 
 }  // namespace nmsparse::server
 

@@ -6,8 +6,8 @@
 #   certificate (mTLS) runs the sweep, and nmctl shows who submitted each sweep and run;
 # - every refusal is clear: no token, an unknown token, an expired token, a wrong role (worker token on nmctl,
 #   user token on nmworker), a worker without a client certificate, a coordinator certificate from another
-#   CA, a client certificate from another CA, a user cancelling someone else's sweep, a token file others can
-#   read, a non-loopback address without authentication;
+#   CA, a client certificate from another CA, a user cancelling someone else's sweep or resuming or forking
+#   someone else's run, a token file others can read, a non-loopback address without authentication;
 # - no token appears in any log;
 # - confined paths: a dataset outside the worker's data roots fails the run with the path and the roots in
 #   its message, before any rank starts; a run name full of "../" stays out of every path.
@@ -127,6 +127,12 @@ chmod 600 "$tokens/bob.token"
 long=$(as alice submit "$sweep_yaml" --set name=long --set schedule.epochs=50 --no-reuse --json | json "d['sweep']['id']")
 expect_error "bob cancels alice's sweep" "'bob' may not cancel sweep $long, submitted by 'alice'" as bob cancel --sweep "$long"
 check "alice cancels her own sweep" as alice cancel --sweep "$long"
+long_run=$(as alice runs --sweep "$long" --json | json "d['runs'][0]['id']")  # Ownership is checked first.
+expect_error "bob resumes alice's run" \
+  "'bob' may not resume run $long_run, submitted by 'alice': users resume their own sweeps and runs only" \
+  as bob resume "$long_run"
+expect_error "bob forks alice's run" "'bob' may not fork run $long_run, submitted by 'alice'" \
+  as bob fork "$long_run" --set schedule.epochs=60
 check "an admin cancels anyone's" as admin cancel --sweep "$sweep"
 
 expect_error "a coordinator certificate from another CA" "certificate verify failed.*not signed by the CA of --tls-ca" \

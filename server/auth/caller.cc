@@ -30,10 +30,15 @@ Caller CallerOf(const grpc::ServerContext* context) {
 }
 
 absl::Status CheckMayCancel(const Caller& caller, const std::string& owner, const std::string& what) {
+  return CheckMayChange(caller, "cancel", owner, what);
+}
+
+absl::Status CheckMayChange(const Caller& caller, const std::string& action, const std::string& owner,
+                            const std::string& what) {
   if (caller.role == Role::kAdmin || caller.name == owner) return absl::OkStatus();
   return absl::PermissionDeniedError(
-      absl::StrCat("'", caller.name, "' may not cancel ", what, ", submitted by '", owner,
-                   "': users cancel their own sweeps only (role ", RoleName(caller.role), ")"));
+      absl::StrCat("'", caller.name, "' may not ", action, " ", what, ", submitted by '", owner, "': users ",
+                   action, " their own sweeps and runs only (role ", RoleName(caller.role), ")"));
 }
 
 }  // namespace nmsparse::server

@@ -31,6 +31,9 @@ Caller CallerOf(const grpc::ServerContext* context);
 // OK when `caller` may cancel a sweep that `owner` submitted: admins any, users their own. PermissionDenied
 // names both.
 absl::Status CheckMayCancel(const Caller& caller, const std::string& owner, const std::string& what);
+// The same rule for any change to a run or sweep: `action` ("resume", "fork") words the refusal.
+absl::Status CheckMayChange(const Caller& caller, const std::string& action, const std::string& owner,
+                            const std::string& what);
 
 }  // namespace nmsparse::server
 

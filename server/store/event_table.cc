@@ -229,6 +229,19 @@ absl::StatusOr<v1::MetricPoint> LastFinalPoint(Database* db, int64_t run_id, uin
   return PointFromRow(*st, run_id);
 }
 
+absl::StatusOr<RecordedProgress> LastRecordedProgress(Database* db, int64_t run_id) {
+  NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("SELECT IFNULL(MAX(step), 0), IFNULL(MAX(epoch), 0) FROM metrics "
+                                           "WHERE run_id = ? AND kind IN ('step', 'epoch')"));
+  st->Bind(1, run_id);
+  NM_ASSIGN_OR_RETURN(bool row, st->Step());
+  RecordedProgress out;
+  if (row) {
+    out.step = static_cast<uint64_t>(st->Int(0));
+    out.epoch = static_cast<uint32_t>(st->Int(1));
+  }
+  return out;
+}
+
 absl::StatusOr<std::vector<v1::LogLine>> LogLines(Database* db, int64_t run_id, int64_t from_seq,
                                                   uint32_t limit) {
   NM_ASSIGN_OR_RETURN(Stmt st,

@@ -42,6 +42,14 @@ absl::StatusOr<std::vector<v1::MetricPoint>> MetricPoints(Database* db, int64_t 
 // The last point of kind "final" of the given attempt, if any (its values are a run's final metrics when the
 // agent's CompleteRun carries none).
 absl::StatusOr<v1::MetricPoint> LastFinalPoint(Database* db, int64_t run_id, uint32_t attempt);
+// The furthest a run's training got by its step and epoch points, over every attempt: the largest global
+// step and 0-based epoch index recorded (0 and 0 when it recorded none). A checkpoint is about that far
+// along: its step is the last point's or a little past it.
+struct RecordedProgress {
+  uint64_t step = 0;
+  uint32_t epoch = 0;
+};
+absl::StatusOr<RecordedProgress> LastRecordedProgress(Database* db, int64_t run_id);
 absl::StatusOr<std::vector<v1::LogLine>> LogLines(Database* db, int64_t run_id, int64_t from_seq,
                                                   uint32_t limit);
 // Every event with seq >= from_seq, in seq order, at most `limit` of them.

@@ -137,6 +137,14 @@ CREATE TABLE rung_results (
 ) WITHOUT ROWID;
 ALTER TABLE runs ADD COLUMN early_stop_reason TEXT NOT NULL DEFAULT '';
 )sql",
+      // 5: lineage of forks (nmctl fork): the parent run, its attempt and last step when forked, and the
+      // overrides (serialized v1.RunLineage, NULL for a run that is not a fork). parent_run_id is a column of
+      // its own so that a run's forks can be found.
+      R"sql(
+ALTER TABLE runs ADD COLUMN parent_run_id INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN lineage BLOB;
+CREATE INDEX runs_parent ON runs(parent_run_id) WHERE parent_run_id != 0;
+)sql",
   };
   return *kMigrations;
 }

@@ -14,7 +14,7 @@ namespace {
 constexpr char kSummaryColumns[] =
     "id, sweep_id, idx, content_hash, state, attempt, worker_id, slots, created_at_ms, started_at_ms, "
     "finished_at_ms, final_metrics, priority, max_retries, message, reused_from, gpus, retries_used, "
-    "cancel_requested, submitted_by, early_stop_reason";
+    "cancel_requested, submitted_by, early_stop_reason, lineage";
 constexpr char kFullColumns[] = ", spec, resolved_spec";
 
 std::vector<uint32_t> ParseSlots(const std::string& text) {
@@ -54,9 +54,10 @@ RunRecord RecordFromRow(const Statement& st, RunDetail detail) {
   r.cancel_requested = st.Int(18) != 0;
   run.set_submitted_by(st.Text(19));
   r.early_stop_reason = st.Text(20);
+  if (!st.IsNull(21)) run.mutable_lineage()->ParseFromString(st.Text(21));
   if (detail == RunDetail::kFull) {
-    run.mutable_spec()->ParseFromString(st.Text(21));
-    run.set_resolved_spec(st.Text(22));
+    run.mutable_spec()->ParseFromString(st.Text(22));
+    run.set_resolved_spec(st.Text(23));
   }
   return r;
 }
@@ -104,8 +105,8 @@ absl::StatusOr<int64_t> InsertRun(Database* db, int64_t sweep_id, const NewRun& 
       Stmt st,
       db->Prepare("INSERT INTO runs (sweep_id, idx, content_hash, state, gpus, resolved_spec, spec, "
                   "priority, max_retries, created_at_ms, queued_at_ms, finished_at_ms, final_metrics, "
-                  "reused_from, message, submitted_by) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, "
-                  "(SELECT submitted_by FROM sweeps WHERE id = ?1))"));
+                  "reused_from, message, parent_run_id, lineage, submitted_by) VALUES "
+                  "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, (SELECT submitted_by FROM sweeps WHERE id = ?1))"));
   st->Bind(1, sweep_id)
       .Bind(2, run.index)
       .BindText(3, run.content_hash)
@@ -123,6 +124,11 @@ absl::StatusOr<int64_t> InsertRun(Database* db, int64_t sweep_id, const NewRun& 
   } else {
     st->Bind(12, int64_t{0}).BindNull(13).Bind(14, int64_t{0}).BindText(15, "");
   }
+  if (run.lineage.parent_run_id() != 0) {
+    st->Bind(16, run.lineage.parent_run_id()).BindBlob(17, run.lineage.SerializeAsString());
+  } else {
+    st->Bind(16, int64_t{0}).BindNull(17);
+  }
   NM_RETURN_IF_ERROR(st->Run());
   int64_t id = db->LastInsertId();
   st.reset();
@@ -137,6 +143,17 @@ absl::StatusOr<std::optional<ReuseSource>> FindSucceeded(Database* db, const std
   NM_ASSIGN_OR_RETURN(bool row, st->Step());
   if (!row) return std::optional<ReuseSource>();
   return std::optional<ReuseSource>(ReuseSource{st->Int(0), st->Text(1)});
+}
+
+absl::StatusOr<std::optional<ResumableRun>> FindResumable(Database* db, const std::string& content_hash) {
+  NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("SELECT id, state FROM runs WHERE content_hash = ? AND state IN "
+                                           "(?, ?) ORDER BY id DESC LIMIT 1"));
+  st->BindText(1, content_hash)
+      .Bind(2, static_cast<int>(v1::FAILED))
+      .Bind(3, static_cast<int>(v1::CANCELLED));
+  NM_ASSIGN_OR_RETURN(bool row, st->Step());
+  if (!row) return std::optional<ResumableRun>();
+  return std::optional<ResumableRun>(ResumableRun{st->Int(0), static_cast<v1::RunState>(st->Int(1))});
 }
 
 absl::StatusOr<RunRecord> LoadRun(Database* db, int64_t id, RunDetail detail) {

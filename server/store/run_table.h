@@ -25,6 +25,7 @@ struct NewRun {
   uint32_t gpus = 1;
   int32_t priority = 0;
   uint32_t max_retries = 0;
+  v1::RunLineage lineage;  // Set (parent_run_id != 0) for a fork.
 };
 
 // A stored run: its API view plus the bookkeeping the API does not show.
@@ -48,6 +49,14 @@ absl::StatusOr<int64_t> InsertRun(Database* db, int64_t sweep_id, const NewRun& 
                                   const ReuseSource* reuse);
 // The earliest succeeded run with this content hash, if any.
 absl::StatusOr<std::optional<ReuseSource>> FindSucceeded(Database* db, const std::string& content_hash);
+
+// The latest CANCELLED or FAILED run with this content hash (its id and state), if any: a resubmission of the
+// same spec is a new run that starts fresh, while `nmctl resume` of that one would continue it.
+struct ResumableRun {
+  int64_t run_id = 0;
+  v1::RunState state = v1::RUN_STATE_UNSPECIFIED;
+};
+absl::StatusOr<std::optional<ResumableRun>> FindResumable(Database* db, const std::string& content_hash);
 
 enum class RunDetail { kSummary, kFull };  // kFull adds spec and resolved_spec.
 

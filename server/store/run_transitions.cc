@@ -113,6 +113,7 @@ absl::StatusOr<v1::Assignment> AssignRun(Database* db, int64_t run_id, int64_t w
   a.set_resolved_spec(cur.run.resolved_spec());
   for (uint32_t s : slots) a.add_slots(s);
   a.set_resume(attempt > 1);
+  a.set_init_from_run(cur.run.lineage().parent_run_id());  // A fork starts from its parent's checkpoint.
   return a;
 }
 
@@ -208,6 +209,26 @@ absl::Status StopRunEarly(Database* db, const RunRecord& cur, const std::string&
   }
   NM_RETURN_IF_ERROR(SetState(db, cur, v1::STOPPED_EARLY, cur.run.attempt(), reason, now_ms));
   return SetFinished(db, cur.run.id(), now_ms);
+}
+
+absl::StatusOr<RunRecord> RequeueForResume(Database* db, int64_t run_id, const std::string& reason,
+                                           int64_t now_ms) {
+  NM_ASSIGN_OR_RETURN(RunRecord cur, LoadRun(db, run_id, RunDetail::kSummary));
+  const v1::RunState state = cur.run.state();
+  if (state != v1::CANCELLED && state != v1::FAILED) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "run ", run_id, " is ", v1::RunState_Name(state), ": only a CANCELLED or FAILED run can be resumed",
+        state == v1::SUCCEEDED ? " (nmctl fork starts a new run from its checkpoint)" : ""));
+  }
+  NM_RETURN_IF_ERROR(SetState(db, cur, v1::QUEUED, cur.run.attempt(), reason, now_ms));
+  // A resumed run is trained again: what its last attempt ended with no longer describes it, and it gets
+  // its retry budget back (else one lost attempt after resuming an exhausted run would fail it for good).
+  NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("UPDATE runs SET worker_id = 0, slots = '', queued_at_ms = ?, "
+                                           "finished_at_ms = 0, final_metrics = NULL, retries_used = 0, "
+                                           "cancel_requested = 0 WHERE id = ?"));
+  NM_RETURN_IF_ERROR(st->Bind(1, now_ms).Bind(2, run_id).Run());
+  st.reset();
+  return LoadRun(db, run_id, RunDetail::kSummary);
 }
 
 }  // namespace nmsparse::server

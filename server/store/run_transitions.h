@@ -47,6 +47,13 @@ absl::StatusOr<RunRecord> CancelRun(Database* db, int64_t run_id, const std::str
 // never retried; an ASSIGNED run ends STOPPED_EARLY now. Its run directory and checkpoints are left alone.
 absl::Status StopRunEarly(Database* db, const RunRecord& run, const std::string& reason, int64_t now_ms);
 
+// CANCELLED/FAILED -> QUEUED for `nmctl resume`: the attempt number stays (the next assignment makes the
+// next attempt, which resumes from the run's checkpoint), the retry budget and any cancel request are reset,
+// and the change is recorded with `reason` (who asked). FAILED_PRECONDITION naming the run and its state for
+// any other state.
+absl::StatusOr<RunRecord> RequeueForResume(Database* db, int64_t run_id, const std::string& reason,
+                                           int64_t now_ms);
+
 }  // namespace nmsparse::server
 
 #endif  // NMSPARSE_SERVER_STORE_RUN_TRANSITIONS_H_

@@ -35,6 +35,18 @@ int64_t Count(Database* db, const std::string& sql) {
   return (*st)->Int(0);
 }
 
+// A database as an older nmserver left it: the first `version` migrations, then `rows` written by it.
+void CreateAtVersion(const std::string& path, int version, const std::vector<std::string>& rows) {
+  auto db = Database::Open(path);
+  ASSERT_TRUE(db.ok());
+  ASSERT_TRUE((*db)->Exec("CREATE TABLE schema_version (version INTEGER NOT NULL)").ok());
+  for (int v = 0; v < version; ++v) {
+    ASSERT_TRUE((*db)->Exec(Migrations()[v]).ok());
+    ASSERT_TRUE((*db)->Exec(absl::StrCat("INSERT INTO schema_version (version) VALUES (", v + 1, ")")).ok());
+  }
+  for (const std::string& row : rows) ASSERT_TRUE((*db)->Exec(row).ok()) << row;
+}
+
 TEST(MigrationsTest, ApplyOnceAndAreIdempotent) {
   std::string path = TempPath("migrations");
   auto db = Database::Open(path);
@@ -66,24 +78,11 @@ TEST(MigrationsTest, RefusesANewerDatabase) {
 // A database written before tokens existed (schema 2) keeps its sweeps and runs, with no submitter.
 TEST(MigrationsTest, TokensMigrationKeepsAnOlderDatabase) {
   std::string path = TempPath("schema2");
-  {
-    auto db = Database::Open(path);
-    ASSERT_TRUE(db.ok());
-    ASSERT_TRUE((*db)->Exec("CREATE TABLE schema_version (version INTEGER NOT NULL)").ok());
-    for (int v = 0; v < 2; ++v) {
-      ASSERT_TRUE((*db)->Exec(Migrations()[v]).ok());
-      ASSERT_TRUE(
-          (*db)->Exec(absl::StrCat("INSERT INTO schema_version (version) VALUES (", v + 1, ")")).ok());
-    }
-    ASSERT_TRUE(
-        (*db)
-            ->Exec("INSERT INTO sweeps (name, spec, priority, created_at_ms) VALUES ('old', '', 0, 1)")
-            .ok());
-    ASSERT_TRUE((*db)
-                    ->Exec("INSERT INTO runs (sweep_id, idx, content_hash, state, gpus, resolved_spec, spec, "
-                           "priority, max_retries, created_at_ms) VALUES (1, 0, 'h', 1, 1, '', '', 0, 0, 1)")
-                    .ok());
-  }
+  CreateAtVersion(
+      path, 2,
+      {"INSERT INTO sweeps (name, spec, priority, created_at_ms) VALUES ('old', '', 0, 1)",
+       "INSERT INTO runs (sweep_id, idx, content_hash, state, gpus, resolved_spec, spec, priority, "
+       "max_retries, created_at_ms) VALUES (1, 0, 'h', 1, 1, '', '', 0, 0, 1)"});
   auto store = Store::Open(path);
   ASSERT_TRUE(store.ok()) << store.status();
   ASSERT_TRUE((*store)
@@ -99,6 +98,43 @@ TEST(MigrationsTest, TokensMigrationKeepsAnOlderDatabase) {
                     return absl::OkStatus();
                   })
                   .ok());
+}
+
+// A database of schema 3 (before lineage) upgrades in place: its runs load as runs without a parent, and a
+// fork's lineage round-trips.
+TEST(MigrationsTest, LineageMigrationKeepsAnOlderDatabase) {
+  std::string path = TempPath("schema3");
+  CreateAtVersion(
+      path, 3,
+      {"INSERT INTO sweeps (name, spec, priority, created_at_ms, submitted_by) VALUES ('old', '', 0, "
+       "1, 'alice')",
+       "INSERT INTO runs (sweep_id, idx, content_hash, state, gpus, resolved_spec, spec, priority, "
+       "max_retries, created_at_ms, submitted_by) VALUES (1, 0, 'h', 4, 1, 'r', '', 0, 0, 1, 'alice')"});
+  auto store = Store::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status();
+  absl::Status s = (*store)->Write([&](Database* db) -> absl::Status {
+    NM_ASSIGN_OR_RETURN(RunRecord old, LoadRun(db, 1, RunDetail::kFull));
+    EXPECT_EQ(old.run.content_hash(), "h");
+    EXPECT_EQ(old.run.state(), v1::SUCCEEDED);
+    EXPECT_EQ(old.run.resolved_spec(), "r");
+    EXPECT_EQ(old.run.submitted_by(), "alice");
+    EXPECT_FALSE(old.run.has_lineage());
+    NewRun fork;
+    fork.content_hash = "f";
+    fork.lineage.set_parent_run_id(1);
+    fork.lineage.set_parent_attempt(2);
+    fork.lineage.set_parent_step(40);
+    fork.lineage.add_overrides("schedule.epochs=6");
+    NM_ASSIGN_OR_RETURN(int64_t id, InsertRun(db, 1, fork, 2, nullptr));
+    NM_ASSIGN_OR_RETURN(RunRecord stored, LoadRun(db, id, RunDetail::kSummary));
+    EXPECT_EQ(stored.run.lineage().parent_run_id(), 1);
+    EXPECT_EQ(stored.run.lineage().parent_attempt(), 2u);
+    EXPECT_EQ(stored.run.lineage().parent_step(), 40u);
+    EXPECT_EQ(stored.run.lineage().overrides(0), "schedule.epochs=6");
+    EXPECT_EQ(Count(db, "SELECT COUNT(*) FROM runs WHERE parent_run_id = 1"), 1);
+    return absl::OkStatus();
+  });
+  EXPECT_TRUE(s.ok()) << s;
 }
 
 TEST(TokenTableTest, StoresHashesByNameAndRecordsSubmitters) {
@@ -283,6 +319,67 @@ TEST_F(RunStateTest, CancelQueuedAtOnceRunningViaWorker) {
   // Losing the worker now ends it CANCELLED rather than requeueing it.
   ASSERT_TRUE(store_->Write([&](Database* db) { return LoseAttempt(db, r, "worker gone", 10); }).ok());
   EXPECT_EQ(Load(running).run.state(), v1::CANCELLED);
+}
+
+TEST_F(RunStateTest, ResumeRequeuesCancelledAndFailedRunsOnly) {
+  int64_t run = AddRun(0);
+  auto resume = [&](int64_t id) {
+    return store_->Write(
+        [&](Database* db) { return RequeueForResume(db, id, "resumed by 'alice'", 20).status(); });
+  };
+  absl::Status queued = resume(run);
+  EXPECT_EQ(queued.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(queued.message().find("run " + std::to_string(run) + " is QUEUED"), std::string::npos) << queued;
+  // A run that failed with no retries left, then is resumed: QUEUED with its retry budget back, and the
+  // next assignment is attempt 2, which resumes.
+  ASSERT_TRUE(Assign(run, 1).ok());
+  ASSERT_TRUE(Complete(run, 1, v1::FAILED).ok());
+  ASSERT_EQ(Load(run).run.state(), v1::FAILED);
+  ASSERT_TRUE(resume(run).ok());
+  RunRecord r = Load(run);
+  EXPECT_EQ(r.run.state(), v1::QUEUED);
+  EXPECT_EQ(r.run.attempt(), 1u);
+  EXPECT_EQ(r.retries_used, 0u);
+  EXPECT_EQ(r.run.finished_at_ms(), 0);
+  EXPECT_EQ(r.run.message(), "resumed by 'alice'");
+  auto a = Assign(run, 2);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->attempt(), 2u);
+  EXPECT_TRUE(a->resume());
+  EXPECT_EQ(a->init_from_run(), 0);
+  ASSERT_TRUE(Complete(run, 2, v1::SUCCEEDED).ok());
+  absl::Status done = resume(run);
+  EXPECT_EQ(done.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(done.message().find("is SUCCEEDED: only a CANCELLED or FAILED run can be resumed"),
+            std::string::npos)
+      << done;
+  // A cancel requested while running does not outlive the resume.
+  int64_t cancelled = AddRun(0);
+  ASSERT_TRUE(Assign(cancelled, 1).ok());
+  ASSERT_TRUE(store_->Write([&](Database* db) { return MarkRunning(db, Attempt(cancelled, 1), 3); }).ok());
+  ASSERT_TRUE(store_->Write([&](Database* db) { return CancelRun(db, cancelled, "test", 9).status(); }).ok());
+  ASSERT_TRUE(Complete(cancelled, 1, v1::CANCELLED).ok());
+  // A resubmission of its spec is told about it (SubmitSweep's answer notes it).
+  ASSERT_TRUE(store_
+                  ->Read([&](Database* db) -> absl::Status {
+                    NM_ASSIGN_OR_RETURN(std::optional<ResumableRun> earlier, FindResumable(db, "h"));
+                    EXPECT_TRUE(earlier.has_value() && earlier->run_id == cancelled &&
+                                earlier->state == v1::CANCELLED);
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  ASSERT_TRUE(resume(cancelled).ok());
+  EXPECT_FALSE(Load(cancelled).cancel_requested);
+  std::vector<v1::StateChange> history;
+  ASSERT_TRUE(store_
+                  ->Read([&](Database* db) -> absl::Status {
+                    NM_ASSIGN_OR_RETURN(history, StateHistory(db, cancelled));
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  EXPECT_EQ(history.back().from(), v1::CANCELLED);
+  EXPECT_EQ(history.back().to(), v1::QUEUED);
+  EXPECT_EQ(history.back().reason(), "resumed by 'alice'");
 }
 
 TEST_F(RunStateTest, EventsShareOneSequence) {

@@ -1,5 +1,7 @@
 #include "worker/agent/agent.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -9,6 +11,7 @@
 #include "schemas/limits.h"
 #include "worker/agent/agent_log.h"
 #include "worker/agent/data_roots.h"
+#include "worker/contract/run_directory.h"
 #include "worker/contract/trainer_contract.h"
 
 namespace nmsparse::agent {
@@ -325,11 +328,22 @@ void Agent::HandleAssignment(const v1::Assignment& assignment) {
   launch.spec_yaml = assignment.resolved_spec();
   // The run's numeric id, never its name, is the path component: a spec cannot steer where files go.
   launch.run_dir = absl::StrCat(options_.work_dir, "/runs/", assignment.run_id());
-  if (absl::Status refused = CheckDataAccess(launch); !refused.ok()) {
+  if (assignment.init_from_run() != 0) {
+    launch.init_from = absl::StrCat(options_.work_dir, "/runs/", assignment.init_from_run());
+  }
+  // A data path outside the data roots, or a fork whose parent's checkpoint is not here, fails the attempt
+  // before any trainer starts, with the reason in the run's message.
+  absl::Status refused = CheckDataAccess(launch);
+  int refused_code = contract::kExitData;
+  if (refused.ok()) {
+    refused = CheckForkSource(launch, assignment.init_from_run());
+    refused_code = contract::kExitUsage;
+  }
+  if (!refused.ok()) {
     AgentLog(absl::StrCat("refusing ", AttemptName(run), ": ", refused.message()));
     RunOutcome outcome;
     outcome.state = v1::FAILED;
-    outcome.exit_code = contract::kExitData;
+    outcome.exit_code = refused_code;
     outcome.message = absl::StrCat("refused by nmworker on ", options_.host, ": ", refused.message());
     OnRunDone(run, outcome);
     return;
@@ -390,6 +404,29 @@ absl::Status Agent::CheckDataAccess(const RunLaunch& launch) const {
   if (!directory.ok()) return directory.status();
   if (directory->empty()) return absl::OkStatus();  // No files to read (synthetic data).
   return CheckUnderDataRoots(*directory, options_.data_roots);
+}
+
+namespace {
+
+bool HasCheckpoint(const std::string& run_dir) {
+  for (const char* name : contract::kCheckpointFiles) {
+    struct stat info;
+    const std::string path = absl::StrCat(run_dir, "/", name);
+    if (stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+absl::Status Agent::CheckForkSource(const RunLaunch& launch, int64_t parent_run_id) const {
+  // Not a fork, or a fork's later attempt, which resumes from its own checkpoint.
+  if (launch.init_from.empty() || HasCheckpoint(launch.run_dir)) return absl::OkStatus();
+  if (HasCheckpoint(launch.init_from)) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "fork of run ", parent_run_id, ": no checkpoint of run ", parent_run_id, " in ", launch.init_from,
+      " on this worker (a fork must run where its parent's run directory is: the same machine, or a "
+      "--work_dir on a shared filesystem)"));
 }
 
 void Agent::OnRunDone(const v1::RunAttempt& run, const RunOutcome& outcome) {

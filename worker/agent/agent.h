@@ -81,6 +81,8 @@ class Agent {
   void StopAttempts(const google::protobuf::RepeatedPtrField<v1::RunAttempt>& attempts, StopReason reason);
   // OK when the run may read its dataset on this worker (data_roots.h); else why not.
   absl::Status CheckDataAccess(const RunLaunch& launch) const;
+  // A fork needs its parent's checkpoint in launch.init_from unless its own run directory has one already.
+  absl::Status CheckForkSource(const RunLaunch& launch, int64_t parent_run_id) const;
   void OnRunDone(const v1::RunAttempt& run, const RunOutcome& outcome);
   // The attempt's CompleteRun went out (or was refused): the run leaves the agent.
   void Retire(const v1::RunAttempt& run);

@@ -3,6 +3,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "worker/contract/run_directory.h"
 #include "worker/contract/trainer_contract.h"
 
 extern char** environ;
@@ -28,14 +29,11 @@ RankCommand MakeRankCommand(const RunLaunch& launch, size_t rank, int master_por
                             const std::vector<std::string>& base_env, const std::string& spec_path) {
   const bool gpus = OnGpus(launch);
   RankCommand command;
-  command.argv = {launch.trainer,
-                  "--spec",
-                  spec_path,
-                  "--out",
-                  launch.run_dir,
-                  "--resume",
-                  contract::kDeviceFlag,
-                  gpus ? contract::kDeviceCuda : contract::kDeviceCpu};
+  command.argv = {launch.trainer, "--spec", spec_path, "--out", launch.run_dir, "--resume"};
+  if (!launch.init_from.empty())
+    command.argv.insert(command.argv.end(), {contract::kInitFromFlag, launch.init_from});
+  command.argv.insert(command.argv.end(),
+                      {contract::kDeviceFlag, gpus ? contract::kDeviceCuda : contract::kDeviceCpu});
   command.argv.insert(command.argv.end(), launch.trainer_args.begin(), launch.trainer_args.end());
   std::vector<int> devices;
   for (const RankDevice& device : launch.ranks) {

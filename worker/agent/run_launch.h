@@ -24,6 +24,7 @@ struct RunLaunch {
   uint32_t attempt = 0;
   std::string spec_yaml;  // Written to <run_dir>/spec.yaml.
   std::string run_dir;    // Spec and checkpoints; the same directory for every attempt of the run.
+  std::string init_from;  // A fork: its parent's run directory (empty otherwise).
   std::string trainer;    // The nmtrain binary.
   std::vector<std::string> trainer_args;  // Extra arguments (e.g. --threads N).
   std::vector<RankDevice> ranks;          // One per rank; rank 0 first.
@@ -35,7 +36,8 @@ struct RunLaunch {
 bool OnGpus(const RunLaunch& launch);
 absl::Status CheckRankDevices(const RunLaunch& launch);
 
-// Rank `rank`'s command: `trainer --spec <spec_path> --out <run_dir> --resume --device cpu|cuda [args]`, in
+// Rank `rank`'s command: `trainer --spec <spec_path> --out <run_dir> --resume [--init-from <init_from>]
+// --device cpu|cuda [args]`, in
 // the run directory, with `base_env` plus RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT and
 // CUDA_VISIBLE_DEVICES: the run's GPUs in rank order (so that rank r's cuda:r is its own GPU), or empty on
 // CPU slots (no GPU visible at all).

@@ -48,6 +48,14 @@ TEST(MakeRankCommand, CpuRunsHideEveryGpuAndSayCpu) {
   EXPECT_FALSE(OnGpus(launch));
 }
 
+TEST(MakeRankCommand, AForkNamesItsParentsRunDirectory) {
+  RunLaunch launch = Launch({-1});
+  launch.init_from = "/work/runs/3";
+  EXPECT_EQ(absl::StrJoin(MakeRankCommand(launch, 0, 29500, {}, "/work/runs/5/spec.yaml").argv, " "),
+            "/opt/nmtrain --spec /work/runs/5/spec.yaml --out /work/runs/5 --resume --init-from /work/runs/3 "
+            "--device cpu --threads 4");
+}
+
 // Every rank sees the run's GPUs in rank order and opens cuda:LOCAL_RANK, i.e. its own slot's GPU.
 TEST(MakeRankCommand, GpuRunsListTheirGpusInRankOrder) {
   const std::vector<std::vector<int>> runs = {{3}, {0, 2}, {1, 0}, {0, 1, 2, 3, 4, 5, 6, 7}};

@@ -18,6 +18,7 @@
 #include "absl/strings/numbers.h"
 #include "common/version.h"
 #include "schemas/experiment_config.h"
+#include "worker/contract/run_directory.h"
 #include "worker/trainer/distributed.h"
 #include "worker/trainer/exit_codes.h"
 #include "worker/trainer/trainer.h"
@@ -35,6 +36,7 @@ constexpr char kUsageText[] =
     "  --spec FILE       experiment spec (YAML), or a flat timm reference config\n"
     "  --out DIR         checkpoint and spec.yaml go here (rank 0)\n"
     "  --resume          continue from DIR/checkpoint.pt when present (starts fresh when absent)\n"
+    "  --init-from PDIR  a fork: start from PDIR/checkpoint.pt (another run's) when DIR has none yet\n"
     "  --threads N       intra-op threads per rank (default: the spec's resources.cpu_threads)\n"
     "  --loader-threads N  threads building batches ahead of training (default: on a GPU\n"
     "                    max(2, resources.cpu_threads), on the CPU 0: batches built in the loop)\n"
@@ -92,6 +94,8 @@ int Main(int argc, char** argv) {
       if (!value(&options.out_dir)) return Usage("--out needs a directory");
     } else if (arg == "--resume") {
       options.resume = true;
+    } else if (arg == contract::kInitFromFlag) {
+      if (!value(&options.init_from)) return Usage("--init-from needs the parent run's directory");
     } else if (arg == "--validate-only") {
       validate_only = true;
     } else if (arg == "--threads") {

@@ -314,6 +314,49 @@ TEST(NmtrainTest, ResumingAFinishedRunRepeatsItsFinalLine) {
   }
 }
 
+// A fork (nmctl fork; the agent passes --init-from): the parent's checkpoint is the start when the fork's
+// own directory has none; a missing one, or one past the fork's schedule, is a bad-spec exit naming it.
+TEST(NmtrainTest, ForkStartsFromItsParentsCheckpoint) {
+  const std::string dir = TestTempDir("fork");
+  auto with = [](std::string text, const std::string& from, const std::string& to) {
+    return text.replace(text.find(from), from.size(), to);
+  };
+  const std::string parent_spec = WriteSpec(dir, kSmallRun);
+  ASSERT_EQ(
+      Wait(Start({"--spec", parent_spec, "--out", dir + "/parent"}, {}, dir + "/p.txt", dir + "/p_err.txt"),
+           std::chrono::seconds(120)),
+      0)
+      << ReadFile(dir + "/p_err.txt");
+  auto fork = [&](const std::string& name, const std::string& spec_text, const std::string& from) {
+    const std::string spec_dir = dir + "/" + name + "_spec";
+    mkdir(spec_dir.c_str(), 0755);
+    const std::vector<std::string> args = {
+        "--spec", WriteSpec(spec_dir, spec_text), "--out", dir + "/" + name, "--resume", "--init-from", from};
+    return Wait(Start(args, {}, dir + "/" + name + ".txt", dir + "/" + name + "_err.txt"),
+                std::chrono::seconds(120));
+  };
+  // 512 images in batches of 64: the parent stops at step 8; two epochs continue to step 16.
+  ASSERT_EQ(fork("longer", with(kSmallRun, "epochs: 1", "epochs: 2"), dir + "/parent"), 0)
+      << ReadFile(dir + "/longer_err.txt");
+  EXPECT_NE(ReadFile(dir + "/longer_err.txt")
+                .find("forking from " + dir + "/parent/checkpoint.pt at epoch 1, step 8"),
+            std::string::npos)
+      << ReadFile(dir + "/longer_err.txt");
+  EXPECT_NE(ReadFile(dir + "/longer.txt").find("\"step\":16"), std::string::npos)
+      << ReadFile(dir + "/longer.txt");
+  EXPECT_EQ(fork("orphan", kSmallRun, dir + "/nowhere"), kExitUsage);
+  EXPECT_NE(
+      ReadFile(dir + "/orphan_err.txt").find("fork: no parent checkpoint " + dir + "/nowhere/checkpoint.pt"),
+      std::string::npos)
+      << ReadFile(dir + "/orphan_err.txt");
+  // Batches of 128: 4 steps in the fork's one epoch, fewer than the parent's 8.
+  EXPECT_EQ(fork("shorter", with(kSmallRun, "batch_size: 64", "batch_size: 128"), dir + "/parent"),
+            kExitUsage);
+  EXPECT_NE(ReadFile(dir + "/shorter_err.txt").find("is at step 8, past this run's 4 steps"),
+            std::string::npos)
+      << ReadFile(dir + "/shorter_err.txt");
+}
+
 TEST(NmtrainTest, SurvivingRankExitsWithCode5WhenAPeerDies) {
   // pip's LibTorch wheels ship no Gloo headers, so the CMake build against them has no CPU process group:
   // there, multi-rank CPU runs are covered by the Bazel build against Debian's LibTorch (docs/gpu.md).

@@ -9,12 +9,12 @@
 namespace nmsparse {
 namespace {
 
-// Loads the checkpoint when there is one; its sparsity state goes to `sparsity`.
-bool LoadIfPresent(const ResumeRequest& r, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
-                   SparsityMethod& sparsity, TrainState& state) {
+// Loads the checkpoint in `dir` when there is one; its sparsity state goes to `sparsity`.
+bool LoadIfPresent(const ResumeRequest& r, const std::string& dir, torch::nn::Module& model,
+                   torch::optim::Optimizer& optimizer, SparsityMethod& sparsity, TrainState& state) {
   try {
     NamedTensors masks;
-    if (!LoadCheckpoint(r.out_dir, model, optimizer, &state, r.device, &masks)) return false;
+    if (!LoadCheckpoint(dir, model, optimizer, &state, r.device, &masks)) return false;
     if (absl::Status loaded = sparsity.LoadStateDict(masks); !loaded.ok())
       throw std::runtime_error(std::string(loaded.message()));
     return true;
@@ -23,16 +23,16 @@ bool LoadIfPresent(const ResumeRequest& r, torch::nn::Module& model, torch::opti
   }
 }
 
-void CheckSameRun(const ResumeRequest& r, const TrainState& state) {
+void CheckSameRun(const ResumeRequest& r, const std::string& dir, const TrainState& state) {
   if (state.seed != r.seed) {
     throw TrainerError(kExitUsage, "seed " + std::to_string(r.seed) + " differs from the checkpoint's " +
-                                       std::to_string(state.seed) + " in " + r.out_dir);
+                                       std::to_string(state.seed) + " in " + dir);
   }
   // The checkpoint's fp32 weights would load under either precision, but the run would then be neither the
   // one its spec (and content hash) names nor the one that wrote it.
   if (state.precision != r.precision) {
     throw TrainerError(kExitUsage, "resources.precision " + r.precision + " differs from the checkpoint's " +
-                                       state.precision + " in " + r.out_dir +
+                                       state.precision + " in " + dir +
                                        ": a run keeps its precision (use another --out)");
   }
 }
@@ -47,22 +47,39 @@ void RestoreRankGenerator(const ResumeRequest& r, const TrainState& state) {
   }
 }
 
+// A fork's start: its parent's checkpoint, which must be there and not past this run's schedule.
+void LoadForkStart(const ResumeRequest& r, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
+                   SparsityMethod& sparsity, TrainState& state) {
+  if (!LoadIfPresent(r, r.init_from, model, optimizer, sparsity, state)) {
+    throw TrainerError(kExitUsage, "fork: no parent checkpoint " + CheckpointPath(r.init_from));
+  }
+  if (state.global_step > r.total_steps) {
+    throw TrainerError(kExitUsage, "fork: the parent checkpoint " + CheckpointPath(r.init_from) +
+                                       " is at step " + std::to_string(state.global_step) +
+                                       ", past this run's " + std::to_string(r.total_steps) +
+                                       " steps (schedule.epochs)");
+  }
+}
+
 }  // namespace
 
 bool RestoreOrStartFresh(const ResumeRequest& r, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
                          SparsityMethod& sparsity, TrainState& state, std::ostream& log) {
   state.seed = r.seed;
   state.precision = r.precision;
-  const bool resumed = r.resume && LoadIfPresent(r, model, optimizer, sparsity, state);
+  const bool resumed = r.resume && LoadIfPresent(r, r.out_dir, model, optimizer, sparsity, state);
+  const bool forked = !resumed && !r.init_from.empty();
+  if (forked) LoadForkStart(r, model, optimizer, sparsity, state);
   state.world_size = r.world_size;
-  if (!resumed) {
+  if (!resumed && !forked) {
     if (r.resume) log << r.log_prefix << "no checkpoint in " << r.out_dir << ": starting fresh\n";
     torch::manual_seed(r.seed + r.rank);
     return false;
   }
-  CheckSameRun(r, state);
-  log << r.log_prefix << "resuming from " << CheckpointPath(r.out_dir) << " at epoch " << state.epoch
-      << ", step " << state.global_step << "\n";
+  const std::string& dir = resumed ? r.out_dir : r.init_from;
+  CheckSameRun(r, dir, state);
+  log << r.log_prefix << (resumed ? "resuming from " : "forking from ") << CheckpointPath(dir) << " at epoch "
+      << state.epoch << ", step " << state.global_step << "\n";
   RestoreRankGenerator(r, state);
   return true;
 }

@@ -25,12 +25,16 @@ struct ResumeRequest {
   int world_size = 1;
   torch::Device device = torch::kCPU;
   std::string log_prefix;  // "[rank r] " in multi-rank runs.
+  // A fork (nmctl fork): the parent run's directory, whose checkpoint is the start when out_dir has none.
+  std::string init_from;
+  int64_t total_steps = 0;  // This run's schedule; a fork's start past it is refused.
 };
 
 // Fills `state` (seed, precision, world size; from the checkpoint when resuming), loads the model, optimizer
 // and sparsity state, and seeds this rank's CPU generator: its own saved state, or a fresh seed. Returns
-// whether it resumed. Throws TrainerError: kExitTraining for an unreadable checkpoint, kExitUsage for one
-// written under another seed or precision (the output directory is left as it was).
+// whether it resumed (or started from a fork's parent checkpoint). Throws TrainerError: kExitTraining for an
+// unreadable checkpoint, kExitUsage for one written under another seed or precision, for a fork whose parent
+// checkpoint is missing or past total_steps (the output directory is left as it was).
 bool RestoreOrStartFresh(const ResumeRequest& request, torch::nn::Module& model,
                          torch::optim::Optimizer& optimizer, SparsityMethod& sparsity, TrainState& state,
                          std::ostream& log);

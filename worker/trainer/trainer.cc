@@ -170,7 +170,8 @@ class Run {
     if (dist_->is_root()) MakeDirs(o_.out_dir);
     // Before spec.yaml, so that a refused resume (other seed or precision) leaves the directory as it was.
     RestoreOrStartFresh(ResumeRequest{o_.out_dir, o_.resume, c_.seed, c_.resources.precision, dist_->rank(),
-                                      dist_->world_size(), device_, rank_prefix_},
+                                      dist_->world_size(), device_, rank_prefix_, o_.init_from,
+                                      steps_per_epoch_ * c_.schedule.epochs},
                         *model_, *optimizer_, *sparsity_, state_, log_);
     if (dist_->is_root()) std::ofstream(o_.out_dir + "/spec.yaml") << CanonicalYaml(c_) << "\n";
     dist_->BroadcastModel(*model_);

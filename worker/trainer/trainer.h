@@ -18,6 +18,7 @@ namespace nmsparse {
 struct TrainerOptions {
   std::string out_dir;                       // Checkpoint, spec.yaml; created when missing.
   bool resume = false;                       // Continue from <out_dir>/checkpoint.pt when present.
+  std::string init_from;                     // A fork: else start from <init_from>/checkpoint.pt.
   int threads = 1;                           // Intra-op threads per rank.
   std::string device = "cpu";                // "cpu", or "cuda": GPU LOCAL_RANK, NCCL between ranks.
   std::chrono::milliseconds timeout{60000};  // Rendezvous and collective timeout.
