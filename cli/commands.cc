@@ -8,14 +8,15 @@
 #include "cli/exit_codes.h"
 #include "cli/live_commands.h"
 #include "cli/query_commands.h"
+#include "cli/report_commands.h"
 #include "cli/submit_commands.h"
 #include "common/version.h"
 
 namespace nmsparse::cli {
 namespace {
 
-const std::vector<std::string> kGlobalOptions = {"coordinator", "json",     "help",    "version",
-                                                 "token-file",  "tls-ca",   "tls-cert", "tls-key"};
+const std::vector<std::string> kGlobalOptions = {"coordinator", "json",   "help",     "version",
+                                                 "token-file",  "tls-ca", "tls-cert", "tls-key"};
 
 const OptionSpec& Option(const std::string& name) {
   for (const OptionSpec& o : AllOptions()) {
@@ -70,7 +71,7 @@ const std::vector<OptionSpec>& AllOptions() {
       {"k", true, 'k', false, "N", "how many runs (default 1)"},
       {"minimize", false, 0, false, "", "lower is better (losses)"},
       {"follow", false, 'f', false, "", "keep following until the run ends"},
-      {"format", true, 0, false, "csv|json", "output format (default csv)"},
+      {"format", true, 0, false, "csv|json|tensorboard", "output format (default csv)"},
       {"curves", false, 0, false, "", "also every metric point"},
       {"output", true, 'o', false, "FILE", "write to FILE instead of stdout"},
       {"logs", false, 0, false, "", "also the run's log lines"},
@@ -78,7 +79,8 @@ const std::vector<OptionSpec>& AllOptions() {
        "nmctl's limit on a sweep's runs (default $NMSPARSE_MAX_RUNS_PER_SWEEP, else 100,000)"},
       {"token-file", true, 0, false, "FILE",
        "access token, a file of mode 0600 (default $NMSPARSE_TOKEN_FILE, else the token in $NMSPARSE_TOKEN)"},
-      {"tls-ca", true, 0, false, "FILE", "TLS: the CA of the coordinator's certificate (default $NMSPARSE_TLS_CA)"},
+      {"tls-ca", true, 0, false, "FILE",
+       "TLS: the CA of the coordinator's certificate (default $NMSPARSE_TLS_CA)"},
       {"tls-cert", true, 0, false, "FILE", "TLS client certificate (default $NMSPARSE_TLS_CERT)"},
       {"tls-key", true, 0, false, "FILE", "TLS client key (default $NMSPARSE_TLS_KEY)"},
   };
@@ -136,10 +138,16 @@ const std::vector<CommandInfo>& Commands() {
        {"sweep"},
        RunCancelCommand},
       {"export",
-       "SWEEP --format csv|json [--curves] [-o FILE]",
-       "a sweep's runs and final metrics (and curves)",
+       "SWEEP --format csv|json [--curves] [-o FILE] | --format tensorboard -o DIR",
+       "a sweep's runs and final metrics (and curves); tensorboard: one event file per run under DIR",
        {"format", "curves", "output"},
        RunExportCommand},
+      {"report",
+       "SWEEP [-o DIR] [--metric top1]",
+       "an HTML report: learning curves, metric vs N:M density and vs FLOPs (Pareto front), the compare "
+       "table",
+       {"output", "metric"},
+       RunReportCommand},
       {"workers", "", "registered workers, their slots, liveness and batch job", {}, RunWorkersCommand},
       {"cluster",
        "",
@@ -165,19 +173,20 @@ std::string HelpText() {
   for (const CommandInfo& c : Commands()) {
     absl::StrAppend(&text, "  ", c.name, c.usage.empty() ? "" : " " + c.usage, "\n      ", c.summary, "\n");
   }
-  absl::StrAppend(&text,
-                  "\nglobal options:\n"
-                  "  --coordinator HOST:PORT  coordinator address (default $NMSPARSE_COORDINATOR, else "
-                  "127.0.0.1:50151)\n"
-                  "  --json                   machine-readable JSON on stdout\n"
-                  "  --version                nmctl's release\n"
-                  "  --token-file FILE        access token, a file of mode 0600 (default $NMSPARSE_TOKEN_FILE, "
-                  "else the token in $NMSPARSE_TOKEN)\n"
-                  "  --tls-ca FILE            TLS: the CA of the coordinator's certificate (default $NMSPARSE_TLS_CA)\n"
-                  "  --tls-cert/--tls-key F   TLS client certificate and key (default $NMSPARSE_TLS_CERT/_KEY)\n"
-                  "\nnmctl COMMAND --help (or nmctl help COMMAND) lists a command's options.\n"
-                  "\nexit codes: 0 ok, 1 RPC or server error, 2 usage error or invalid spec, 3 not found,\n"
-                  "            4 watch/follow: the run ended FAILED or CANCELLED\n");
+  absl::StrAppend(
+      &text,
+      "\nglobal options:\n"
+      "  --coordinator HOST:PORT  coordinator address (default $NMSPARSE_COORDINATOR, else "
+      "127.0.0.1:50151)\n"
+      "  --json                   machine-readable JSON on stdout\n"
+      "  --version                nmctl's release\n"
+      "  --token-file FILE        access token, a file of mode 0600 (default $NMSPARSE_TOKEN_FILE, "
+      "else the token in $NMSPARSE_TOKEN)\n"
+      "  --tls-ca FILE            TLS: the CA of the coordinator's certificate (default $NMSPARSE_TLS_CA)\n"
+      "  --tls-cert/--tls-key F   TLS client certificate and key (default $NMSPARSE_TLS_CERT/_KEY)\n"
+      "\nnmctl COMMAND --help (or nmctl help COMMAND) lists a command's options.\n"
+      "\nexit codes: 0 ok, 1 RPC or server error, 2 usage error or invalid spec, 3 not found,\n"
+      "            4 watch/follow: the run ended FAILED or CANCELLED\n");
   return text;
 }
 
