@@ -104,10 +104,10 @@ int RunGnuplot(const std::string& script, const std::string& err) {
 
 std::string GnuplotScript(const Figure& f, const std::string& svg_path) {
   std::string out = absl::StrCat(
-      "set terminal svg size 760,440 dynamic enhanced font \"sans,11\" background rgb \"white\"\n",
+      "set terminal svg size 760,480 dynamic enhanced font \"sans,11\" background rgb \"white\"\n",
       "set output ", Quoted(svg_path), "\n", "set title ", Quoted(f.title), " noenhanced\n", "set xlabel ",
       Quoted(f.x_label), " noenhanced\n", "set ylabel ", Quoted(f.y_label), " noenhanced\n",
-      "set grid\nset key outside right top\nset offsets graph 0.03, graph 0.03, graph 0.05, "
+      "set grid\nset key outside below\nset offsets graph 0.03, graph 0.03, graph 0.05, "
       "graph 0.05\n");
   if (f.log_x) out += "set logscale x\nset format x \"%.1e\"\n";
   bool any_point = false;
