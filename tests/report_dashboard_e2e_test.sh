@@ -6,8 +6,9 @@
 #   (the runs, the recipes, the Pareto front);
 # - `nmctl export --format tensorboard` writes one event file per run whose records and CRCs read back
 #   (and, when a venv with the tensorboard package exists, TensorBoard's own reader loads the scalars);
-# - the dashboard's pages and JSON answer, and a real headless Chromium renders the sweep page (figures and
-#   runs in the DOM), the run page (Chart.js charts with points) and takes a non-blank screenshot;
+# - the dashboard's pages and JSON answer, stalled HTTP clients do not hold up the gRPC API, and a real
+#   headless Chromium renders the sweep page (figures and runs in the DOM), the run page (Chart.js charts with
+#   points) and takes a non-blank screenshot;
 # - with tokens in the database: no token gets 401, a user token 200 (header, or the /login cookie), a
 #   worker token 403, and no token appears in the server's log.
 # Set NMSPARSE_REPORT_ARTEFACTS=DIR to keep the report and the screenshots there (docs/images/).
@@ -163,6 +164,25 @@ check "the report is served too" bash -c "curl -s '${http}sweeps/$sweep/report/'
 check "an unknown sweep is 404" test "$(http_code "${http}sweeps/999")" = 404
 check "a body over the limit is refused (413)" test "$(http_code -X POST --data-binary "@$nmctl" "${http}login")" = 413
 check "the gRPC API still answers after that" ctl sweeps
+# More stalled HTTP clients than the dashboard has threads (half a request line each, held open): the gRPC API
+# does not share those threads and still answers; the dashboard answers again once they are gone.
+python3 - "${http#http://}" >"$tmp/stall.log" 2>&1 <<'PY' &
+import socket, sys, time
+host, port = sys.argv[1].rstrip('/').split(':')
+held = []
+for _ in range(12):
+    s = socket.create_connection((host, int(port)))
+    s.sendall(b'GET /api/sweeps HT')
+    held.append(s)
+print('holding', len(held), flush=True)
+time.sleep(4)
+PY
+staller=$!
+for _ in $(seq 50); do grep -q holding "$tmp/stall.log" && break; sleep 0.1; done
+check "12 stalled HTTP clients are connected" grep -q "holding 12" "$tmp/stall.log"
+check "the gRPC API answers while they stall the dashboard" ctl runs --sweep "$sweep"
+wait "$staller"
+check "the dashboard answers again after them" test "$(http_code "${http}api/sweeps")" = 200
 
 # --- The dashboard in a real browser
 browser --dump-dom "${http}sweeps/$sweep" >"$tmp/sweep.dom"
