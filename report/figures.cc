@@ -50,7 +50,7 @@ std::string RunName(const v1::Run& run) { return cli::RunLabel(run); }
 Figure LossCurves(const SweepData& data) {
   Figure f{"curves_loss",
            "Train loss per run",
-           "Mean training loss of each step line, per run.",
+           "Training loss per run: its step lines, or its epochs' mean loss when it reported no step lines.",
            "step",
            "train loss",
            false,
