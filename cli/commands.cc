@@ -9,6 +9,7 @@
 #include "cli/lineage_commands.h"
 #include "cli/live_commands.h"
 #include "cli/query_commands.h"
+#include "cli/report_commands.h"
 #include "cli/submit_commands.h"
 #include "common/version.h"
 
@@ -71,9 +72,10 @@ const std::vector<OptionSpec>& AllOptions() {
       {"k", true, 'k', false, "N", "how many runs (default 1)"},
       {"minimize", false, 0, false, "", "lower is better (losses)"},
       {"follow", false, 'f', false, "", "keep following until the run ends"},
-      {"format", true, 0, false, "csv|json", "output format (default csv)"},
+      {"format", true, 0, false, "csv|json|tensorboard", "output format (default csv)"},
       {"curves", false, 0, false, "", "also every metric point"},
-      {"output", true, 'o', false, "FILE", "write to FILE instead of stdout"},
+      {"output", true, 'o', false, "FILE",
+       "write to FILE instead of stdout (report, --format tensorboard: a directory)"},
       {"logs", false, 0, false, "", "also the run's log lines"},
       {"max-runs-per-sweep", true, 0, false, "N",
        "nmctl's limit on a sweep's runs (default $NMSPARSE_MAX_RUNS_PER_SWEEP, else 100,000)"},
@@ -148,10 +150,16 @@ const std::vector<CommandInfo>& Commands() {
        {"set", "priority", "no-reuse"},
        RunForkCommand},
       {"export",
-       "SWEEP --format csv|json [--curves] [-o FILE]",
-       "a sweep's runs and final metrics (and curves)",
+       "SWEEP --format csv|json [--curves] [-o FILE] | --format tensorboard -o DIR",
+       "a sweep's runs and final metrics (and curves); tensorboard: one event file per run under DIR",
        {"format", "curves", "output"},
        RunExportCommand},
+      {"report",
+       "SWEEP [-o DIR] [--metric top1]",
+       "an HTML report: learning curves, metric vs N:M density and vs FLOPs (Pareto front), the compare "
+       "table",
+       {"output", "metric"},
+       RunReportCommand},
       {"workers", "", "registered workers, their slots, liveness and batch job", {}, RunWorkersCommand},
       {"cluster",
        "",

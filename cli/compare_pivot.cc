@@ -39,6 +39,14 @@ int StatePriority(v1::RunState state) {
   }
 }
 
+std::string PendingText(const ComparePivot& pivot, const ComparePivot::Cell& cell) {
+  if (cell.runs == 0) return "-";
+  return cell.pending == v1::SUCCEEDED ? "no " + pivot.metric
+                                       : absl::AsciiStrToLower(v1::RunState_Name(cell.pending));
+}
+
+}  // namespace
+
 std::string RunLabel(const v1::Run& run) {
   std::vector<std::pair<std::string, std::string>> labels(run.labels().begin(), run.labels().end());
   std::sort(labels.begin(), labels.end());
@@ -47,13 +55,14 @@ std::string RunLabel(const v1::Run& run) {
   return out;
 }
 
-std::string PendingText(const ComparePivot& pivot, const ComparePivot::Cell& cell) {
-  if (cell.runs == 0) return "-";
-  return cell.pending == v1::SUCCEEDED ? "no " + pivot.metric
-                                       : absl::AsciiStrToLower(v1::RunState_Name(cell.pending));
+std::string CellText(const ComparePivot& pivot, const ComparePivot::Cell& cell) {
+  if (cell.succeeded() == 0) return PendingText(pivot, cell);
+  std::string text = FormatMetric(cell.mean());
+  if (cell.succeeded() > 1) {
+    absl::StrAppend(&text, " \u00b1 ", FormatMetric(cell.stddev()), " (n=", cell.succeeded(), ")");
+  }
+  return text;
 }
-
-}  // namespace
 
 double ComparePivot::Cell::mean() const {
   if (values.empty()) return 0.0;
@@ -119,17 +128,7 @@ Table RenderComparePivot(const ComparePivot& pivot) {
   Table table(headers);
   for (size_t r = 0; r < pivot.row_labels.size(); ++r) {
     std::vector<std::string> row = {pivot.row_labels[r]};
-    for (const ComparePivot::Cell& cell : pivot.cells[r]) {
-      if (cell.succeeded() == 0) {
-        row.push_back(PendingText(pivot, cell));
-        continue;
-      }
-      std::string text = FormatMetric(cell.mean());
-      if (cell.succeeded() > 1) {
-        absl::StrAppend(&text, " \u00b1 ", FormatMetric(cell.stddev()), " (n=", cell.succeeded(), ")");
-      }
-      row.push_back(text);
-    }
+    for (const ComparePivot::Cell& cell : pivot.cells[r]) row.push_back(CellText(pivot, cell));
     table.AddRow(row);
   }
   return table;

@@ -35,6 +35,14 @@ struct ComparePivot {
 ComparePivot BuildComparePivot(const v1::SweepSpec& spec, const std::vector<v1::Run>& runs,
                                const std::string& metric);
 
+// "run 12 nm=2:4 recipe=dense": a run's id and its labels sorted by axis (rows of a sweep without grid axes,
+// legends of the report's figures).
+std::string RunLabel(const v1::Run& run);
+
+// A cell's text: the mean metric, and "± std (n=K)" when K > 1 succeeded runs share it, or the lower-case
+// state of its runs while none has succeeded, or "-" without runs.
+std::string CellText(const ComparePivot& pivot, const ComparePivot::Cell& cell);
+
 // Cells show the mean metric, and "± std (n=K)" when K > 1 succeeded runs share a cell, or the lower-case
 // state of the cell's runs while none has succeeded, or "-" without runs.
 Table RenderComparePivot(const ComparePivot& pivot);

@@ -14,31 +14,15 @@
 #include "cli/compare_pivot.h"
 #include "cli/exit_codes.h"
 #include "cli/lineage_commands.h"
+#include "cli/report_commands.h"
 #include "cli/run_format.h"
+#include "cli/sweep_fetch.h"
 #include "cli/table_printer.h"
+#include "report/tfevents.h"
 #include "worker/contract/trainer_contract.h"
 
 namespace nmsparse::cli {
 namespace {
-
-absl::StatusOr<v1::Sweep> GetSweep(const CommandContext& context, int64_t sweep_id) {
-  v1::GetSweepRequest request;
-  request.set_sweep_id(sweep_id);
-  absl::StatusOr<v1::Sweep> sweep = context.connection().Call(&v1::Coordinator::Stub::GetSweep, request);
-  if (!sweep.ok()) return sweep.status();
-  return sweep;
-}
-
-absl::StatusOr<std::vector<v1::Run>> ListRuns(const CommandContext& context, int64_t sweep_id,
-                                              v1::RunState state) {
-  v1::ListRunsRequest request;
-  request.set_sweep_id(sweep_id);
-  request.set_state(state);
-  absl::StatusOr<v1::ListRunsResponse> response =
-      context.connection().Call(&v1::Coordinator::Stub::ListRuns, request);
-  if (!response.ok()) return response.status();
-  return std::vector<v1::Run>(response->runs().begin(), response->runs().end());
-}
 
 std::string Count(const v1::Sweep& sweep, const std::string& state) {
   auto it = sweep.run_counts().find(state);
@@ -259,19 +243,41 @@ int RunCompareCommand(const CommandContext& context) {
   return kExitOk;
 }
 
+namespace {
+
+// One TensorBoard event file per run under DIR/<run dir>/ (report/tfevents.h); `tensorboard --logdir DIR`
+// shows the runs side by side.
+int ExportTensorBoard(const CommandContext& context, int64_t sweep_id) {
+  std::optional<std::string> dir = context.args->Get("output");
+  if (!dir) return Fail(context, absl::InvalidArgumentError("--format tensorboard needs -o DIR"));
+  absl::StatusOr<report::SweepData> data = FetchSweepData(context, sweep_id);
+  if (!data.ok()) return Fail(context, data.status());
+  for (const report::RunData& run : data->runs) {
+    absl::Status written = WriteFiles(absl::StrCat(*dir, "/", report::RunEventDir(run.run)),
+                                      {{report::RunEventFileName(run.run), report::RunEventFile(run)}});
+    if (!written.ok()) return Fail(context, written);
+  }
+  *context.err << "wrote TensorBoard events of " << data->runs.size() << " runs of sweep " << sweep_id
+               << " to " << *dir << "\n";
+  return kExitOk;
+}
+
+}  // namespace
+
 int RunExportCommand(const CommandContext& context) {
   absl::StatusOr<int64_t> id = IdArgument(context, "sweep id");
   if (!id.ok()) return Fail(context, id.status());
   v1::ExportRequest request;
   request.set_sweep_id(*id);
   const std::string format = absl::AsciiStrToLower(context.args->Get("format").value_or("csv"));
+  if (format == "tensorboard") return ExportTensorBoard(context, *id);
   if (format == "csv") {
     request.set_format(v1::ExportRequest::CSV);
   } else if (format == "json") {
     request.set_format(v1::ExportRequest::JSON);
   } else {
-    return Fail(context,
-                absl::InvalidArgumentError(absl::StrCat("--format: '", format, "' is not csv or json")));
+    return Fail(context, absl::InvalidArgumentError(
+                             absl::StrCat("--format: '", format, "' is not csv, json or tensorboard")));
   }
   request.set_include_curves(context.args->Has("curves"));
   absl::StatusOr<v1::ExportResponse> response =

@@ -13,6 +13,8 @@
 #include "common/program_flags.h"
 #include "schemas/limits.h"
 #include "server/auth/token_admin.h"
+#include "server/auth/transport_security.h"
+#include "server/dashboard/dashboard_server.h"
 #include "server/nm_server.h"
 #include "server/parallel_expander.h"
 #include "server/schemas_expander.h"
@@ -41,6 +43,9 @@ ABSL_FLAG(std::string, tls_client_ca, "",
           "PEM CA for client certificates (mTLS): WorkerGateway calls must present a certificate it signed");
 ABSL_FLAG(bool, insecure, false,
           "serve a non-loopback address without authentication (refused otherwise; see docs/security.md)");
+ABSL_FLAG(std::string, http_listen, "",
+          "serve the read-only web dashboard on HOST:PORT (off when empty; loopback unless --insecure; "
+          "docs/dashboard.md)");
 ABSL_FLAG(std::string, token_dir, "", "init: directory for admin.token and worker.token");
 ABSL_FLAG(std::string, token_file, "", "token add: the new token's file (created with mode 0600)");
 ABSL_FLAG(std::string, role, "user", "token add: worker, user or admin");
@@ -155,11 +160,34 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "nmserver: %s, %s\n",
                transport.kind == nmsparse::server::TransportPlan::Kind::kTls ? "TLS" : "plaintext",
                transport.authenticate ? "tokens required" : "no authentication");
+  std::unique_ptr<nmsparse::server::DashboardServer> dashboard;
+  if (const std::string http = absl::GetFlag(FLAGS_http_listen); !http.empty()) {
+    // Plain HTTP: tokens and pages would cross the network in clear, so only loopback unless --insecure.
+    if (!nmsparse::server::IsLoopbackListen(http) && !options.security.insecure) {
+      std::fprintf(
+          stderr,
+          "nmserver: --http_listen %s is not a loopback address: the dashboard is plain HTTP; serve it "
+          "on 127.0.0.1 behind a TLS proxy, or pass --insecure\n",
+          http.c_str());
+      return 2;
+    }
+    auto started = nmsparse::server::DashboardServer::Start((*server)->coordinator(),
+                                                            {http, (*server)->authenticator()});
+    if (!started.ok()) {
+      std::fprintf(stderr, "nmserver: %s\n", std::string(started.status().message()).c_str());
+      return 2;
+    }
+    dashboard = std::move(*started);
+    std::fprintf(stderr, "nmserver dashboard on http://%s:%d/ (%s)\n",
+                 http.substr(0, http.rfind(':')).c_str(), dashboard->port(),
+                 (*server)->authenticator() ? "tokens required" : "no authentication");
+  }
   std::fprintf(stderr, "nmserver listening on %s\n", (*server)->address().c_str());
   std::fflush(stderr);
   int sig = 0;
   sigwait(&signals, &sig);
   std::fprintf(stderr, "nmserver: signal %d, shutting down\n", sig);
+  if (dashboard) dashboard->Stop();
   (*server)->Shutdown();
   return 0;
 }

@@ -36,13 +36,15 @@ struct NmServer::Parts {
   std::unique_ptr<WorkerGatewayService> gateway;
   std::unique_ptr<grpc::Server> server;
   TransportPlan transport;
+  std::shared_ptr<TokenAuthenticator> authenticator;
 };
 
 namespace {
 
 // The credentials the port is served with, from the flags and whether the database holds tokens.
-absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(const ServerOptions& options,
-                                                                     Store* store, TransportPlan* plan) {
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(
+    const ServerOptions& options, Store* store, TransportPlan* plan,
+    std::shared_ptr<TokenAuthenticator>* authenticator_out) {
   bool has_tokens = false;
   NM_RETURN_IF_ERROR(store->Read([&](Database* db) -> absl::Status {
     NM_ASSIGN_OR_RETURN(has_tokens, HasTokens(db));
@@ -53,6 +55,7 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(const Serve
   NM_ASSIGN_OR_RETURN(*plan, PlanTransport(security, has_tokens));
   auto authenticator = std::make_shared<TokenAuthenticator>(store, !security.tls_client_ca_file.empty(),
                                                             [] { return NowMs(); });
+  *authenticator_out = authenticator;
   return BuildServerCredentials(*plan, security, std::move(authenticator));
 }
 
@@ -68,7 +71,7 @@ absl::StatusOr<std::unique_ptr<NmServer>> NmServer::Start(ServerOptions options)
   p->options = options;
   NM_ASSIGN_OR_RETURN(p->store, Store::Open(options.db_path));
   NM_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
-                      Credentials(options, p->store.get(), &p->transport));
+                      Credentials(options, p->store.get(), &p->transport, &p->authenticator));
   // Workers registered before a restart get a whole lease to come back before their runs are requeued.
   NM_RETURN_IF_ERROR(p->store->Write([](Database* db) { return RenewAllLeases(db, NowMs()); }));
   p->scheduler =
@@ -121,6 +124,12 @@ std::string NmServer::address() const {
 }
 
 const TransportPlan& NmServer::transport() const { return parts_->transport; }
+
+CoordinatorService* NmServer::coordinator() const { return parts_->coordinator.get(); }
+
+const TokenAuthenticator* NmServer::authenticator() const {
+  return parts_->transport.authenticate ? parts_->authenticator.get() : nullptr;
+}
 
 void NmServer::Shutdown() {
   if (shut_down_) return;

@@ -20,6 +20,9 @@ class Server;
 
 namespace nmsparse::server {
 
+class CoordinatorService;
+class TokenAuthenticator;
+
 struct ServerOptions {
   std::string listen = "127.0.0.1:50151";  // host:port; port 0 picks a free one.
   std::string db_path = "./nmsparse.db";
@@ -47,6 +50,11 @@ class NmServer {
   std::string address() const;
   // How the port is served: whether calls need tokens, and the warning to print loudly (empty: none).
   const TransportPlan& transport() const;
+
+  // For the dashboard (server/dashboard/): the API's handlers to read through, and the token check when
+  // calls need tokens (null otherwise).
+  CoordinatorService* coordinator() const;
+  const TokenAuthenticator* authenticator() const;
   // Stops serving: open streams end, in-flight calls get a short deadline, background threads stop.
   void Shutdown();
 

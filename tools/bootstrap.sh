@@ -14,6 +14,11 @@ PACKAGES=(
   libgtest-dev libgmock-dev
   openssl                    # the TLS tests make their own CA and certificates
   dataset-fashion-mnist      # the embedded default dataset (/usr/share/datasets/fashion-mnist)
+  gnuplot-nox                # nmctl report and the dashboard draw their SVG figures with it
+  libmstch-dev               # mustache templates (C++) for the report and dashboard pages
+  libcpp-httplib-dev         # the dashboard's HTTP server in nmserver
+  libjs-chart.js             # the dashboard's live charts in the browser (served by nmserver)
+  chromium-headless-shell    # tests/dashboard_e2e_test.sh loads the dashboard in a real headless Chromium
 )
 if [[ "${NMSPARSE_SLURM:-0}" == 1 ]]; then
   # A one-node Slurm for tests/slurm_e2e_test.sh (tools/test.sh asks for it; the main job does not need it).

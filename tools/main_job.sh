@@ -47,3 +47,9 @@ echo "main job: sweep $sweep_id submitted from $sweep" >&2
 "$nmctl" runs --sweep "$sweep_id"
 echo
 "$nmctl" compare "$sweep_id" --metric top1
+# The figures and the table as an HTML page (docs/dashboard.md); not fatal: the table above is the result.
+if "$nmctl" report "$sweep_id" -o "$state/report-$sweep_id" >/dev/null; then
+  echo "main job: report in $state/report-$sweep_id/index.html" >&2
+else
+  echo "main job: warning: nmctl report failed (is gnuplot installed? tools/bootstrap.sh)" >&2
+fi

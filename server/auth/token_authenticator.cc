@@ -32,13 +32,11 @@ TokenAuthenticator::TokenAuthenticator(Store* store, bool require_worker_certifi
                                        std::function<int64_t()> now_ms)
     : store_(store), require_worker_certificate_(require_worker_certificate), now_ms_(std::move(now_ms)) {}
 
-grpc::Status TokenAuthenticator::Process(const InputMetadata& metadata, grpc::AuthContext* context,
-                                         OutputMetadata* consumed, OutputMetadata*) {
-  const std::string path = Value(metadata, ":path");
-  const std::string header = Value(metadata, kAuthorization);
-  absl::string_view token = header;
-  if (header.empty() || !absl::ConsumePrefix(&token, "Bearer ") || token.empty()) {
-    return Unauthenticated(
+absl::StatusOr<Caller> TokenAuthenticator::Authenticate(absl::string_view authorization,
+                                                        absl::string_view path) const {
+  absl::string_view token = authorization;
+  if (authorization.empty() || !absl::ConsumePrefix(&token, "Bearer ") || token.empty()) {
+    return absl::UnauthenticatedError(
         "this coordinator requires a token: nmctl --token-file FILE (or $NMSPARSE_TOKEN_FILE, "
         "$NMSPARSE_TOKEN), "
         "nmworker --token-file FILE; an admin makes one with `nmserver token add`");
@@ -50,18 +48,32 @@ grpc::Status TokenAuthenticator::Process(const InputMetadata& metadata, grpc::Au
     record = *std::move(found);
     return absl::OkStatus();
   });
-  if (!s.ok()) return grpc::Status(grpc::StatusCode::UNAVAILABLE, std::string(s.message()));
+  if (!s.ok()) return absl::UnavailableError(s.message());
   if (!record)
-    return Unauthenticated("unknown or revoked token: ask an admin for a new one (nmserver token add)");
+    return absl::UnauthenticatedError(
+        "unknown or revoked token: ask an admin for a new one (nmserver token add)");
   if (record->expires_at_ms != 0 && now_ms_() >= record->expires_at_ms) {
-    return Unauthenticated(absl::StrCat("token '", record->name, "' expired at ",
-                                        absl::FormatTime(absl::FromUnixMillis(record->expires_at_ms)),
-                                        ": ask an admin for a new one (nmserver token add)"));
+    return absl::UnauthenticatedError(
+        absl::StrCat("token '", record->name, "' expired at ",
+                     absl::FormatTime(absl::FromUnixMillis(record->expires_at_ms)),
+                     ": ask an admin for a new one (nmserver token add)"));
   }
   absl::StatusOr<Role> role = ParseRole(record->role);
-  if (!role.ok()) return grpc::Status(grpc::StatusCode::INTERNAL, std::string(role.status().message()));
+  if (!role.ok()) return absl::InternalError(role.status().message());
   if (absl::Status may = CheckMayCall(*role, path, record->name); !may.ok()) {
-    return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, std::string(may.message()));
+    return absl::PermissionDeniedError(may.message());
+  }
+  return Caller{record->name, *role};
+}
+
+grpc::Status TokenAuthenticator::Process(const InputMetadata& metadata, grpc::AuthContext* context,
+                                         OutputMetadata* consumed, OutputMetadata*) {
+  const std::string path = Value(metadata, ":path");
+  const std::string header = Value(metadata, kAuthorization);
+  absl::StatusOr<Caller> caller = Authenticate(header, path);
+  if (!caller.ok()) {
+    return grpc::Status(static_cast<grpc::StatusCode>(caller.status().code()),
+                        std::string(caller.status().message()));
   }
   if (require_worker_certificate_ && absl::StartsWith(path, kWorkerGateway) &&
       context->FindPropertyValues(GRPC_X509_PEM_CERT_PROPERTY_NAME).empty()) {
@@ -69,8 +81,8 @@ grpc::Status TokenAuthenticator::Process(const InputMetadata& metadata, grpc::Au
         path,
         " needs a client certificate signed by nmserver --tls_client_ca (nmworker --tls_cert/--tls_key)"));
   }
-  context->AddProperty(kCallerNameProperty, record->name);
-  context->AddProperty(kCallerRoleProperty, RoleName(*role));
+  context->AddProperty(kCallerNameProperty, caller->name);
+  context->AddProperty(kCallerRoleProperty, RoleName(caller->role));
   // Consumed: the token is not handed on to the services' metadata.
   consumed->insert({kAuthorization, header});
   return grpc::Status::OK;

@@ -17,6 +17,9 @@
 
 #include <functional>
 
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "server/auth/caller.h"
 #include "server/store/store.h"
 
 namespace nmsparse::server {
@@ -25,6 +28,11 @@ class TokenAuthenticator final : public grpc::AuthMetadataProcessor {
  public:
   // `now_ms` is the clock for expiry (tests pass their own).
   TokenAuthenticator(Store* store, bool require_worker_certificate, std::function<int64_t()> now_ms);
+
+  // The check itself, without gRPC (the dashboard's HTTP requests pass it too): the caller of
+  // `authorization` ("Bearer TOKEN") when its token is known, unexpired and its role may call the gRPC method
+  // `path`. Unauthenticated, PermissionDenied or Unavailable otherwise; messages never contain the token.
+  absl::StatusOr<Caller> Authenticate(absl::string_view authorization, absl::string_view path) const;
 
   grpc::Status Process(const InputMetadata& metadata, grpc::AuthContext* context, OutputMetadata* consumed,
                        OutputMetadata* response) override;

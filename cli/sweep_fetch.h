@@ -1,0 +1,25 @@
+// Reading a sweep from the coordinator: the sweep, its runs, and for reports every run's metric points.
+#ifndef NMSPARSE_CLI_SWEEP_FETCH_H_
+#define NMSPARSE_CLI_SWEEP_FETCH_H_
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "cli/command.h"
+#include "nmsparse/v1/sweep.pb.h"
+#include "report/sweep_data.h"
+
+namespace nmsparse::cli {
+
+absl::StatusOr<v1::Sweep> GetSweep(const CommandContext& context, int64_t sweep_id);
+
+// The runs of a sweep (0: of all sweeps) in a state (UNSPECIFIED: any).
+absl::StatusOr<std::vector<v1::Run>> ListRuns(const CommandContext& context, int64_t sweep_id,
+                                              v1::RunState state);
+
+// The sweep, its runs and each run's metric points (one GetRun per run), as reports read them.
+absl::StatusOr<report::SweepData> FetchSweepData(const CommandContext& context, int64_t sweep_id);
+
+}  // namespace nmsparse::cli
+
+#endif  // NMSPARSE_CLI_SWEEP_FETCH_H_

@@ -1,0 +1,147 @@
+#include "report/figures.h"
+
+#include <cmath>
+#include <map>
+
+#include "cli/compare_pivot.h"
+#include "report/pareto.h"
+#include "report/run_facts.h"
+
+namespace nmsparse::report {
+namespace {
+
+using cli::ComparePivot;
+
+// A point of `kind` in the run's curve, as (x, y); false when it lacks the value.
+bool PointXY(const v1::MetricPoint& p, const std::string& key, bool x_is_step, double* x, double* y) {
+  auto it = p.values().find(key);
+  if (it == p.values().end() || !std::isfinite(it->second)) return false;
+  *x = x_is_step ? static_cast<double>(p.step()) : static_cast<double>(p.epoch());
+  *y = it->second;
+  return true;
+}
+
+Series CurveOf(const RunData& run, const std::string& kind, const std::string& key, bool x_is_step) {
+  Series s{RunName(run.run), Series::Style::kLines, {}, {}, {}};
+  for (const v1::MetricPoint& p : run.curve) {
+    double x = 0, y = 0;
+    if (p.kind() == kind && PointXY(p, key, x_is_step, &x, &y)) {
+      s.x.push_back(x);
+      s.y.push_back(y);
+    }
+  }
+  return s;
+}
+
+// Index of the series named `name` in `figure`, appending an empty one of `style` when new: recipes keep
+// their order of first appearance.
+Series& SeriesNamed(Figure* figure, const std::string& name, Series::Style style) {
+  for (Series& s : figure->series) {
+    if (s.name == name) return s;
+  }
+  figure->series.push_back(Series{name, style, {}, {}, {}});
+  return figure->series.back();
+}
+
+}  // namespace
+
+std::string RunName(const v1::Run& run) { return cli::RunLabel(run); }
+
+Figure LossCurves(const SweepData& data) {
+  Figure f{"curves_loss",
+           "Train loss per run",
+           "Training loss per run: its step lines, or its epochs' mean loss when it reported no step lines.",
+           "step",
+           "train loss",
+           false,
+           {}};
+  for (const RunData& run : data.runs) {
+    Series s = CurveOf(run, "step", "loss", /*x_is_step=*/true);
+    if (s.x.empty()) s = CurveOf(run, "epoch", "loss", /*x_is_step=*/true);
+    if (!s.x.empty()) f.series.push_back(std::move(s));
+  }
+  return f;
+}
+
+Figure EvalCurves(const SweepData& data, const std::string& metric) {
+  Figure f{"curves_" + metric,
+           "Evaluation " + metric + " per run",
+           "The evaluation metric at the end of each epoch, per run.",
+           "epoch",
+           metric,
+           false,
+           {}};
+  for (const RunData& run : data.runs) {
+    Series s = CurveOf(run, "epoch", metric, /*x_is_step=*/false);
+    if (!s.x.empty()) f.series.push_back(std::move(s));
+  }
+  return f;
+}
+
+Figure MetricVsDensity(const SweepData& data, const std::string& metric) {
+  Figure f{metric + "_vs_density",
+           "Final " + metric + " vs density N/M",
+           "Per recipe, the mean over the succeeded runs with the same N:M (seeds, random draws); bars are "
+           "\u00b1 one sample standard deviation.",
+           "density N/M",
+           "final " + metric,
+           false,
+           {}};
+  std::vector<std::string> recipes;
+  std::map<std::string, std::map<double, ComparePivot::Cell>> cells;
+  for (const RunData& run : data.runs) {
+    const double value = FinalMetric(run.run, metric);
+    if (!std::isfinite(value)) continue;
+    const std::string recipe = RecipeOf(run.run.spec().sparsity());
+    if (!cells.count(recipe)) recipes.push_back(recipe);
+    cells[recipe][DensityOf(run.run.spec().sparsity())].values.push_back(value);
+  }
+  for (const std::string& recipe : recipes) {
+    Series& s = SeriesNamed(&f, recipe, Series::Style::kErrorBars);
+    for (const auto& [density, cell] : cells[recipe]) {
+      s.x.push_back(density);
+      s.y.push_back(cell.mean());
+      s.err.push_back(cell.stddev());
+    }
+  }
+  return f;
+}
+
+Figure MetricVsFlops(const SweepData& data, const std::string& metric, bool training) {
+  const std::string what = training ? "training FLOPs" : "inference FLOPs per image";
+  Figure f{metric + (training ? "_vs_train_flops" : "_vs_inference_flops"),
+           "Final " + metric + " vs " + what,
+           training ? "One point per succeeded run (FLOPs as the trainer counts them, dense-equivalent); the "
+                      "line joins the Pareto front (no run is cheaper and better)."
+                    : "One point per succeeded run (forward FLOPs of one image less the pruned weights' "
+                      "share); the line joins the Pareto front.",
+           what,
+           "final " + metric,
+           true,
+           {}};
+  std::vector<CostQuality> points;
+  for (const RunData& run : data.runs) {
+    const double value = FinalMetric(run.run, metric);
+    const double flops = training ? TrainingFlops(run.run) : InferenceFlops(run.run);
+    if (!std::isfinite(value) || !std::isfinite(flops) || flops <= 0) continue;
+    Series& s = SeriesNamed(&f, RecipeOf(run.run.spec().sparsity()), Series::Style::kPoints);
+    s.x.push_back(flops);
+    s.y.push_back(value);
+    points.push_back({flops, value});
+  }
+  if (points.empty()) return f;
+  Series front{"Pareto front", Series::Style::kFront, {}, {}, {}};
+  for (size_t i : ParetoFront(points)) {
+    front.x.push_back(points[i].cost);
+    front.y.push_back(points[i].quality);
+  }
+  f.series.push_back(std::move(front));
+  return f;
+}
+
+std::vector<Figure> SweepFigures(const SweepData& data, const std::string& metric) {
+  return {LossCurves(data), EvalCurves(data, metric), MetricVsDensity(data, metric),
+          MetricVsFlops(data, metric, /*training=*/true), MetricVsFlops(data, metric, /*training=*/false)};
+}
+
+}  // namespace nmsparse::report

@@ -1,0 +1,33 @@
+// The report's figures of a sweep: learning curves per run, the final metric against density per recipe
+// (mean ± std over runs that share recipe and N:M: seeds and random draws), and the final metric against
+// training and inference FLOPs with the Pareto front.
+#ifndef NMSPARSE_REPORT_FIGURES_H_
+#define NMSPARSE_REPORT_FIGURES_H_
+
+#include <string>
+#include <vector>
+
+#include "report/figure.h"
+#include "report/sweep_data.h"
+
+namespace nmsparse::report {
+
+// "run 12 recipe=dense nm=2:4": the run id and its labels in axis order, as legends and tables name it.
+std::string RunName(const v1::Run& run);
+
+// Train loss against step (step points; epoch points when a run reported none).
+Figure LossCurves(const SweepData& data);
+// Evaluation `metric` against epoch (epoch points).
+Figure EvalCurves(const SweepData& data, const std::string& metric);
+// Final `metric` against density N/M: one series per recipe, mean ± sample std per density.
+Figure MetricVsDensity(const SweepData& data, const std::string& metric);
+// Final `metric` against training FLOPs (training = true) or per-image inference FLOPs: one point series
+// per recipe and the Pareto front of all succeeded runs.
+Figure MetricVsFlops(const SweepData& data, const std::string& metric, bool training);
+
+// All of the above, in the report's order.
+std::vector<Figure> SweepFigures(const SweepData& data, const std::string& metric);
+
+}  // namespace nmsparse::report
+
+#endif  // NMSPARSE_REPORT_FIGURES_H_

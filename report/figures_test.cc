@@ -1,0 +1,136 @@
+#include "report/figures.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "report/pareto.h"
+#include "report/run_facts.h"
+
+namespace nmsparse::report {
+namespace {
+
+RunData MakeRun(int64_t id, v1::SparsitySpec::SparsityType type, uint32_t n, uint32_t m, double top1,
+                double flops) {
+  RunData r;
+  r.run.set_id(id);
+  r.run.set_state(v1::SUCCEEDED);
+  v1::SparsitySpec* s = r.run.mutable_spec()->mutable_sparsity();
+  s->set_sparsity_type(type);
+  s->set_n_sparsity(n);
+  s->set_m_sparsity(m);
+  r.run.mutable_spec()->mutable_model()->set_name("vit_micro_patch4_28");
+  (*r.run.mutable_final_metrics())["top1"] = top1;
+  (*r.run.mutable_final_metrics())["flops"] = flops;
+  return r;
+}
+
+TEST(ParetoFrontTest, HandMadeSet) {
+  // (cost, quality): 0 and 2 and 4 are on the front; 1 is beaten by 0 (cheaper, better), 3 by 2 (same cost,
+  // better), 5 by 4 (equal: the first is kept).
+  const std::vector<CostQuality> points = {{1, 50}, {2, 40}, {3, 70}, {3, 60}, {5, 80}, {5, 80}, {4, 65}};
+  EXPECT_EQ(ParetoFront(points), (std::vector<size_t>{0, 2, 4}));
+}
+
+TEST(ParetoFrontTest, EmptyAndSingle) {
+  EXPECT_TRUE(ParetoFront({}).empty());
+  EXPECT_EQ(ParetoFront({{7, 1}}), std::vector<size_t>{0});
+}
+
+TEST(RunFactsTest, RecipeAndDensity) {
+  v1::SparsitySpec s;
+  EXPECT_EQ(RecipeOf(s), "DENSE");
+  EXPECT_EQ(DensityOf(s), 1.0);
+  s.set_sparsity_type(v1::SparsitySpec::SRSTE);
+  s.set_n_sparsity(2);
+  s.set_m_sparsity(8);
+  EXPECT_EQ(RecipeOf(s), "SRSTE");
+  EXPECT_EQ(DensityOf(s), 0.25);
+  s.set_sparsity_type(v1::SparsitySpec::STRUCTURED_NM);
+  EXPECT_EQ(RecipeOf(s), "STE");
+  s.set_decay_type(v1::SparsitySpec::EXP);
+  EXPECT_EQ(RecipeOf(s), "MDGF");
+  s.set_structure_decay_flag(true);
+  EXPECT_EQ(RecipeOf(s), "SDGF");
+}
+
+TEST(RunFactsTest, InferenceFlopsShrinkWithDensity) {
+  const double dense = InferenceFlops(MakeRun(1, v1::SparsitySpec::DENSE, 0, 0, 0, 0).run);
+  const double half = InferenceFlops(MakeRun(2, v1::SparsitySpec::SRSTE, 2, 4, 0, 0).run);
+  const double quarter = InferenceFlops(MakeRun(3, v1::SparsitySpec::SRSTE, 1, 4, 0, 0).run);
+  ASSERT_TRUE(std::isfinite(dense));
+  EXPECT_LT(half, dense);
+  EXPECT_LT(quarter, half);
+  // Linear in the pruned fraction.
+  EXPECT_NEAR(dense - half, (half - quarter) * 2, 1e-6 * dense);
+  RunData unknown = MakeRun(4, v1::SparsitySpec::DENSE, 0, 0, 0, 0);
+  unknown.run.mutable_spec()->mutable_model()->set_name("no_such_model");
+  EXPECT_TRUE(std::isnan(InferenceFlops(unknown.run)));
+}
+
+TEST(FiguresTest, MeanAndStdPerRecipeAndDensity) {
+  SweepData data;
+  // SRSTE 2:4 over three seeds: mean 0.7, sample std 0.1; SRSTE 1:4 one run; dense two runs.
+  data.runs = {MakeRun(1, v1::SparsitySpec::SRSTE, 2, 4, 0.6, 1e9),
+               MakeRun(2, v1::SparsitySpec::SRSTE, 2, 4, 0.7, 1e9),
+               MakeRun(3, v1::SparsitySpec::SRSTE, 2, 4, 0.8, 1e9),
+               MakeRun(4, v1::SparsitySpec::SRSTE, 1, 4, 0.5, 1e9),
+               MakeRun(5, v1::SparsitySpec::DENSE, 0, 0, 0.9, 2e9),
+               MakeRun(6, v1::SparsitySpec::DENSE, 0, 0, 0.9, 2e9)};
+  RunData failed = MakeRun(7, v1::SparsitySpec::SRSTE, 2, 4, 0.0, 1e9);
+  failed.run.set_state(v1::FAILED);
+  data.runs.push_back(failed);
+  const Figure f = MetricVsDensity(data, "top1");
+  ASSERT_EQ(f.series.size(), 2u);
+  EXPECT_EQ(f.series[0].name, "SRSTE");
+  EXPECT_EQ(f.series[0].x, (std::vector<double>{0.25, 0.5}));
+  EXPECT_NEAR(f.series[0].y[1], 0.7, 1e-12);
+  EXPECT_NEAR(f.series[0].err[1], 0.1, 1e-12);
+  EXPECT_EQ(f.series[0].err[0], 0.0);
+  EXPECT_EQ(f.series[1].name, "DENSE");
+  EXPECT_EQ(f.series[1].x, std::vector<double>{1.0});
+  EXPECT_NEAR(f.series[1].y[0], 0.9, 1e-12);
+}
+
+TEST(FiguresTest, FlopsFigureMarksTheFront) {
+  SweepData data;
+  data.runs = {MakeRun(1, v1::SparsitySpec::SRSTE, 2, 4, 0.7, 1e9),
+               MakeRun(2, v1::SparsitySpec::SRSTE, 1, 4, 0.6, 2e9),
+               MakeRun(3, v1::SparsitySpec::DENSE, 0, 0, 0.9, 3e9)};
+  const Figure f = MetricVsFlops(data, "top1", /*training=*/true);
+  ASSERT_EQ(f.series.size(), 3u);
+  EXPECT_TRUE(f.log_x);
+  const Series& front = f.series.back();
+  EXPECT_EQ(front.style, Series::Style::kFront);
+  EXPECT_EQ(front.x, (std::vector<double>{1e9, 3e9}));  // Run 2 costs more than run 1 and is worse.
+  EXPECT_EQ(front.y, (std::vector<double>{0.7, 0.9}));
+}
+
+TEST(FiguresTest, CurvesUseStepAndEpochPoints) {
+  RunData r = MakeRun(9, v1::SparsitySpec::DENSE, 0, 0, 0.9, 1);
+  (*r.run.mutable_labels())["recipe"] = "dense";
+  for (int i = 0; i < 3; ++i) {
+    v1::MetricPoint p;
+    p.set_kind("step");
+    p.set_step(10 * (i + 1));
+    (*p.mutable_values())["loss"] = 2.0 - i;
+    r.curve.push_back(p);
+  }
+  v1::MetricPoint e;
+  e.set_kind("epoch");
+  e.set_epoch(1);
+  (*e.mutable_values())["top1"] = 0.5;
+  r.curve.push_back(e);
+  SweepData data;
+  data.runs = {r};
+  const Figure loss = LossCurves(data);
+  ASSERT_EQ(loss.series.size(), 1u);
+  EXPECT_EQ(loss.series[0].name, "run 9 recipe=dense");
+  EXPECT_EQ(loss.series[0].x, (std::vector<double>{10, 20, 30}));
+  const Figure top1 = EvalCurves(data, "top1");
+  ASSERT_EQ(top1.series.size(), 1u);
+  EXPECT_EQ(top1.series[0].y, std::vector<double>{0.5});
+}
+
+}  // namespace
+}  // namespace nmsparse::report

@@ -1,0 +1,155 @@
+#include "report/gnuplot_svg.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+extern char** environ;
+
+namespace nmsparse::report {
+namespace {
+
+// A gnuplot double-quoted string: backslashes and quotes escaped, line breaks flattened.
+std::string Quoted(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '\\' || c == '"') out += '\\';
+    out += (c == '\n' || c == '\r') ? ' ' : c;
+  }
+  return out + "\"";
+}
+
+std::string DataBlock(const Series& s, size_t index) {
+  std::string out = absl::StrCat("$d", index, " << EOD\n");
+  for (size_t i = 0; i < s.x.size(); ++i) {
+    if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i])) continue;
+    absl::StrAppend(&out, absl::StrFormat("%.10g %.10g", s.x[i], s.y[i]));
+    if (i < s.err.size()) absl::StrAppend(&out, absl::StrFormat(" %.10g", s.err[i]));
+    out += "\n";
+  }
+  return out + "EOD\n";
+}
+
+std::string PlotClause(const Series& s, size_t index) {
+  const std::string data = absl::StrCat("$d", index);
+  switch (s.style) {
+    case Series::Style::kPoints:
+      return absl::StrCat(data, " using 1:2 with points pointsize 1.3 title ", Quoted(s.name), " noenhanced");
+    case Series::Style::kErrorBars:
+      return absl::StrCat(data, " using 1:2:3 with yerrorlines title ", Quoted(s.name), " noenhanced");
+    case Series::Style::kFront:
+      return absl::StrCat(data, " using 1:2 with steps dashtype 2 linewidth 2 lc rgb \"black\" title ",
+                          Quoted(s.name), " noenhanced");
+    default:
+      return absl::StrCat(data, " using 1:2 with linespoints pointsize 0.5 title ", Quoted(s.name),
+                          " noenhanced");
+  }
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    const char* base = std::getenv("TMPDIR");
+    std::string pattern = absl::StrCat(base && *base ? base : "/tmp", "/nmsparse-gnuplot.XXXXXX");
+    if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+  }
+  ~TempDir() {
+    if (path_.empty()) return;
+    for (const char* name : {"/figure.gp", "/figure.svg", "/gnuplot.err"}) unlink((path_ + name).c_str());
+    rmdir(path_.c_str());
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// gnuplot SCRIPT with stderr to ERR; its exit status, or -1 when it could not be started.
+int RunGnuplot(const std::string& script, const std::string& err) {
+  const char* override_path = std::getenv("NMSPARSE_GNUPLOT");
+  std::string program = override_path && *override_path ? override_path : "gnuplot";
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  std::string script_arg = script;
+  char* argv[] = {program.data(), script_arg.data(), nullptr};
+  pid_t pid = 0;
+  const int spawned = posix_spawnp(&pid, program.c_str(), &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) return -1;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+}  // namespace
+
+std::string GnuplotScript(const Figure& f, const std::string& svg_path) {
+  std::string out = absl::StrCat(
+      "set terminal svg size 760,480 dynamic enhanced font \"sans,11\" background rgb \"white\"\n",
+      "set output ", Quoted(svg_path), "\n", "set title ", Quoted(f.title), " noenhanced\n", "set xlabel ",
+      Quoted(f.x_label), " noenhanced\n", "set ylabel ", Quoted(f.y_label), " noenhanced\n",
+      "set grid\nset key outside below\nset offsets graph 0.03, graph 0.03, graph 0.05, "
+      "graph 0.05\n");
+  if (f.log_x) out += "set logscale x\nset format x \"%.1e\"\n";
+  bool any_point = false;
+  for (size_t i = 0; i < f.series.size(); ++i) {
+    out += DataBlock(f.series[i], i);
+    any_point = any_point || !f.series[i].x.empty();
+  }
+  if (!any_point) {
+    // gnuplot refuses to plot nothing: an empty frame that says why.
+    return out + "unset logscale x\nset label \"no data yet\" at graph 0.5, graph 0.5 center\n" +
+           "plot [0:1][0:1] NaN notitle\n";
+  }
+  out += "plot ";
+  bool first = true;
+  for (size_t i = 0; i < f.series.size(); ++i) {
+    if (f.series[i].x.empty()) continue;
+    absl::StrAppend(&out, first ? "" : ", \\\n     ", PlotClause(f.series[i], i));
+    first = false;
+  }
+  return out + "\n";
+}
+
+absl::StatusOr<std::string> RenderSvg(const Figure& figure) {
+  TempDir dir;
+  if (dir.path().empty()) return absl::InternalError("cannot create a temporary directory for gnuplot");
+  const std::string script = dir.path() + "/figure.gp", svg = dir.path() + "/figure.svg";
+  {
+    std::ofstream out(script, std::ios::trunc);
+    out << GnuplotScript(figure, svg);
+    if (!out.good()) return absl::InternalError(absl::StrCat("cannot write ", script));
+  }
+  const int rc = RunGnuplot(script, dir.path() + "/gnuplot.err");
+  if (rc < 0) {
+    return absl::FailedPreconditionError(
+        "cannot run gnuplot: install Debian's gnuplot-nox (tools/bootstrap.sh) or set NMSPARSE_GNUPLOT");
+  }
+  std::string text = ReadFile(svg);
+  if (rc != 0 || text.find("</svg>") == std::string::npos) {
+    return absl::InternalError(absl::StrCat("gnuplot failed on figure ", figure.id, " (exit ", rc,
+                                            "): ", ReadFile(dir.path() + "/gnuplot.err")));
+  }
+  return text;
+}
+
+}  // namespace nmsparse::report

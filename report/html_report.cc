@@ -1,0 +1,134 @@
+#include "report/html_report.h"
+
+#include <cmath>
+#include <mstch/mstch.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/time.h"
+#include "cli/compare_pivot.h"
+#include "report/figures.h"
+#include "report/gnuplot_svg.h"
+#include "report/run_facts.h"
+
+namespace nmsparse::report {
+namespace {
+
+// Self-contained: inline CSS, no script, figures as sibling SVG files. {{x}} is HTML-escaped by mstch.
+constexpr char kTemplate[] = R"(<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>nmsparse sweep {{sweep_id}} {{sweep_name}}</title>
+<style>
+body { font-family: sans-serif; margin: 2em; color: #222; max-width: 1100px; }
+table { border-collapse: collapse; margin: 1em 0; }
+th, td { border: 1px solid #bbb; padding: 4px 8px; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+figure { margin: 2em 0; } figure img { max-width: 100%; border: 1px solid #ddd; }
+figcaption { color: #555; font-size: 90%; }
+</style></head>
+<body>
+<h1>Sweep {{sweep_id}}: {{sweep_name}}</h1>
+<p id="summary">{{run_count}} runs ({{state_summary}}); final metric <b>{{metric}}</b>; created {{created}}.</p>
+<h2 id="table">{{metric}} by {{row_axis}}{{#column_axis}} &times; {{column_axis}}{{/column_axis}}</h2>
+<p>Mean over the succeeded runs of a cell; &plusmn; sample standard deviation (n runs) where several share it
+(seeds, random draws), as <code>nmctl compare</code> shows it.</p>
+<table class="pivot">
+<tr><th>{{row_axis}}</th>{{#columns}}<th>{{.}}</th>{{/columns}}</tr>
+{{#rows}}<tr><td>{{label}}</td>{{#cells}}<td>{{.}}</td>{{/cells}}</tr>
+{{/rows}}</table>
+<h2>Figures</h2>
+{{#figures}}<figure id="{{id}}"><img src="{{id}}.svg" alt="{{title}}">
+<figcaption>{{title}}. {{caption}}</figcaption></figure>
+{{/figures}}
+<h2 id="runs">Runs</h2>
+<table class="runs">
+<tr><th>run</th><th>state</th><th>recipe</th><th>N/M</th><th>{{metric}}</th><th>training FLOPs</th>
+<th>inference FLOPs / image</th></tr>
+{{#runs}}<tr><td>{{name}}</td><td>{{state}}</td><td>{{recipe}}</td><td>{{density}}</td><td>{{value}}</td>
+<td>{{train_flops}}</td><td>{{inference_flops}}</td></tr>
+{{/runs}}</table>
+</body></html>
+)";
+
+std::string Number(double v, const char* format) {
+  return std::isfinite(v) ? absl::StrFormat(format, v) : std::string("-");
+}
+
+std::string StateSummary(const v1::Sweep& sweep) {
+  std::string out;
+  for (const auto& [state, n] :
+       std::map<std::string, uint32_t>(sweep.run_counts().begin(), sweep.run_counts().end())) {
+    absl::StrAppend(&out, out.empty() ? "" : ", ", n, " ", state);
+  }
+  return out.empty() ? "none yet" : out;
+}
+
+mstch::map PivotContext(const SweepData& data, const std::string& metric) {
+  std::vector<v1::Run> runs;
+  for (const RunData& r : data.runs) runs.push_back(r.run);
+  const cli::ComparePivot pivot = cli::BuildComparePivot(data.sweep.spec(), runs, metric);
+  mstch::array columns, rows;
+  for (const std::string& c : pivot.column_labels) columns.push_back(c);
+  for (size_t r = 0; r < pivot.row_labels.size(); ++r) {
+    mstch::array cells;
+    for (const cli::ComparePivot::Cell& cell : pivot.cells[r]) cells.push_back(cli::CellText(pivot, cell));
+    rows.push_back(mstch::map{{"label", pivot.row_labels[r]}, {"cells", cells}});
+  }
+  mstch::map out{{"row_axis", pivot.row_axis.empty() ? std::string("run") : pivot.row_axis},
+                 {"columns", columns},
+                 {"rows", rows}};
+  if (!pivot.column_axis.empty()) out.emplace("column_axis", pivot.column_axis);
+  return out;
+}
+
+mstch::array RunsContext(const SweepData& data, const std::string& metric) {
+  mstch::array out;
+  for (const RunData& r : data.runs) {
+    const v1::SparsitySpec& s = r.run.spec().sparsity();
+    out.push_back(mstch::map{{"name", RunName(r.run)},
+                             {"state", v1::RunState_Name(r.run.state())},
+                             {"recipe", RecipeOf(s)},
+                             {"density", Number(DensityOf(s), "%.3g")},
+                             {"value", Number(FinalMetric(r.run, metric), "%.4g")},
+                             {"train_flops", Number(TrainingFlops(r.run), "%.3g")},
+                             {"inference_flops", Number(InferenceFlops(r.run), "%.3g")}});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string ReportHtml(const SweepData& data, const std::string& metric) {
+  mstch::array figures;
+  for (const Figure& f : SweepFigures(data, metric)) {
+    figures.push_back(mstch::map{{"id", f.id}, {"title", f.title}, {"caption", f.caption}});
+  }
+  mstch::map context = PivotContext(data, metric);
+  context.emplace("sweep_id", std::to_string(data.sweep.id()));
+  context.emplace("sweep_name", data.sweep.name());
+  context.emplace("run_count", std::to_string(data.runs.size()));
+  context.emplace("state_summary", StateSummary(data.sweep));
+  context.emplace("metric", metric);
+  context.emplace("created",
+                  absl::FormatTime("%Y-%m-%d %H:%M UTC", absl::FromUnixMillis(data.sweep.created_at_ms()),
+                                   absl::UTCTimeZone()));
+  context.emplace("figures", figures);
+  context.emplace("runs", RunsContext(data, metric));
+  return mstch::render(kTemplate, context);
+}
+
+absl::StatusOr<ReportFiles> BuildReport(const SweepData& data, const std::string& metric) {
+  ReportFiles out;
+  out.files["index.html"] = ReportHtml(data, metric);
+  for (const Figure& f : SweepFigures(data, metric)) {
+    absl::StatusOr<std::string> svg = RenderSvg(f);
+    if (!svg.ok()) {
+      return absl::Status(svg.status().code(),
+                          absl::StrCat("sweep ", data.sweep.id(), ": ", svg.status().message()));
+    }
+    out.files[f.id + ".svg"] = std::move(*svg);
+  }
+  return out;
+}
+
+}  // namespace nmsparse::report

@@ -1,0 +1,73 @@
+#include "report/html_report.h"
+
+#include <gtest/gtest.h>
+
+#include "report/figures.h"
+#include "report/gnuplot_svg.h"
+
+namespace nmsparse::report {
+namespace {
+
+SweepData TwoRuns() {
+  SweepData data;
+  data.sweep.set_id(3);
+  data.sweep.set_name("demo <sweep>");
+  v1::GridAxis* axis = data.sweep.mutable_spec()->add_grid();
+  axis->set_name("recipe");
+  axis->add_values()->set_label("dense");
+  axis->add_values()->set_label("srste");
+  for (int i = 0; i < 2; ++i) {
+    RunData r;
+    r.run.set_id(10 + i);
+    r.run.set_state(v1::SUCCEEDED);
+    (*r.run.mutable_labels())["recipe"] = i == 0 ? "dense" : "srste";
+    r.run.mutable_spec()->mutable_model()->set_name("vit_micro_patch4_28");
+    if (i == 1) {
+      r.run.mutable_spec()->mutable_sparsity()->set_sparsity_type(v1::SparsitySpec::SRSTE);
+      r.run.mutable_spec()->mutable_sparsity()->set_n_sparsity(2);
+      r.run.mutable_spec()->mutable_sparsity()->set_m_sparsity(4);
+    }
+    (*r.run.mutable_final_metrics())["top1"] = 0.6 + 0.1 * i;
+    (*r.run.mutable_final_metrics())["flops"] = 1e9;
+    for (int e = 0; e < 2; ++e) {
+      v1::MetricPoint p;
+      p.set_kind("epoch");
+      p.set_epoch(e);
+      p.set_step(5 * (e + 1));
+      (*p.mutable_values())["top1"] = 0.3 + 0.2 * e;
+      (*p.mutable_values())["loss"] = 1.5 - 0.5 * e;
+      r.curve.push_back(p);
+    }
+    data.runs.push_back(r);
+  }
+  return data;
+}
+
+TEST(HtmlReportTest, PageReferencesEveryFigureAndEscapes) {
+  const SweepData data = TwoRuns();
+  absl::StatusOr<ReportFiles> report = BuildReport(data, "top1");
+  ASSERT_TRUE(report.ok()) << report.status();
+  const std::string& html = report->files.at("index.html");
+  EXPECT_NE(html.find("demo &lt;sweep&gt;"), std::string::npos);
+  for (const Figure& f : SweepFigures(data, "top1")) {
+    EXPECT_NE(html.find("src=\"" + f.id + ".svg\""), std::string::npos) << f.id;
+    const std::string& svg = report->files.at(f.id + ".svg");
+    EXPECT_NE(svg.find("<svg"), std::string::npos) << f.id;
+    for (const Series& s : f.series) EXPECT_NE(svg.find("<title>" + s.name + "</title>"), std::string::npos);
+  }
+  EXPECT_NE(report->files.at("top1_vs_train_flops.svg").find("<title>Pareto front</title>"),
+            std::string::npos);
+  // The compare table: one row per recipe.
+  EXPECT_NE(html.find("<td>dense</td><td>0.6"), std::string::npos) << html;
+}
+
+TEST(GnuplotSvgTest, QuotesAndEmptyFigures) {
+  Figure f{"x", "a \"quoted\" title", "", "x", "y", false, {}};
+  EXPECT_NE(GnuplotScript(f, "/tmp/out.svg").find("\"a \\\"quoted\\\" title\""), std::string::npos);
+  absl::StatusOr<std::string> svg = RenderSvg(f);  // No series: an empty frame saying so.
+  ASSERT_TRUE(svg.ok()) << svg.status();
+  EXPECT_NE(svg->find("no data yet"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace nmsparse::report

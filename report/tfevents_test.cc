@@ -1,0 +1,74 @@
+#include "report/tfevents.h"
+
+#include <gtest/gtest.h>
+
+#include "report/crc32c.h"
+#include "tensorboard/event.pb.h"
+
+namespace nmsparse::report {
+namespace {
+
+TEST(Crc32cTest, KnownVectors) {
+  EXPECT_EQ(Crc32c(""), 0u);
+  EXPECT_EQ(Crc32c("123456789"), 0xE3069283u);
+  // RFC 3720, B.4: 32 bytes of zeros, of ones, ascending.
+  EXPECT_EQ(Crc32c(std::string(32, '\0')), 0x8A9136AAu);
+  EXPECT_EQ(Crc32c(std::string(32, '\xff')), 0x62A8AB43u);
+  std::string ascending;
+  for (int i = 0; i < 32; ++i) ascending += static_cast<char>(i);
+  EXPECT_EQ(Crc32c(ascending), 0x46DD794Eu);
+}
+
+TEST(Crc32cTest, Masked) {
+  const uint32_t crc = 0xE3069283u;
+  EXPECT_EQ(MaskedCrc32c("123456789"), ((crc >> 15) | (crc << 17)) + 0xa282ead8u);
+}
+
+TEST(TfRecordTest, FramingAndRoundTrip) {
+  const std::string record = TfRecord("hello");
+  ASSERT_EQ(record.size(), 8u + 4u + 5u + 4u);
+  EXPECT_EQ(record.substr(0, 8), std::string("\x05\0\0\0\0\0\0\0", 8));
+  absl::StatusOr<std::vector<std::string>> back = ReadTfRecords(record + TfRecord(""));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, (std::vector<std::string>{"hello", ""}));
+}
+
+TEST(TfRecordTest, DamageIsFound) {
+  std::string record = TfRecord("hello");
+  record[13] ^= 1;  // A data byte.
+  EXPECT_EQ(ReadTfRecords(record).status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_FALSE(ReadTfRecords(TfRecord("hello").substr(0, 15)).ok());
+}
+
+TEST(RunEventFileTest, VersionThenScalars) {
+  RunData run;
+  run.run.set_id(12);
+  run.run.set_created_at_ms(1700000000000);
+  (*run.run.mutable_labels())["recipe"] = "srste 2:4";
+  v1::MetricPoint p;
+  p.set_kind("step");
+  p.set_step(40);
+  p.set_at_ms(1700000001500);
+  (*p.mutable_values())["loss"] = 1.25;
+  (*p.mutable_values())["lr"] = 0.5;
+  (*p.mutable_labels())["precision"] = "fp32";  // Text labels are not scalars.
+  run.curve.push_back(p);
+  absl::StatusOr<std::vector<std::string>> records = ReadTfRecords(RunEventFile(run));
+  ASSERT_TRUE(records.ok()) << records.status();
+  ASSERT_EQ(records->size(), 2u);
+  tensorboard::Event first, second;
+  ASSERT_TRUE(first.ParseFromString((*records)[0]));
+  EXPECT_EQ(first.file_version(), "brain.Event:2");
+  ASSERT_TRUE(second.ParseFromString((*records)[1]));
+  EXPECT_EQ(second.step(), 40);
+  EXPECT_DOUBLE_EQ(second.wall_time(), 1700000001.5);
+  ASSERT_EQ(second.summary().value_size(), 2);
+  EXPECT_EQ(second.summary().value(0).tag(), "step/loss");
+  EXPECT_FLOAT_EQ(second.summary().value(0).simple_value(), 1.25f);
+  EXPECT_EQ(second.summary().value(1).tag(), "step/lr");
+  EXPECT_EQ(RunEventDir(run.run), "run-12_recipe=srste_2_4");
+  EXPECT_EQ(RunEventFileName(run.run), "events.out.tfevents.1700000000.nmsparse-run-12");
+}
+
+}  // namespace
+}  // namespace nmsparse::report

@@ -1,0 +1,183 @@
+#include "server/dashboard/dashboard_server.h"
+
+#include <httplib.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "report/figures.h"
+#include "report/gnuplot_svg.h"
+#include "report/html_report.h"
+#include "server/dashboard/http_auth.h"
+#include "server/dashboard/pages.h"
+#include "server/dashboard/sweep_reader.h"
+
+namespace nmsparse::server {
+namespace {
+
+constexpr size_t kMaxBodyBytes = 4096;   // Only /login has a body: one token.
+constexpr int kThreads = 4;              // Concurrent requests; more wait in the queue.
+constexpr uint32_t kMaxLogLines = 2000;  // Per /logs answer.
+constexpr char kMetric[] = "top1";
+
+int64_t IdOf(const httplib::Request& req) {
+  int64_t id = 0;
+  return absl::SimpleAtoi(req.matches[1].str(), &id) ? id : 0;
+}
+
+void Error(httplib::Response& res, const absl::Status& status) {
+  res.status = HttpStatusOf(status);
+  res.set_content(absl::StrCat(status.message(), "\n"), "text/plain; charset=utf-8");
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Wraps a handler in the token check; a refused browser page offers /login.
+httplib::Server::Handler Guarded(const TokenAuthenticator* auth, httplib::Server::Handler handler) {
+  return [auth, handler](const httplib::Request& req, httplib::Response& res) {
+    absl::Status allowed =
+        CheckDashboardRead(auth, req.get_header_value("Authorization"), req.get_header_value("Cookie"));
+    if (!allowed.ok()) {
+      res.status = HttpStatusOf(allowed);
+      if (res.status == 401) res.set_header("WWW-Authenticate", "Bearer");
+      res.set_content(LoginPage(std::string(allowed.message())), "text/html; charset=utf-8");
+      return;
+    }
+    handler(req, res);
+  };
+}
+
+void Json(httplib::Response& res, const absl::StatusOr<cli::Json>& json) {
+  if (!json.ok()) return Error(res, json.status());
+  res.set_content(json->dump(), "application/json");
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<DashboardServer>> DashboardServer::Start(CoordinatorService* coordinator,
+                                                                        DashboardOptions options) {
+  const size_t colon = options.listen.rfind(':');
+  int port = -1;
+  if (colon == std::string::npos || !absl::SimpleAtoi(options.listen.substr(colon + 1), &port) || port < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--http_listen: '", options.listen, "' is not HOST:PORT (e.g. 127.0.0.1:8080)"));
+  }
+  std::string host = options.listen.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  std::unique_ptr<DashboardServer> out(new DashboardServer());
+  out->http_ = std::make_unique<httplib::Server>();
+  out->chart_js_ = ReadFile(options.chart_js_path);
+  out->Route(coordinator, options);
+  httplib::Server& http = *out->http_;
+  http.new_task_queue = [] { return new httplib::ThreadPool(kThreads); };
+  http.set_payload_max_length(kMaxBodyBytes);
+  http.set_read_timeout(5, 0);
+  http.set_write_timeout(10, 0);
+  http.set_keep_alive_max_count(20);
+  http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+    res.status = 500;
+    res.set_content("internal error\n", "text/plain");
+  });
+  out->port_ = port == 0 ? http.bind_to_any_port(host) : (http.bind_to_port(host, port) ? port : -1);
+  if (out->port_ <= 0)
+    return absl::UnavailableError(absl::StrCat("--http_listen: cannot listen on ", options.listen));
+  out->thread_ = std::thread([server = out.get()] { server->http_->listen_after_bind(); });
+  return out;
+}
+
+DashboardServer::~DashboardServer() { Stop(); }
+
+void DashboardServer::Stop() {
+  if (!http_) return;
+  http_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void DashboardServer::Route(CoordinatorService* coordinator, const DashboardOptions& options) {
+  const TokenAuthenticator* auth = options.authenticator;
+  auto reader = std::make_shared<SweepReader>(coordinator);
+  httplib::Server& http = *http_;
+  http.Get("/", Guarded(auth, [reader](const httplib::Request&, httplib::Response& res) {
+             absl::StatusOr<cli::Json> sweeps = reader->Sweeps();
+             if (!sweeps.ok()) return Error(res, sweeps.status());
+             res.set_content(SweepsPage(*sweeps), "text/html; charset=utf-8");
+           }));
+  http.Get(R"(/sweeps/(\d+))", Guarded(auth, [reader](const httplib::Request& req, httplib::Response& res) {
+             absl::StatusOr<cli::Json> sweep = reader->Sweep(IdOf(req));
+             if (!sweep.ok()) return Error(res, sweep.status());
+             // The figures' ids and titles do not depend on the data: each is drawn when its <img> asks.
+             res.set_content(SweepPage(*sweep, report::SweepFigures(report::SweepData{}, kMetric)),
+                             "text/html; charset=utf-8");
+           }));
+  http.Get(R"(/sweeps/(\d+)/report/?)",
+           Guarded(auth, [reader](const httplib::Request& req, httplib::Response& res) {
+             if (req.path.back() != '/') return res.set_redirect(req.path + "/");
+             absl::StatusOr<report::SweepData> data = reader->SweepData(IdOf(req));
+             if (!data.ok()) return Error(res, data.status());
+             res.set_content(report::ReportHtml(*data, kMetric), "text/html; charset=utf-8");
+           }));
+  http.Get(R"(/sweeps/(\d+)/report/([a-z0-9_]+)\.svg)",
+           Guarded(auth, [reader](const httplib::Request& req, httplib::Response& res) {
+             absl::StatusOr<report::SweepData> data = reader->SweepData(IdOf(req));
+             if (!data.ok()) return Error(res, data.status());
+             for (const report::Figure& f : report::SweepFigures(*data, kMetric)) {
+               if (f.id != req.matches[2].str()) continue;
+               absl::StatusOr<std::string> svg = report::RenderSvg(f);
+               if (!svg.ok()) return Error(res, svg.status());
+               return res.set_content(*svg, "image/svg+xml");
+             }
+             Error(res, absl::NotFoundError("no such figure"));
+           }));
+  http.Get(R"(/runs/(\d+))", Guarded(auth, [reader](const httplib::Request& req, httplib::Response& res) {
+             absl::StatusOr<cli::Json> run = reader->Run(IdOf(req));
+             if (!run.ok()) return Error(res, run.status());
+             res.set_content(RunPage(*run), "text/html; charset=utf-8");
+           }));
+  http.Get("/api/sweeps", Guarded(auth, [reader](const httplib::Request&, httplib::Response& res) {
+             Json(res, reader->Sweeps());
+           }));
+  http.Get(R"(/api/sweeps/(\d+))",
+           Guarded(auth, [reader](const httplib::Request& req, httplib::Response& res) {
+             Json(res, reader->Sweep(IdOf(req)));
+           }));
+  http.Get(R"(/api/runs/(\d+))", Guarded(auth, [reader](const httplib::Request& req, httplib::Response& res) {
+             Json(res, reader->Run(IdOf(req)));
+           }));
+  http.Get(R"(/api/runs/(\d+)/logs)",
+           Guarded(auth, [reader](const httplib::Request& req, httplib::Response& res) {
+             int64_t from_seq = 0;
+             if (req.has_param("from_seq") && !absl::SimpleAtoi(req.get_param_value("from_seq"), &from_seq))
+               return Error(res, absl::InvalidArgumentError("from_seq: not a number"));
+             Json(res, reader->Logs(IdOf(req), from_seq, kMaxLogLines));
+           }));
+  // Chart.js is a public library: served without a token so the login page could use it too.
+  http.Get("/static/chart.min.js", [this](const httplib::Request&, httplib::Response& res) {
+    if (chart_js_.empty())
+      return Error(res, absl::NotFoundError("Chart.js not installed (Debian libjs-chart.js)"));
+    res.set_header("Cache-Control", "max-age=86400");
+    res.set_content(chart_js_, "application/javascript");
+  });
+  http.Get("/login", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(LoginPage(""), "text/html; charset=utf-8");
+  });
+  http.Post("/login", [auth](const httplib::Request& req, httplib::Response& res) {
+    const std::string token = req.get_param_value("token");
+    absl::Status allowed = CheckDashboardRead(auth, absl::StrCat("Bearer ", token), "");
+    if (!allowed.ok()) {
+      res.status = HttpStatusOf(allowed);
+      return res.set_content(LoginPage(std::string(allowed.message())), "text/html; charset=utf-8");
+    }
+    res.set_header("Set-Cookie",
+                   absl::StrCat(kTokenCookie, "=", token, "; Path=/; HttpOnly; SameSite=Strict"));
+    res.set_redirect("/");
+  });
+}
+
+}  // namespace nmsparse::server

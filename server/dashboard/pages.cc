@@ -1,0 +1,201 @@
+#include "server/dashboard/pages.h"
+
+#include <mstch/mstch.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace nmsparse::server {
+namespace {
+
+constexpr char kHead[] = R"(<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>nmsparse {{title}}</title>
+<style>
+body { font-family: sans-serif; margin: 1.5em 2em; color: #222; }
+nav a { margin-right: 1em; }
+table { border-collapse: collapse; margin: 1em 0; }
+th, td { border: 1px solid #bbb; padding: 3px 8px; text-align: left; }
+.SUCCEEDED { color: #176317; } .FAILED { color: #a31515; } .RUNNING { color: #1c4fa0; }
+.figures img { width: 48%; min-width: 420px; border: 1px solid #ddd; margin: 4px; }
+.charts { display: flex; flex-wrap: wrap; } .chart { width: 560px; height: 320px; margin: 8px; }
+pre#logs { background: #f4f4f4; max-height: 24em; overflow: auto; padding: 8px; font-size: 85%; }
+</style></head><body>
+<nav><a href="/">sweeps</a>{{#sweep_id}}<a href="/sweeps/{{sweep_id}}">sweep {{sweep_id}}</a>{{/sweep_id}}</nav>
+)";
+
+constexpr char kPoll[] = R"(<script>
+// Re-reads URL every few seconds and hands the JSON to UPDATE; stops on an error (e.g. a revoked token).
+function poll(url, update, ms) {
+  const tick = () => fetch(url, {credentials: 'same-origin'})
+      .then(r => r.ok ? r.json() : Promise.reject(r.status))
+      .then(d => { if (update(d) !== false) setTimeout(tick, ms); })
+      .catch(e => { const s = document.getElementById('status'); if (s) s.textContent = 'polling stopped: ' + e; });
+  setTimeout(tick, ms);
+}
+function cell(text, cls) { const td = document.createElement('td'); td.textContent = text; if (cls) td.className = cls; return td; }
+function labels(l) { return Object.keys(l || {}).sort().map(k => k + '=' + l[k]).join(' '); }
+function finals(m) { return Object.keys(m || {}).sort().map(k => k + '=' + Number(m[k]).toPrecision(4)).join(' '); }
+</script>
+<p id="status"></p>
+)";
+
+constexpr char kSweeps[] = R"(<h1>Sweeps</h1>
+<table id="sweeps"><thead><tr><th>id</th><th>name</th><th>by</th><th>runs</th><th>created</th></tr></thead>
+<tbody>{{#sweeps}}<tr><td><a href="/sweeps/{{id}}">{{id}}</a></td><td>{{name}}</td><td>{{by}}</td>
+<td>{{counts}}</td><td>{{created}}</td></tr>{{/sweeps}}</tbody></table>
+<script>
+poll('/api/sweeps', d => {
+  const body = document.querySelector('#sweeps tbody');
+  body.replaceChildren(...d.sweeps.map(s => {
+    const tr = document.createElement('tr');
+    const a = document.createElement('a'); a.href = '/sweeps/' + s.id; a.textContent = s.id;
+    const td = document.createElement('td'); td.appendChild(a); tr.appendChild(td);
+    const counts = Object.keys(s.run_counts).sort().map(k => s.run_counts[k] + ' ' + k).join(', ');
+    [s.name, s.submitted_by || '-', counts, new Date(s.created_at_ms).toISOString()].forEach(t => tr.appendChild(cell(t)));
+    return tr;
+  }));
+}, 5000);
+</script></body></html>
+)";
+
+constexpr char kSweep[] = R"(<h1>Sweep {{sweep_id}}: {{name}}</h1>
+<p><a href="/sweeps/{{sweep_id}}/report/">the report</a> (the same page <code>nmctl report</code> writes)</p>
+<h2>Runs</h2>
+<table id="runs"><thead><tr><th>run</th><th>labels</th><th>state</th><th>try</th><th>final</th></tr></thead>
+<tbody>{{#runs}}<tr><td><a href="/runs/{{id}}">{{id}}</a></td><td>{{labels}}</td><td class="{{state}}">{{state}}</td>
+<td>{{attempt}}</td><td>{{finals}}</td></tr>{{/runs}}</tbody></table>
+<h2>Figures</h2>
+<div class="figures">{{#figures}}<img id="fig-{{id}}" src="/sweeps/{{sweep_id}}/report/{{id}}.svg" alt="{{title}}" title="{{title}}">{{/figures}}</div>
+<script>
+poll('/api/sweeps/{{sweep_id}}', d => {
+  const body = document.querySelector('#runs tbody');
+  body.replaceChildren(...d.runs.map(r => {
+    const tr = document.createElement('tr');
+    const a = document.createElement('a'); a.href = '/runs/' + r.id; a.textContent = r.id;
+    const td = document.createElement('td'); td.appendChild(a); tr.appendChild(td);
+    tr.appendChild(cell(labels(r.labels))); tr.appendChild(cell(r.state, r.state));
+    tr.appendChild(cell(r.attempt)); tr.appendChild(cell(finals(r.final_metrics)));
+    return tr;
+  }));
+}, 3000);
+</script></body></html>
+)";
+
+constexpr char kRun[] = R"(<h1>Run {{run_id}} <span id="state" class="{{state}}">{{state}}</span></h1>
+<p>{{labels}}</p>
+<div class="charts"><div class="chart"><canvas id="chart-loss"></canvas></div>
+<div class="chart"><canvas id="chart-eval"></canvas></div></div>
+<h2>Logs</h2><pre id="logs"></pre>
+<script src="/static/chart.min.js"></script>
+<script>
+const runId = {{run_id}};
+function series(metrics, kind, key, byStep) {
+  return metrics.filter(p => p.kind === kind && p.values[key] !== undefined)
+      .map(p => ({x: byStep ? p.step : p.epoch, y: p.values[key]}));
+}
+function makeChart(id, label, xTitle) {
+  return new Chart(document.getElementById(id), {type: 'line',
+      data: {datasets: [{label: label, data: [], borderColor: '#1c4fa0', pointRadius: 2}]},
+      options: {animation: false, maintainAspectRatio: false, parsing: false,
+                scales: {x: {type: 'linear', title: {display: true, text: xTitle}}}}});
+}
+const charts = typeof Chart === 'undefined' ? null :
+    {loss: makeChart('chart-loss', 'train loss', 'step'), eval: makeChart('chart-eval', 'eval top1', 'epoch')};
+function draw(d) {
+  document.getElementById('state').textContent = d.run.state;
+  document.getElementById('state').className = d.run.state;
+  if (!charts) return;
+  let loss = series(d.metrics, 'step', 'loss', true);
+  if (loss.length === 0) loss = series(d.metrics, 'epoch', 'loss', true);
+  const top1 = series(d.metrics, 'epoch', 'top1', false);
+  [[charts.loss, loss, 'chart-loss'], [charts.eval, top1, 'chart-eval']].forEach(([c, data, id]) => {
+    c.data.datasets[0].data = data; c.update();
+    document.getElementById(id).dataset.points = data.length;  // what a test reads from the DOM
+  });
+  return !['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(d.run.state);
+}
+let logSeq = 0;
+function appendLogs(d) {
+  const pre = document.getElementById('logs');
+  d.lines.forEach(l => { pre.textContent += l.text + '\n'; logSeq = l.seq + 1; });
+}
+fetch('/api/runs/' + runId).then(r => r.json()).then(d => { if (draw(d)) poll('/api/runs/' + runId, draw, 3000); });
+const readLogs = () => fetch('/api/runs/' + runId + '/logs?from_seq=' + logSeq).then(r => r.json()).then(appendLogs);
+readLogs(); setInterval(readLogs, 3000);
+</script></body></html>
+)";
+
+constexpr char kLogin[] = R"(<h1>Sign in</h1><p>{{message}}</p>
+<form method="post" action="/login"><label>token <input type="password" name="token" autocomplete="off"></label>
+<button type="submit">sign in</button></form>
+<p>A user or admin token (<code>nmserver token add NAME --role user</code>); it is kept in an HttpOnly cookie.</p>
+</body></html>
+)";
+
+std::string Page(const std::string& body, mstch::map context) {
+  return mstch::render(std::string(kHead) + kPoll + body, context);
+}
+
+std::string Text(const cli::Json& j, const char* key) {
+  if (!j.contains(key) || j[key].is_null()) return "";
+  return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
+}
+
+std::string Joined(const cli::Json& map, bool numbers) {
+  std::vector<std::string> parts;
+  std::map<std::string, std::string> sorted;
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    sorted[it.key()] = it->is_string() ? it->get<std::string>() : it->dump();
+  }
+  for (const auto& [k, v] : sorted) {
+    parts.push_back(absl::StrCat(k, "=", numbers && v.size() > 8 ? v.substr(0, 8) : v));
+  }
+  return absl::StrJoin(parts, " ");
+}
+
+}  // namespace
+
+std::string SweepsPage(const cli::Json& sweeps) {
+  mstch::array rows;
+  for (const cli::Json& s : sweeps["sweeps"]) {
+    rows.push_back(mstch::map{{"id", Text(s, "id")},
+                              {"name", Text(s, "name")},
+                              {"by", Text(s, "submitted_by").empty() ? "-" : Text(s, "submitted_by")},
+                              {"counts", Joined(s["run_counts"], false)},
+                              {"created", Text(s, "created_at_ms")}});
+  }
+  return Page(kSweeps, mstch::map{{"title", std::string("sweeps")}, {"sweeps", rows}});
+}
+
+std::string SweepPage(const cli::Json& sweep, const std::vector<report::Figure>& figures) {
+  mstch::array runs, figs;
+  for (const cli::Json& r : sweep["runs"]) {
+    runs.push_back(mstch::map{{"id", Text(r, "id")},
+                              {"labels", Joined(r["labels"], false)},
+                              {"state", Text(r, "state")},
+                              {"attempt", Text(r, "attempt")},
+                              {"finals", Joined(r["final_metrics"], true)}});
+  }
+  for (const report::Figure& f : figures) figs.push_back(mstch::map{{"id", f.id}, {"title", f.title}});
+  const std::string id = Text(sweep["sweep"], "id");
+  return Page(kSweep, mstch::map{{"title", "sweep " + id},
+                                 {"sweep_id", id},
+                                 {"name", Text(sweep["sweep"], "name")},
+                                 {"runs", runs},
+                                 {"figures", figs}});
+}
+
+std::string RunPage(const cli::Json& run) {
+  const cli::Json& r = run["run"];
+  return Page(kRun, mstch::map{{"title", "run " + Text(r, "id")},
+                               {"run_id", Text(r, "id")},
+                               {"sweep_id", Text(r, "sweep_id")},
+                               {"state", Text(r, "state")},
+                               {"labels", Joined(r["labels"], false)}});
+}
+
+std::string LoginPage(const std::string& message) {
+  return Page(kLogin, mstch::map{{"title", std::string("sign in")}, {"message", message}});
+}
+
+}  // namespace nmsparse::server

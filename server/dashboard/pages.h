@@ -1,0 +1,25 @@
+// The dashboard's HTML pages (mustache templates rendered with mstch; every {{value}} is HTML-escaped). The
+// pages are rendered with the data of the moment and then keep themselves current by polling the JSON
+// endpoints (docs/dashboard.md); the run page draws its live curves with Chart.js.
+#ifndef NMSPARSE_SERVER_DASHBOARD_PAGES_H_
+#define NMSPARSE_SERVER_DASHBOARD_PAGES_H_
+
+#include <string>
+#include <vector>
+
+#include "cli/json_output.h"
+#include "report/figure.h"
+
+namespace nmsparse::server {
+
+// `sweeps`: the JSON of ListSweeps.
+std::string SweepsPage(const cli::Json& sweeps);
+// `sweep`: {"sweep", "runs"} (SweepReader::Sweep); `figures`: the report's figures (ids and titles).
+std::string SweepPage(const cli::Json& sweep, const std::vector<report::Figure>& figures);
+// `run`: the JSON of GetRun.
+std::string RunPage(const cli::Json& run);
+std::string LoginPage(const std::string& message);
+
+}  // namespace nmsparse::server
+
+#endif  // NMSPARSE_SERVER_DASHBOARD_PAGES_H_

@@ -1,0 +1,231 @@
+#!/usr/bin/env bash
+# The report, the TensorBoard export and the dashboard end to end (docs/dashboard.md): the real nmserver (with
+# --http_listen), nmworker and nmtrain on loopback with a real SQLite file run a 4-run sweep of the micro ViT
+# on a Fashion-MNIST subset; then
+# - `nmctl report` writes index.html referencing every figure, and each figure is an SVG with its series
+#   (the runs, the recipes, the Pareto front);
+# - `nmctl export --format tensorboard` writes one event file per run whose records and CRCs read back
+#   (and, when a venv with the tensorboard package exists, TensorBoard's own reader loads the scalars);
+# - the dashboard's pages and JSON answer, stalled HTTP clients do not hold up the gRPC API, and a real
+#   headless Chromium renders the sweep page (figures and runs in the DOM), the run page (Chart.js charts with
+#   points) and takes a non-blank screenshot;
+# - with tokens in the database: no token gets 401, a user token 200 (header, or the /login cookie), a
+#   worker token 403, and no token appears in the server's log.
+# Set NMSPARSE_REPORT_ARTEFACTS=DIR to keep the report and the screenshots there (docs/images/).
+#
+# Usage: report_dashboard_e2e_test.sh NMSERVER NMWORKER NMCTL NMTRAIN SWEEP_YAML
+set -uo pipefail
+
+nmserver=$(realpath "$1"); nmworker=$(realpath "$2"); nmctl=$(realpath "$3"); nmtrain=$(realpath "$4")
+sweep_yaml=$(realpath "$5")
+tmp=$(mktemp -d "${TEST_TMPDIR:-/tmp}/report.XXXXXX")
+db="$tmp/nmsparse.db"
+work="$tmp/work"
+export HOME="$tmp/home"  # Chromium writes its profile there.
+mkdir -p "$HOME"
+
+source "$(dirname "${BASH_SOURCE[0]}")/e2e_lib.sh"
+
+start_worker() {  # start_worker NAME
+  "$nmworker" --coordinator="$NMSPARSE_COORDINATOR" --work_dir="$work" --trainer="$nmtrain" --cpu-slots=1 \
+    --host="$1" >"$tmp/nmworker-$1.log" 2>&1 &
+  worker_pid[$1]=$!
+}
+
+chromium=$(command -v chromium-headless-shell || command -v chromium || true)
+browser() {  # browser ARGS... URL: headless Chromium, quiet.
+  "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars --virtual-time-budget=6000 \
+    --user-data-dir="$tmp/chromium" "$@" 2>>"$tmp/chromium.log"
+}
+http_code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
+
+# A PNG that decodes (zlib) to more than a handful of distinct byte values: not a blank page.
+png_not_blank() {
+  python3 - "$1" <<'PY'
+import struct, sys, zlib
+data = open(sys.argv[1], 'rb').read()
+assert data[:8] == b'\x89PNG\r\n\x1a\n', 'not a PNG'
+at, idat = 8, b''
+while at < len(data):
+    length, kind = struct.unpack('>I4s', data[at:at + 8])
+    if kind == b'IDAT':
+        idat += data[at + 8:at + 8 + length]
+    at += 12 + length
+pixels = zlib.decompress(idat)
+sys.exit(0 if len(set(pixels)) > 16 else 1)
+PY
+}
+
+# Each figure file's <title> series names (gnuplot's svg terminal) include every expected one.
+svg_has_series() {  # svg_has_series FILE NAME...
+  local file=$1; shift
+  python3 - "$file" "$@" <<'PY'
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()  # Fails on malformed XML.
+assert root.tag.endswith('svg')
+titles = {t.text for t in root.iter() if t.tag.endswith('title')}
+missing = [n for n in sys.argv[2:] if n not in titles]
+sys.exit(1 if missing else 0)
+PY
+}
+
+# TFRecord framing and masked CRC-32C (Castagnoli) of every record, checked independently of the C++ code.
+tfrecords_ok() {
+  python3 - "$1" <<'PY'
+import struct, sys
+def crc32c(data):
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0x82F63B78 if crc & 1 else crc >> 1
+    return crc ^ 0xFFFFFFFF
+def masked(data):
+    c = crc32c(data)
+    return (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+assert crc32c(b'123456789') == 0xE3069283
+data = open(sys.argv[1], 'rb').read()
+at = records = 0
+while at < len(data):
+    header = data[at:at + 8]
+    (length,) = struct.unpack('<Q', header)
+    assert struct.unpack('<I', data[at + 8:at + 12])[0] == masked(header), 'length crc'
+    body = data[at + 12:at + 12 + length]
+    assert struct.unpack('<I', data[at + 12 + length:at + 16 + length])[0] == masked(body), 'data crc'
+    if records == 0:
+        assert b'brain.Event:2' in body
+    at += 16 + length
+    records += 1
+sys.exit(0 if records >= 3 else 1)
+PY
+}
+
+check "a headless Chromium is installed (tools/bootstrap.sh: chromium-headless-shell)" test -n "$chromium"
+
+# --- A real sweep: 4 runs (dense and SR-STE 2:4, two learning rates each).
+start_server 0 --http_listen=127.0.0.1:0
+http=$(sed -n 's|^nmserver dashboard on \(http://[^ ]*/\) .*|\1|p' "$tmp/nmserver-1.log")
+check "nmserver prints the dashboard's address" test -n "$http"
+start_worker w1
+sweep=$(ctl submit "$sweep_yaml" --json | json "d['sweep']['id']")
+check "the sweep's 4 runs succeed" wait_runs "$sweep" "len(runs)==4 and all(r['state']=='SUCCEEDED' for r in runs)" 240
+runs=$(ctl runs --sweep "$sweep" --json | json "' '.join(str(r['id']) for r in d['runs'])")
+first_run=${runs%% *}
+
+# --- nmctl report
+report="$tmp/report"
+check "nmctl report writes the report" ctl report "$sweep" -o "$report"
+figures="curves_loss curves_top1 top1_vs_density top1_vs_train_flops top1_vs_inference_flops"
+for f in $figures; do
+  check "index.html references $f.svg" grep -q "src=\"$f.svg\"" "$report/index.html"
+done
+# Legends name runs as compare does: "run ID axis=value ..." (labels sorted by axis).
+mapfile -t run_series < <(ctl runs --sweep "$sweep" --json | python3 -c "
+import json, sys
+for r in json.load(sys.stdin)['runs']:
+    print(' '.join(['run %d' % r['id']] + ['%s=%s' % kv for kv in sorted(r['labels'].items())]))")
+check "the loss curves have one series per run" svg_has_series "$report/curves_loss.svg" "${run_series[@]}"
+check "the top1 curves have one series per run" svg_has_series "$report/curves_top1.svg" "${run_series[@]}"
+check "top1 vs density has both recipes" svg_has_series "$report/top1_vs_density.svg" DENSE SRSTE
+for f in top1_vs_train_flops top1_vs_inference_flops; do
+  check "$f has both recipes and the Pareto front" svg_has_series "$report/$f.svg" DENSE SRSTE "Pareto front"
+done
+check "the table shows mean ± std over the two draws" grep -q "± .* (n=2)" "$report/index.html"
+
+# --- TensorBoard export
+tb="$tmp/tensorboard"
+check "nmctl export --format tensorboard" ctl export "$sweep" --format tensorboard -o "$tb"
+check "one event file per run" test "$(find "$tb" -name 'events.out.tfevents.*' | wc -l)" = 4
+for f in "$tb"/*/events.out.tfevents.*; do
+  check "$(basename "$(dirname "$f")"): records and CRCs read back" tfrecords_ok "$f"
+done
+if [[ -x "${NMSPARSE_TENSORBOARD_PYTHON:-}" ]]; then  # Optional: TensorBoard's own reader (docs/dashboard.md).
+  check "TensorBoard's event reader loads the scalars" "$NMSPARSE_TENSORBOARD_PYTHON" - "$tb" <<'PY'
+import glob, sys
+from tensorboard.backend.event_processing import event_accumulator
+for d in glob.glob(sys.argv[1] + '/*'):
+    acc = event_accumulator.EventAccumulator(d); acc.Reload()
+    tags = acc.Tags()['scalars']
+    assert 'epoch/top1' in tags and 'final/top1' in tags, tags
+    assert len(acc.Scalars('epoch/top1')) >= 2
+PY
+else
+  log "skipped: TensorBoard reader check (set NMSPARSE_TENSORBOARD_PYTHON to a python with tensorboard)"
+fi
+
+# --- The dashboard: pages and JSON
+check "GET / answers 200" test "$(http_code "$http")" = 200
+check "/api/sweeps lists the sweep" test "$(curl -s "${http}api/sweeps" | json "[s['id'] for s in d['sweeps']]")" = "[$sweep]"
+check "/api/sweeps/S has the 4 runs" test "$(curl -s "${http}api/sweeps/$sweep" | json "len(d['runs'])")" = 4
+check "/api/runs/R has epoch points" test "$(curl -s "${http}api/runs/$first_run" | json "sum(1 for p in d['metrics'] if p['kind']=='epoch')")" -ge 2
+check "/api/runs/R/logs has lines" test "$(curl -s "${http}api/runs/$first_run/logs?from_seq=0" | json "len(d['lines'])")" -ge 1
+check "a figure is served as SVG" svg_has_series <(curl -s "${http}sweeps/$sweep/report/top1_vs_density.svg") DENSE SRSTE
+check "the report is served too" bash -c "curl -s '${http}sweeps/$sweep/report/' | grep -q 'src=\"curves_loss.svg\"'"
+check "an unknown sweep is 404" test "$(http_code "${http}sweeps/999")" = 404
+check "a body over the limit is refused (413)" test "$(http_code -X POST --data-binary "@$nmctl" "${http}login")" = 413
+check "the gRPC API still answers after that" ctl sweeps
+# More stalled HTTP clients than the dashboard has threads (half a request line each, held open): the gRPC API
+# does not share those threads and still answers; the dashboard answers again once they are gone.
+python3 - "${http#http://}" >"$tmp/stall.log" 2>&1 <<'PY' &
+import socket, sys, time
+host, port = sys.argv[1].rstrip('/').split(':')
+held = []
+for _ in range(12):
+    s = socket.create_connection((host, int(port)))
+    s.sendall(b'GET /api/sweeps HT')
+    held.append(s)
+print('holding', len(held), flush=True)
+time.sleep(4)
+PY
+staller=$!
+for _ in $(seq 50); do grep -q holding "$tmp/stall.log" && break; sleep 0.1; done
+check "12 stalled HTTP clients are connected" grep -q "holding 12" "$tmp/stall.log"
+check "the gRPC API answers while they stall the dashboard" ctl runs --sweep "$sweep"
+wait "$staller"
+check "the dashboard answers again after them" test "$(http_code "${http}api/sweeps")" = 200
+
+# --- The dashboard in a real browser
+browser --dump-dom "${http}sweeps/$sweep" >"$tmp/sweep.dom"
+for f in $figures; do
+  check "the sweep page shows figure $f" grep -q "id=\"fig-$f\" src=\"/sweeps/$sweep/report/$f.svg\"" "$tmp/sweep.dom"
+done
+for r in $runs; do check "the sweep page lists run $r" grep -q "href=\"/runs/$r\"" "$tmp/sweep.dom"; done
+check "the polled runs table shows SUCCEEDED" grep -q '<td class="SUCCEEDED">SUCCEEDED</td>' "$tmp/sweep.dom"
+browser --dump-dom "${http}runs/$first_run" >"$tmp/run.dom"
+check "the run page's loss chart has points" grep -Eq 'id="chart-loss"[^>]*data-points="[1-9]' "$tmp/run.dom"
+check "the run page's top1 chart has points" grep -Eq 'id="chart-eval"[^>]*data-points="[1-9]' "$tmp/run.dom"
+check "the run page shows its logs" grep -q "epoch 1: loss" "$tmp/run.dom"
+browser --window-size=1280,1700 --screenshot="$tmp/dashboard-sweep.png" "${http}sweeps/$sweep" >/dev/null
+browser --window-size=1280,900 --screenshot="$tmp/dashboard-run.png" "${http}runs/$first_run" >/dev/null
+check "the sweep page screenshot is a non-blank PNG" png_not_blank "$tmp/dashboard-sweep.png"
+check "the run page screenshot is a non-blank PNG" png_not_blank "$tmp/dashboard-run.png"
+if [[ -n "${NMSPARSE_REPORT_ARTEFACTS:-}" ]]; then
+  mkdir -p "$NMSPARSE_REPORT_ARTEFACTS"
+  cp -r "$report" "$NMSPARSE_REPORT_ARTEFACTS/report"
+  cp "$tmp/dashboard-sweep.png" "$tmp/dashboard-run.png" "$NMSPARSE_REPORT_ARTEFACTS/"
+fi
+
+# --- With tokens: the same check as the gRPC API
+stop_worker "${worker_pid[w1]}"; unset "worker_pid[w1]"
+stop_pid "$server_pid"
+mkdir -p "$tmp/tokens"
+"$nmserver" init --db="$db" --token_dir="$tmp/tokens" >"$tmp/init.log" 2>&1
+"$nmserver" token add carol --role user --token_file="$tmp/tokens/carol.token" --db="$db" >/dev/null 2>&1
+start_server 0 --http_listen=127.0.0.1:0
+http=$(sed -n 's|^nmserver dashboard on \(http://[^ ]*/\) .*|\1|p' "$tmp/nmserver-$server_starts.log")
+check "the dashboard says tokens are required" grep -q "dashboard on .*(tokens required)" "$tmp/nmserver-$server_starts.log"
+user=$(cat "$tmp/tokens/carol.token"); worker=$(cat "$tmp/tokens/worker.token")
+check "the user and worker tokens exist" test -n "$user" -a -n "$worker"
+check "no token: 401" test "$(http_code "${http}api/sweeps")" = 401
+check "no token on a page: 401" test "$(http_code "${http}sweeps/$sweep")" = 401
+check "an unknown token: 401" test "$(http_code -H "Authorization: Bearer nope" "${http}api/sweeps")" = 401
+check "a user token: 200" test "$(http_code -H "Authorization: Bearer $user" "${http}api/sweeps")" = 200
+check "a user token on a figure: 200" test "$(http_code -H "Authorization: Bearer $user" "${http}sweeps/$sweep/report/curves_loss.svg")" = 200
+check "a worker token: 403" test "$(http_code -H "Authorization: Bearer $worker" "${http}api/sweeps")" = 403
+cookie=$(curl -s -o /dev/null -D - --data-urlencode "token=$user" "${http}login" | tr -d '\r' | sed -n 's/^Set-Cookie: \([^;]*\);.*/\1/p')
+check "/login sets an HttpOnly cookie" test -n "$cookie"
+check "the cookie reads: 200" test "$(http_code -H "Cookie: $cookie" "${http}api/sweeps/$sweep")" = 200
+check "/login with a wrong token: 401" test "$(http_code --data-urlencode "token=nope" "${http}login")" = 401
+check "no token in the server's logs" bash -c "! grep -qF -e '$user' -e '$worker' '$tmp'/nmserver-*.log"
+
+finish
