@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# ASHA's savings (issue 14): the same 16-run grid (bench/asha_savings_sweep.yaml) run to the end, then with
-# early_stopping: {policy: asha, metric: top1, mode: max, min_resource: 1, reduction_factor: 2}, through the
-# real nmserver + nmworker + nmtrain on loopback with a fresh database (so nothing is reused). Prints, for each
-# sweep, the CPU-hours (the sum of its runs' wall times, started -> finished, times cpu_threads 1) and the best
-# final top-1 among its runs that trained every epoch, then the ratio of the CPU-hours.
+# ASHA's and TPE's savings (issue 14): the same 16-run grid (bench/asha_savings_sweep.yaml) run to the end, then
+# with early_stopping: {policy: asha, metric: top1, mode: max, min_resource: 1, reduction_factor: 2}, then a TPE
+# search of 8 runs over the same axes (bench/tpe_search_sweep.yaml), through the real nmserver + nmworker +
+# nmtrain on loopback with a fresh database (so nothing is reused). Prints, for each sweep, the CPU-hours (the
+# sum of its runs' wall times, started -> finished, times cpu_threads 1), the epochs trained and the best final
+# top-1 among its runs that trained every epoch, then the ratios to the full grid.
 #
 # Usage: bench/asha_savings.sh [SLOTS]   (worker CPU slots, default 2; builds the four programs first)
+#        SWEEPS="grid asha tpe" (the default) chooses the sweeps; the ratios need grid.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 slots=${1:-2}
@@ -50,15 +52,22 @@ print(f'{ms / 3.6e6:.5f} {best:.4f} {len(full)} {sum(r[\"state\"] == \"STOPPED_E
 
 start_server 0
 start_worker bench
-log "full grid ..."
-read -r full_h full_best full_n _ full_epochs < <(measure "$full_yaml") || { log "full sweep failed"; exit 1; }
-log "with ASHA ..."
-read -r asha_h asha_best asha_n asha_stopped asha_epochs < <(measure "$asha_yaml") || { log "ASHA sweep failed"; exit 1; }
+sweeps=${SWEEPS:-grid asha tpe}
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), slots $slots, $(date -u +%F)"
-printf 'full grid: %s CPU-hours, %s epochs trained, best final top1 %s (%s runs to the end)\n' "$full_h" \
-  "$full_epochs" "$full_best" "$full_n"
-printf 'ASHA:      %s CPU-hours, %s epochs trained, best final top1 %s (%s runs to the end, %s stopped early)\n' \
-  "$asha_h" "$asha_epochs" "$asha_best" "$asha_n" "$asha_stopped"
-python3 -c "print(f'ASHA / full: CPU-hours {$asha_h / $full_h:.3f} (saved {100 * (1 - $asha_h / $full_h):.1f}%), epochs {$asha_epochs / $full_epochs:.3f}')"
+declare -A file=([grid]="$full_yaml" [asha]="$asha_yaml" [tpe]=bench/tpe_search_sweep.yaml) hours epochs
+for name in $sweeps; do
+  log "$name ..."
+  read -r h best n stopped e < <(measure "${file[$name]}") || { log "$name sweep failed"; exit 1; }
+  hours[$name]=$h
+  epochs[$name]=$e
+  printf '%-5s %s CPU-hours, %s epochs trained, best final top1 %s (%s runs to the end, %s stopped early)\n' \
+    "$name:" "$h" "$e" "$best" "$n" "$stopped"
+done
+if [[ -n "${hours[grid]:-}" ]]; then
+  for name in asha tpe; do
+    [[ -n "${hours[$name]:-}" ]] || continue
+    python3 -c "print(f'$name / grid: CPU-hours {${hours[$name]} / ${hours[grid]}:.3f}, epochs {${epochs[$name]} / ${epochs[grid]}:.3f}')"
+  done
+fi
 log "run tables: $tmp/runs-*.txt"
 finish
