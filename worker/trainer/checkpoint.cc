@@ -12,6 +12,8 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "worker/contract/run_directory.h"
+
 namespace nmsparse {
 namespace {
 
@@ -60,8 +62,13 @@ NamedTensors ReadMasks(torch::serialize::InputArchive& a) {
 
 }  // namespace
 
-std::string CheckpointPath(const std::string& out_dir) { return out_dir + "/checkpoint.pt"; }
-std::string PreviousCheckpointPath(const std::string& out_dir) { return out_dir + "/checkpoint.prev.pt"; }
+// The names are nmworker's too (it looks for a fork's parent checkpoint): worker/contract/run_directory.h.
+std::string CheckpointPath(const std::string& out_dir) {
+  return out_dir + "/" + contract::kCheckpointFiles[0];
+}
+std::string PreviousCheckpointPath(const std::string& out_dir) {
+  return out_dir + "/" + contract::kCheckpointFiles[1];
+}
 
 torch::Tensor CpuRngState() {
   auto gen = at::detail::getDefaultCPUGenerator();
