@@ -120,12 +120,15 @@ TEST(SearchProposerTest, ProposesAsRunsEndUpToTheBudgetReproducibly) {
 // Holds the first point drawn (on the proposer's thread) until released; the others pass.
 struct Gate {
   std::atomic<bool> armed{true};
+  std::atomic<bool> gave_up{false};
   absl::Notification entered, release;
   std::function<void(int64_t)> Hook() {
     return [this](int64_t) {
       if (!armed.exchange(false)) return;
       entered.Notify();
-      release.WaitForNotificationWithTimeout(kPatience);  // A broken build fails rather than hangs.
+      // Released by the test, unless the test itself waits for this proposal (a broken build): then the
+      // gate gives up rather than hang, and says so.
+      if (!release.WaitForNotificationWithTimeout(kPatience)) gave_up = true;
     };
   }
 };
@@ -234,6 +237,7 @@ TEST(SearchProposerTest, CoordinatorAnswersWhileAProposalIsInProgress) {
   ExpectPromptAnswers(server, resp.sweep().id());
   EXPECT_EQ(ListRuns(server, resp.sweep().id()).size(), 1u) << "held: not proposed yet";
   gate.release.Notify();
+  EXPECT_FALSE(gate.gave_up);
   EXPECT_GE(worker.WaitAssignments(2, absl::ToInt64Milliseconds(kPatience)).size(), 2u)
       << "released: proposed, stored and placed";
 }
@@ -251,6 +255,7 @@ TEST(SearchProposerTest, StartUpServesBeforeProposing) {
   ASSERT_TRUE(gate.entered.WaitForNotificationWithTimeout(kPatience)) << "the owed proposal started";
   ExpectPromptAnswers(server, id);
   gate.release.Notify();
+  EXPECT_FALSE(gate.gave_up) << "start-up waited for the proposal";
   EXPECT_TRUE(Eventually([&] { return ListRuns(server, id).size() == 2; })) << "parallel 2: two proposals";
 }
 
