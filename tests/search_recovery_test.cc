@@ -6,8 +6,8 @@
 //    restart answer promptly, and the proposal is settled (a run proposed, or the search ended with why).
 //  - defect 3: a random axis whose every point breaks a constraint (warmup_epochs past epochs). The sweep
 //    stopped silently, follow said it succeeded, and nmserver exited 1 at its next start. Now the coordinator
-//    starts and serves, nmctl sweeps and follow show why the search ended (follow exits 4), and the sweep can
-//    be cancelled.
+//    starts and serves, nmctl sweeps and follow and the dashboard's sweep page show why the search ended
+//    (follow exits 4), and the sweep can be cancelled.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -24,7 +24,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "httplib.h"
 #include "schemas/sweep.h"
+#include "server/dashboard/dashboard_server.h"
 #include "server/schemas_expander.h"
 #include "server/store/clock.h"
 #include "server/store/store.h"
@@ -213,6 +215,23 @@ TEST(SearchRecoveryTest, HugeCandidatesAndFailingProposalsNeitherFreezeNorStopTh
   EXPECT_EQ(follow.exit_code, 4) << follow.out << follow.err;
   EXPECT_NE(follow.out.find("search ended early after 0 of 20 runs: " + reason), std::string::npos)
       << follow.out;
+  auto dashboard = server::DashboardServer::Start(server.server().coordinator(), {"127.0.0.1:0"});
+  ASSERT_TRUE(dashboard.ok()) << dashboard.status();
+  httplib::Client http("127.0.0.1", (*dashboard)->port());
+  const httplib::Result page = http.Get(absl::StrCat("/sweeps/", invalid_id));
+  ASSERT_TRUE(page) << httplib::to_string(page.error());
+  EXPECT_EQ(page->status, 200);
+  EXPECT_NE(
+      page->body.find("<p id=\"search-ended\" class=\"FAILED\">search ended early: proposal 0: none of 8"),
+      std::string::npos)
+      << page->body;
+  EXPECT_NE(page->body.find("must be &lt;= schedule.epochs (10)"), std::string::npos) << "escaped";
+  const httplib::Result good = http.Get(absl::StrCat("/sweeps/", huge_id));
+  ASSERT_TRUE(good);
+  EXPECT_EQ(good->body.find("search-ended") == std::string::npos,
+            GetSweep(server, huge_id).search_ended().empty());
+  (*dashboard)->Stop();
+
   const Outcome cancel = RunNmctl(address, {"cancel", "--sweep", absl::StrCat(invalid_id)});
   EXPECT_EQ(cancel.exit_code, 0) << cancel.err;
   EXPECT_TRUE(GetSweep(server, invalid_id).cancelled());
