@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "schemas/limits.h"
 #include "schemas/sweep_blocks.h"
 #include "server/search_space.h"
 #include "server/store/clock.h"
@@ -48,8 +49,9 @@ struct Proposal {
 };
 
 // Draws proposal `index` given `results`: up to kMaxProposalAttempts points, until one is a valid run.
-Proposal Draw(const SweepExpander& expand, const v1::SweepSpec& spec, uint32_t index,
-              const std::vector<TpeResult>& results, const std::function<void()>& before_draw) {
+// Reasons quote points and errors, which hold user text: they are cut like a log line (they are logged too).
+Proposal DrawUncut(const SweepExpander& expand, const v1::SweepSpec& spec, uint32_t index,
+                   const std::vector<TpeResult>& results, const std::function<void()>& before_draw) {
   Proposal p;
   if (absl::Status s = CheckSearch(spec); !s.ok()) {
     p.end_reason = absl::StrCat("its stored search settings cannot be searched: ", s.message());
@@ -77,6 +79,14 @@ Proposal Draw(const SweepExpander& expand, const v1::SweepSpec& spec, uint32_t i
   }
   p.end_reason = absl::StrCat("proposal ", index, ": none of ", kMaxProposalAttempts,
                               " points drawn is a valid run; the first: ", first_error);
+  return p;
+}
+
+Proposal Draw(const SweepExpander& expand, const v1::SweepSpec& spec, uint32_t index,
+              const std::vector<TpeResult>& results, const std::function<void()>& before_draw) {
+  Proposal p = DrawUncut(expand, spec, index, results, before_draw);
+  p.why = limits::CutLogLine(p.why);
+  p.end_reason = limits::CutLogLine(p.end_reason);
   return p;
 }
 

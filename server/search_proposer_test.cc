@@ -57,6 +57,26 @@ v1::SweepSpec SearchSweep() {
   return spec;
 }
 
+std::vector<v1::Run> ListRuns(TestServer& server, int64_t sweep_id) {
+  v1::ListRunsRequest list;
+  list.set_sweep_id(sweep_id);
+  v1::ListRunsResponse runs;
+  grpc::ClientContext ctx;
+  EXPECT_TRUE(server.coordinator().ListRuns(&ctx, list, &runs).ok());
+  return {runs.runs().begin(), runs.runs().end()};
+}
+
+// Polls `done` every 20 ms for up to kPatience.
+template <typename Condition>
+bool Eventually(Condition done) {
+  const absl::Time deadline = absl::Now() + kPatience;
+  while (!done()) {
+    if (absl::Now() > deadline) return false;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  return true;
+}
+
 // Submits the search sweep, then ends its runs one at a time in run order with top1 = 1 - |log10(lr) + 2|,
 // as a worker with 2 slots would see them. Returns the proposed lr labels in run order.
 std::vector<std::string> RunSearch(const std::string& name) {
@@ -97,6 +117,10 @@ std::vector<std::string> RunSearch(const std::string& name) {
     (*done_req.mutable_final_metrics())["top1"] = 1 - std::abs(std::log10(std::stod(lr)) + 2);
     grpc::ClientContext cctx;
     EXPECT_TRUE(server.gateway().CompleteRun(&cctx, done_req, &ack).ok());
+    // The proposal this end is owed is made on the proposer's thread: wait for it before the next run ends,
+    // so that it sees exactly the results so far (as a worker whose runs take longer than a proposal would).
+    const size_t owed = std::min<size_t>(5, done + 1 + 2);
+    EXPECT_TRUE(Eventually([&] { return ListRuns(server, resp.sweep().id()).size() == owed; }));
   }
   v1::ListRunsRequest list;
   list.set_sweep_id(resp.sweep().id());
@@ -160,26 +184,6 @@ v1::Sweep GetSweep(TestServer& server, int64_t id) {
   grpc::ClientContext ctx;
   EXPECT_TRUE(server.coordinator().GetSweep(&ctx, get, &sweep).ok());
   return sweep;
-}
-
-std::vector<v1::Run> ListRuns(TestServer& server, int64_t sweep_id) {
-  v1::ListRunsRequest list;
-  list.set_sweep_id(sweep_id);
-  v1::ListRunsResponse runs;
-  grpc::ClientContext ctx;
-  EXPECT_TRUE(server.coordinator().ListRuns(&ctx, list, &runs).ok());
-  return {runs.runs().begin(), runs.runs().end()};
-}
-
-// Polls `done` every 20 ms for up to kPatience.
-template <typename Condition>
-bool Eventually(Condition done) {
-  const absl::Time deadline = absl::Now() + kPatience;
-  while (!done()) {
-    if (absl::Now() > deadline) return false;
-    absl::SleepFor(absl::Milliseconds(20));
-  }
-  return true;
 }
 
 // Stores a search sweep as an older coordinator could have (no submission checks, no run yet).
