@@ -49,7 +49,6 @@ struct Proposal {
 };
 
 // Draws proposal `index` given `results`: up to kMaxProposalAttempts points, until one is a valid run.
-// Reasons quote points and errors, which hold user text: they are cut like a log line (they are logged too).
 Proposal DrawUncut(const SweepExpander& expand, const v1::SweepSpec& spec, uint32_t index,
                    const std::vector<TpeResult>& results, const std::function<void()>& before_draw) {
   Proposal p;
@@ -82,6 +81,8 @@ Proposal DrawUncut(const SweepExpander& expand, const v1::SweepSpec& spec, uint3
   return p;
 }
 
+// DrawUncut, its reasons cut like a log line (they quote points and errors, which hold user text, and they
+// are logged too).
 Proposal Draw(const SweepExpander& expand, const v1::SweepSpec& spec, uint32_t index,
               const std::vector<TpeResult>& results, const std::function<void()>& before_draw) {
   Proposal p = DrawUncut(expand, spec, index, results, before_draw);
