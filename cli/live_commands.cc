@@ -228,6 +228,20 @@ void ReadRunPoints(const CommandContext& context, const v1::Run& run, RunProgres
   for (const v1::MetricPoint& p : response->metrics()) progress->Add(p);
 }
 
+absl::StatusOr<v1::Sweep> GetSweep(const CommandContext& context, int64_t sweep_id) {
+  v1::GetSweepRequest request;
+  request.set_sweep_id(sweep_id);
+  return context.connection().Call(&v1::Coordinator::Stub::GetSweep, request);
+}
+
+// Whether a sweep whose `total` runs have all ended gets more: a search sweep does while its search goes on
+// (fewer runs than its budget, not cancelled, not ended early).
+bool MoreRunsComing(const v1::Sweep& sweep, int total) {
+  const v1::Search& search = sweep.spec().search();
+  if (search.algorithm().empty()) return total == 0;
+  return !sweep.cancelled() && sweep.search_ended().empty() && static_cast<uint32_t>(total) < search.budget();
+}
+
 std::string RunLine(const v1::Run& run) {
   std::string line =
       absl::StrCat("run ", run.id(), " ", FormatLabels(run.labels()), ": ", v1::RunState_Name(run.state()));
@@ -263,13 +277,6 @@ int RunFollowCommand(const CommandContext& context) {
     }
     failures = 0;
     const v1::ListRunsResponse& response = *listed;
-    if (response.runs().empty()) {
-      // An unknown sweep and a sweep without runs read the same in ListRuns: ask for the sweep.
-      v1::GetSweepRequest get;
-      get.set_sweep_id(*id);
-      absl::StatusOr<v1::Sweep> found = context.connection().Call(&v1::Coordinator::Stub::GetSweep, get);
-      if (!found.ok()) return Fail(context, found.status());
-    }
     std::map<v1::RunState, int> counts;
     int finished = 0;
     bool all_succeeded = true;
@@ -322,9 +329,18 @@ int RunFollowCommand(const CommandContext& context) {
       out << std::flush;
       last_summary = summary;
     }
-    if (total > 0 && finished == total) {
-      if (context.json) PrintJson(context, response);
-      return all_succeeded ? kExitOk : kExitRunFailed;
+    if (finished == total) {
+      // Also tells an unknown sweep from one without runs, which read the same in ListRuns.
+      absl::StatusOr<v1::Sweep> sweep = GetSweep(context, *id);
+      if (!sweep.ok()) return Fail(context, sweep.status());
+      if (!MoreRunsComing(*sweep, total)) {
+        if (context.json) PrintJson(context, response);
+        if (sweep->search_ended().empty()) return all_succeeded ? kExitOk : kExitRunFailed;
+        *(context.json ? context.err : context.out)
+            << "search ended early after " << total << " of " << sweep->spec().search().budget()
+            << " runs: " << sweep->search_ended() << "\n";
+        return kExitRunFailed;
+      }
     }
     std::this_thread::sleep_for(kPollInterval);
   }

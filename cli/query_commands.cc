@@ -70,6 +70,12 @@ int RunSweepsCommand(const CommandContext& context) {
                   FormatTime(sweep.created_at_ms())});
   }
   *context.out << table.Render();
+  // Searches that ended before their budget, and why (a table of their own: the reason is long).
+  Table ended({"SWEEP", "SEARCH ENDED EARLY"});
+  for (const v1::Sweep& sweep : response->sweeps()) {
+    if (!sweep.search_ended().empty()) ended.AddRow({absl::StrCat(sweep.id()), sweep.search_ended()});
+  }
+  if (ended.rows() > 0) *context.out << "\n" << ended.Render();
   return kExitOk;
 }
 

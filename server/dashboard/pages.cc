@@ -60,6 +60,7 @@ poll('/api/sweeps', d => {
 
 constexpr char kSweep[] = R"(<h1>Sweep {{sweep_id}}: {{name}}</h1>
 <p><a href="/sweeps/{{sweep_id}}/report/">the report</a> (the same page <code>nmctl report</code> writes)</p>
+{{#search_ended}}<p id="search-ended" class="FAILED">search ended early: {{search_ended}}</p>{{/search_ended}}
 <h2>Runs</h2>
 <table id="runs"><thead><tr><th>run</th><th>labels</th><th>state</th><th>try</th><th>final</th></tr></thead>
 <tbody>{{#runs}}<tr><td><a href="/runs/{{id}}">{{id}}</a></td><td>{{labels}}</td><td class="{{state}}">{{state}}</td>
@@ -181,6 +182,7 @@ std::string SweepPage(const cli::Json& sweep, const std::vector<report::Figure>&
   return Page(kSweep, mstch::map{{"title", "sweep " + id},
                                  {"sweep_id", id},
                                  {"name", Text(sweep["sweep"], "name")},
+                                 {"search_ended", Text(sweep["sweep"], "search_ended")},
                                  {"runs", runs},
                                  {"figures", figs}});
 }

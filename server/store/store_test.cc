@@ -137,6 +137,29 @@ TEST(MigrationsTest, LineageMigrationKeepsAnOlderDatabase) {
   EXPECT_TRUE(s.ok()) << s;
 }
 
+// A database of schema 5 (before search_ended) upgrades in place: its sweeps load with their search going on,
+// and the reason a search ended round-trips.
+TEST(MigrationsTest, SearchEndedMigrationKeepsAnOlderDatabase) {
+  std::string path = TempPath("schema5");
+  CreateAtVersion(
+      path, 5,
+      {"INSERT INTO sweeps (name, spec, priority, created_at_ms, submitted_by) VALUES ('old', '', "
+       "0, 1, 'alice')"});
+  auto store = Store::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status();
+  absl::Status s = (*store)->Write([&](Database* db) -> absl::Status {
+    NM_ASSIGN_OR_RETURN(v1::Sweep old, LoadSweep(db, 1));
+    EXPECT_EQ(old.name(), "old");
+    EXPECT_EQ(old.search_ended(), "");
+    NM_RETURN_IF_ERROR(EndSearch(db, 1, "proposal 3: no valid point"));
+    NM_ASSIGN_OR_RETURN(std::vector<v1::Sweep> listed, ListSweeps(db));
+    EXPECT_EQ(listed.at(0).search_ended(), "proposal 3: no valid point");
+    EXPECT_EQ(EndSearch(db, 2, "x").code(), absl::StatusCode::kNotFound);
+    return absl::OkStatus();
+  });
+  EXPECT_TRUE(s.ok()) << s;
+}
+
 TEST(TokenTableTest, StoresHashesByNameAndRecordsSubmitters) {
   auto store = Store::Open(TempPath("tokens"));
   ASSERT_TRUE(store.ok());
