@@ -2,8 +2,11 @@
 
 #include <cmath>
 #include <functional>
+#include <tuple>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "schemas/limits.h"
 #include "schemas/yaml_util.h"
 
 namespace nmsparse {
@@ -15,17 +18,18 @@ absl::Status Invalid(const std::string& key, const std::string& value, const std
   return absl::InvalidArgumentError(absl::StrCat(key, ": value ", value, " ", reason));
 }
 
-// An unsigned count key of a block: at least `min`, handed to `set` when present.
+// An unsigned count key of a block: in [min, max], handed to `set` when present.
 struct CountKey {
   const char* key;
   int64_t min;
   std::function<void(uint32_t)> set;
+  int64_t max = UINT32_MAX;
 };
 
 absl::Status ReadCounts(const YAML::Node& node, const std::string& block, const std::vector<CountKey>& keys) {
   for (const CountKey& k : keys) {
     if (yaml_util::IsNullish(node[k.key])) continue;
-    auto v = yaml_util::ReadInt(node[k.key], block + "." + k.key, k.min, UINT32_MAX);
+    auto v = yaml_util::ReadInt(node[k.key], block + "." + k.key, k.min, k.max);
     if (!v.ok()) return v.status();
     k.set(static_cast<uint32_t>(*v));
   }
@@ -133,13 +137,15 @@ absl::Status ParseSearch(const YAML::Node& node, v1::SweepSpec* sweep) {
     if (!seed.ok()) return seed.status();
     out->set_seed(static_cast<uint64_t>(*seed));
   }
-  if (auto st = ReadCounts(node, b,
-                           {
-                               {"budget", 1, [&](uint32_t v) { out->set_budget(v); }},
-                               {"parallel", 1, [&](uint32_t v) { out->set_parallel(v); }},
-                               {"n_startup", 1, [&](uint32_t v) { out->set_n_startup(v); }},
-                               {"n_candidates", 1, [&](uint32_t v) { out->set_n_candidates(v); }},
-                           });
+  if (auto st = ReadCounts(
+          node, b,
+          {
+              {"budget", 1, [&](uint32_t v) { out->set_budget(v); }, limits::kMaxSearchBudget},
+              {"parallel", 1, [&](uint32_t v) { out->set_parallel(v); }, limits::kMaxSearchParallel},
+              {"n_startup", 1, [&](uint32_t v) { out->set_n_startup(v); }, limits::kMaxSearchStartup},
+              {"n_candidates", 1, [&](uint32_t v) { out->set_n_candidates(v); },
+               limits::kMaxSearchCandidates},
+          });
       !st.ok())
     return st;
   if (!yaml_util::IsNullish(node["gamma"])) {
@@ -150,6 +156,38 @@ absl::Status ParseSearch(const YAML::Node& node, v1::SweepSpec* sweep) {
     out->set_gamma(*gamma);
   }
   return AtLine(node, CheckSearch(*sweep));
+}
+
+absl::Status CheckRandomAxis(const v1::RandomAxis& axis) {
+  const std::string path = "random." + axis.key();
+  if (axis.choices_size() > 0) return absl::OkStatus();
+  const double min = axis.min(), max = axis.max();
+  for (const auto& [key, value] : {std::make_pair(".min", min), std::make_pair(".max", max)}) {
+    if (!std::isfinite(value)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, key, ": value ", yaml_util::FormatDouble(value), " is not a finite number"));
+    }
+  }
+  if (max < min) {
+    return Invalid(path + ".max", yaml_util::FormatDouble(max),
+                   "is out of range: must be >= " + yaml_util::FormatDouble(min));
+  }
+  if (axis.log() && min <= 0) {
+    return Invalid(path + ".min", yaml_util::FormatDouble(min), "is out of range: log needs min > 0");
+  }
+  if (axis.integer() && std::ceil(min) > std::floor(max)) {
+    return Invalid(path + ".max", yaml_util::FormatDouble(max),
+                   "leaves no integer: an integer axis needs one in [min, max] (min " +
+                       yaml_util::FormatDouble(min) + ")");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckRandomAxes(const v1::SweepSpec& sweep) {
+  for (const v1::RandomAxis& axis : sweep.random()) {
+    if (absl::Status s = CheckRandomAxis(axis); !s.ok()) return s;
+  }
+  return absl::OkStatus();
 }
 
 uint32_t AshaMaxResource(const v1::SweepSpec& sweep) {
@@ -188,12 +226,37 @@ absl::Status CheckSearch(const v1::SweepSpec& sweep) {
   if (s.algorithm() != "tpe") return Invalid(b + "algorithm", "'" + s.algorithm() + "'", "is not one of tpe");
   if (s.metric().empty()) return Invalid(b + "metric", "''", "is empty: name a final metric (e.g. top1)");
   if (!IsMode(s.mode())) return Invalid(b + "mode", "'" + s.mode() + "'", "is not one of max, min");
-  if (s.budget() < 1) return Invalid(b + "budget", "0", "is out of range: must be >= 1");
+  if (s.budget() < 1 || s.budget() > limits::kMaxSearchBudget) {
+    return Invalid(b + "budget", absl::StrCat(s.budget()),
+                   absl::StrCat("is out of range: must be in [1, ", limits::kMaxSearchBudget, "]"));
+  }
+  // 0 takes the default (parallel 1, n_startup 3, n_candidates 24).
+  for (const auto& [key, value, max] :
+       {std::make_tuple("parallel", s.parallel(), limits::kMaxSearchParallel),
+        std::make_tuple("n_startup", s.n_startup(), limits::kMaxSearchStartup),
+        std::make_tuple("n_candidates", s.n_candidates(), limits::kMaxSearchCandidates)}) {
+    if (value > max) {
+      return Invalid(b + key, absl::StrCat(value), absl::StrCat("is out of range: must be <= ", max));
+    }
+  }
   if (!(s.gamma() >= 0 && s.gamma() < 1)) {
     return Invalid(b + "gamma", absl::StrCat(s.gamma()), "is out of range: must be in (0, 1)");
   }
   if (sweep.random_size() == 0) {
     return absl::InvalidArgumentError("search: a search needs random axes to search over (random: {...})");
+  }
+  if (sweep.random_size() > limits::kMaxSearchAxes) {
+    return absl::InvalidArgumentError(absl::StrCat("random: ", sweep.random_size(),
+                                                   " axes, more than the limit of ", limits::kMaxSearchAxes,
+                                                   " for a search"));
+  }
+  for (const v1::RandomAxis& axis : sweep.random()) {
+    if (axis.choices_size() > limits::kMaxSearchChoices) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("random.", axis.key(), ".choices: ", limits::FormatCount(axis.choices_size()),
+                       " choices, more than the limit of ", limits::FormatCount(limits::kMaxSearchChoices),
+                       " for a search"));
+    }
   }
   if (sweep.grid_size() > 0) {
     return absl::InvalidArgumentError(absl::StrCat("grid: ", sweep.grid(0).name(),

@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "schemas/limits.h"
 
 namespace nmsparse::server {
 namespace {
@@ -198,8 +199,8 @@ absl::StatusOr<std::vector<std::string>> TpeSampler::Propose(uint64_t index,
       bad.push_back(Fit(axes_[a], b));
     }
     double best_score = -INFINITY;
-    const uint32_t candidates = std::clamp<uint32_t>(search_.n_candidates(), 1, kTpeMaxCandidates);
-    for (uint32_t c = 0; c < candidates; ++c) {
+    const int64_t candidates = std::clamp<int64_t>(search_.n_candidates(), 1, limits::kMaxSearchCandidates);
+    for (int64_t c = 0; c < candidates; ++c) {
       std::vector<double> x;
       double score = 0;
       for (size_t a = 0; a < axes_.size(); ++a) {

@@ -11,7 +11,7 @@
 //     max(1, ceil(gamma * n)) are "good", the rest "bad". For each axis, l(x) is a Parzen density over the
 //     good points and g(x) over the bad ones: on a range, an equal mixture of the uniform prior and one
 //     Gaussian per point (truncated to [0, 1], bandwidth from Scott's rule on those points, at least 0.05);
-//     on choices, (count + 1) / (points + K). min(n_candidates, kTpeMaxCandidates) candidates are drawn from
+//     on choices, (count + 1) / (points + K). min(n_candidates, limits::kMaxSearchCandidates) candidates are drawn from
 //     l, and the one with the largest sum over axes of log l(x) - log g(x) is proposed (the first one on a
 //     tie). The cap bounds a proposal's cost whatever a stored sweep says.
 // The draws come from a std::mt19937_64 seeded with (seed, i) (with (seed, i, attempt) for a retry of the
@@ -28,10 +28,6 @@
 #include "nmsparse/v1/sweep.pb.h"
 
 namespace nmsparse::server {
-
-// The most candidates one proposal ranks (docs/sweeps.md, "Search"): its cost is about this many times the
-// number of axes times the number of results.
-inline constexpr uint32_t kTpeMaxCandidates = 10'000;
 
 // One finished run: its value text for each axis (axis order) and its metric.
 struct TpeResult {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "schemas/limits.h"
 
 namespace nmsparse::server {
 namespace {
@@ -111,13 +112,14 @@ TEST(TpeSamplerTest, ValueOutsideTheAxisIsRefused) {
 }
 
 // Issue 22: n_candidates 4,000,000,000 (stored by an older coordinator) ranked every candidate and held a
-// core for minutes. Past kTpeMaxCandidates the proposal is the one kTpeMaxCandidates candidates give.
+// core for minutes. Past limits::kMaxSearchCandidates the proposal is the one limits::kMaxSearchCandidates
+// candidates give.
 TEST(TpeSamplerTest, CandidatesPastTheCapCostNothingMore) {
   v1::Search huge = Tpe(9);
   huge.set_n_startup(1);
   huge.set_n_candidates(4'000'000'000u);
   v1::Search capped = huge;
-  capped.set_n_candidates(kTpeMaxCandidates);
+  capped.set_n_candidates(limits::kMaxSearchCandidates);
   const std::vector<v1::RandomAxis> axes = {Range("optimizer.lr", 1e-4, 1e-1, true), Range("x", 0, 10)};
   const std::vector<TpeResult> results = {{{"0.001", "3"}, 0.5}, {{"0.01", "6"}, 0.7}};
   absl::StatusOr<std::vector<std::string>> a = TpeSampler(axes, huge).Propose(2, results);
