@@ -533,8 +533,8 @@ void Agent::ReportLoop() {
     if (fate == ReportFate::kRetry) {
       if (!retrying) {
         AgentLog(absl::StrCat("the coordinator did not take a report of ", AttemptName(head.run), " (",
-                              status.ToString(), "); keeping it and the ", outbox_.size() - 1,
-                              " after it, sending again with back-off"));
+                              status.ToString(), "); keeping it and the reports after it (", outbox_.size(),
+                              " waiting), sending again with back-off"));
       }
       retrying = true;
       // Keep the batch: it goes out again, in order, once the coordinator takes it.
