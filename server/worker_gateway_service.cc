@@ -243,6 +243,10 @@ grpc::Status WorkerGatewayService::ReportMetrics(grpc::ServerContext* ctx,
     bool stored = false;
     absl::Status s = store_->Write([&](Database* db) -> absl::Status {
       NM_ASSIGN_OR_RETURN(RunRecord run, CheckReport(db, ctx, report.run()));
+      // Sent again (its answer was lost, or the stream failed after it): stored once, with its decision.
+      NM_ASSIGN_OR_RETURN(int64_t earlier,
+                          StoredMetricSeq(db, report.run().run_id(), report.run().attempt(), report.point()));
+      if (earlier != 0) return absl::OkStatus();
       NM_ASSIGN_OR_RETURN(int64_t seq, AppendMetric(db, report.run().run_id(), report.run().attempt(),
                                                     report.point(), NowMs(), caps_));
       stored = seq != 0;

@@ -149,6 +149,11 @@ CREATE INDEX runs_parent ON runs(parent_run_id) WHERE parent_run_id != 0;
       R"sql(
 ALTER TABLE sweeps ADD COLUMN search_ended TEXT NOT NULL DEFAULT '';
 )sql",
+      // 7: a metric point is found by its attempt, kind, epoch and step, so that a report sent again (its
+      // answer was lost, or the batch it came in failed part-way) is not stored twice (AppendMetric).
+      R"sql(
+CREATE INDEX metrics_point ON metrics(run_id, attempt, kind, epoch, step);
+)sql",
   };
   return *kMigrations;
 }

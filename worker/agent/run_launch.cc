@@ -1,8 +1,8 @@
 #include "worker/agent/run_launch.h"
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/client_security.h"
 #include "worker/contract/run_directory.h"
 #include "worker/contract/trainer_contract.h"
 
@@ -51,14 +51,16 @@ RankCommand MakeRankCommand(const RunLaunch& launch, size_t rank, int master_por
 }
 
 std::vector<std::string> AgentEnvironmentForRanks() {
-  static const char* kReplaced[] = {
-      "RANK=", "WORLD_SIZE=", "LOCAL_RANK=", "MASTER_ADDR=", "MASTER_PORT=", "CUDA_VISIBLE_DEVICES="};
+  static const char* kReplaced[] = {"RANK",        "WORLD_SIZE",  "LOCAL_RANK",
+                                    "MASTER_ADDR", "MASTER_PORT", "CUDA_VISIBLE_DEVICES"};
   std::vector<std::string> env;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     absl::string_view entry(*e);
-    bool replaced = false;
-    for (const char* prefix : kReplaced) replaced = replaced || absl::StartsWith(entry, prefix);
-    if (!replaced) env.emplace_back(entry);
+    const absl::string_view name = entry.substr(0, entry.find('='));
+    bool left_out = false;
+    for (const char* replaced : kReplaced) left_out = left_out || name == replaced;
+    for (const char* secret : kCredentialVariables) left_out = left_out || name == secret;
+    if (!left_out) env.emplace_back(entry);
   }
   return env;
 }

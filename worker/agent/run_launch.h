@@ -44,7 +44,8 @@ absl::Status CheckRankDevices(const RunLaunch& launch);
 RankCommand MakeRankCommand(const RunLaunch& launch, size_t rank, int master_port,
                             const std::vector<std::string>& base_env, const std::string& spec_path);
 
-// The agent's environment without the variables MakeRankCommand sets.
+// The agent's environment without the variables MakeRankCommand sets, and without the agent's credentials
+// (kCredentialVariables: the token, its file and the TLS files), which no trainer needs.
 std::vector<std::string> AgentEnvironmentForRanks();
 
 }  // namespace nmsparse::agent

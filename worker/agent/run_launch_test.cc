@@ -2,6 +2,7 @@
 // multi-GPU runs gets. nmtrain's side of the same rule is device_choice_test.
 #include "worker/agent/run_launch.h"
 
+#include <cstdlib>
 #include <map>
 
 #include "absl/strings/str_cat.h"
@@ -87,6 +88,29 @@ TEST(CheckRankDevices, RefusesRunsMixingGpusAndCpuSlots) {
   EXPECT_FALSE(mixed.ok());
   EXPECT_NE(mixed.message().find("rank 1 is on a CPU slot"), std::string::npos) << mixed;
   EXPECT_FALSE(CheckRankDevices(Launch({})).ok());
+}
+
+// The worker's credentials stay with the worker: a trainer runs a user's spec and could print its environment
+// (or any user could read /proc/PID/environ of a process of theirs).
+TEST(AgentEnvironmentForRanks, LeavesOutTheCredentialsAndTheVariablesSetPerRank) {
+  setenv("NMSPARSE_TOKEN", "secret-worker-token", 1);
+  setenv("NMSPARSE_TOKEN_FILE", "/etc/nmsparse/worker.token", 1);
+  setenv("NMSPARSE_TLS_KEY", "/etc/nmsparse/worker.key", 1);
+  setenv("NMSPARSE_TOKENISER", "kept", 1);  // Only the exact names are credentials.
+  setenv("RANK", "7", 1);
+  std::map<std::string, std::string> env;
+  for (const std::string& entry : AgentEnvironmentForRanks()) {
+    const size_t eq = entry.find('=');
+    env[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  EXPECT_EQ(env.count("NMSPARSE_TOKEN"), 0u);
+  EXPECT_EQ(env.count("NMSPARSE_TOKEN_FILE"), 0u);
+  EXPECT_EQ(env.count("NMSPARSE_TLS_KEY"), 0u);
+  EXPECT_EQ(env.count("RANK"), 0u);
+  EXPECT_EQ(env["NMSPARSE_TOKENISER"], "kept");
+  for (const char* name :
+       {"NMSPARSE_TOKEN", "NMSPARSE_TOKEN_FILE", "NMSPARSE_TLS_KEY", "NMSPARSE_TOKENISER", "RANK"})
+    unsetenv(name);
 }
 
 }  // namespace

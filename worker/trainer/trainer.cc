@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <sstream>
+#include <thread>
 
 #include "absl/strings/str_join.h"
 #include "schemas/model_catalog.h"
@@ -185,6 +186,7 @@ class Run {
     for (int epoch = state_.epoch; epoch < c_.schedule.epochs; ++epoch) {
       if (!TrainEpoch(epoch)) return kExitTerminated;
       FinishEpoch(epoch);
+      HoldIfAsked();
     }
     EmitFinal();
     return kExitOk;
@@ -259,6 +261,17 @@ class Run {
     const int64_t n = batch.labels.size(0);
     window_loss_.add_(loss.detach().to(torch::kDouble) * static_cast<double>(n));
     window_images_ += static_cast<double>(n);
+  }
+
+  // The tests' hold point (TrainerOptions::hold_file): a stat every 50 ms while held, none otherwise. A stop
+  // ends the hold; the next step then stops the run as usual.
+  void HoldIfAsked() {
+    struct stat st;
+    const auto held = [this, &st] { return stat(o_.hold_file.c_str(), &st) == 0 && !StopWanted(); };
+    if (o_.hold_file.empty() || state_.epoch != o_.hold_after_epochs || !held()) return;
+    Log() << "holding after " << state_.epoch << " epochs while " << o_.hold_file << " exists\n";
+    while (held()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    Log() << "hold released\n";
   }
 
   bool StopWanted() const {
