@@ -61,13 +61,5 @@ TEST(HtmlReportTest, PageReferencesEveryFigureAndEscapes) {
   EXPECT_NE(html.find("<td>dense</td><td>0.6"), std::string::npos) << html;
 }
 
-TEST(GnuplotSvgTest, QuotesAndEmptyFigures) {
-  Figure f{"x", "a \"quoted\" title", "", "x", "y", false, {}};
-  EXPECT_NE(GnuplotScript(f, "/tmp/out.svg").find("\"a \\\"quoted\\\" title\""), std::string::npos);
-  absl::StatusOr<std::string> svg = RenderSvg(f);  // No series: an empty frame saying so.
-  ASSERT_TRUE(svg.ok()) << svg.status();
-  EXPECT_NE(svg->find("no data yet"), std::string::npos);
-}
-
 }  // namespace
 }  // namespace nmsparse::report
