@@ -1,7 +1,8 @@
-// nmctl's stdout and stderr as a terminal sees them: everything written passes through common/visible_text.h's
-// filter (newlines kept), so that no byte of an answer (a sweep name, a label, a log line, an error quoting
-// one) can move the cursor, clear the screen, recolor or reorder the terminal, whichever command prints it.
-// The live views' own cursor movements are the one exception, written with WriteControl.
+// nmctl's stdout and stderr as a terminal sees them: everything written passes through
+// common/visible_text.h's filter (newlines kept), so that no byte of an answer (a sweep name, a label, a log
+// line, an error quoting one) can move the cursor, clear the screen, recolor or reorder the terminal,
+// whichever command prints it. The live views' own cursor movements are the one exception, written with
+// WriteControl.
 #ifndef NMSPARSE_CLI_VISIBLE_OUTPUT_H_
 #define NMSPARSE_CLI_VISIBLE_OUTPUT_H_
 
