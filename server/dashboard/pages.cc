@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "report/html_page.h"
 
 namespace nmsparse::server {
 namespace {
@@ -133,7 +134,7 @@ constexpr char kLogin[] = R"(<h1>Sign in</h1><p>{{message}}</p>
 )";
 
 std::string Page(const std::string& body, mstch::map context) {
-  return mstch::render(std::string(kHead) + kPoll + body, context);
+  return report::RenderHtml(std::string(kHead) + kPoll + body, context);
 }
 
 std::string Text(const cli::Json& j, const char* key) {
