@@ -14,6 +14,7 @@
 #include "cli/run_format.h"
 #include "cli/spec_file.h"
 #include "cli/table_printer.h"
+#include "common/unicode_text.h"
 #include "common/visible_text.h"
 #include "schemas/layer_plan.h"
 #include "schemas/limits.h"
@@ -181,7 +182,12 @@ int RunSubmitCommand(const CommandContext& context) {
   absl::StatusOr<int32_t> priority = PriorityOption(context);
   if (!priority.ok()) return Fail(context, priority.status());
   spec->set_priority(*priority);
-  if (auto key = context.args->Get("idempotency-key")) spec->set_idempotency_key(*key);
+  if (auto key = context.args->Get("idempotency-key")) {
+    if (FirstInvalidUtf8(*key) != std::string::npos) {
+      return Fail(context, absl::InvalidArgumentError("--idempotency-key: not UTF-8"));
+    }
+    spec->set_idempotency_key(*key);
+  }
   if (context.args->Has("no-reuse")) spec->set_no_reuse(true);
   absl::StatusOr<std::vector<ResolvedRun>> runs = Expand(context, *spec);
   if (!runs.ok()) return Fail(context, runs.status());

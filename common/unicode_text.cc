@@ -52,6 +52,31 @@ void AppendUtf8(char32_t c, std::string* out) {
   }
 }
 
+size_t FirstInvalidUtf8(std::string_view text) {
+  for (size_t at = 0; at < text.size();) {
+    const DecodedChar c = DecodeUtf8(text, at);
+    if (c.kind != DecodedChar::Kind::kValid) return at;
+    at += c.length;
+  }
+  return std::string_view::npos;
+}
+
+std::string ValidUtf8(std::string_view text) {
+  if (FirstInvalidUtf8(text) == std::string_view::npos) return std::string(text);
+  std::string out;
+  for (size_t at = 0; at < text.size();) {
+    const DecodedChar c = DecodeUtf8(text, at);
+    if (c.kind == DecodedChar::Kind::kValid) {
+      out.append(text.substr(at, c.length));
+      at += c.length;
+    } else {
+      AppendUtf8(kReplacementChar, &out);
+      ++at;
+    }
+  }
+  return out;
+}
+
 bool IsDisplayControl(char32_t c) {
   return c < 0x20 || (c >= 0x7F && c <= 0x9F) || c == 0x061C || c == 0x200E || c == 0x200F ||
          (c >= 0x202A && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069) || c == 0x2028 || c == 0x2029 ||

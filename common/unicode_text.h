@@ -26,6 +26,13 @@ DecodedChar DecodeUtf8(std::string_view text, size_t at);
 
 void AppendUtf8(char32_t code_point, std::string* out);
 
+// The offset of the first byte of `text` that is not part of well-formed UTF-8, or npos. Protobuf's proto3
+// strings must be UTF-8: a message carrying other bytes fails to parse at the other end.
+size_t FirstInvalidUtf8(std::string_view text);
+
+// `text` with every byte that is not part of well-formed UTF-8 replaced by U+FFFD (a trainer's log line).
+std::string ValidUtf8(std::string_view text);
+
 // C0 controls, DEL, C1 controls, the bidirectional formatting characters (U+061C, U+200E, U+200F,
 // U+202A-U+202E, U+2066-U+2069), the line and paragraph separators (U+2028, U+2029), and U+FFFE/U+FFFF
 // (not characters in XML 1.0).

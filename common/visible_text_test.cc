@@ -60,6 +60,16 @@ TEST(VisibleTextTest, FilterJoinsCharactersSplitBetweenPieces) {
   EXPECT_EQ(out, "a\\u202eb\nc\uFFFD");
 }
 
+TEST(UnicodeTextTest, ValidUtf8ReplacesOnlyBadBytes) {
+  EXPECT_EQ(FirstInvalidUtf8("ok \u202e \x1b"), std::string_view::npos);
+  EXPECT_EQ(FirstInvalidUtf8("ok \xff"), 3u);
+  EXPECT_EQ(FirstInvalidUtf8("cut \xe2\x80"), 4u);
+  EXPECT_EQ(ValidUtf8("a\xff"
+                      "b \u202e\x1b"),
+            "a\uFFFDb \u202e\x1b");  // Controls are kept: this is data.
+  EXPECT_EQ(ValidUtf8("cut \xe2\x80"), "cut \uFFFD\uFFFD");
+}
+
 TEST(UnicodeTextTest, DecodesAndClassifies) {
   const std::string text = "\u20ac";
   const DecodedChar c = DecodeUtf8(text, 0);
