@@ -29,6 +29,11 @@ start_worker() {  # start_worker NAME
   worker_pid[$1]=$!
 }
 http_code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
+chromium=$(command -v chromium-headless-shell || command -v chromium || true)
+browser_dom() {  # browser_dom URL: the DOM after the page's scripts ran (and polled) for 6 s of virtual time.
+  "$chromium" --headless --no-sandbox --disable-gpu --virtual-time-budget=6000 --user-data-dir="$tmp/chromium" \
+    --dump-dom "$1" 2>>"$tmp/chromium.log"
+}
 no_canary() { test -z "$(ls -A "$canary")"; }
 
 # Terminal-safe: valid UTF-8, and no C0 control but \t and \n, no DEL, no C1 control, no bidi control.
@@ -254,6 +259,14 @@ for api in "api/sweeps" "api/sweeps/$sweep" "api/runs/$run" "api/runs/$run/logs?
   curl -s "$http$api" >"$out/api.json"
   check "dashboard $api: JSON, terminal-safe" json_ok "$out/api.json"
 done
+# In a browser, after the pages' scripts have re-read the JSON and rebuilt their tables and logs.
+check "a headless Chromium is installed (tools/bootstrap.sh: chromium-headless-shell)" test -n "$chromium"
+browser_dom "${http}sweeps/$sweep" >"$out/dom_sweep.html"
+browser_dom "${http}runs/$run" >"$out/dom_run.html"
+check "the polled runs table is in the DOM" grep -q '<td class="SUCCEEDED">SUCCEEDED</td>' "$out/dom_sweep.html"
+check "the run page's log lines are in the DOM" grep -qF 'esc \x1b[2J' "$out/dom_run.html"
+check "the scripts show labels and logs as the server does: no raw control, no RLO" \
+  terminal_safe "$out/dom_sweep.html" "$out/dom_run.html"
 check "an id past int64 is 404" test "$(http_code "${http}sweeps/99999999999999999999")" = 404
 check "... naming the id, not another one" bash -c "curl -s '${http}sweeps/99999999999999999999' | grep -q 'no sweep with id 99999999999999999999'"
 check "a run id past int64 is 404 on the API too" test "$(http_code "${http}api/runs/99999999999999999999/logs")" = 404
