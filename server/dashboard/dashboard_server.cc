@@ -39,7 +39,8 @@ absl::StatusOr<int64_t> IdOf(const httplib::Request& req, const char* what) {
 void Error(httplib::Response& res, const absl::Status& status) {
   res.status = HttpStatusOf(status);
   res.set_header("X-Content-Type-Options", "nosniff");
-  res.set_content(absl::StrCat(VisibleLines(std::string(status.message())), "\n"), "text/plain; charset=utf-8");
+  res.set_content(absl::StrCat(VisibleLines(std::string(status.message())), "\n"),
+                  "text/plain; charset=utf-8");
 }
 
 std::string ReadFile(const std::string& path) {
