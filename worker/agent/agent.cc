@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "common/unicode_text.h"
 #include "schemas/limits.h"
 #include "worker/agent/agent_log.h"
 #include "worker/agent/data_roots.h"
@@ -372,7 +373,8 @@ void Agent::HandleAssignment(const v1::Assignment& assignment) {
     report.line.set_run_id(run.run_id());
     report.line.set_attempt(run.attempt());
     report.line.set_rank(rank);
-    report.line.set_text(limits::CutLogLine(std::string_view(text.data(), text.size())));
+    // Proto3 strings are UTF-8: one stray byte would make the coordinator refuse the whole report.
+    report.line.set_text(limits::CutLogLine(ValidUtf8(std::string_view(text.data(), text.size()))));
     report.line.set_at_ms(absl::ToUnixMillis(absl::Now()));
     outbox_.Push(std::move(report));
   };
@@ -432,7 +434,7 @@ void Agent::OnRunDone(const v1::RunAttempt& run, const RunOutcome& outcome) {
   *report.complete.mutable_run() = run;
   report.complete.set_outcome(outcome.state);
   report.complete.set_exit_code(outcome.exit_code);
-  report.complete.set_message(outcome.message);
+  report.complete.set_message(ValidUtf8(outcome.message));  // It may quote the trainer's stderr.
   for (const auto& [name, value] : outcome.final_metrics)
     (*report.complete.mutable_final_metrics())[name] = value;
   outbox_.Push(std::move(report));
