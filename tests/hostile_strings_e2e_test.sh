@@ -17,11 +17,14 @@ nmserver=$(realpath "$1"); nmworker=$(realpath "$2"); nmctl=$(realpath "$3"); tr
 tmp=$(mktemp -d "${TEST_TMPDIR:-/tmp}/hostile.XXXXXX")
 db="$tmp/nmsparse.db"
 work="$tmp/work"
-canary="$work/canary"  # Every hostile command, if anything ran it, would create a file here.
-out="$tmp/out"         # What each output path printed.
-mkdir -p "$canary" "$out"
+# Every hostile command, if anything ran it, would create a file here. A short path of its own, so that a label
+# naming it three times stays within the coordinator's 256-byte bound on labels (schemas/limits.h).
+canary=$(mktemp -d /tmp/nmcanary.XXXXXX)
+out="$tmp/out"  # What each output path printed.
+mkdir -p "$out"
 
 source "$(dirname "${BASH_SOURCE[0]}")/e2e_lib.sh"
+trap 'cleanup; rm -rf "$canary"' EXIT
 
 start_worker() {  # start_worker NAME
   "$nmworker" --coordinator="$NMSPARSE_COORDINATOR" --work_dir="$work" --trainer="$trainer" --cpu-slots=2 \
