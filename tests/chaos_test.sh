@@ -103,14 +103,6 @@ wait_epochs() {  # wait_epochs RUN N: until the run reported N epoch points.
   return 1
 }
 
-wait_log() {  # wait_log RUN TEXT: until the run's log has a line with TEXT.
-  for _ in $(seq 600); do
-    ctl logs "$1" 2>/dev/null | grep -qF -- "$2" && return 0
-    sleep 0.2
-  done
-  return 1
-}
-
 # The metric points (kind, epoch, step) rank 0 printed (stdout.0 holds every attempt's: for a run of one attempt)
 # against those the coordinator stored for the run's current attempt; says how many of each.
 points_match() {  # points_match RUN
