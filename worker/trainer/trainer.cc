@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include "absl/strings/str_join.h"
@@ -33,6 +34,7 @@
 #include "worker/trainer/models/model_factory.h"
 #include "worker/trainer/optimizer.h"
 #include "worker/trainer/resume.h"
+#include "worker/trainer/sync_debug.h"
 
 namespace nmsparse {
 namespace {
@@ -126,6 +128,7 @@ class Run {
     const DistributedEnv env = ReadDistributedEnv();
     const OpenedDevice opened = OpenDevice(options.device, env.local_rank);
     device_ = opened.device;
+    sync_debug_ = StepSyncDebug(device_.is_cuda());
     dist_ = std::make_unique<Distributed>(env, options.timeout, device_.is_cuda(), device_);
     device_label_ = opened.description;
     devices_label_ = absl::StrJoin(GatherDeviceDescriptions(*dist_, opened.description), "; ");
@@ -175,13 +178,16 @@ class Run {
                         *model_, *optimizer_, *sparsity_, state_, log_);
     if (dist_->is_root()) std::ofstream(o_.out_dir + "/spec.yaml") << CanonicalYaml(c_) << "\n";
     dist_->BroadcastModel(*model_);
+    PrepareSemiStructured();
     StartBatches();
     Log() << "training on " << devices_label_ << "\n";
     Log() << arch_.name << ": " << data_.train->size() << " training images, " << steps_per_epoch_
           << " steps/epoch x " << c_.schedule.epochs << " epochs, " << dist_->world_size() << " rank(s), "
           << torch::get_num_threads() << " thread(s), " << loader_threads_ << " loader thread(s), "
           << (bf16_ ? "bf16 autocast (fp32 weights, optimizer state and loss)" : "fp32")
-          << (adamw_step_->fused() ? ", fused AdamW" : "") << "\n";
+          << (adamw_step_->fused() ? ", fused AdamW" : "")
+          << (sync_debug_.on() ? ", CUDA sync debug mode (a synchronising call in a step is an error)" : "")
+          << "\n";
     for (int epoch = state_.epoch; epoch < c_.schedule.epochs; ++epoch) {
       if (!TrainEpoch(epoch)) return kExitTerminated;
       FinishEpoch(epoch);
@@ -208,6 +214,27 @@ class Run {
         loader_threads_, std::max(2, 2 * loader_threads_));
   }
 
+  // The 2:4 layers' set-up (docs/accelerated-2-4.md): a forward pass at every batch shape of the run
+  // (training micro-batch, evaluation batches), in eval mode (no dropout: no random numbers drawn) and
+  // without autograd, so that every cuSPARSELt plan, algorithm search and timing happens here and none inside
+  // a step.
+  void PrepareSemiStructured() {
+    if (!semi_structured_) return;
+    std::set<int64_t> batches =
+        EvalSplit(data_.eval->size(), c_.data.eval_batch_size, dist_->rank(), dist_->world_size())
+            .BatchSizes();
+    batches.insert(loader_->local_batch());
+    semi_structured_->Prepare(state_.global_step, [&] {
+      torch::NoGradGuard no_grad;
+      model_->eval();
+      for (int64_t b : batches) {
+        ForwardLogits(*model_, torch::zeros({b, arch_.in_chans, arch_.img_size, arch_.img_size}, device_),
+                      bf16_);
+      }
+      model_->train();
+    });
+  }
+
   // Returns false when stopped (checkpoint written at the step boundary). Nothing in a step reads a device
   // value on the host: the loss accumulates on the device and is read at sync points (AtSyncPoint) only, so
   // that a GPU's queue never drains inside the loop.
@@ -216,6 +243,7 @@ class Run {
     log_loss_ = log_images_ = log_seconds_ = 0.0;
     StartWindow();
     for (int64_t step = state_.step_in_epoch; step < steps_per_epoch_; ++step) {
+      sync_debug_.BeginStep();
       sparsity_->BeginStep(epoch, state_.global_step);
       if (semi_structured_) semi_structured_->BeginStep(state_.global_step);
       const double lr = schedule_->At(state_.global_step);
@@ -229,6 +257,7 @@ class Run {
       sparsity_->AfterOptimizerStep(state_.global_step);
       ++state_.global_step;
       state_.step_in_epoch = step + 1;
+      sync_debug_.EndStep();  // The sync point below reads the loss on the host.
       const bool stop_wanted = StopWanted();
       const bool stop = AtSyncPoint(stop_wanted) && Sync(epoch, lr, stop_wanted);
       if (o_.on_step_end) o_.on_step_end(state_.global_step);
@@ -317,8 +346,8 @@ class Run {
   }
 
   void FinishEpoch(int epoch) {
-    const EvalResult eval =
-        Evaluate(*model_, *data_.eval, data_.norm, c_.data.eval_batch_size, *dist_, device_, bf16_);
+    const EvalResult eval = Evaluate(*model_, *data_.eval, data_.norm, c_.data.eval_batch_size, *dist_,
+                                     device_, bf16_, loader_threads_);
     const double loss = state_.epoch_samples > 0 ? state_.epoch_loss_sum / state_.epoch_samples : 0.0;
     const double images_per_s = state_.epoch_seconds > 0 ? state_.epoch_samples / state_.epoch_seconds : 0.0;
     state_.best_top1 = std::max(state_.best_top1, eval.top1);
@@ -391,6 +420,7 @@ class Run {
   ModelArch arch_;
   const bool bf16_;  // resources.precision bf16: forward passes under bf16 autocast.
   torch::Device device_ = torch::kCPU;
+  StepSyncDebug sync_debug_;  // NMTRAIN_SYNC_DEBUG=error: the host-sync guard over each step.
   std::unique_ptr<Distributed> dist_;
   std::string device_label_;   // This rank's device, as the metric lines show it.
   std::string devices_label_;  // Every rank's, in rank order.
