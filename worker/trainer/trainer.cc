@@ -27,6 +27,7 @@
 #include "worker/trainer/evaluator.h"
 #include "worker/trainer/exit_codes.h"
 #include "worker/trainer/flops.h"
+#include "worker/trainer/gradient_averager.h"
 #include "worker/trainer/host_reads.h"
 #include "worker/trainer/loss.h"
 #include "worker/trainer/lr_schedule.h"
@@ -167,6 +168,7 @@ class Run {
                                              config.schedule.min_lr, warmup, total);
     flops_per_image_ = TrainingFlopsPerImage(arch_);
     params_ = model_->parameters();
+    averager_ = std::make_unique<GradientAverager>(*dist_, params_);
   }
 
   int Train() {
@@ -250,7 +252,7 @@ class Run {
       SetLearningRate(*optimizer_, lr);
       optimizer_->zero_grad();
       for (int k = 0; k < accum_; ++k) ForwardBackward(k);
-      dist_->AverageGradients(params_);
+      averager_->Finish();  // The buckets were all-reduced during the last backward pass.
       sparsity_->AfterBackward(state_.global_step);
       if (c_.optimizer.clip_grad_norm > 0) ClipGradNorm(params_, c_.optimizer.clip_grad_norm);
       (*adamw_step_)();
@@ -275,6 +277,7 @@ class Run {
 
   // One micro-batch: forward, loss, backward; its loss is added to the window on the device.
   void ForwardBackward(int k) {
+    averager_->Arm(k == accum_ - 1);  // Gradients are averaged during the last micro-batch's backward.
     const Batch batch = (*transfer_)(prefetch_->Next());
     auto images = batch.images;
     auto targets = SmoothedTargets(batch.labels, arch_.num_classes, c_.optimizer.label_smoothing);
@@ -444,6 +447,7 @@ class Run {
   std::unique_ptr<SemiStructuredLayers> semi_structured_;  // After sparsity_: detaches before the model goes.
   std::unique_ptr<LrSchedule> schedule_;
   std::vector<torch::Tensor> params_;
+  std::unique_ptr<GradientAverager> averager_;  // Bucketed all-reduce overlapped with backward.
   double flops_per_image_ = 0.0;
   TrainState state_;
 };
