@@ -57,13 +57,16 @@ absl::StatusOr<std::unique_ptr<SemiStructuredLayers>> SemiStructuredLayers::Inst
     layers.push_back({choice.layer.name, module, std::move(linear)});
   }
   return std::unique_ptr<SemiStructuredLayers>(
-      new SemiStructuredLayers(std::move(layers), *dense_switch, backend, config.mask, device));
+      new SemiStructuredLayers(std::move(layers), *dense_switch, backend, config.mask));
 }
 
 void SemiStructuredLayers::Prepare(int64_t first_global_step, const std::function<void()>& forward_passes) {
   if (dense_switch_.DenseAt(first_global_step)) return;
   // The transposable mask runs on every path (masked dense too): its tables reach the device now.
-  if (mask_ == SemiStructuredMask::kTransposable) PrepareTransposableMask(device_);
+  // (The weights' own device: a CUDA tensor's always names its index.)
+  if (mask_ == SemiStructuredMask::kTransposable && !layers_.empty()) {
+    PrepareTransposableMask(layers_.front().module->weight.device());
+  }
   if (backend_.gemm == nullptr) return;
   for (Layer& layer : layers_) layer.linear->set_preparing(true);
   try {

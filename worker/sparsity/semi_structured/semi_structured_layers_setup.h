@@ -63,18 +63,13 @@ class SemiStructuredLayers {
     std::shared_ptr<SemiStructuredLinear> linear;
   };
   SemiStructuredLayers(std::vector<Layer> layers, DenseSwitch dense_switch, SemiStructuredGemmOrWhy backend,
-                       SemiStructuredMask mask, torch::Device device)
-      : layers_(std::move(layers)),
-        dense_switch_(dense_switch),
-        backend_(std::move(backend)),
-        mask_(mask),
-        device_(device) {}
+                       SemiStructuredMask mask)
+      : layers_(std::move(layers)), dense_switch_(dense_switch), backend_(std::move(backend)), mask_(mask) {}
 
   std::vector<Layer> layers_;
   DenseSwitch dense_switch_;
   SemiStructuredGemmOrWhy backend_;
   SemiStructuredMask mask_;
-  torch::Device device_;
 };
 
 // "weight_2:4 kernel 1.28x (2:4 1.28x >= 1.05x needed)" or "weight_2:4 masked dense (device cpu)": the

@@ -5,7 +5,7 @@
 #include <array>
 #include <map>
 #include <mutex>
-#include <string>
+#include <utility>
 #include <vector>
 
 namespace nmsparse {
@@ -66,14 +66,15 @@ Tables CpuTables() {
 
 Tables TablesOn(const torch::Device& device) {
   static std::mutex mutex;
-  static auto* tables = new std::map<std::string, Tables>;  // Never destroyed: used until exit.
+  static auto* tables = new std::map<std::pair<int, int>, Tables>;  // Never destroyed: used until exit.
+  const std::pair<int, int> key{static_cast<int>(device.type()), device.has_index() ? device.index() : -1};
   std::lock_guard<std::mutex> lock(mutex);
-  auto it = tables->find(device.str());
+  auto it = tables->find(key);
   if (it == tables->end()) {
     const Tables cpu = CpuTables();
     it = tables
-             ->emplace(device.str(), Tables{cpu.patterns.to(device), cpu.first.to(device),
-                                            cpu.second.to(device), cpu.row_choice.to(device)})
+             ->emplace(key, Tables{cpu.patterns.to(device), cpu.first.to(device), cpu.second.to(device),
+                                   cpu.row_choice.to(device)})
              .first;
   }
   return it->second;
