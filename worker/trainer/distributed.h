@@ -48,8 +48,8 @@ class Distributed {
 
   // Copies rank 0's parameters and buffers to every rank.
   void BroadcastModel(torch::nn::Module& model);
-  // Averages the gradients of `params` over ranks, in flat buckets of about `bucket_bytes`, after backward (the
-  // plain way; training overlaps it with backward: gradient_averager.h).
+  // Averages the gradients of `params` over ranks, in flat buckets of about `bucket_bytes`, after backward
+  // (the plain way; training overlaps it with backward: gradient_averager.h).
   void AverageGradients(const std::vector<torch::Tensor>& params, int64_t bucket_bytes = 25 << 20);
   // Starts an in-place sum of `flat` over ranks and returns at once; the returned function waits for it
   // (throwing DistributedError when it failed). Every rank must start its sums in the same order.
