@@ -65,8 +65,9 @@ void GradientAverager::CopyIn(Slot& slot, const torch::Tensor& grad) {
 }
 
 void GradientAverager::StartReadyBuckets() {
-  while (next_bucket_ < buckets_.size() && buckets_[next_bucket_].pending == 0)
+  while (next_bucket_ < buckets_.size() && buckets_[next_bucket_].pending == 0) {
     Start(buckets_[next_bucket_++]);
+  }
 }
 
 void GradientAverager::Start(Bucket& bucket) {
@@ -93,8 +94,9 @@ void GradientAverager::Finish() {
   }
   for (const Slot& slot : slots_) {
     torch::Tensor grad = slot.param.grad();
-    if (grad.defined())
+    if (grad.defined()) {
       grad.copy_(buckets_[slot.bucket].flat.narrow(0, slot.offset, grad.numel()).view_as(grad));
+    }
   }
   Reset();
 }

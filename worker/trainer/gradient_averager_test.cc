@@ -108,7 +108,9 @@ TEST(GradientAveragerTest, EqualsThePlainAllReduceAfterBackward) {
   }
   // Both ranks hold the average.
   for (size_t i = 0; i < reference[0].size(); ++i) {
-    if (reference[0][i].defined()) EXPECT_TRUE(torch::equal(overlapped[0][i], overlapped[1][i])) << i;
+    if (reference[0][i].defined()) {
+      EXPECT_TRUE(torch::equal(overlapped[0][i], overlapped[1][i])) << i;
+    }
   }
 }
 
