@@ -46,13 +46,15 @@ RankCommand MakeRankCommand(const RunLaunch& launch, size_t rank, int master_por
   command.env.push_back(absl::StrCat("MASTER_ADDR=", launch.master_addr));
   command.env.push_back(absl::StrCat("MASTER_PORT=", master_port));
   command.env.push_back(absl::StrCat("CUDA_VISIBLE_DEVICES=", absl::StrJoin(devices, ",")));
+  // GPU indices come from nvidia-smi, which numbers GPUs by PCI bus; CUDA's default order is fastest first.
+  command.env.push_back("CUDA_DEVICE_ORDER=PCI_BUS_ID");
   command.cwd = launch.run_dir;
   return command;
 }
 
 std::vector<std::string> AgentEnvironmentForRanks() {
-  static const char* kReplaced[] = {"RANK",        "WORLD_SIZE",  "LOCAL_RANK",
-                                    "MASTER_ADDR", "MASTER_PORT", "CUDA_VISIBLE_DEVICES"};
+  static const char* kReplaced[] = {"RANK",        "WORLD_SIZE",           "LOCAL_RANK",       "MASTER_ADDR",
+                                    "MASTER_PORT", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"};
   std::vector<std::string> env;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     absl::string_view entry(*e);

@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -57,6 +59,16 @@ TEST(MakeRankCommand, AForkNamesItsParentsRunDirectory) {
             "--device cpu --threads 4");
 }
 
+// An agent started with another CUDA_DEVICE_ORDER does not pass it on: the ranks get PCI_BUS_ID only.
+TEST(AgentEnvironmentForRanks, ReplacesTheDeviceOrder) {
+  setenv("CUDA_DEVICE_ORDER", "FASTEST_FIRST", 1);
+  const std::vector<std::string> env = AgentEnvironmentForRanks();
+  unsetenv("CUDA_DEVICE_ORDER");
+  for (const std::string& entry : env) EXPECT_NE(entry.rfind("CUDA_DEVICE_ORDER=", 0), 0u) << entry;
+  const auto ranks = EnvOf(MakeRankCommand(Launch({0}), 0, 1234, env, "spec.yaml"));
+  EXPECT_EQ(ranks.at("CUDA_DEVICE_ORDER"), "PCI_BUS_ID");
+}
+
 // Every rank sees the run's GPUs in rank order and opens cuda:LOCAL_RANK, i.e. its own slot's GPU.
 TEST(MakeRankCommand, GpuRunsListTheirGpusInRankOrder) {
   const std::vector<std::vector<int>> runs = {{3}, {0, 2}, {1, 0}, {0, 1, 2, 3, 4, 5, 6, 7}};
@@ -69,6 +81,7 @@ TEST(MakeRankCommand, GpuRunsListTheirGpusInRankOrder) {
       const auto env = EnvOf(command);
       const std::string listed = absl::StrJoin(devices, ",");
       EXPECT_EQ(env.at("CUDA_VISIBLE_DEVICES"), listed);
+      EXPECT_EQ(env.at("CUDA_DEVICE_ORDER"), "PCI_BUS_ID");  // nvidia-smi's numbering, not fastest first.
       EXPECT_EQ(env.at("RANK"), absl::StrCat(r));
       EXPECT_EQ(env.at("LOCAL_RANK"), absl::StrCat(r));
       EXPECT_EQ(env.at("WORLD_SIZE"), absl::StrCat(devices.size()));
