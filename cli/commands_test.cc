@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/str_cat.h"
 #include "cli/exit_codes.h"
 #include "common/version.h"
 #include "gtest/gtest.h"
@@ -187,6 +188,54 @@ TEST(CommandsTest, OutOfRangeValuesGetTheKeyTablesRule) {
     EXPECT_NE(in_file.err.find("schedule.epochs: value " + value + " is out of range: must be >= 1"),
               std::string::npos)
         << in_file.err;
+  }
+}
+
+// Grids with one run that validation must refuse (issue 25: a memo keyed on a hand-kept list of what
+// validation reads let run 1 reuse run 0's "valid"). validate and submit (which expands locally before it
+// calls the coordinator) both refuse them, naming the file, the run and the key, in either order of the grid.
+struct InvalidRunGrid {
+  std::string base;            // The base's sections.
+  std::string axis;            // The grid's key path.
+  std::string valid, invalid;  // Its two values.
+  std::string key;             // What the error names.
+};
+
+std::vector<InvalidRunGrid> InvalidRunGrids() {
+  const std::string semi =
+      "  model: {name: vit_nano_patch7_28}\n  data: {dataset: synthetic, batch_size: 32}\n"
+      "  sparsity: {sparsity_type: SRSTE, sparsity_loc: FF, phases: [{sparse: 0.5}, {fine_tune: 0.5}]}\n"
+      "  semi_structured: {layers: [\"blocks.*.mlp.fc1\"]}\n";
+  return {
+      {"  model: {name: vit_nano_patch7_28}\n  data: {dataset: synthetic, batch_size: 64, synthetic_size: "
+       "256}\n",
+       "optimizer.grad_accum_steps", "1", "8", "optimizer.grad_accum_steps 8"},
+      {"  model: {name: vit_nano_patch7_28}\n  data: {dataset: synthetic, batch_size: 100}\n",
+       "data.train_subset", "500", "50", "data.train_subset 50"},
+      {"  model: {name: vit_nano_patch7_28}\n  data: {dataset: synthetic, batch_size: 32}\n",
+       "data.synthetic_size", "256", "16", "data.synthetic_size 16"},
+      {semi, "semi_structured.dense_after", "{fraction: 0.5}", "{phase: 2}",
+       "semi_structured.dense_after.phase"},
+      {semi, "semi_structured.layers", "[\"blocks.*.mlp.fc1\"]", "[\"blocks.*.nope\"]",
+       "semi_structured.layers[0]"},
+  };
+}
+
+TEST(CommandsTest, EveryRunOfAGridIsValidatedWhateverItsOrder) {
+  for (const InvalidRunGrid& g : InvalidRunGrids()) {
+    for (const bool invalid_first : {false, true}) {
+      const std::string first = invalid_first ? g.invalid : g.valid;
+      const std::string second = invalid_first ? g.valid : g.invalid;
+      const std::string path = TempFile("grid.yaml", "name: grid\nbase:\n" + g.base + "grid:\n  " + g.axis +
+                                                         ": [" + first + ", " + second + "]\n");
+      const std::string run = absl::StrCat("run ", invalid_first ? 0 : 1, " (", g.axis, "=");
+      for (const char* command : {"validate", "submit"}) {
+        const Result r = Nmctl({command, path, "--coordinator", "127.0.0.1:1"});
+        EXPECT_EQ(r.code, kExitUsage) << command << " " << g.axis << "\n" << r.out << r.err;
+        EXPECT_NE(r.err.find(path + ": " + run), std::string::npos) << command << "\n" << r.err;
+        EXPECT_NE(r.err.find(g.key), std::string::npos) << command << "\n" << r.err;
+      }
+    }
   }
 }
 

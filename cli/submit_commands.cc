@@ -104,14 +104,15 @@ int RunValidateCommand(const CommandContext& context) {
   // One layer plan per distinct plan text: the runs that share it are listed together.
   std::vector<std::pair<std::string, std::vector<int>>> plans;
   for (const ResolvedRun& run : *runs) {
+    // Both were checked when the run was validated; an error here still names the file and the run.
+    auto in_run = [&](const absl::Status& st) {
+      return absl::Status(st.code(),
+                          absl::StrCat(context.args->positional[0], ": run ", run.index, ": ", st.message()));
+    };
     absl::StatusOr<std::vector<LayerPlanRow>> rows = DescribeLayerPlan(run.config);
-    if (!rows.ok()) {
-      return Fail(context,
-                  absl::Status(rows.status().code(), absl::StrCat(context.args->positional[0], ": run ",
-                                                                  run.index, ": ", rows.status().message())));
-    }
+    if (!rows.ok()) return Fail(context, in_run(rows.status()));
     absl::StatusOr<std::string> semi = DescribeSemiStructuredLayers(run.config);
-    if (!semi.ok()) return Fail(context, semi.status());  // Validated with the run: not expected here.
+    if (!semi.ok()) return Fail(context, in_run(semi.status()));
     const std::string text =
         absl::StrCat(run.config.model.name, "\n",
                      rows->empty() ? "  dense: no layer is sparsified\n" : FormatLayerPlan(*rows), *semi);

@@ -3,12 +3,14 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "schemas/model_catalog.h"
 #include "schemas/param_filter.h"
+#include "schemas/pure_memo.h"
 #include "schemas/recipe.h"
 #include "schemas/reference_config.h"
 #include "schemas/semi_structured_layers.h"
@@ -253,9 +255,8 @@ absl::Status ParseSection(const YAML::Node& node, const std::string& section,
 }
 
 const std::vector<std::string>& TopLevelKeys() {
-  static const auto* keys = new std::vector<std::string>{"name",      "seed",     "model",     "data",
-                                                         "optimizer", "schedule", "resources", "sparsity",
-                                                         "semi_structured"};
+  static const auto* keys = new std::vector<std::string>{
+      "name", "seed", "model", "data", "optimizer", "schedule", "resources", "sparsity", "semi_structured"};
   return *keys;
 }
 
@@ -351,6 +352,16 @@ absl::Status ValidateModelAndData(const ExperimentConfig& c, const ModelArch& ar
   return absl::OkStatus();
 }
 
+// SparsifiableLayers(LookupModel(model...), locations): a pure function of these arguments, remembered on
+// all of them, since every run of a sweep walks the same model's layers.
+std::shared_ptr<const std::vector<LayerShape>> LayersAt(const ModelConfig& m, const ModelArch& arch,
+                                                        const std::vector<SparsityLocation>& locations) {
+  static auto* memo = new PureMemo<std::vector<LayerShape>>;
+  std::string key = absl::StrCat(m.name, "/", m.img_size, "/", m.in_chans, "/", m.num_classes, "/");
+  for (SparsityLocation loc : locations) absl::StrAppend(&key, static_cast<int>(loc), ",");
+  return memo->Get(key, [&] { return SparsifiableLayers(arch, locations); });
+}
+
 absl::Status ValidateSparsity(const ExperimentConfig& c, const ModelArch& arch) {
   const SparsityConfig& s = c.sparsity;
   for (const NM* nm : {&s.nm, &s.nm_qkv}) {
@@ -362,7 +373,7 @@ absl::Status ValidateSparsity(const ExperimentConfig& c, const ModelArch& arch) 
     return absl::OkStatus();
   }
   const int epochs = c.schedule.epochs;
-  for (const LayerShape& layer : SparsifiableLayers(arch, s.locations)) {
+  for (const LayerShape& layer : *LayersAt(c.model, arch, s.locations)) {
     const NM target = TargetFor(s, layer.location);
     // SR-STE ignores the structure decay (§2): only its target is ever used.
     const auto stages = s.sparsity_type == SparsityType::kSrste ? std::vector<std::pair<int, NM>>{{0, target}}

@@ -242,7 +242,7 @@ TEST(ExperimentConfigTest, ValidationChecksModelDataAndShapes) {
   EXPECT_EQ(ValidateError("model: {name: vit_nano_patch7_28}\ndata: {dataset: synthetic, synthetic_size: 64, "
                           "batch_size: 48}\noptimizer: {grad_accum_steps: 2}\n"),
             "data.batch_size: value 48 (x optimizer.grad_accum_steps 2 = 96) is larger than the 64 training "
-            "images of synthetic: an epoch would make no optimizer step");
+            "images of synthetic (data.synthetic_size 64): an epoch would make no optimizer step");
 }
 
 TEST(ExperimentConfigTest, StepsPerEpochWhereTheSpecTells) {

@@ -194,6 +194,12 @@ absl::Status ParseBase(const YAML::Node& node, const std::string& file_name, v1:
   }
   if (!config.ok()) return config.status();
   *sweep->mutable_base() = ToProto(*config);
+  // A run carries semi_structured only when it chooses a layer; the base keeps the section's other keys too,
+  // for the runs whose overrides choose layers.
+  if (!config->semi_structured.Enabled() && !(config->semi_structured == SemiStructuredConfig())) {
+    return YamlToMessage(SemiStructuredConfigToYaml(config->semi_structured),
+                         sweep->mutable_base()->mutable_semi_structured(), "semi_structured");
+  }
   return absl::OkStatus();
 }
 

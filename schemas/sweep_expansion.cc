@@ -1,6 +1,6 @@
 // ExpandSweep: the runs of a sweep (grid points x random draws) resolved into validated configs with their
 // canonical YAML, content hash and wire spec. The base is parsed once and each run re-parses only the keys
-// its overrides touch (schemas/base_spec.h); validation is memoized (schemas/validation_memo.h).
+// its overrides touch (schemas/base_spec.h); every run is validated in full.
 // ExpandSweepGeneric resolves each run the generic way, the reference for tests and the benchmark.
 #include <cmath>
 #include <map>
@@ -12,7 +12,6 @@
 #include "schemas/content_hash.h"
 #include "schemas/proto_bridge.h"
 #include "schemas/sweep.h"
-#include "schemas/validation_memo.h"
 #include "schemas/yaml_util.h"
 
 namespace nmsparse {
@@ -126,7 +125,7 @@ class Resolver {
     run.labels = std::move(point.labels);
     auto config = generic_ ? base_.ParseWhole(point.set) : base_.WithOverrides(point.set);
     if (!config.ok()) return RunError(run, config.status());
-    const absl::Status valid = generic_ ? ValidateExperiment(*config) : memo_.Validate(*config);
+    const absl::Status valid = ValidateExperiment(*config);
     if (!valid.ok()) return RunError(run, valid);
     run.config = std::move(*config);
     run.canonical_yaml = generic_ ? CanonicalYamlByEmitter(run.config) : CanonicalYaml(run.config);
@@ -144,7 +143,6 @@ class Resolver {
 
   const BaseSpec base_;
   const bool generic_;
-  ValidationMemo memo_;
 };
 
 absl::StatusOr<std::vector<ResolvedRun>> Expand(const v1::SweepSpec& sweep, bool generic) {

@@ -160,6 +160,22 @@ grid:
       << expanded.status();
 }
 
+// A base whose semi_structured section chooses no layer keeps its other keys for the runs whose axis chooses
+// layers (the wire form of a run carries the section only when it chooses one).
+TEST(SweepTest, BaseSemiStructuredKeysReachTheRunsThatChooseLayers) {
+  const std::string text = std::string(kBase) +
+                           "  semi_structured: {mask: transposable, dense_after: {fraction: 0.5}}\n"
+                           "grid:\n  semi_structured.layers: [\"[]\", \"[blocks.*.mlp.fc1]\"]\n";
+  const std::vector<ResolvedRun> runs = MustExpand(MustParse(text));
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_FALSE(runs[0].spec.has_semi_structured());
+  EXPECT_EQ(runs[0].canonical_yaml.find("semi_structured"), std::string::npos);
+  const SemiStructuredConfig& chosen = runs[1].config.semi_structured;
+  EXPECT_EQ(chosen.layers, std::vector<std::string>{"blocks.*.mlp.fc1"});
+  EXPECT_EQ(chosen.mask, SemiStructuredMask::kTransposable);
+  EXPECT_EQ(chosen.dense_after_fraction, 0.5);
+}
+
 TEST(SweepTest, ValuesListFormsAndGpusPerRun) {
   const auto sweep = MustParse(std::string(kBase) + R"(grid:
   lr:

@@ -31,6 +31,9 @@ absl::Status CheckEpochHasSteps(const ExperimentConfig& config) {
                          per_step, ")")
           : "",
       " is larger than the ", *TrainImages(config), " training images of ", config.data.dataset,
+      config.data.dataset == "synthetic"
+          ? absl::StrCat(" (data.synthetic_size ", config.data.synthetic_size, ")")
+          : "",
       config.data.train_subset > 0 ? absl::StrCat(" (data.train_subset ", config.data.train_subset, ")") : "",
       ": an epoch would make no optimizer step"));
 }

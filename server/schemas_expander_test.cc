@@ -66,5 +66,27 @@ TEST(SchemasExpanderTest, InvalidSpecThroughTheServiceLeavesNoTrace) {
   EXPECT_EQ(testing::CountRows(db, "runs"), 4);
 }
 
+// The coordinator's own check refuses a grid with one invalid run whatever the grid's order, naming the run
+// and the key (issue 25: run 1 reused run 0's "valid" from a memo keyed on a hand-kept list).
+TEST(SchemasExpanderTest, EveryRunOfAGridIsValidatedWhateverItsOrder) {
+  const std::string base =
+      "name: grid\nbase:\n  model: {name: vit_nano_patch7_28}\n"
+      "  data: {dataset: synthetic, batch_size: 64, synthetic_size: 256}\ngrid:\n";
+  for (const auto& [values, run] : std::vector<std::pair<std::string, std::string>>{
+           {"[1, 8]", "run 1 (optimizer.grad_accum_steps=8): "},
+           {"[8, 1]", "run 0 (optimizer.grad_accum_steps=8): "}}) {
+    v1::SubmitSweepRequest req;
+    *req.mutable_spec() = Parse(base + "  optimizer.grad_accum_steps: " + values + "\n");
+    std::string db = testing::TempDbPath("schemas_grid");
+    testing::TestServer server(db, 10000, 5000, ExpandWithSchemas);
+    v1::SubmitSweepResponse resp;
+    grpc::ClientContext ctx;
+    grpc::Status s = server.coordinator().SubmitSweep(&ctx, req, &resp);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << values;
+    EXPECT_NE(s.error_message().find(run + "data.batch_size"), std::string::npos) << s.error_message();
+    EXPECT_NE(s.error_message().find("optimizer.grad_accum_steps 8"), std::string::npos) << s.error_message();
+  }
+}
+
 }  // namespace
 }  // namespace nmsparse::server
