@@ -16,22 +16,10 @@
 
 #include "worker/compat/torch_compat.h"
 #include "worker/trainer/distributed.h"
+#include "worker/trainer/trainer_testing.h"
 
 namespace nmsparse {
 namespace {
-
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
 
 struct Net : torch::nn::Module {
   Net() {
@@ -65,7 +53,7 @@ TEST(GradientAveragerTest, EqualsThePlainAllReduceAfterBackward) {
       to2[i].copy_(from[i]);
     }
   }
-  const int port = FreePort();
+  const int port = FreeLoopbackPort();
   std::vector<std::vector<torch::Tensor>> overlapped(2), reference(2);
   std::vector<int64_t> buckets(2);
   std::vector<std::thread> ranks;

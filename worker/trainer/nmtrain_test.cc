@@ -35,19 +35,6 @@ std::string NmtrainPath() {
   return path.substr(0, path.rfind('/')) + "/nmtrain";
 }
 
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
   std::stringstream s;
@@ -140,7 +127,7 @@ TEST(NmtrainTest, TwoRanksMatchOneRankWithTheSameGlobalBatch) {
   const std::string spec = WriteSpec(dir, kSmallRun);
   const pid_t single = Start({"--spec", spec, "--out", dir + "/one"}, {}, dir + "/one.out", dir + "/one.err");
   ASSERT_EQ(Wait(single, std::chrono::seconds(120)), 0) << ReadFile(dir + "/one.err");
-  const int port = FreePort();
+  const int port = FreeLoopbackPort();
   const pid_t r0 =
       Start({"--spec", spec, "--out", dir + "/two"}, RankEnv(0, 2, port), dir + "/r0.out", dir + "/r0.err");
   const pid_t r1 =
@@ -179,7 +166,7 @@ data: {dataset: fashion_mnist, train_subset: 512, eval_subset: 100, batch_size: 
 schedule: {epochs: 1, warmup_epochs: 0.25}
 )");
   auto run_two_ranks = [&](const std::string& out, std::vector<std::string> extra, int expected) {
-    const int port = FreePort();
+    const int port = FreeLoopbackPort();
     std::vector<std::string> args = {"--spec", spec, "--out", dir + "/" + out};
     args.insert(args.end(), extra.begin(), extra.end());
     const pid_t r0 =
@@ -363,7 +350,7 @@ TEST(NmtrainTest, SurvivingRankExitsWithCode5WhenAPeerDies) {
   if (!NMSPARSE_HAS_GLOO) GTEST_SKIP() << "this LibTorch ships no Gloo headers: no multi-rank CPU runs here";
   const std::string dir = TestTempDir("peerdeath");
   const std::string spec = WriteSpec(dir, kLongRun);
-  const int port = FreePort();
+  const int port = FreeLoopbackPort();
   const std::vector<std::string> args = {"--spec", spec, "--out", dir + "/out", "--timeout-s", "20"};
   const pid_t r0 = Start(args, RankEnv(0, 2, port), dir + "/r0.out", dir + "/r0.err");
   const pid_t r1 = Start(args, RankEnv(1, 2, port), dir + "/r1.out", dir + "/r1.err");
@@ -380,7 +367,7 @@ TEST(NmtrainTest, RendezvousTimesOutWithCode5) {
   const std::string dir = TestTempDir("lonely");
   const std::string spec = WriteSpec(dir, kSmallRun);
   const pid_t r0 = Start({"--spec", spec, "--out", dir + "/out", "--timeout-s", "2"},
-                         RankEnv(0, 2, FreePort()), dir + "/r0.out", dir + "/r0.err");
+                         RankEnv(0, 2, FreeLoopbackPort()), dir + "/r0.out", dir + "/r0.err");
   EXPECT_EQ(Wait(r0, std::chrono::seconds(60)), 5) << ReadFile(dir + "/r0.err");
 }
 

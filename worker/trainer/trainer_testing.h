@@ -16,6 +16,9 @@ namespace nmsparse {
 // `$TEST_TMPDIR/<name>.<pid>` (or under /tmp), created.
 std::string TestTempDir(const std::string& name);
 
+// A TCP port on 127.0.0.1 that was free a moment ago: the rendezvous port of a multi-rank test.
+int FreeLoopbackPort();
+
 // Options for an in-process run (RunTraining) into TestTempDir(name), its metric lines and log captured.
 struct CapturedRun {
   explicit CapturedRun(const std::string& name);
