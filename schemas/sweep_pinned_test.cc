@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "schemas/content_hash.h"
 #include "schemas/sweep.h"
+#include "schemas/testing/generic_paths.h"
 
 namespace nmsparse {
 namespace {
@@ -135,7 +136,7 @@ TEST(SweepPinnedTest, HashesAndTextsAreUnchanged) {
 
 TEST(SweepPinnedTest, FastExpansionEqualsGenericOne) {
   const auto fast = Expand(kSweep);
-  const auto generic = Expand(kSweep, &ExpandSweepGeneric);
+  const auto generic = Expand(kSweep, &testing::ExpandSweepGeneric);
   ASSERT_EQ(fast.size(), generic.size());
   EXPECT_EQ(DigestOfAll(fast), DigestOfAll(generic));
   for (size_t i = 0; i < fast.size(); ++i) EXPECT_EQ(fast[i].config, generic[i].config) << i;
@@ -169,7 +170,7 @@ TEST(SweepPinnedTest, FastExpansionEqualsGenericOneAcrossDynamicAxis) {
       "sparsity: {sparsity_type: UNSTRUCTURED, dynamic: [{algorithm: set, sparsity: 0.5}]}");
   for (const std::string& text : {std::string(kDynamicAxisSweep), from_dynamic_base}) {
     const auto fast = Expand(text);
-    const auto generic = Expand(text, &ExpandSweepGeneric);
+    const auto generic = Expand(text, &testing::ExpandSweepGeneric);
     ASSERT_EQ(fast.size(), 6u) << text;
     ASSERT_EQ(fast.size(), generic.size());
     EXPECT_EQ(DigestOfAll(fast), DigestOfAll(generic));
@@ -187,7 +188,7 @@ TEST(SweepPinnedTest, BenchSweepHashes) {
       "m_sparsity: 4}\ngrid:\n  seed: [0, 1, 9223372036854775807]\n";
   const auto runs = Expand(text);
   ASSERT_EQ(runs.size(), 3u);
-  EXPECT_EQ(DigestOfAll(runs), DigestOfAll(Expand(text, &ExpandSweepGeneric)));
+  EXPECT_EQ(DigestOfAll(runs), DigestOfAll(Expand(text, &testing::ExpandSweepGeneric)));
   EXPECT_EQ(DigestOfAll(runs), "a6c058d084e229930e099919192f3bf6ffee7211bd5a281aa099740c0daf3467");
 }
 
@@ -220,7 +221,7 @@ TEST(SweepPinnedTest, ErrorsAreUnchanged) {
     auto runs = ExpandSweep(*sweep);
     EXPECT_FALSE(runs.ok()) << grid;
     all += runs.status().ToString() + "\n";
-    EXPECT_EQ(runs.status(), ExpandSweepGeneric(*sweep).status());
+    EXPECT_EQ(runs.status(), testing::ExpandSweepGeneric(*sweep).status());
   }
   EXPECT_EQ(
       all,

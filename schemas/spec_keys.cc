@@ -1,0 +1,68 @@
+#include "schemas/spec_keys.h"
+
+#include "absl/strings/str_join.h"
+
+namespace nmsparse {
+
+std::string ScalarText(const SpecScalar& value) {
+  struct Text {
+    std::string operator()(int64_t v) const { return absl::StrCat(v); }
+    std::string operator()(double v) const { return yaml_util::FormatDouble(v); }
+    std::string operator()(bool v) const { return v ? "true" : "false"; }
+    std::string operator()(absl::string_view v) const { return std::string(v); }
+  };
+  return std::visit(Text(), value);
+}
+
+void NodeWriter::Scalar(const KeyInfo& key, const SpecScalar& value) {
+  stack_.back()[key.name] = ScalarText(value);
+}
+
+void NodeWriter::Collection(const KeyInfo& key, const YAML::Node& value) { stack_.back()[key.name] = value; }
+
+void NodeWriter::EmptyList(const KeyInfo& key) {
+  YAML::Node list(YAML::NodeType::Sequence);
+  list.SetStyle(YAML::EmitterStyle::Flow);
+  stack_.back()[key.name] = list;
+}
+
+void NodeWriter::BeginSection(const KeyInfo& key) {
+  YAML::Node section(YAML::NodeType::Map);
+  if (key.flow) section.SetStyle(YAML::EmitterStyle::Flow);
+  stack_.push_back(section);
+  keys_.push_back(key.name);
+}
+
+void NodeWriter::EndSection() {
+  const YAML::Node section = stack_.back();
+  stack_.pop_back();
+  stack_.back()[keys_.back()] = section;
+  keys_.pop_back();
+}
+
+std::string DefaultText(const std::string& key, const std::function<void(SpecWriter*)>& write) {
+  NodeWriter node;
+  write(&node);
+  const YAML::Node root = node.root();
+  const YAML::Node value = root[key];
+  return value && value.IsScalar() ? value.Scalar() : "";
+}
+
+YAML::Node ReadNode(const KeyNodes& read, absl::string_view key) {
+  for (const auto& [name, node] : read) {
+    if (name == key) return node;
+  }
+  return YAML::Node(YAML::NodeType::Undefined);
+}
+
+absl::Status NotAMapError(const YAML::Node& node, const std::string& path) {
+  return yaml_util::Error(node, path.empty() ? "(top level)" : path,
+                          "value " + yaml_util::Describe(node) + " is not a map");
+}
+
+absl::Status UnknownKeyError(const YAML::Node& key_node, const std::string& path,
+                             const std::vector<std::string>& known) {
+  return yaml_util::Error(key_node, path, "unknown key; known keys: " + absl::StrJoin(known, ", "));
+}
+
+}  // namespace nmsparse
