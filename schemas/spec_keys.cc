@@ -48,6 +48,16 @@ std::string DefaultText(const std::string& key, const std::function<void(SpecWri
   return value && value.IsScalar() ? value.Scalar() : "";
 }
 
+absl::StatusOr<double> ReadNumberIn(const YAML::Node& value, const std::string& path, double min, double max,
+                                    bool min_open, bool max_open) {
+  auto r = yaml_util::ReadDouble(value, path, min, max, max_open);
+  if (!r.ok() || !min_open || *r > min) return r;
+  return yaml_util::Error(
+      value, path,
+      absl::StrCat("value ", value.Scalar(), " is out of range: must be in (", yaml_util::FormatDouble(min),
+                   ", ", yaml_util::FormatDouble(max), max_open ? ")" : "]"));
+}
+
 YAML::Node ReadNode(const KeyNodes& read, absl::string_view key) {
   for (const auto& [name, node] : read) {
     if (name == key) return node;

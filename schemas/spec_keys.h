@@ -184,6 +184,10 @@ inline std::string KeyPath(const std::string& path, const std::string& key) {
 // The canonical text of the scalar that `write` writes for `key`, or "" when it writes none.
 std::string DefaultText(const std::string& key, const std::function<void(SpecWriter*)>& write);
 
+// A finite number in [min, max], an open bound excluding its value; errors "value V is out of range: ...".
+absl::StatusOr<double> ReadNumberIn(const YAML::Node& value, const std::string& path, double min, double max,
+                                    bool min_open, bool max_open);
+
 // The value node of `key` among the keys a Read saw, or an undefined node.
 YAML::Node ReadNode(const KeyNodes& read, absl::string_view key);
 
@@ -267,14 +271,8 @@ SpecKey<S> NumberKey(const std::string& name, spec_keys_internal::Ref<S, double>
   key.info.max_open = max_open;
   key.read = [ref, min, max, min_open, max_open](const YAML::Node& v, const std::string& path,
                                                  S* s) -> absl::Status {
-    auto r = yaml_util::ReadDouble(v, path, min, max, max_open);
+    auto r = ReadNumberIn(v, path, min, max, min_open, max_open);
     if (!r.ok()) return r.status();
-    if (min_open && *r <= min) {
-      return yaml_util::Error(
-          v, path,
-          absl::StrCat("value ", v.Scalar(), " is out of range: must be in (", yaml_util::FormatDouble(min),
-                       ", ", yaml_util::FormatDouble(max), max_open ? ")" : "]"));
-    }
     *ref(s) = *r;
     return absl::OkStatus();
   };
