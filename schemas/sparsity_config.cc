@@ -272,7 +272,9 @@ const EnumTable<PhaseKind>& PhaseKinds() {
 
 const KeyTable<PhaseSpec>& PhaseKeys() {
   static const auto* keys = new KeyTable<P>({
-      EnumKey<P>("kind", &P::kind, PhaseKinds()),
+      EnumKey<P>("kind", &P::kind, PhaseKinds())
+          .Doc("DENSE (raw weights), SPARSE (the recipe), FINE_TUNE (hard mask, D = 0, still "
+               "straight-through)."),
       NumberKey<P>("fraction", &P::fraction, 0.0, 1.0, /*max_open=*/false, /*min_open=*/true)
           .Doc("Of total epochs.")
           .Required(),
@@ -292,44 +294,73 @@ const KeyTable<SparsityConfig>& SparsityKeys() {
           "disagrees with the recipe is an error naming both. Case-insensitive; never stored: runs keep the "
           "expanded keys, so a recipe and its keys hash alike."),
       EnumKey<S>("sparsity_type", &S::sparsity_type, SparsityTypes())
-          .Doc("Recipe family (§2); dynamic groups (§7) imply UNSTRUCTURED.")
+          .Doc("Recipe family (§2); dynamic groups (§7) imply UNSTRUCTURED. Case-insensitive; canonical form "
+               "upper case.")
           .Validated(),
       NMKey("n_sparsity", [](S* s) { return &s->nm.n; })
-          .Doc("N of the N:M target of FF, O and C.")
+          .Doc("N of N:M (kept weights per group) for FF, O and C; <= m_sparsity.")
           .Validated(),
       NMKey("m_sparsity", [](S* s) { return &s->nm.m; })
-          .Doc("M of the N:M target of FF, O and C.")
+          .Doc(
+              "M of N:M (group size) for FF, O and C. Every sparsified layer's numel must be a multiple of M "
+              "for every N:M it will use (all structure-decay stages).")
           .Validated(),
       NMKey("n_sparsity_qkv", [](S* s) { return &s->nm_qkv.n; })
-          .Doc("N of the target of Q, K and V (default: n_sparsity).")
+          .Doc("N for Q, K and V; defaults to n_sparsity.")
+          .NoDefault()
           .Validated(),
       NMKey("m_sparsity_qkv", [](S* s) { return &s->nm_qkv.m; })
-          .Doc("M of the target of Q, K and V (default: m_sparsity).")
+          .Doc("M for Q, K and V; defaults to m_sparsity.")
+          .NoDefault()
           .Validated(),
-      EnumKey<S>("decay_type", &S::decay_type, DecayTypes()).Doc("§2: STEP (STE), LINEAR or EXP (MDGF)."),
-      NumberKey<S>("decay_coef", &S::decay_coef, 0.0).Doc("β, per optimizer step."),
-      BoolKey<S>("structure_decay_flag", &S::structure_decay_flag).Doc("SDGF (§4).").Validated(),
+      EnumKey<S>("decay_type", &S::decay_type, DecayTypes())
+          .Doc("Mask decay D(j) of the pruned weights: STEP (D = 0, plain STE), LINEAR (max(1 - beta j, 0), "
+               "MDGF-Linear), EXP (exp(-beta j), MDGF-Exponential). Ignored by SRSTE."),
+      NumberKey<S>("decay_coef", &S::decay_coef, 0.0)
+          .Doc("beta, per optimizer step, counted from the first step of the sparse phase."),
+      BoolKey<S>("structure_decay_flag", &S::structure_decay_flag)
+          .Doc("SDGF: change the N:M target by epoch (§4).")
+          .Validated(),
       EnumKey<S>("structure_decay_type", &S::structure_decay_type, StructureDecayTypes())
-          .Doc("SDGF's stages (§4).")
+          .Doc("SPARSIFY (SDGF-Stepwise: (M-1):M, M/2:M, ... N:M), FINE (SDGF-Geometric: N*S:M*S ... N:M), "
+               "DENSIFY (N:M*S ... N:M).")
           .Validated(),
-      StartMultipleKey().Doc("A power of two (§4, nmsparse addition).").Validated(),
+      StartMultipleKey()
+          .Doc("S of the FINE/DENSIFY tables: a power of two; 8 gives four stages (8:64, 4:32, 2:16, 1:8 for "
+               "1:8), 16 the paper's 16:128 start.")
+          .Validated(),
       NumberKey<S>("dense_steps", &S::dense_fraction, 0.0, 1.0, /*max_open=*/true)
-          .Doc("A fraction of epochs, despite the name (§3); with fine_tune_steps, the sum < 1.")
+          .Doc("Fraction of epochs trained dense first (int(fraction * epochs) epochs), despite the name "
+               "(§3).")
           .Validated(),
       NumberKey<S>("fine_tune_steps", &S::fine_tune_fraction, 0.0, 1.0, /*max_open=*/true)
-          .Doc("A fraction of epochs, likewise (§3).")
+          .Doc("Fraction of epochs at the end with a hard mask (epochs > T - int(fraction * T)); dense_steps "
+               "+ "
+               "fine_tune_steps < 1.")
           .Validated(),
-      LocationsKey().Doc("A set over FF, Q, K, V, O, C (§5).").Validated(),
-      EnumKey<S>("sparse_dim", &S::sparse_dim, SparseDims()).Doc("Linear layers only (§1).").Validated(),
+      LocationsKey()
+          .Doc("Where sparsity goes (§5): letters/words over FF (both MLP linears), Q, K, V (blocks of the "
+               "fused "
+               "qkv weight), O (attention output projection), C (convolutions: the patch embedding), "
+               "case-insensitive, e.g. FF, FFQKV, \"FF,Q,K,V\", or a list [FF, Q].")
+          .Validated(),
+      EnumKey<S>("sparse_dim", &S::sparse_dim, SparseDims())
+          .Doc("Group direction for linears: ROW (along the input dimension, the 2:4 tensor-core layout) or "
+               "COL.")
+          .Validated(),
       NumberKey<S>("prune_rate", &S::prune_rate, 0.0, 1.0, /*max_open=*/true)
-          .Doc("UNSTRUCTURED: keep int((1 - rate) * numel) per layer (§1)."),
-      NumberKey<S>("srste_lambda", &S::srste_lambda, 0.0).Doc("λ of SR-STE (§2); nmsparse addition."),
+          .Doc("UNSTRUCTURED: fraction pruned per layer by magnitude (keep int((1 - rate) * numel))."),
+      NumberKey<S>("srste_lambda", &S::srste_lambda, 0.0)
+          .Doc("SR-STE lambda: the gradient gets + lambda * (1 - mask) * W."),
       PhasesKey()
-          .Doc("A list of {dense|sparse|fine_tune: fraction} (§3, nmsparse addition); empty: dense_steps "
-               "and fine_tune_steps decide.")
+          .Doc("A general phase list replacing dense_steps/fine_tune_steps (not combined with them nor with "
+               "structure decay); fractions sum to 1, e.g. [{sparse: 0.8}, {dense: 0.2}] (sparse first, then "
+               "dense).")
           .Validated(),
       DynamicKey()
-          .Doc("Dynamic sparsity groups (§7); non-empty means sparsity_type UNSTRUCTURED.")
+          .Doc("Dynamic unstructured sparsity groups (§7); non-empty means sparsity_type UNSTRUCTURED (the "
+               "N:M "
+               "keys are then unused). Canonical form of the inline and list shapes of the section.")
           .Validated(),
   });
   return *keys;

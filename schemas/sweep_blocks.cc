@@ -42,6 +42,12 @@ SpecKey<SW> DocOnlyKey(const std::string& name, const std::string& doc) {
   return key;
 }
 
+// A key of the file only: the parser resolves it (base_file into base).
+SpecKey<SW> InputOnly(SpecKey<SW> key) {
+  key.info.input_only = true;
+  return key;
+}
+
 // A block of the sweep file (early_stopping, search), read by its own parser.
 template <typename M>
 SpecKey<SW> BlockKey(const std::string& name, const KeyTable<M>& table, const std::string& doc) {
@@ -123,7 +129,7 @@ const KeyTable<v1::SweepSpec>& SweepKeyTable() {
   static const auto* keys = new KeyTable<SW>({
       ProtoStringKey<SW>("name").Doc("Sweep name."),
       DocOnlyKey("base", "The base experiment spec (nested or flat reference form)."),
-      DocOnlyKey("base_file", "Path of the base spec file, relative to the sweep file."),
+      InputOnly(DocOnlyKey("base_file", "Path of the base spec file, relative to the sweep file.")),
       DocOnlyKey("grid",
                  "Grid axes in order. An axis is either a key path with a list of values (label = value), a "
                  "map label -> overrides, or {values: [{label: L, set: overrides} | {L: overrides}, ...]}."),
