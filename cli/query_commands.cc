@@ -24,6 +24,10 @@
 namespace nmsparse::cli {
 namespace {
 
+// Characters a sweep's name or submitter shows in `nmctl sweeps` (names may be 256 bytes; --json has them
+// whole).
+constexpr size_t kMaxNameColumnWidth = 60;
+
 std::string Count(const v1::Sweep& sweep, const std::string& state) {
   auto it = sweep.run_counts().find(state);
   return absl::StrCat(it == sweep.run_counts().end() ? 0 : it->second);
@@ -59,6 +63,8 @@ int RunSweepsCommand(const CommandContext& context) {
   }
   Table table({"ID", "NAME", "BY", "RUNS", "QUEUED", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED", "STOPPED",
                "CREATED"});
+  table.SetMaxWidth(1, kMaxNameColumnWidth);  // A long name does not widen every row.
+  table.SetMaxWidth(2, kMaxNameColumnWidth);
   for (const v1::Sweep& sweep : response->sweeps()) {
     uint32_t total = 0;
     for (const auto& [state, n] : sweep.run_counts()) total += n;

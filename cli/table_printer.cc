@@ -24,10 +24,28 @@ size_t Width(const std::string& s) {
   return width;
 }
 
+// The first width - 1 characters of `s` and "…" when it is wider than `width`.
+std::string Elide(const std::string& s, size_t width) {
+  if (width == 0 || Width(s) <= width) return s;
+  size_t kept = 0, end = 0;
+  for (; end < s.size(); ++end) {
+    const bool starts_character = (static_cast<unsigned char>(s[end]) & 0xC0) != 0x80;
+    if (starts_character && kept++ == width - 1) break;
+  }
+  return s.substr(0, end) + "…";
+}
+
 }  // namespace
+
+void Table::SetMaxWidth(size_t column, size_t width) {
+  if (max_widths_.size() <= column) max_widths_.resize(column + 1, 0);
+  max_widths_[column] = width;
+}
 
 void Table::AddRow(std::vector<std::string> cells) {
   cells.resize(std::max(cells.size(), headers_.size()));
+  for (size_t c = 0; c < cells.size() && c < max_widths_.size(); ++c)
+    cells[c] = Elide(cells[c], max_widths_[c]);
   rows_.push_back(std::move(cells));
 }
 

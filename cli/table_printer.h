@@ -11,6 +11,10 @@ class Table {
  public:
   explicit Table(std::vector<std::string> headers) : headers_(std::move(headers)) {}
 
+  // Cells of `column` added from now on show at most `width` characters: a longer one keeps its first
+  // width - 1 and ends with "…" (display only: --json prints the whole value).
+  void SetMaxWidth(size_t column, size_t width);
+
   // Missing cells are blank; extra cells are an error caught by a debug check in Render.
   void AddRow(std::vector<std::string> cells);
   size_t rows() const { return rows_.size(); }
@@ -22,6 +26,7 @@ class Table {
  private:
   std::vector<std::string> headers_;
   std::vector<std::vector<std::string>> rows_;
+  std::vector<size_t> max_widths_;  // Per column; 0: no limit.
 };
 
 // A metric value as tables and progress lines show it: at most 4 significant digits below 1000, whole numbers

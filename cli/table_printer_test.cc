@@ -29,6 +29,21 @@ TEST(TablePrinterTest, MissingCellsAndDashesDoNotBreakAlignment) {
             "z   3\n");
 }
 
+// Issue 22: one 50 MB sweep name padded every row of `nmctl sweeps` to its width (1.15 GB of output).
+TEST(TablePrinterTest, AColumnsMaxWidthElidesLongerCells) {
+  Table table({"ID", "NAME", "N"});
+  table.SetMaxWidth(1, 6);
+  table.AddRow({"1", std::string(1'000'000, 'x'), "3"});
+  table.AddRow({"2", "é→é→é→é→", "4"});
+  table.AddRow({"3", "short", "5"});
+  EXPECT_EQ(table.Render(),
+            "ID  NAME    N\n"
+            "--  ------  -\n"
+            " 1  xxxxx…  3\n"
+            " 2  é→é→é…  4\n"
+            " 3  short   5\n");
+}
+
 TEST(TablePrinterTest, CountsUtf8CharactersAsOneColumn) {
   Table table({"STATE", "N"});
   table.AddRow({"→ok", "1"});

@@ -104,6 +104,24 @@ TEST(ExperimentConfigTest, ErrorsNameFileLineKeyAndValue) {
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
 }
 
+// Issue 22: `epochs: 4e9` said "must be >= 1". A value past a key's type names the whole range.
+TEST(ExperimentConfigTest, ValuesPastTheKeysTypeSayTheyAreOutOfRange) {
+  EXPECT_EQ(ParseError("schedule:\n  epochs: 4e9\n"),
+            "exp.yaml:2: schedule.epochs: value 4e9 is out of range: must be in [1, 2147483647]");
+  EXPECT_EQ(ParseError("schedule:\n  epochs: 4000000000\n"),
+            "exp.yaml:2: schedule.epochs: value 4000000000 is out of range: must be in [1, 2147483647]");
+  EXPECT_EQ(ParseError("data:\n  batch_size: 99999999999999999999\n"),
+            "exp.yaml:2: data.batch_size: value 99999999999999999999 is out of range: must be in [1, "
+            "2147483647]");
+  EXPECT_EQ(ParseError("seed: 1e30\n"),
+            "exp.yaml:1: seed: value 1e30 is out of range: must be in [0, 9223372036854775807]");
+  EXPECT_EQ(ParseError("seed: -99999999999999999999\n"),
+            "exp.yaml:1: seed: value -99999999999999999999 is out of range: must be >= 0");
+  EXPECT_EQ(ParseError("schedule:\n  epochs: 0\n"),
+            "exp.yaml:2: schedule.epochs: value 0 is out of range: must be >= 1");
+  EXPECT_EQ(MustParse("model: {name: vit_nano_patch7_28}\nschedule: {epochs: 4e1}\n").schedule.epochs, 40);
+}
+
 TEST(ExperimentConfigTest, CaseInsensitiveValues) {
   ExperimentConfig c = MustParse(
       "model: {name: vit_nano_patch7_28}\ndata: {dataset: Synthetic}\noptimizer: {name: AdamW}\n"

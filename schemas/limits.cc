@@ -12,6 +12,21 @@ const std::vector<Limit>& AllLimits() {
       {"stored log lines per run", kDefaultMaxLogLinesPerRun, "nmserver --max_log_lines_per_run"},
       {"stored metric points per run", kDefaultMaxMetricPointsPerRun, "nmserver --max_metric_points_per_run"},
       {"log line length (bytes)", kMaxLogLineBytes, ""},
+      {"name, label, key path or host in a request (bytes)", kMaxNameBytes, ""},
+      {"idempotency key (bytes)", kMaxIdempotencyKeyBytes, ""},
+      {"path in a request (bytes)", kMaxPathBytes, ""},
+      {"override value (bytes)", kMaxValueTextBytes, ""},
+      {"run end message (bytes)", kMaxRunMessageBytes, ""},
+      {"any other request string (bytes)", kMaxStringBytes, ""},
+      {"entries of a repeated or map field", kMaxRepeatedCount, ""},
+      {"values of one axis", kMaxAxisValues, ""},
+      {"sweep spec in a request (bytes)", kMaxSweepSpecBytes, ""},
+      {"search budget", kMaxSearchBudget, ""},
+      {"search parallel", kMaxSearchParallel, ""},
+      {"search n_startup", kMaxSearchStartup, ""},
+      {"search n_candidates", kMaxSearchCandidates, ""},
+      {"random axes of a search", kMaxSearchAxes, ""},
+      {"choices of a search axis", kMaxSearchChoices, ""},
   };
   return *all;
 }
@@ -29,12 +44,22 @@ std::string FormatCount(int64_t value) {
   return negative ? "-" + out : out;
 }
 
-std::string CutLogLine(std::string_view text) {
-  if (static_cast<int64_t>(text.size()) <= kMaxLogLineBytes) return std::string(text);
-  size_t end = static_cast<size_t>(kMaxLogLineBytes);
+namespace {
+
+std::string CutMarker(int64_t cut_bytes) { return " [" + FormatCount(cut_bytes) + " bytes cut]"; }
+
+}  // namespace
+
+std::string CutText(std::string_view text, int64_t max_bytes) {
+  const int64_t size = static_cast<int64_t>(text.size());
+  if (size <= max_bytes) return std::string(text);
+  // Room for the marker at its longest (every byte cut), so that the result fits in max_bytes.
+  const int64_t room = max_bytes - static_cast<int64_t>(CutMarker(size).size());
+  size_t end = static_cast<size_t>(room > 0 ? room : 0);
   while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;  // A continuation byte.
-  return std::string(text.substr(0, end)) + " [" + FormatCount(static_cast<int64_t>(text.size() - end)) +
-         " bytes cut]";
+  return std::string(text.substr(0, end)) + CutMarker(size - static_cast<int64_t>(end));
 }
+
+std::string CutLogLine(std::string_view text) { return CutText(text, kMaxLogLineBytes); }
 
 }  // namespace nmsparse::limits

@@ -23,6 +23,37 @@ inline constexpr int64_t kDefaultMaxMetricPointsPerRun = 100'000;
 // Bytes of one log line as nmworker sends it and nmserver stores it; longer lines are cut (CutLogLine).
 inline constexpr int64_t kMaxLogLineBytes = 4 << 10;
 
+// Fields of the requests nmserver accepts. schemas/request_bounds.h applies them to every string, bytes,
+// repeated and map field of every request by reflection; a field its table does not name gets the defaults
+// kMaxStringBytes and kMaxRepeatedCount, so a field added to the protos later is bounded too.
+// A name, label, key path, metric name, glob or host: one line a person reads in a table.
+inline constexpr int64_t kMaxNameBytes = 256;
+// A sweep's idempotency key (nmctl's are 64 hex digits).
+inline constexpr int64_t kMaxIdempotencyKeyBytes = 128;
+// A file or directory path (Linux's PATH_MAX).
+inline constexpr int64_t kMaxPathBytes = 4 << 10;
+// The YAML text of one override value: a grid value, a random choice, a fork's KEY=VALUE.
+inline constexpr int64_t kMaxValueTextBytes = 8 << 10;
+// A run's end message from its worker (a rank's exit and its stderr's tail); a longer one is cut (CutText).
+inline constexpr int64_t kMaxRunMessageBytes = 8 << 10;
+// Any other string or bytes field, and a message's unknown fields together.
+inline constexpr int64_t kMaxStringBytes = 4 << 10;
+// Entries of any other repeated or map field.
+inline constexpr int64_t kMaxRepeatedCount = 1 << 10;
+// Values of one grid axis; choices of one random axis.
+inline constexpr int64_t kMaxAxisValues = 100'000;
+// A sweep spec as SubmitSweep carries it. Larger than kMaxSpecFileBytes on purpose: in the wire form each
+// value of a scalar axis repeats the axis's key path, so a 1 MiB file of 100,000 values can take about 6 MB.
+inline constexpr int64_t kMaxSweepSpecBytes = 8 << 20;
+
+// A search block (schemas/sweep_blocks.h): what one proposal may cost is bounded by these.
+inline constexpr int64_t kMaxSearchBudget = 10'000;
+inline constexpr int64_t kMaxSearchParallel = 1'000;
+inline constexpr int64_t kMaxSearchStartup = 1'000;
+inline constexpr int64_t kMaxSearchCandidates = 1'000;
+inline constexpr int64_t kMaxSearchAxes = 32;
+inline constexpr int64_t kMaxSearchChoices = 1'000;
+
 // A limit as docs/reliability.md lists it.
 struct Limit {
   std::string name;  // What is bounded, e.g. "runs per sweep".
@@ -36,8 +67,12 @@ const std::vector<Limit>& AllLimits();
 // 10000000 -> "10,000,000": how counts and sizes are written in limit errors and docs.
 std::string FormatCount(int64_t value);
 
-// `text` when it fits kMaxLogLineBytes; else its first kMaxLogLineBytes bytes, cut back to a UTF-8 character
-// boundary, followed by " [N bytes cut]".
+// `text` when it fits `max_bytes`; else its start, cut back to a UTF-8 character boundary, followed by
+// " [N bytes cut]", all within `max_bytes` (so cutting again changes nothing) when it has room for the
+// marker.
+std::string CutText(std::string_view text, int64_t max_bytes);
+
+// CutText(text, kMaxLogLineBytes).
 std::string CutLogLine(std::string_view text);
 
 }  // namespace nmsparse::limits

@@ -25,11 +25,23 @@ TEST(CutLogLineTest, KeepsALineThatFits) {
   EXPECT_EQ(CutLogLine(fits), fits);
 }
 
-TEST(CutLogLineTest, CutsAtACharacterBoundaryAndSaysHowMuch) {
-  std::string text = "a";
-  for (int i = 0; i < 9000; ++i) text += "\xc3\xa9";  // 18,001 bytes; byte 4,096 is inside a character.
-  EXPECT_EQ(CutLogLine(text), text.substr(0, 4095) + " [13,906 bytes cut]");
-  EXPECT_EQ(CutLogLine(std::string(5000, 'a')), std::string(4096, 'a') + " [904 bytes cut]");
+TEST(CutLogLineTest, CutsAtACharacterBoundaryAndSaysHowMuchWithinTheLimit) {
+  std::string text;
+  for (int i = 0; i < 9000; ++i) text += "\xc3\xa9";  // 18,000 bytes of 2-byte characters.
+  // " [18,000 bytes cut]" takes 19 bytes, leaving 4,077 for the text; byte 4,077 is inside a character.
+  EXPECT_EQ(CutLogLine(text), text.substr(0, 4076) + " [13,924 bytes cut]");
+  EXPECT_EQ(CutLogLine(std::string(5000, 'a')), std::string(4078, 'a') + " [922 bytes cut]");
+}
+
+TEST(CutTextTest, ACutTextFitsAndIsNotCutAgain) {
+  for (int64_t size : {4097, 5000, 100'000, 10'000'000}) {
+    const std::string cut = CutText(std::string(size, 'x'), kMaxLogLineBytes);
+    EXPECT_LE(static_cast<int64_t>(cut.size()), kMaxLogLineBytes) << size;
+    EXPECT_EQ(CutText(cut, kMaxLogLineBytes), cut) << size;
+  }
+  EXPECT_EQ(CutText("abcdef", 6), "abcdef");
+  EXPECT_EQ(CutText("abcdefghijklmnopqrstuvwxyz", 18), "abc [23 bytes cut]");
+  EXPECT_EQ(CutText("abcdefg", 3), " [7 bytes cut]");  // A limit below the marker keeps no text.
 }
 
 // The docs' table row of each limit names it, its value as FormatCount writes it, and its flag.

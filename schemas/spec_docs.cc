@@ -479,9 +479,10 @@ std::string KeyTableMarkdown(const std::string& name) {
   if (name == "dynamic_group") {
     return Table({kKey, kValues, kDefault, kMeaning}, Rows(Find(sparsity.keys, "dynamic").keys, ""));
   }
-  if (name == "early_stopping")
-    return Table({kKey, kDefault, kMeaning}, Rows(EarlyStoppingKeyTable().Infos(), ""));
-  if (name == "search") return Table({kKey, kDefault, kMeaning}, Rows(SearchKeyTable().Infos(), ""));
+  if (name == "early_stopping") {
+    return Table({kKey, kValues, kDefault, kMeaning}, Rows(EarlyStoppingKeyTable().Infos(), ""));
+  }
+  if (name == "search") return Table({kKey, kValues, kDefault, kMeaning}, Rows(SearchKeyTable().Infos(), ""));
   return "";
 }
 

@@ -2,8 +2,11 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "schemas/limits.h"
 #include "schemas/proto_keys.h"
 #include "schemas/yaml_util.h"
 
@@ -107,18 +110,19 @@ const KeyTable<v1::Search>& SearchKeyTable() {
     return new KeyTable<SE>(
         {
             ProtoWordKey<SE>("algorithm", {"tpe"}).Doc("the proposer"),
-            ProtoIntKey<SE>("budget", 1, kMaxCount)
+            ProtoIntKey<SE>("budget", 1, limits::kMaxSearchBudget)
                 .Doc("runs in all: the sweep's run count, checked against the run limit like a grid's")
                 .Required(),
             ProtoIntKey<SE>("seed", 0, std::numeric_limits<int64_t>::max()).Doc("seeds the proposals"),
             ProtoStringKey<SE>("metric").Doc("the final metric to optimize, e.g. `top1`").Required(),
             ProtoWordKey<SE>("mode", {"max", "min"}).Doc("`max` or `min`"),
-            ProtoIntKey<SE>("parallel", 1, kMaxCount).Doc("runs in flight at most"),
-            ProtoIntKey<SE>("n_startup", 1, kMaxCount)
+            ProtoIntKey<SE>("parallel", 1, limits::kMaxSearchParallel).Doc("runs in flight at most"),
+            ProtoIntKey<SE>("n_startup", 1, limits::kMaxSearchStartup)
                 .Doc("results needed before TPE takes over; until then proposals are uniform draws"),
             ProtoNumberKey<SE>("gamma", 0.0, 1.0, /*min_open=*/true, /*max_open=*/true)
                 .Doc("the fraction of results counted as good"),
-            ProtoIntKey<SE>("n_candidates", 1, kMaxCount).Doc("candidates ranked per proposal"),
+            ProtoIntKey<SE>("n_candidates", 1, limits::kMaxSearchCandidates)
+                .Doc("candidates ranked per proposal"),
         },
         defaults);
   }();
@@ -207,6 +211,38 @@ absl::Status ParseSearch(const YAML::Node& node, v1::SweepSpec* sweep) {
   return AtLine(node, CheckSearch(*sweep));
 }
 
+absl::Status CheckRandomAxis(const v1::RandomAxis& axis) {
+  const std::string path = "random." + axis.key();
+  if (axis.choices_size() > 0) return absl::OkStatus();
+  const double min = axis.min(), max = axis.max();
+  for (const auto& [key, value] : {std::make_pair(".min", min), std::make_pair(".max", max)}) {
+    if (!std::isfinite(value)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, key, ": value ", yaml_util::FormatDouble(value), " is not a finite number"));
+    }
+  }
+  if (max < min) {
+    return Invalid(path + ".max", yaml_util::FormatDouble(max),
+                   "is out of range: must be >= " + yaml_util::FormatDouble(min));
+  }
+  if (axis.log() && min <= 0) {
+    return Invalid(path + ".min", yaml_util::FormatDouble(min), "is out of range: log needs min > 0");
+  }
+  if (axis.integer() && std::ceil(min) > std::floor(max)) {
+    return Invalid(path + ".max", yaml_util::FormatDouble(max),
+                   "leaves no integer: an integer axis needs one in [min, max] (min " +
+                       yaml_util::FormatDouble(min) + ")");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckRandomAxes(const v1::SweepSpec& sweep) {
+  for (const v1::RandomAxis& axis : sweep.random()) {
+    if (absl::Status s = CheckRandomAxis(axis); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
 uint32_t AshaMaxResource(const v1::SweepSpec& sweep) {
   const uint32_t max = sweep.early_stopping().max_resource();
   return max > 0 ? max : static_cast<uint32_t>(sweep.base().schedule().epochs());
@@ -243,12 +279,37 @@ absl::Status CheckSearch(const v1::SweepSpec& sweep) {
   if (s.algorithm() != "tpe") return Invalid(b + "algorithm", "'" + s.algorithm() + "'", "is not one of tpe");
   if (s.metric().empty()) return Invalid(b + "metric", "''", "is empty: name a final metric (e.g. top1)");
   if (!IsMode(s.mode())) return Invalid(b + "mode", "'" + s.mode() + "'", "is not one of max, min");
-  if (s.budget() < 1) return Invalid(b + "budget", "0", "is out of range: must be >= 1");
+  if (s.budget() < 1 || s.budget() > limits::kMaxSearchBudget) {
+    return Invalid(b + "budget", absl::StrCat(s.budget()),
+                   absl::StrCat("is out of range: must be in [1, ", limits::kMaxSearchBudget, "]"));
+  }
+  // 0 takes the default (parallel 1, n_startup 3, n_candidates 24).
+  for (const auto& [key, value, max] :
+       {std::make_tuple("parallel", s.parallel(), limits::kMaxSearchParallel),
+        std::make_tuple("n_startup", s.n_startup(), limits::kMaxSearchStartup),
+        std::make_tuple("n_candidates", s.n_candidates(), limits::kMaxSearchCandidates)}) {
+    if (value > max) {
+      return Invalid(b + key, absl::StrCat(value), absl::StrCat("is out of range: must be <= ", max));
+    }
+  }
   if (!(s.gamma() >= 0 && s.gamma() < 1)) {
     return Invalid(b + "gamma", absl::StrCat(s.gamma()), "is out of range: must be in (0, 1)");
   }
   if (sweep.random_size() == 0) {
     return absl::InvalidArgumentError("search: a search needs random axes to search over (random: {...})");
+  }
+  if (sweep.random_size() > limits::kMaxSearchAxes) {
+    return absl::InvalidArgumentError(absl::StrCat("random: ", sweep.random_size(),
+                                                   " axes, more than the limit of ", limits::kMaxSearchAxes,
+                                                   " for a search"));
+  }
+  for (const v1::RandomAxis& axis : sweep.random()) {
+    if (axis.choices_size() > limits::kMaxSearchChoices) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("random.", axis.key(), ".choices: ", limits::FormatCount(axis.choices_size()),
+                       " choices, more than the limit of ", limits::FormatCount(limits::kMaxSearchChoices),
+                       " for a search"));
+    }
   }
   if (sweep.grid_size() > 0) {
     return absl::InvalidArgumentError(absl::StrCat("grid: ", sweep.grid(0).name(),

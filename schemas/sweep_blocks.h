@@ -39,8 +39,16 @@ absl::Status ParseSearch(const YAML::Node& node, v1::SweepSpec* sweep);
 
 // The checks that do not need the file: what the coordinator applies to a SweepSpec from the wire too.
 // InvalidArgument "early_stopping.KEY: value V ..." / "search.KEY: ...". An unset block is OK.
+// CheckSearch also bounds the search (schemas/limits.h): budget, parallel, n_startup, n_candidates, the
+// number of random axes and of choices per axis, so that no proposal can cost more than they allow.
 absl::Status CheckEarlyStopping(const v1::SweepSpec& sweep);
 absl::Status CheckSearch(const v1::SweepSpec& sweep);
+
+// A random axis's range, the one check of both the sweep parser and nmserver: min and max finite, min <= max,
+// min > 0 with log, an integer in [min, max] with integer. An axis of choices passes. InvalidArgument
+// "random.KEY.max: value 1 is out of range: must be >= 2" (the parser adds the line).
+absl::Status CheckRandomAxis(const v1::RandomAxis& axis);
+absl::Status CheckRandomAxes(const v1::SweepSpec& sweep);
 
 // The resource at which no rung is taken: max_resource, or the base's epochs when it is 0.
 uint32_t AshaMaxResource(const v1::SweepSpec& sweep);

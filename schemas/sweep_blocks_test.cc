@@ -1,6 +1,7 @@
 // The early_stopping and search blocks of a sweep file: defaults, and refusals that name the key and value.
 #include "schemas/sweep_blocks.h"
 
+#include <limits>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -96,6 +97,66 @@ TEST(SweepBlocksTest, SearchRefusalsNameTheKey) {
   EXPECT_NE(ErrorOf(std::string(kBase) + "search: {metric: top1, budget: 4}\n")
                 .find("search: a search needs random"),
             std::string::npos);
+}
+
+// Issue 22: n_candidates 4e9 passed validate and froze the coordinator. Each search setting has a bound, in
+// the file (with its line) and on the wire alike.
+TEST(SweepBlocksTest, SearchSettingsAreBounded) {
+  const std::string base(kRandomBase);
+  EXPECT_EQ(ErrorOf(base + "search: {algorithm: tpe, metric: top1, budget: 4, n_startup: 1, n_candidates: "
+                           "4000000000}\n"),
+            "s.yaml:9: search.n_candidates: value 4000000000 is out of range: must be in [1, 1000]");
+  EXPECT_EQ(ErrorOf(base + "search: {metric: top1, budget: 20000}\n"),
+            "s.yaml:9: search.budget: value 20000 is out of range: must be in [1, 10000]");
+  EXPECT_EQ(ErrorOf(base + "search: {metric: top1, budget: 4, parallel: 1001}\n"),
+            "s.yaml:9: search.parallel: value 1001 is out of range: must be in [1, 1000]");
+  EXPECT_EQ(ErrorOf(base + "search: {metric: top1, budget: 4, n_startup: 5000}\n"),
+            "s.yaml:9: search.n_startup: value 5000 is out of range: must be in [1, 1000]");
+  EXPECT_TRUE(Parse(base + "search: {metric: top1, budget: 10000, parallel: 1000, n_startup: 1000, "
+                           "n_candidates: 1000}\n")
+                  .ok());
+
+  v1::SweepSpec wire = *Parse(base + "search: {metric: top1, budget: 4}\n");
+  wire.mutable_search()->set_n_candidates(4000000000u);
+  EXPECT_EQ(CheckSearch(wire).message(),
+            "search.n_candidates: value 4000000000 is out of range: must be <= 1000");
+  wire.mutable_search()->set_n_candidates(0);  // The default, 24.
+  wire.mutable_search()->set_budget(10001);
+  EXPECT_EQ(CheckSearch(wire).message(), "search.budget: value 10001 is out of range: must be in [1, 10000]");
+  wire.mutable_search()->set_budget(4);
+  ASSERT_TRUE(CheckSearch(wire).ok());
+  for (int i = 0; i < 40; ++i) *wire.add_random() = wire.random(0);
+  EXPECT_EQ(CheckSearch(wire).message(), "random: 42 axes, more than the limit of 32 for a search");
+  wire.mutable_random()->DeleteSubrange(2, 40);
+  for (int i = 0; i < 1000; ++i) wire.mutable_random(1)->add_choices("DENSE");
+  EXPECT_EQ(
+      CheckSearch(wire).message(),
+      "random.sparsity.sparsity_type.choices: 1,002 choices, more than the limit of 1,000 for a search");
+}
+
+// nmctl and nmserver refuse a random axis's range with the same check (CheckRandomAxis).
+TEST(SweepBlocksTest, RandomAxisRangesAreCheckedOnTheWireAsInTheFile) {
+  const std::string head = "base:\n  model: {name: vit_nano_patch7_28}\nrandom:\n  optimizer.lr:\n";
+  EXPECT_EQ(ErrorOf(head + "    min: 2\n    max: 1\n"),
+            "s.yaml:6: random.optimizer.lr.max: value 1 is out of range: must be >= 2");
+  EXPECT_EQ(ErrorOf(head + "    min: 0\n    max: 1\n    log: true\n"),
+            "s.yaml:5: random.optimizer.lr.min: value 0 is out of range: log needs min > 0");
+  EXPECT_EQ(ErrorOf(head + "    {min: 1.2, max: 1.7, integer: true}\n"),
+            "s.yaml:5: random.optimizer.lr.max: value 1.7 leaves no integer: an integer axis needs one in "
+            "[min, max] (min 1.2)");
+
+  v1::SweepSpec wire = *Parse(std::string(kRandomBase));
+  ASSERT_TRUE(CheckRandomAxes(wire).ok());
+  wire.mutable_random(0)->set_min(5);
+  wire.mutable_random(0)->set_max(1);
+  EXPECT_EQ(CheckRandomAxes(wire).message(),
+            "random.optimizer.lr.max: value 1 is out of range: must be >= 5");
+  wire.mutable_random(0)->set_max(std::numeric_limits<double>::quiet_NaN());
+  EXPECT_EQ(CheckRandomAxes(wire).message(), "random.optimizer.lr.max: value nan is not a finite number");
+  wire.mutable_random(0)->set_max(10);
+  wire.mutable_random(0)->set_min(-1);
+  EXPECT_EQ(CheckRandomAxes(wire).message(),
+            "random.optimizer.lr.min: value -1 is out of range: log needs min > 0");
 }
 
 TEST(SweepBlocksTest, KeyTablesHoldTheBlocks) {

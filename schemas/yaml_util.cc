@@ -52,11 +52,20 @@ absl::StatusOr<std::string> ReadString(const YAML::Node& node, const std::string
 
 namespace {
 
-std::string IntRange(int64_t min, int64_t max) {
-  // Bounds at or beyond int32 only guard the conversion: the message shows the meaningful side.
-  if (max >= std::numeric_limits<int32_t>::max()) return absl::StrCat(">= ", min);
+// The allowed range as an out-of-range message says it. A bound at or beyond int32's only guards the
+// conversion to the key's type: below `min` it is left out (">= 1"), but a value above it is told the range
+// ("in [1, 2147483647]"), never a bound it meets.
+std::string IntRange(bool above, int64_t min, int64_t max) {
   if (min == std::numeric_limits<int64_t>::min()) return absl::StrCat("<= ", max);
+  if (!above && max >= std::numeric_limits<int32_t>::max()) return absl::StrCat(">= ", min);
   return absl::StrCat("in [", min, ", ", max, "]");
+}
+
+absl::Status OutOfRange(const YAML::Node& node, const std::string& path, bool above, int64_t min,
+                        int64_t max) {
+  return Error(
+      node, path,
+      absl::StrCat("value ", node.Scalar(), " is out of range: must be ", IntRange(above, min, max)));
 }
 
 }  // namespace
@@ -69,18 +78,25 @@ absl::StatusOr<int64_t> ReadInt(const YAML::Node& node, const std::string& path,
   errno = 0;
   char* end = nullptr;
   int64_t value = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || errno == ERANGE) {
-    // Accept integral floats such as "8.0" (PyYAML dumps of ints that went through a float).
+  const bool digits = !text.empty() && *end == '\0';
+  // Digits past int64: strtoll saturates, and the sign says on which side.
+  if (digits && errno == ERANGE) return OutOfRange(node, path, value > 0, min, max);
+  if (!digits) {
+    // Accept integral floats such as "8.0" (PyYAML dumps of ints that went through a float), and tell one
+    // past the range ("4e9" for an int) that it is out of range, not that it is no integer.
     char* fend = nullptr;
     const double d = std::strtod(text.c_str(), &fend);
-    if (text.empty() || *fend != '\0' || !std::isfinite(d) || d != std::floor(d) || std::fabs(d) > 9e15) {
+    if (text.empty() || *fend != '\0' || !std::isfinite(d) || d != std::floor(d)) {
       return Error(node, path, absl::StrCat("value '", text, "' is not an integer"));
+    }
+    if (d < static_cast<double>(min) || d < -0x1p63) return OutOfRange(node, path, false, min, max);
+    if (d > static_cast<double>(max) || d >= 0x1p63) return OutOfRange(node, path, true, min, max);
+    if (std::fabs(d) > 9e15) {  // Within range but past the doubles that hold every integer exactly.
+      return Error(node, path, absl::StrCat("value '", text, "' is not an exact integer: write its digits"));
     }
     value = static_cast<int64_t>(d);
   }
-  if (value < min || value > max) {
-    return Error(node, path, absl::StrCat("value ", text, " is out of range: must be ", IntRange(min, max)));
-  }
+  if (value < min || value > max) return OutOfRange(node, path, value > max, min, max);
   return value;
 }
 

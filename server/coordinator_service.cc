@@ -4,6 +4,8 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "schemas/request_bounds.h"
+#include "schemas/sweep_blocks.h"
 #include "server/auth/caller.h"
 #include "server/export.h"
 #include "server/grpc_status.h"
@@ -31,6 +33,12 @@ absl::StatusOr<std::vector<RunRecord>> SweepRuns(Database* db, int64_t sweep_id,
   return QueryRuns(db, f, RunDetail::kSummary);
 }
 
+// Every handler starts here: a request past a field's bound (schemas/request_bounds.h) is refused before
+// anything is read or stored.
+grpc::Status CheckBounds(const google::protobuf::Message& request) {
+  return ToGrpc(CheckRequestBounds(request));
+}
+
 std::optional<double> Metric(const v1::Run& run, const std::string& name) {
   auto it = run.final_metrics().find(name);
   if (it == run.final_metrics().end()) return std::nullopt;
@@ -41,6 +49,9 @@ std::optional<double> Metric(const v1::Run& run, const std::string& name) {
 
 grpc::Status CoordinatorService::SubmitSweep(grpc::ServerContext* ctx, const v1::SubmitSweepRequest* req,
                                              v1::SubmitSweepResponse* resp) {
+  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
+  // The random axes as nmctl checks them (schemas/sweep_blocks.h).
+  if (grpc::Status s = ToGrpc(CheckRandomAxes(req->spec())); !s.ok()) return s;
   absl::StatusOr<v1::SubmitSweepResponse> out =
       server::SubmitSweep(store_, expand_, max_runs_per_sweep_, *req, CallerOf(ctx).name);
   if (!out.ok()) return ToGrpc(out.status());
@@ -51,14 +62,16 @@ grpc::Status CoordinatorService::SubmitSweep(grpc::ServerContext* ctx, const v1:
 
 grpc::Status CoordinatorService::GetSweep(grpc::ServerContext*, const v1::GetSweepRequest* req,
                                           v1::Sweep* resp) {
+  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
   return ToGrpc(store_->Read([&](Database* db) -> absl::Status {
     NM_ASSIGN_OR_RETURN(*resp, LoadSweep(db, req->sweep_id()));
     return absl::OkStatus();
   }));
 }
 
-grpc::Status CoordinatorService::ListSweeps(grpc::ServerContext*, const v1::ListSweepsRequest*,
+grpc::Status CoordinatorService::ListSweeps(grpc::ServerContext*, const v1::ListSweepsRequest* req,
                                             v1::ListSweepsResponse* resp) {
+  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
   return ToGrpc(store_->Read([&](Database* db) -> absl::Status {
     NM_ASSIGN_OR_RETURN(std::vector<v1::Sweep> sweeps, server::ListSweeps(db));
     for (v1::Sweep& s : sweeps) *resp->add_sweeps() = std::move(s);
@@ -68,6 +81,7 @@ grpc::Status CoordinatorService::ListSweeps(grpc::ServerContext*, const v1::List
 
 grpc::Status CoordinatorService::ListRuns(grpc::ServerContext*, const v1::ListRunsRequest* req,
                                           v1::ListRunsResponse* resp) {
+  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
   return ToGrpc(store_->Read([&](Database* db) -> absl::Status {
     if (req->sweep_id() != 0) NM_RETURN_IF_ERROR(LoadSweep(db, req->sweep_id()).status());
     RunFilter f;
@@ -83,6 +97,7 @@ grpc::Status CoordinatorService::ListRuns(grpc::ServerContext*, const v1::ListRu
 
 grpc::Status CoordinatorService::GetRun(grpc::ServerContext*, const v1::GetRunRequest* req,
                                         v1::GetRunResponse* resp) {
+  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
   return ToGrpc(store_->Read([&](Database* db) -> absl::Status {
     NM_ASSIGN_OR_RETURN(RunRecord r, LoadRun(db, req->run_id(), RunDetail::kFull));
     std::vector<RunRecord> one = {std::move(r)};
@@ -100,6 +115,7 @@ grpc::Status CoordinatorService::GetRun(grpc::ServerContext*, const v1::GetRunRe
 
 grpc::Status CoordinatorService::WatchRun(grpc::ServerContext* ctx, const v1::WatchRunRequest* req,
                                           grpc::ServerWriter<v1::RunEvent>* writer) {
+  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
   int64_t next = std::max<int64_t>(req->from_seq(), 0);
   while (!ctx->IsCancelled() && !changes_->closed()) {
     uint64_t version = changes_->version();
@@ -126,6 +142,7 @@ grpc::Status CoordinatorService::WatchRun(grpc::ServerContext* ctx, const v1::Wa
 
 grpc::Status CoordinatorService::GetLogs(grpc::ServerContext*, const v1::GetLogsRequest* req,
                                          v1::GetLogsResponse* resp) {
+  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
   return ToGrpc(store_->Read([&](Database* db) -> absl::Status {
     NM_RETURN_IF_ERROR(LoadRun(db, req->run_id(), RunDetail::kSummary).status());
     NM_ASSIGN_OR_RETURN(std::vector<v1::LogLine> lines,
@@ -137,6 +154,7 @@ grpc::Status CoordinatorService::GetLogs(grpc::ServerContext*, const v1::GetLogs
 
 grpc::Status CoordinatorService::CancelSweep(grpc::ServerContext* ctx, const v1::CancelSweepRequest* req,
                                              v1::CancelSweepResponse* resp) {
+  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
   const Caller caller = CallerOf(ctx);
   absl::Status s = store_->Write([&](Database* db) -> absl::Status {
     NM_ASSIGN_OR_RETURN(v1::Sweep sweep, LoadSweep(db, req->sweep_id()));
@@ -164,6 +182,7 @@ grpc::Status CoordinatorService::CancelSweep(grpc::ServerContext* ctx, const v1:
 
 grpc::Status CoordinatorService::CancelRun(grpc::ServerContext* ctx, const v1::CancelRunRequest* req,
                                            v1::CancelRunResponse* resp) {
+  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
   const Caller caller = CallerOf(ctx);
   absl::Status s = store_->Write([&](Database* db) -> absl::Status {
     // Cancelling a run that has ended is not an error: it is left as it was, and the answer says so.
@@ -185,6 +204,7 @@ grpc::Status CoordinatorService::CancelRun(grpc::ServerContext* ctx, const v1::C
 
 grpc::Status CoordinatorService::ResumeRun(grpc::ServerContext* ctx, const v1::ResumeRunRequest* req,
                                            v1::ResumeRunResponse* resp) {
+  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
   const Caller caller = CallerOf(ctx);
   absl::Status s = store_->Write([&](Database* db) -> absl::Status {
     NM_ASSIGN_OR_RETURN(RunRecord before, LoadRun(db, req->run_id(), RunDetail::kSummary));
@@ -203,6 +223,7 @@ grpc::Status CoordinatorService::ResumeRun(grpc::ServerContext* ctx, const v1::R
 
 grpc::Status CoordinatorService::ForkRun(grpc::ServerContext* ctx, const v1::ForkRunRequest* req,
                                          v1::ForkRunResponse* resp) {
+  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
   absl::StatusOr<v1::ForkRunResponse> out = server::ForkRun(store_, expand_, *req, CallerOf(ctx));
   if (!out.ok()) return ToGrpc(out.status());
   *resp = *std::move(out);
@@ -218,6 +239,7 @@ void CoordinatorService::Queued() {
 
 grpc::Status CoordinatorService::GetBest(grpc::ServerContext*, const v1::GetBestRequest* req,
                                          v1::GetBestResponse* resp) {
+  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
   if (req->metric().empty()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         "metric: empty; name a final metric such as top1");
@@ -239,6 +261,7 @@ grpc::Status CoordinatorService::GetBest(grpc::ServerContext*, const v1::GetBest
 
 grpc::Status CoordinatorService::Export(grpc::ServerContext*, const v1::ExportRequest* req,
                                         v1::ExportResponse* resp) {
+  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
   return ToGrpc(store_->Read([&](Database* db) -> absl::Status {
     NM_ASSIGN_OR_RETURN(std::vector<RunRecord> runs,
                         SweepRuns(db, req->sweep_id(), v1::RUN_STATE_UNSPECIFIED));
@@ -257,8 +280,9 @@ grpc::Status CoordinatorService::Export(grpc::ServerContext*, const v1::ExportRe
   }));
 }
 
-grpc::Status CoordinatorService::ListWorkers(grpc::ServerContext*, const v1::ListWorkersRequest*,
+grpc::Status CoordinatorService::ListWorkers(grpc::ServerContext*, const v1::ListWorkersRequest* req,
                                              v1::ListWorkersResponse* resp) {
+  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
   return ToGrpc(store_->Read([&](Database* db) -> absl::Status {
     NM_ASSIGN_OR_RETURN(std::vector<v1::Worker> workers, WorkersWithRuns(db));
     for (v1::Worker& w : workers) *resp->add_workers() = std::move(w);
@@ -266,8 +290,9 @@ grpc::Status CoordinatorService::ListWorkers(grpc::ServerContext*, const v1::Lis
   }));
 }
 
-grpc::Status CoordinatorService::GetCluster(grpc::ServerContext*, const v1::GetClusterRequest*,
+grpc::Status CoordinatorService::GetCluster(grpc::ServerContext*, const v1::GetClusterRequest* req,
                                             v1::ClusterStatus* resp) {
+  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
   if (pool_) *resp = pool_->Status();
   return grpc::Status::OK;
 }

@@ -6,6 +6,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "schemas/request_bounds.h"
 #include "server/early_stopping.h"
 #include "server/grpc_status.h"
 #include "server/store/clock.h"
@@ -120,10 +121,29 @@ absl::StatusOr<std::vector<v1::Assignment>> PendingAssignments(Database* db, int
   return out;
 }
 
+// Every handler starts with its request's bounds (schemas/request_bounds.h): past one it is refused before
+// anything is read or stored.
+grpc::Status CheckBounds(const google::protobuf::Message& request) {
+  return ToGrpc(CheckRequestBounds(request));
+}
+
+// A report as the store takes it: `*report` stays when every field fits; else it points to `cut`, a copy
+// whose long text (a log line, a run's end message) is cut as the worker contract says, or the answer is an
+// error for any other field past its bound.
+template <typename Report>
+grpc::Status BoundReport(const Report** report, Report* cut) {
+  if (CheckRequestBounds(**report).ok()) return grpc::Status::OK;
+  *cut = **report;
+  if (absl::Status s = CutAndCheckReportBounds(cut); !s.ok()) return ToGrpc(s);
+  *report = cut;
+  return grpc::Status::OK;
+}
+
 }  // namespace
 
 grpc::Status WorkerGatewayService::Register(grpc::ServerContext*, const v1::RegisterRequest* req,
                                             v1::RegisterResponse* resp) {
+  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
   if (req->slots().empty()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         "slots: empty; a worker must offer at least one slot");
@@ -145,6 +165,7 @@ grpc::Status WorkerGatewayService::Register(grpc::ServerContext*, const v1::Regi
 
 grpc::Status WorkerGatewayService::Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest* req,
                                              v1::HeartbeatResponse* resp) {
+  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
   bool handed_back = false;
   grpc::Status s = ToGrpc(store_->Write([&](Database* db) -> absl::Status {
     resp->Clear();
@@ -164,6 +185,7 @@ grpc::Status WorkerGatewayService::Heartbeat(grpc::ServerContext*, const v1::Hea
 
 grpc::Status WorkerGatewayService::Assignments(grpc::ServerContext* ctx, const v1::AssignmentsRequest* req,
                                                grpc::ServerWriter<v1::Assignment>* writer) {
+  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
   int64_t worker = req->worker_id();
   absl::Status known = store_->Read([&](Database* db) -> absl::Status {
     NM_ASSIGN_OR_RETURN(WorkerRecord w, LoadWorker(db, worker));
@@ -199,6 +221,7 @@ grpc::Status WorkerGatewayService::Assignments(grpc::ServerContext* ctx, const v
 
 grpc::Status WorkerGatewayService::StartRun(grpc::ServerContext* ctx, const v1::StartRunRequest* req,
                                             v1::Ack* resp) {
+  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
   absl::Status s = store_->Write([&](Database* db) -> absl::Status {
     NM_RETURN_IF_ERROR(CheckReport(db, ctx, req->run()).status());
     return MarkRunning(db, req->run(), NowMs());
@@ -214,6 +237,10 @@ grpc::Status WorkerGatewayService::ReportMetrics(grpc::ServerContext* ctx,
   v1::MetricReport report;
   uint32_t accepted = 0;  // Stored points: those past the run's cap are dropped, yet answered OK.
   while (reader->Read(&report)) {
+    if (absl::Status s = CutAndCheckReportBounds(&report); !s.ok()) {
+      if (accepted > 0) changes_->Notify();
+      return ToGrpc(s);
+    }
     bool stored = false;
     absl::Status s = store_->Write([&](Database* db) -> absl::Status {
       NM_ASSIGN_OR_RETURN(RunRecord run, CheckReport(db, ctx, report.run()));
@@ -236,6 +263,8 @@ grpc::Status WorkerGatewayService::ReportMetrics(grpc::ServerContext* ctx,
 
 grpc::Status WorkerGatewayService::ReportLog(grpc::ServerContext* ctx, const v1::LogReport* req,
                                              v1::Ack* resp) {
+  v1::LogReport cut;
+  if (grpc::Status s = BoundReport(&req, &cut); !s.ok()) return s;
   int64_t stored = 0;  // Lines past the run's cap are dropped, yet answered OK.
   absl::Status s = store_->Write([&](Database* db) -> absl::Status {
     NM_RETURN_IF_ERROR(CheckReport(db, ctx, req->run()).status());
@@ -250,6 +279,8 @@ grpc::Status WorkerGatewayService::ReportLog(grpc::ServerContext* ctx, const v1:
 
 grpc::Status WorkerGatewayService::CompleteRun(grpc::ServerContext* ctx, const v1::CompleteRunRequest* req,
                                                v1::Ack* resp) {
+  v1::CompleteRunRequest cut;
+  if (grpc::Status s = BoundReport(&req, &cut); !s.ok()) return s;
   int64_t sweep_id = 0;
   absl::Status s = store_->Write([&](Database* db) -> absl::Status {
     NM_ASSIGN_OR_RETURN(RunRecord run, CheckReport(db, ctx, req->run()));

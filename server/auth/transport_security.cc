@@ -1,6 +1,10 @@
 #include "server/auth/transport_security.h"
 
+#include <arpa/inet.h>
 #include <grpcpp/security/server_credentials.h>
+#include <netinet/in.h>
+
+#include <string>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -26,8 +30,13 @@ std::string NoAuthWarning(const std::string& listen) {
 }  // namespace
 
 bool IsLoopbackListen(absl::string_view listen) {
-  absl::string_view host = HostOf(listen);
-  return host == "localhost" || host == "::1" || absl::StartsWith(host, "127.");
+  const std::string host(HostOf(listen));
+  if (host == "localhost") return true;
+  // Address literals only, parsed whole: "127.0.0.1.example.invalid" is a name that any DNS may resolve.
+  in_addr v4;
+  if (inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6;
+  return inet_pton(AF_INET6, host.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
 }
 
 absl::StatusOr<TransportPlan> PlanTransport(const TransportSecurityOptions& options, bool has_tokens) {

@@ -40,7 +40,8 @@ struct TransportPlan {
   std::string warning;        // Non-empty: print it loudly at start.
 };
 
-// 127.0.0.0/8, ::1 or localhost.
+// The host of `listen` (HOST:PORT, [IPV6]:PORT) is an IPv4 literal in 127.0.0.0/8, the IPv6 literal ::1, or
+// exactly "localhost". Any other name is not, whatever it starts with.
 bool IsLoopbackListen(absl::string_view listen);
 
 // InvalidArgument for inconsistent TLS flags; FailedPrecondition, naming the address and what to do, for a

@@ -31,6 +31,21 @@ TEST(TransportSecurityTest, LoopbackHosts) {
   EXPECT_FALSE(IsLoopbackListen("10.0.0.5:50151"));
 }
 
+// Issue 22: a string-prefix test let a name that starts like a loopback address through.
+TEST(TransportSecurityTest, OnlyLoopbackAddressLiteralsAndLocalhostAreLoopback) {
+  EXPECT_FALSE(IsLoopbackListen("127.0.0.1.example.invalid:50199"));
+  EXPECT_FALSE(IsLoopbackListen("127.evil.example:50151"));
+  EXPECT_FALSE(IsLoopbackListen("localhost.example.invalid:50151"));
+  EXPECT_FALSE(IsLoopbackListen("[::1.example.invalid]:50151"));
+  EXPECT_FALSE(IsLoopbackListen("128.0.0.1:50151"));
+  EXPECT_FALSE(IsLoopbackListen("[::ffff:10.0.0.1]:50151"));
+  EXPECT_FALSE(IsLoopbackListen(":50151"));
+  EXPECT_TRUE(IsLoopbackListen("127.255.255.254:50151"));
+  EXPECT_TRUE(IsLoopbackListen("[0:0:0:0:0:0:0:1]:50151"));
+  EXPECT_EQ(PlanTransport(Listen("127.0.0.1.example.invalid:50199"), false).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
 TEST(TransportSecurityTest, LoopbackWithoutTokensIsServedAsBefore) {
   TransportPlan plan = *PlanTransport(Listen("127.0.0.1:50151"), false);
   EXPECT_EQ(plan.kind, Kind::kInsecure);
