@@ -122,7 +122,9 @@ const KeyTable<v1::Search>& SearchKeyTable() {
             ProtoNumberKey<SE>("gamma", 0.0, 1.0, /*min_open=*/true, /*max_open=*/true)
                 .Doc("the fraction of results counted as good"),
             ProtoIntKey<SE>("n_candidates", 1, limits::kMaxSearchCandidates)
-                .Doc("candidates ranked per proposal"),
+                .Doc(
+                    "candidates ranked per proposal (a proposal ranks at most the maximum, whatever an older "
+                    "database holds)"),
         },
         defaults);
   }();
