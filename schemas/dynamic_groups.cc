@@ -21,22 +21,11 @@ constexpr int64_t kMaxBalanceGroups = 1 << 20;
 
 // A step schedule (schemas/step_schedule.h): a number or a flow map.
 SpecKey<G> ScheduleKey(const std::string& name, StepSchedule G::*member) {
-  SpecKey<G> key;
-  key.info.name = name;
-  key.info.kind = KeyKind::kSchedule;
-  key.info.keys = StepScheduleKeys().Infos();
-  key.read = [member](const YAML::Node& value, const std::string& path, G* g) -> absl::Status {
-    auto schedule = ParseStepSchedule(value, path);
-    if (!schedule.ok()) return schedule.status();
-    g->*member = *schedule;
-    return absl::OkStatus();
-  };
-  key.equal = [member](const G& a, const G& b) { return a.*member == b.*member; };
-  key.write = [member](const G& g, const KeyInfo& self, SpecWriter* out) {
-    out->Collection(self, StepScheduleToYaml(g.*member));
-  };
-  key.reset = [member](G* g) { g->*member = G().*member; };
-  return key;
+  return MemberKey<G, StepSchedule>(name, KeyKind::kSchedule, member, ParseStepSchedule,
+                                    [](const StepSchedule& s, const KeyInfo& self, SpecWriter* out) {
+                                      out->Collection(self, StepScheduleToYaml(s));
+                                    })
+      .Keys(StepScheduleKeys().Infos());
 }
 
 // The update schedule, a flow map; stop, when not 0, after start.
@@ -56,34 +45,35 @@ SpecKey<G> UpdateKey() {
 }
 
 // A glob or a list of globs, none empty.
-SpecKey<G> FilterKey() {
-  SpecKey<G> key;
-  key.info.name = "param_filter";
-  key.info.kind = KeyKind::kGlobs;
-  key.read = [](const YAML::Node& value, const std::string& path, G* g) -> absl::Status {
-    g->param_filter.clear();
-    auto add = [&](const YAML::Node& node, const std::string& at) -> absl::Status {
-      auto glob = yaml_util::ReadString(node, at);
-      if (!glob.ok()) return glob.status();
-      if (glob->empty()) return Error(node, at, "value '' is empty: must be a glob such as blocks.*.mlp.*");
-      g->param_filter.push_back(*glob);
-      return absl::OkStatus();
-    };
-    if (!value.IsSequence()) return add(value, path);
-    for (size_t i = 0; i < value.size(); ++i) {
-      if (auto st = add(value[i], absl::StrCat(path, "[", i, "]")); !st.ok()) return st;
-    }
-    return absl::OkStatus();
-  };
-  key.equal = [](const G& a, const G& b) { return a.param_filter == b.param_filter; };
-  key.write = [](const G& g, const KeyInfo& self, SpecWriter* out) {
-    YAML::Node filter(YAML::NodeType::Sequence);
-    for (const std::string& glob : g.param_filter) filter.push_back(glob);
-    filter.SetStyle(YAML::EmitterStyle::Flow);
-    out->Collection(self, filter);
-  };
-  key.reset = [](G* g) { g->param_filter.clear(); };
-  return key;
+absl::StatusOr<std::vector<std::string>> ReadFilter(const YAML::Node& value, const std::string& path) {
+  auto globs = ReadStringOrList(value, path);
+  if (!globs.ok()) return globs.status();
+  for (size_t i = 0; i < globs->size(); ++i) {
+    if (!(*globs)[i].empty()) continue;
+    const bool list = value.IsSequence();
+    return Error(list ? value[i] : value, list ? absl::StrCat(path, "[", i, "]") : path,
+                 "value '' is empty: must be a glob such as blocks.*.mlp.*");
+  }
+  return globs;
+}
+
+void WriteFilter(const std::vector<std::string>& globs, const KeyInfo& self, SpecWriter* out) {
+  WriteList(
+      globs.size(), [&] { return StringList(globs, /*flow=*/true); }, self, out);
+}
+
+// The keys of a group, read from `keys` (the group's map, or the inline section's keys without
+// sparsity_type); `node` is where the group is written.
+absl::StatusOr<DynamicSparsityGroup> ReadGroupKeys(const YAML::Node& keys, const YAML::Node& node,
+                                                   const std::string& path) {
+  DynamicSparsityGroup group;
+  KeyNodes read;
+  if (absl::Status st = DynamicGroupKeys().Read(keys, path, &group, &read); !st.ok()) return st;
+  if (!ReadNode(read, "sparsity")) {
+    return Error(node, path + ".sparsity",
+                 "missing: a dynamic sparsity group needs its sparsity (a number in [0, 1] or a schedule)");
+  }
+  return group;
 }
 
 // One group; `path` is its key path ("sparsity.dynamic[0]").
@@ -93,31 +83,23 @@ absl::StatusOr<DynamicSparsityGroup> ReadGroup(const YAML::Node& node, const std
                  "value " + yaml_util::Describe(node) +
                      " is not a dynamic sparsity group: expected {algorithm: ..., sparsity: ..., ...}");
   }
-  DynamicSparsityGroup group;
-  KeyNodes read;
-  if (absl::Status st = DynamicGroupKeys().Read(node, path, &group, &read); !st.ok()) return st;
-  if (!ReadNode(read, "sparsity")) {
-    return Error(node, path + ".sparsity",
-                 "missing: a dynamic sparsity group needs its sparsity (a number in [0, 1] or a schedule)");
-  }
-  return group;
+  return ReadGroupKeys(node, node, path);
 }
+
+// The names of a group's enums, built once.
+struct GroupEnumNames {
+  EnumTable<DynamicAlgorithm> algorithms{{"STATIC", DynamicAlgorithm::kStatic},
+                                         {"GMP", DynamicAlgorithm::kGmp},
+                                         {"SET", DynamicAlgorithm::kSet},
+                                         {"RIGL", DynamicAlgorithm::kRigl}};
+  EnumTable<InitMethod> init_methods{
+      {"RANDOM", InitMethod::kRandom}, {"TOPK", InitMethod::kTopk}, {"FROM_ZEROS", InitMethod::kFromZeros}};
+};
 
 }  // namespace
 
-const EnumTable<DynamicAlgorithm>& DynamicAlgorithms() {
-  static const auto* names = new EnumTable<DynamicAlgorithm>{{"STATIC", DynamicAlgorithm::kStatic},
-                                                             {"GMP", DynamicAlgorithm::kGmp},
-                                                             {"SET", DynamicAlgorithm::kSet},
-                                                             {"RIGL", DynamicAlgorithm::kRigl}};
-  return *names;
-}
-
-const EnumTable<InitMethod>& InitMethods() {
-  static const auto* names = new EnumTable<InitMethod>{
-      {"RANDOM", InitMethod::kRandom}, {"TOPK", InitMethod::kTopk}, {"FROM_ZEROS", InitMethod::kFromZeros}};
-  return *names;
-}
+const EnumTable<DynamicAlgorithm>& DynamicAlgorithms() { return Instance<GroupEnumNames>().algorithms; }
+const EnumTable<InitMethod>& InitMethods() { return Instance<GroupEnumNames>().init_methods; }
 
 const KeyTable<UpdateSchedule>& UpdateScheduleKeys() {
   static const auto* keys = new KeyTable<U>({
@@ -149,7 +131,8 @@ const KeyTable<DynamicSparsityGroup>& DynamicGroupKeys() {
       UpdateKey().Doc(
           "Masks exist from step start on (dense before) and change after optimizer step s when s > start, "
           "(s - start) % freq == 0 and (stop == 0 or s < stop)."),
-      FilterKey()
+      MemberKey<G, std::vector<std::string>>("param_filter", KeyKind::kGlobs, &G::param_filter, ReadFilter,
+                                             WriteFilter)
           .Doc(
               "A glob (fnmatch; '*' crosses dots) or list of globs over parameter names; absent/empty: every "
               "parameter with more than one dimension whose name contains none of embedding, norm, lm_head, "
@@ -188,17 +171,7 @@ YAML::Node DynamicSparsityGroupToYaml(const DynamicSparsityGroup& group) {
 
 absl::StatusOr<std::vector<DynamicSparsityGroup>> ReadDynamicGroups(const YAML::Node& value,
                                                                     const std::string& path) {
-  if (!value.IsSequence()) {
-    return Error(value, path,
-                 "value " + yaml_util::Describe(value) + " is not a list of dynamic sparsity groups");
-  }
-  std::vector<DynamicSparsityGroup> groups;
-  for (size_t i = 0; i < value.size(); ++i) {
-    auto group = ReadGroup(value[i], absl::StrCat(path, "[", i, "]"));
-    if (!group.ok()) return group.status();
-    groups.push_back(*group);
-  }
-  return groups;
+  return ReadList<DynamicSparsityGroup>(value, path, "dynamic sparsity groups", ReadGroup);
 }
 
 absl::StatusOr<SparsityConfig> ParseInlineGroup(const YAML::Node& node, const std::string& path,
@@ -224,16 +197,11 @@ absl::StatusOr<SparsityConfig> ParseInlineGroup(const YAML::Node& node, const st
       group[kv.first] = kv.second;
     }
   }
-  DynamicSparsityGroup parsed;
-  KeyNodes read;
-  if (absl::Status st = DynamicGroupKeys().Read(group, path, &parsed, &read); !st.ok()) return st;
-  if (!ReadNode(read, "sparsity")) {
-    return Error(node, path + ".sparsity",
-                 "missing: a dynamic sparsity group needs its sparsity (a number in [0, 1] or a schedule)");
-  }
+  absl::StatusOr<DynamicSparsityGroup> parsed = ReadGroupKeys(group, node, path);
+  if (!parsed.ok()) return parsed.status();
   SparsityConfig config;
   config.sparsity_type = SparsityType::kUnstructured;
-  config.dynamic.push_back(parsed);
+  config.dynamic.push_back(*std::move(parsed));
   return config;
 }
 

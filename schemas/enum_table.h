@@ -52,6 +52,13 @@ class EnumTable {
   std::vector<std::pair<std::string, T>> entries_;
 };
 
+// The one T, built on first use and never destroyed (tables of names may be read while others are destroyed).
+template <typename T>
+const T& Instance() {
+  static const T* instance = new T;
+  return *instance;
+}
+
 }  // namespace nmsparse
 
 #endif  // NMSPARSE_SCHEMAS_ENUM_TABLE_H_

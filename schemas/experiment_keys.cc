@@ -152,47 +152,25 @@ const KeyTable<ResourceConfig>& ResourceKeys() {
 }
 
 SpecKey<E> SparsitySectionKey() {
-  SpecKey<E> key;
-  key.info.name = "sparsity";
-  key.info.kind = KeyKind::kSection;
-  key.info.keys = SparsityKeys().Infos();
-  key.read = [](const YAML::Node& value, const std::string& path, E* c) -> absl::Status {
-    auto sparsity = ParseSparsityConfig(value, path + ".");
-    if (!sparsity.ok()) return sparsity.status();
-    c->sparsity = *sparsity;
-    return absl::OkStatus();
-  };
-  key.equal = [](const E& a, const E& b) { return a.sparsity == b.sparsity; };
-  key.write = [](const E& c, const KeyInfo& self, SpecWriter* out) {
-    out->BeginSection(self);
-    SparsityKeys().Write(c.sparsity, out);
-    out->EndSection();
-  };
-  key.reset = [](E* c) { c->sparsity = SparsityConfig(); };
-  return key;
+  return MemberKey<E, SparsityConfig>(
+             "sparsity", KeyKind::kSection, &E::sparsity,
+             [](const YAML::Node& value, const std::string& path) {
+               return ParseSparsityConfig(value, path + ".");
+             },
+             [](const SparsityConfig& s, const KeyInfo& self, SpecWriter* out) {
+               WriteSection(SparsityKeys(), s, self, out);
+             })
+      .Keys(SparsityKeys().Infos());
 }
 
 // Written only when it chooses a layer, so that every other run keeps its hash.
 SpecKey<E> SemiStructuredSectionKey() {
-  SpecKey<E> key;
-  key.info.name = "semi_structured";
-  key.info.kind = KeyKind::kSection;
-  key.info.keys = SemiStructuredKeys().Infos();
-  key.read = [](const YAML::Node& value, const std::string& path, E* c) -> absl::Status {
-    auto semi = ParseSemiStructuredConfig(value, path);
-    if (!semi.ok()) return semi.status();
-    c->semi_structured = *semi;
-    return absl::OkStatus();
-  };
-  key.equal = [](const E& a, const E& b) { return a.semi_structured == b.semi_structured; };
-  key.write = [](const E& c, const KeyInfo& self, SpecWriter* out) {
-    if (!c.semi_structured.Enabled()) return;
-    out->BeginSection(self);
-    SemiStructuredKeys().Write(c.semi_structured, out);
-    out->EndSection();
-  };
-  key.reset = [](E* c) { c->semi_structured = SemiStructuredConfig(); };
-  return key;
+  return MemberKey<E, SemiStructuredConfig>(
+             "semi_structured", KeyKind::kSection, &E::semi_structured, ParseSemiStructuredConfig,
+             [](const SemiStructuredConfig& c, const KeyInfo& self, SpecWriter* out) {
+               if (c.Enabled()) WriteSection(SemiStructuredKeys(), c, self, out);
+             })
+      .Keys(SemiStructuredKeys().Infos());
 }
 
 }  // namespace

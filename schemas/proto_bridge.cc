@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/reflection.h"
+#include "schemas/proto_keys.h"
 #include "schemas/spec_keys.h"
 #include "schemas/yaml_util.h"
 
@@ -149,34 +150,8 @@ class ProtoWriter : public SpecWriter {
 
   void Scalar(const KeyInfo& key, const SpecScalar& value) override {
     if (IsZero(value)) return;  // Proto3 scalars: zero is the absence of a value, never serialized.
-    auto [msg, r] = stack_.back();
-    const FieldDescriptor* field = FieldOf(*msg, key);
-    switch (field->cpp_type()) {
-      case FieldDescriptor::CPPTYPE_INT32:
-        return r->SetInt32(msg, field, static_cast<int32_t>(std::get<int64_t>(value)));
-      case FieldDescriptor::CPPTYPE_INT64:
-        return r->SetInt64(msg, field, std::get<int64_t>(value));
-      case FieldDescriptor::CPPTYPE_UINT32:
-        return r->SetUInt32(msg, field, static_cast<uint32_t>(std::get<int64_t>(value)));
-      case FieldDescriptor::CPPTYPE_UINT64:
-        return r->SetUInt64(msg, field, static_cast<uint64_t>(std::get<int64_t>(value)));
-      case FieldDescriptor::CPPTYPE_DOUBLE:
-        return r->SetDouble(msg, field, std::get<double>(value));
-      case FieldDescriptor::CPPTYPE_FLOAT:
-        return r->SetFloat(msg, field, static_cast<float>(std::get<double>(value)));
-      case FieldDescriptor::CPPTYPE_BOOL:
-        return r->SetBool(msg, field, std::get<bool>(value));
-      case FieldDescriptor::CPPTYPE_STRING:
-        return r->SetString(msg, field, std::string(std::get<absl::string_view>(value)));
-      case FieldDescriptor::CPPTYPE_ENUM: {
-        const std::string name = yaml_util::Upper(std::string(std::get<absl::string_view>(value)));
-        const auto* v = field->enum_type()->FindValueByName(name);
-        if (v == nullptr) Die(*msg, key.name + " = " + name);
-        return r->SetEnum(msg, field, v);
-      }
-      case FieldDescriptor::CPPTYPE_MESSAGE:
-        Die(*msg, key.name);
-    }
+    Message* msg = stack_.back().first;
+    if (!SetScalarField(msg, FieldOf(*msg, key), value)) Die(*msg, key.name + " = " + ScalarText(value));
   }
 
   void Collection(const KeyInfo& key, const YAML::Node& value) override {

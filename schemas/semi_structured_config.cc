@@ -18,37 +18,22 @@ using C = SemiStructuredConfig;
 constexpr int64_t kMaxPhase = 1 << 20;
 
 // A glob or a list of globs, none empty; written as a block list.
+absl::StatusOr<std::vector<std::string>> ReadPatterns(const YAML::Node& value, const std::string& path) {
+  auto patterns = ReadStringOrList(value, path);
+  if (!patterns.ok()) return patterns.status();
+  for (const std::string& p : *patterns) {
+    if (p.empty()) return Error(value, path, "an empty pattern matches no layer");
+  }
+  return patterns;
+}
+
+void WritePatterns(const std::vector<std::string>& patterns, const KeyInfo& self, SpecWriter* out) {
+  WriteList(
+      patterns.size(), [&] { return StringList(patterns, /*flow=*/false); }, self, out);
+}
+
 SpecKey<C> PatternsKey(const std::string& name, std::vector<std::string> C::*member) {
-  SpecKey<C> key;
-  key.info.name = name;
-  key.info.kind = KeyKind::kGlobs;
-  key.read = [member](const YAML::Node& value, const std::string& path, C* c) -> absl::Status {
-    std::vector<std::string> patterns;
-    if (!value.IsSequence()) {
-      auto one = yaml_util::ReadString(value, path);
-      if (!one.ok()) return one.status();
-      patterns.push_back(*one);
-    } else {
-      for (size_t i = 0; i < value.size(); ++i) {
-        auto one = yaml_util::ReadString(value[i], absl::StrCat(path, "[", i, "]"));
-        if (!one.ok()) return one.status();
-        patterns.push_back(*one);
-      }
-    }
-    for (const std::string& p : patterns) {
-      if (p.empty()) return Error(value, path, "an empty pattern matches no layer");
-    }
-    c->*member = std::move(patterns);
-    return absl::OkStatus();
-  };
-  key.equal = [member](const C& a, const C& b) { return a.*member == b.*member; };
-  key.write = [member](const C& c, const KeyInfo& self, SpecWriter* out) {
-    YAML::Node list(YAML::NodeType::Sequence);
-    for (const std::string& p : c.*member) list.push_back(p);
-    out->Collection(self, list);
-  };
-  key.reset = [member](C* c) { (c->*member).clear(); };
-  return key;
+  return MemberKey<C, std::vector<std::string>>(name, KeyKind::kGlobs, member, ReadPatterns, WritePatterns);
 }
 
 // The keys of dense_after, exactly one of which is given.
@@ -138,24 +123,24 @@ absl::Status CheckHolds24(const SemiStructuredConfig& config, const SemiStructur
   return absl::OkStatus();
 }
 
+// The names of the section's enums, built once.
+struct SemiStructuredEnumNames {
+  EnumTable<Accelerate> accelerate{
+      {"auto", Accelerate::kAuto}, {"force", Accelerate::kForce}, {"off", Accelerate::kOff}};
+  EnumTable<SemiStructuredMask> masks{{"exact", SemiStructuredMask::kExact},
+                                      {"transposable", SemiStructuredMask::kTransposable}};
+  EnumTable<SemiStructuredKind> kinds{{"weight_2:4", SemiStructuredKind::kWeight},
+                                      {"activation_2:4", SemiStructuredKind::kActivation}};
+};
+
 }  // namespace
 
-const EnumTable<Accelerate>& AccelerateModes() {
-  static const auto* names = new EnumTable<Accelerate>{
-      {"auto", Accelerate::kAuto}, {"force", Accelerate::kForce}, {"off", Accelerate::kOff}};
-  return *names;
-}
-
+const EnumTable<Accelerate>& AccelerateModes() { return Instance<SemiStructuredEnumNames>().accelerate; }
 const EnumTable<SemiStructuredMask>& SemiStructuredMasks() {
-  static const auto* names = new EnumTable<SemiStructuredMask>{
-      {"exact", SemiStructuredMask::kExact}, {"transposable", SemiStructuredMask::kTransposable}};
-  return *names;
+  return Instance<SemiStructuredEnumNames>().masks;
 }
-
 const EnumTable<SemiStructuredKind>& SemiStructuredKinds() {
-  static const auto* names = new EnumTable<SemiStructuredKind>{
-      {"weight_2:4", SemiStructuredKind::kWeight}, {"activation_2:4", SemiStructuredKind::kActivation}};
-  return *names;
+  return Instance<SemiStructuredEnumNames>().kinds;
 }
 
 const KeyTable<SemiStructuredConfig>& SemiStructuredKeys() {

@@ -55,90 +55,45 @@ absl::StatusOr<PhaseSpec> ReadPhase(const YAML::Node& entry, const std::string& 
   return phase;
 }
 
-SpecKey<S> PhasesKey() {
-  SpecKey<S> key;
-  key.info.name = "phases";
-  key.info.kind = KeyKind::kPhases;
-  key.info.keys = PhaseKeys().Infos();
-  key.read = [](const YAML::Node& value, const std::string& path, S* s) -> absl::Status {
-    if (!value.IsSequence()) {
-      return Error(value, path, "value " + yaml_util::Describe(value) + " is not a list of phases");
-    }
-    s->phases.clear();
-    double sum = 0.0;
-    for (size_t i = 0; i < value.size(); ++i) {
-      auto phase = ReadPhase(value[i], absl::StrCat(path, "[", i, "]"));
-      if (!phase.ok()) return phase.status();
-      sum += phase->fraction;
-      s->phases.push_back(*phase);
-    }
-    if (!s->phases.empty() && std::fabs(sum - 1.0) > 1e-9) {
-      return Error(value, path, "phase fractions sum to " + yaml_util::FormatDouble(sum) + ": must sum to 1");
-    }
-    return absl::OkStatus();
-  };
-  key.equal = [](const S& a, const S& b) { return a.phases == b.phases; };
-  key.write = [](const S& s, const KeyInfo& self, SpecWriter* out) {
-    if (s.phases.empty()) return out->EmptyList(self);
-    out->Collection(self, PhasesToYaml(s.phases));
-  };
-  key.reset = [](S* s) { s->phases.clear(); };
-  return key;
+absl::StatusOr<std::vector<PhaseSpec>> ReadPhases(const YAML::Node& value, const std::string& path) {
+  auto phases = ReadList<PhaseSpec>(value, path, "phases", ReadPhase);
+  if (!phases.ok()) return phases.status();
+  double sum = 0.0;
+  for (const PhaseSpec& phase : *phases) sum += phase.fraction;
+  if (!phases->empty() && std::fabs(sum - 1.0) > 1e-9) {
+    return Error(value, path, "phase fractions sum to " + yaml_util::FormatDouble(sum) + ": must sum to 1");
+  }
+  return phases;
 }
 
-SpecKey<S> DynamicKey() {
-  SpecKey<S> key;
-  key.info.name = "dynamic";
-  key.info.kind = KeyKind::kSectionList;
-  key.info.keys = DynamicGroupKeys().Infos();
-  key.read = [](const YAML::Node& value, const std::string& path, S* s) -> absl::Status {
-    auto groups = ReadDynamicGroups(value, path);
-    if (!groups.ok()) return groups.status();
-    s->dynamic = *groups;
-    return absl::OkStatus();
-  };
-  key.equal = [](const S& a, const S& b) { return a.dynamic == b.dynamic; };
-  key.write = [](const S& s, const KeyInfo& self, SpecWriter* out) {
-    if (s.dynamic.empty()) return out->EmptyList(self);
-    YAML::Node groups(YAML::NodeType::Sequence);
-    for (const DynamicSparsityGroup& g : s.dynamic) groups.push_back(DynamicSparsityGroupToYaml(g));
-    out->Collection(self, groups);
-  };
-  key.reset = [](S* s) { s->dynamic.clear(); };
-  return key;
+void WritePhases(const std::vector<PhaseSpec>& phases, const KeyInfo& self, SpecWriter* out) {
+  WriteList(
+      phases.size(), [&] { return PhasesToYaml(phases); }, self, out);
 }
 
-SpecKey<S> LocationsKey() {
-  SpecKey<S> key;
-  key.info.name = "sparsity_loc";
-  key.info.kind = KeyKind::kLocations;
-  key.info.names = SparsityLocations().Names();
-  key.read = [](const YAML::Node& value, const std::string& path, S* s) -> absl::Status {
-    std::string text;
-    if (value.IsSequence()) {
-      std::vector<std::string> parts;
-      for (size_t i = 0; i < value.size(); ++i) {
-        auto part = yaml_util::ReadString(value[i], absl::StrCat(path, "[", i, "]"));
-        if (!part.ok()) return part.status();
-        parts.push_back(*part);
-      }
-      text = absl::StrJoin(parts, ",");
-    } else {
-      auto scalar = yaml_util::ReadString(value, path);
-      if (!scalar.ok()) return scalar.status();
-      text = *scalar;
-    }
-    auto locations = ParseSparsityLocations(text);
-    if (!locations.ok()) return Error(value, path, std::string(locations.status().message()));
-    s->locations = *locations;
-    return absl::OkStatus();
-  };
-  key.equal = [](const S& a, const S& b) { return a.locations == b.locations; };
-  key.write = [](const S& s, const KeyInfo& self, SpecWriter* out) {
-    out->Scalar(self, SparsityLocationsToString(s.locations));
-  };
-  key.reset = [](S* s) { s->locations = S().locations; };
-  return key;
+void WriteGroups(const std::vector<DynamicSparsityGroup>& groups, const KeyInfo& self, SpecWriter* out) {
+  WriteList(
+      groups.size(),
+      [&] {
+        YAML::Node list(YAML::NodeType::Sequence);
+        for (const DynamicSparsityGroup& g : groups) list.push_back(DynamicSparsityGroupToYaml(g));
+        return list;
+      },
+      self, out);
+}
+
+// A text or a list of texts over FF, Q, K, V, O, C.
+absl::StatusOr<std::vector<SparsityLocation>> ReadLocations(const YAML::Node& value,
+                                                            const std::string& path) {
+  auto parts = ReadStringOrList(value, path);
+  if (!parts.ok()) return parts.status();
+  auto locations = ParseSparsityLocations(absl::StrJoin(*parts, ","));
+  if (!locations.ok()) return Error(value, path, std::string(locations.status().message()));
+  return locations;
+}
+
+void WriteLocations(const std::vector<SparsityLocation>& locations, const KeyInfo& self, SpecWriter* out) {
+  out->Scalar(self, SparsityLocationsToString(locations));
 }
 
 // `sparsity.recipe`: input only, expanded into the keys it implies before the section is read.
@@ -236,39 +191,31 @@ absl::StatusOr<SparsityConfig> ParseSparsityKeys(const YAML::Node& node, const s
   return config;
 }
 
+// The names of the section's enums, built once.
+struct SparsityEnumNames {
+  EnumTable<SparsityType> types{{"DENSE", SparsityType::kDense},
+                                {"STRUCTURED_NM", SparsityType::kStructuredNM},
+                                {"SRSTE", SparsityType::kSrste},
+                                {"UNSTRUCTURED", SparsityType::kUnstructured}};
+  EnumTable<DecayType> decay_types{
+      {"STEP", DecayType::kStep}, {"LINEAR", DecayType::kLinear}, {"EXP", DecayType::kExp}};
+  EnumTable<StructureDecayType> structure_decay_types{{"SPARSIFY", StructureDecayType::kSparsify},
+                                                      {"FINE", StructureDecayType::kFine},
+                                                      {"DENSIFY", StructureDecayType::kDensify}};
+  EnumTable<SparseDim> sparse_dims{{"ROW", SparseDim::kRow}, {"COL", SparseDim::kCol}};
+  EnumTable<PhaseKind> phase_kinds{
+      {"DENSE", PhaseKind::kDense}, {"SPARSE", PhaseKind::kSparse}, {"FINE_TUNE", PhaseKind::kFineTune}};
+};
+
 }  // namespace
 
-const EnumTable<SparsityType>& SparsityTypes() {
-  static const auto* names = new EnumTable<SparsityType>{{"DENSE", SparsityType::kDense},
-                                                         {"STRUCTURED_NM", SparsityType::kStructuredNM},
-                                                         {"SRSTE", SparsityType::kSrste},
-                                                         {"UNSTRUCTURED", SparsityType::kUnstructured}};
-  return *names;
-}
-
-const EnumTable<DecayType>& DecayTypes() {
-  static const auto* names = new EnumTable<DecayType>{
-      {"STEP", DecayType::kStep}, {"LINEAR", DecayType::kLinear}, {"EXP", DecayType::kExp}};
-  return *names;
-}
-
+const EnumTable<SparsityType>& SparsityTypes() { return Instance<SparsityEnumNames>().types; }
+const EnumTable<DecayType>& DecayTypes() { return Instance<SparsityEnumNames>().decay_types; }
 const EnumTable<StructureDecayType>& StructureDecayTypes() {
-  static const auto* names = new EnumTable<StructureDecayType>{{"SPARSIFY", StructureDecayType::kSparsify},
-                                                               {"FINE", StructureDecayType::kFine},
-                                                               {"DENSIFY", StructureDecayType::kDensify}};
-  return *names;
+  return Instance<SparsityEnumNames>().structure_decay_types;
 }
-
-const EnumTable<SparseDim>& SparseDims() {
-  static const auto* names = new EnumTable<SparseDim>{{"ROW", SparseDim::kRow}, {"COL", SparseDim::kCol}};
-  return *names;
-}
-
-const EnumTable<PhaseKind>& PhaseKinds() {
-  static const auto* names = new EnumTable<PhaseKind>{
-      {"DENSE", PhaseKind::kDense}, {"SPARSE", PhaseKind::kSparse}, {"FINE_TUNE", PhaseKind::kFineTune}};
-  return *names;
-}
+const EnumTable<SparseDim>& SparseDims() { return Instance<SparsityEnumNames>().sparse_dims; }
+const EnumTable<PhaseKind>& PhaseKinds() { return Instance<SparsityEnumNames>().phase_kinds; }
 
 const KeyTable<PhaseSpec>& PhaseKeys() {
   static const auto* keys = new KeyTable<P>({
@@ -286,24 +233,22 @@ const KeyTable<SparsityConfig>& SparsityKeys() {
   static const auto* keys = new KeyTable<S>({
       RecipeNameKey().Doc(
           "Named recipe, a shorthand that expands into the keys below (docs/sweeps.md): DENSE = "
-          "sparsity_type "
-          "DENSE; STE = STRUCTURED_NM, decay_type STEP, no structure decay; SRSTE = sparsity_type SRSTE; "
-          "MDGF = "
-          "STRUCTURED_NM, decay_type EXP (or LINEAR when given), no structure decay; SDGF = STRUCTURED_NM, "
-          "decay_type STEP, structure_decay_flag true (structure_decay_type as given). An explicit key that "
-          "disagrees with the recipe is an error naming both. Case-insensitive; never stored: runs keep the "
-          "expanded keys, so a recipe and its keys hash alike."),
+          "sparsity_type DENSE; STE = STRUCTURED_NM, decay_type STEP, no structure decay; SRSTE = "
+          "sparsity_type SRSTE; MDGF = STRUCTURED_NM, decay_type EXP (or LINEAR when given), no "
+          "structure decay; SDGF = STRUCTURED_NM, decay_type STEP, structure_decay_flag true "
+          "(structure_decay_type as given). An explicit key that disagrees with the recipe is an "
+          "error naming both. Case-insensitive; never stored: runs keep the expanded keys, so a "
+          "recipe and its keys hash alike."),
       EnumKey<S>("sparsity_type", &S::sparsity_type, SparsityTypes())
-          .Doc("Recipe family (§2); dynamic groups (§7) imply UNSTRUCTURED. Case-insensitive; canonical form "
-               "upper case.")
+          .Doc("Recipe family (§2); dynamic groups (§7) imply UNSTRUCTURED. Case-insensitive; "
+               "canonical form upper case.")
           .Validated(),
       NMKey("n_sparsity", [](S* s) { return &s->nm.n; })
           .Doc("N of N:M (kept weights per group) for FF, O and C; <= m_sparsity.")
           .Validated(),
       NMKey("m_sparsity", [](S* s) { return &s->nm.m; })
-          .Doc(
-              "M of N:M (group size) for FF, O and C. Every sparsified layer's numel must be a multiple of M "
-              "for every N:M it will use (all structure-decay stages).")
+          .Doc("M of N:M (group size) for FF, O and C. Every sparsified layer's numel must be a "
+               "multiple of M for every N:M it will use (all structure-decay stages).")
           .Validated(),
       NMKey("n_sparsity_qkv", [](S* s) { return &s->nm_qkv.n; })
           .Doc("N for Q, K and V; defaults to n_sparsity.")
@@ -314,53 +259,56 @@ const KeyTable<SparsityConfig>& SparsityKeys() {
           .NoDefault()
           .Validated(),
       EnumKey<S>("decay_type", &S::decay_type, DecayTypes())
-          .Doc("Mask decay D(j) of the pruned weights: STEP (D = 0, plain STE), LINEAR (max(1 - beta j, 0), "
-               "MDGF-Linear), EXP (exp(-beta j), MDGF-Exponential). Ignored by SRSTE."),
+          .Doc("Mask decay D(j) of the pruned weights: STEP (D = 0, plain STE), LINEAR (max(1 - beta "
+               "j, 0), MDGF-Linear), EXP (exp(-beta j), MDGF-Exponential). Ignored by SRSTE."),
       NumberKey<S>("decay_coef", &S::decay_coef, 0.0)
           .Doc("beta, per optimizer step, counted from the first step of the sparse phase."),
       BoolKey<S>("structure_decay_flag", &S::structure_decay_flag)
           .Doc("SDGF: change the N:M target by epoch (§4).")
           .Validated(),
       EnumKey<S>("structure_decay_type", &S::structure_decay_type, StructureDecayTypes())
-          .Doc("SPARSIFY (SDGF-Stepwise: (M-1):M, M/2:M, ... N:M), FINE (SDGF-Geometric: N*S:M*S ... N:M), "
-               "DENSIFY (N:M*S ... N:M).")
+          .Doc("SPARSIFY (SDGF-Stepwise: (M-1):M, M/2:M, ... N:M), FINE (SDGF-Geometric: N*S:M*S ... "
+               "N:M), DENSIFY (N:M*S ... N:M).")
           .Validated(),
       StartMultipleKey()
-          .Doc("S of the FINE/DENSIFY tables: a power of two; 8 gives four stages (8:64, 4:32, 2:16, 1:8 for "
-               "1:8), 16 the paper's 16:128 start.")
+          .Doc("S of the FINE/DENSIFY tables: a power of two; 8 gives four stages (8:64, 4:32, 2:16, "
+               "1:8 for 1:8), 16 the paper's 16:128 start.")
           .Validated(),
       NumberKey<S>("dense_steps", &S::dense_fraction, 0.0, 1.0, /*max_open=*/true)
-          .Doc("Fraction of epochs trained dense first (int(fraction * epochs) epochs), despite the name "
-               "(§3).")
+          .Doc("Fraction of epochs trained dense first (int(fraction * epochs) epochs), despite the "
+               "name (§3).")
           .Validated(),
       NumberKey<S>("fine_tune_steps", &S::fine_tune_fraction, 0.0, 1.0, /*max_open=*/true)
-          .Doc("Fraction of epochs at the end with a hard mask (epochs > T - int(fraction * T)); dense_steps "
-               "+ "
-               "fine_tune_steps < 1.")
+          .Doc("Fraction of epochs at the end with a hard mask (epochs > T - int(fraction * T)); "
+               "dense_steps + fine_tune_steps < 1.")
           .Validated(),
-      LocationsKey()
-          .Doc("Where sparsity goes (§5): letters/words over FF (both MLP linears), Q, K, V (blocks of the "
-               "fused "
-               "qkv weight), O (attention output projection), C (convolutions: the patch embedding), "
-               "case-insensitive, e.g. FF, FFQKV, \"FF,Q,K,V\", or a list [FF, Q].")
+      MemberKey<S, std::vector<SparsityLocation>>("sparsity_loc", KeyKind::kLocations, &S::locations,
+                                                  ReadLocations, WriteLocations)
+          .Names(SparsityLocations().Names())
+          .Doc("Where sparsity goes (§5): letters/words over FF (both MLP linears), Q, K, V (blocks of "
+               "the fused qkv weight), O (attention output projection), C (convolutions: the patch "
+               "embedding), case-insensitive, e.g. FF, FFQKV, \"FF,Q,K,V\", or a list [FF, Q].")
           .Validated(),
       EnumKey<S>("sparse_dim", &S::sparse_dim, SparseDims())
-          .Doc("Group direction for linears: ROW (along the input dimension, the 2:4 tensor-core layout) or "
-               "COL.")
+          .Doc("Group direction for linears: ROW (along the input dimension, the 2:4 tensor-core "
+               "layout) or COL.")
           .Validated(),
       NumberKey<S>("prune_rate", &S::prune_rate, 0.0, 1.0, /*max_open=*/true)
           .Doc("UNSTRUCTURED: fraction pruned per layer by magnitude (keep int((1 - rate) * numel))."),
       NumberKey<S>("srste_lambda", &S::srste_lambda, 0.0)
           .Doc("SR-STE lambda: the gradient gets + lambda * (1 - mask) * W."),
-      PhasesKey()
-          .Doc("A general phase list replacing dense_steps/fine_tune_steps (not combined with them nor with "
-               "structure decay); fractions sum to 1, e.g. [{sparse: 0.8}, {dense: 0.2}] (sparse first, then "
-               "dense).")
+      MemberKey<S, std::vector<PhaseSpec>>("phases", KeyKind::kPhases, &S::phases, ReadPhases, WritePhases)
+          .Keys(PhaseKeys().Infos())
+          .Doc("A general phase list replacing dense_steps/fine_tune_steps (not combined with them nor "
+               "with structure decay); fractions sum to 1, e.g. [{sparse: 0.8}, {dense: 0.2}] (sparse "
+               "first, then dense).")
           .Validated(),
-      DynamicKey()
-          .Doc("Dynamic unstructured sparsity groups (§7); non-empty means sparsity_type UNSTRUCTURED (the "
-               "N:M "
-               "keys are then unused). Canonical form of the inline and list shapes of the section.")
+      MemberKey<S, std::vector<DynamicSparsityGroup>>("dynamic", KeyKind::kSectionList, &S::dynamic,
+                                                      ReadDynamicGroups, WriteGroups)
+          .Keys(DynamicGroupKeys().Infos())
+          .Doc("Dynamic unstructured sparsity groups (§7); non-empty means sparsity_type UNSTRUCTURED "
+               "(the N:M keys are then unused). Canonical form of the inline and list shapes of the "
+               "section.")
           .Validated(),
   });
   return *keys;

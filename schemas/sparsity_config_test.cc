@@ -143,9 +143,10 @@ TEST(SparsityConfigTest, DuplicateKeysAndImpliedUnstructured) {
   auto dynamic = Parse("dynamic: [{algorithm: rigl, sparsity: 0.9}]\n");
   ASSERT_TRUE(dynamic.ok()) << dynamic.status();
   EXPECT_EQ(dynamic->sparsity_type, SparsityType::kUnstructured);
-  EXPECT_EQ(ErrorOf("sparsity_type: SRSTE\ndynamic: [{algorithm: rigl, sparsity: 0.9}]\n"),
-            "line 1: sparsity.sparsity_type: value SRSTE cannot be combined with dynamic groups: dynamic sparsity "
-            "(§7) is UNSTRUCTURED");
+  EXPECT_EQ(
+      ErrorOf("sparsity_type: SRSTE\ndynamic: [{algorithm: rigl, sparsity: 0.9}]\n"),
+      "line 1: sparsity.sparsity_type: value SRSTE cannot be combined with dynamic groups: dynamic sparsity "
+      "(§7) is UNSTRUCTURED");
 }
 
 TEST(SparsityConfigTest, DynamicInlineGroup) {

@@ -58,6 +58,58 @@ absl::StatusOr<double> ReadNumberIn(const YAML::Node& value, const std::string& 
                    ", ", yaml_util::FormatDouble(max), max_open ? ")" : "]"));
 }
 
+absl::StatusOr<std::vector<std::string>> ReadStringOrList(const YAML::Node& value, const std::string& path) {
+  std::vector<std::string> out;
+  if (!value.IsSequence()) {
+    auto one = yaml_util::ReadString(value, path);
+    if (!one.ok()) return one.status();
+    out.push_back(*one);
+    return out;
+  }
+  for (size_t i = 0; i < value.size(); ++i) {
+    auto one = yaml_util::ReadString(value[i], absl::StrCat(path, "[", i, "]"));
+    if (!one.ok()) return one.status();
+    out.push_back(*one);
+  }
+  return out;
+}
+
+std::function<absl::StatusOr<std::string>(const YAML::Node&, const std::string&)> WordReader(
+    const std::vector<std::string>& words) {
+  std::vector<std::pair<std::string, std::string>> names;
+  for (const std::string& w : words) names.emplace_back(w, w);
+  return
+      [names](const YAML::Node& v, const std::string& path) { return yaml_util::ReadEnum(v, path, names); };
+}
+
+std::function<absl::StatusOr<double>(const YAML::Node&, const std::string&)> NumberReader(double min,
+                                                                                          double max,
+                                                                                          bool min_open,
+                                                                                          bool max_open) {
+  return [=](const YAML::Node& v, const std::string& path) {
+    return ReadNumberIn(v, path, min, max, min_open, max_open);
+  };
+}
+
+void SetRange(KeyInfo* info, double min, double max, bool min_open, bool max_open) {
+  info->min = min;
+  info->max = max;
+  info->min_open = min_open;
+  info->max_open = max_open;
+}
+
+YAML::Node StringList(const std::vector<std::string>& items, bool flow) {
+  YAML::Node list(YAML::NodeType::Sequence);
+  for (const std::string& item : items) list.push_back(item);
+  if (flow) list.SetStyle(YAML::EmitterStyle::Flow);
+  return list;
+}
+
+void WriteList(size_t size, const std::function<YAML::Node()>& build, const KeyInfo& self, SpecWriter* out) {
+  if (size == 0) return out->EmptyList(self);
+  out->Collection(self, build());
+}
+
 YAML::Node ReadNode(const KeyNodes& read, absl::string_view key) {
   for (const auto& [name, node] : read) {
     if (name == key) return node;

@@ -137,6 +137,14 @@ struct SpecKey {
     info.validated = true;
     return std::move(*this);
   }
+  SpecKey Keys(std::vector<KeyInfo> keys) && {
+    info.keys = std::move(keys);
+    return std::move(*this);
+  }
+  SpecKey Names(std::vector<std::string> names) && {
+    info.names = std::move(names);
+    return std::move(*this);
+  }
   SpecKey NoDefault() && {
     info.no_default = true;
     info.default_text.clear();
@@ -188,6 +196,47 @@ std::string DefaultText(const std::string& key, const std::function<void(SpecWri
 absl::StatusOr<double> ReadNumberIn(const YAML::Node& value, const std::string& path, double min, double max,
                                     bool min_open, bool max_open);
 
+// A scalar or a list of scalars, as strings (list items named path[i] in errors).
+absl::StatusOr<std::vector<std::string>> ReadStringOrList(const YAML::Node& value, const std::string& path);
+
+// A list of items that `read_item` reads (item i named path[i]); a value that is no list is an error saying
+// it is not a list of `what`.
+template <typename T>
+absl::StatusOr<std::vector<T>> ReadList(const YAML::Node& value, const std::string& path,
+                                        const std::string& what,
+                                        absl::StatusOr<T> (*read_item)(const YAML::Node&,
+                                                                       const std::string&)) {
+  if (!value.IsSequence()) {
+    return yaml_util::Error(value, path, "value " + yaml_util::Describe(value) + " is not a list of " + what);
+  }
+  std::vector<T> items;
+  for (size_t i = 0; i < value.size(); ++i) {
+    absl::StatusOr<T> item = read_item(value[i], absl::StrCat(path, "[", i, "]"));
+    if (!item.ok()) return item.status();
+    items.push_back(*std::move(item));
+  }
+  return items;
+}
+
+// A YAML list of strings, in flow style ("[a, b]") or block style.
+YAML::Node StringList(const std::vector<std::string>& items, bool flow);
+
+// Reads one of `words` in any case, giving the word as listed.
+std::function<absl::StatusOr<std::string>(const YAML::Node&, const std::string&)> WordReader(
+    const std::vector<std::string>& words);
+
+// Reads a number in [min, max] (ReadNumberIn).
+std::function<absl::StatusOr<double>(const YAML::Node&, const std::string&)> NumberReader(double min,
+                                                                                          double max,
+                                                                                          bool min_open,
+                                                                                          bool max_open);
+
+// Declares a number key's range, for the docs and the JSON Schema.
+void SetRange(KeyInfo* info, double min, double max, bool min_open, bool max_open);
+
+// A list key's value: "key: []" when empty, else the list `build` makes.
+void WriteList(size_t size, const std::function<YAML::Node()>& build, const KeyInfo& self, SpecWriter* out);
+
 // The value node of `key` among the keys a Read saw, or an undefined node.
 YAML::Node ReadNode(const KeyNodes& read, absl::string_view key);
 
@@ -216,6 +265,11 @@ SpecKey<S> RefKey(const std::string& name, KeyKind kind, Ref<S, T> ref) {
   return key;
 }
 
+template <typename T>
+struct NonDeduced {
+  using type = T;
+};
+
 // The same for a T with operator==.
 template <typename S, typename T>
 SpecKey<S> ValueKey(const std::string& name, KeyKind kind, Ref<S, T> ref) {
@@ -235,22 +289,45 @@ spec_keys_internal::Ref<S, T> MakeRef(T* (*fn)(S*)) {
   return {fn, nullptr};
 }
 
-// An integer in [min, max], stored as T (int, int64_t, uint64_t, uint32_t).
-template <typename S, typename T>
-SpecKey<S> IntKey(const std::string& name, spec_keys_internal::Ref<S, T> ref, int64_t min,
-                  int64_t max = std::numeric_limits<int32_t>::max()) {
-  SpecKey<S> key = spec_keys_internal::ValueKey<S, T>(name, KeyKind::kInteger, ref);
-  key.info.min = static_cast<double>(min);
-  key.info.max = static_cast<double>(max);
-  key.read = [ref, min, max](const YAML::Node& v, const std::string& path, S* s) -> absl::Status {
-    auto r = yaml_util::ReadInt(v, path, min, max);
+namespace spec_keys_internal {
+
+// The canonical scalar of a stored value: integers as int64_t, strings viewed.
+inline SpecScalar ScalarOf(bool value) { return value; }
+inline SpecScalar ScalarOf(double value) { return value; }
+inline SpecScalar ScalarOf(const std::string& value) { return absl::string_view(value); }
+template <typename T>
+SpecScalar ScalarOf(T value) {
+  return static_cast<int64_t>(value);
+}
+
+// A key whose value is a scalar T at `ref`, read by `read` (node, path) -> StatusOr<value convertible to T>.
+template <typename S, typename T, typename Read>
+SpecKey<S> ScalarKey(const std::string& name, KeyKind kind, Ref<S, T> ref, Read read) {
+  SpecKey<S> key = ValueKey<S, T>(name, kind, ref);
+  key.read = [ref, read](const YAML::Node& v, const std::string& path, S* s) -> absl::Status {
+    auto r = read(v, path);
     if (!r.ok()) return r.status();
     *ref(s) = static_cast<T>(*r);
     return absl::OkStatus();
   };
   key.write = [ref](const S& s, const KeyInfo& self, SpecWriter* out) {
-    out->Scalar(self, static_cast<int64_t>(ref(s)));
+    out->Scalar(self, ScalarOf(ref(s)));
   };
+  return key;
+}
+
+}  // namespace spec_keys_internal
+
+// An integer in [min, max], stored as T (int, int64_t, uint64_t).
+template <typename S, typename T>
+SpecKey<S> IntKey(const std::string& name, spec_keys_internal::Ref<S, T> ref, int64_t min,
+                  int64_t max = std::numeric_limits<int32_t>::max()) {
+  SpecKey<S> key = spec_keys_internal::ScalarKey<S, T>(
+      name, KeyKind::kInteger, ref, [min, max](const YAML::Node& v, const std::string& path) {
+        return yaml_util::ReadInt(v, path, min, max);
+      });
+  key.info.min = static_cast<double>(min);
+  key.info.max = static_cast<double>(max);
   return key;
 }
 template <typename S, typename T>
@@ -261,103 +338,78 @@ SpecKey<S> IntKey(const std::string& name, T S::*member, int64_t min,
 
 // A finite number in [min, max] (open bounds exclude their value).
 template <typename S>
-SpecKey<S> NumberKey(const std::string& name, spec_keys_internal::Ref<S, double> ref, double min,
-                     double max = std::numeric_limits<double>::infinity(), bool max_open = false,
-                     bool min_open = false) {
-  SpecKey<S> key = spec_keys_internal::ValueKey<S, double>(name, KeyKind::kNumber, ref);
-  key.info.min = min;
-  key.info.max = max;
-  key.info.min_open = min_open;
-  key.info.max_open = max_open;
-  key.read = [ref, min, max, min_open, max_open](const YAML::Node& v, const std::string& path,
-                                                 S* s) -> absl::Status {
-    auto r = ReadNumberIn(v, path, min, max, min_open, max_open);
-    if (!r.ok()) return r.status();
-    *ref(s) = *r;
-    return absl::OkStatus();
-  };
-  key.write = [ref](const S& s, const KeyInfo& self, SpecWriter* out) { out->Scalar(self, ref(s)); };
-  return key;
-}
-template <typename S>
 SpecKey<S> NumberKey(const std::string& name, double S::*member, double min,
                      double max = std::numeric_limits<double>::infinity(), bool max_open = false,
                      bool min_open = false) {
-  return NumberKey<S>(name, MakeRef(member), min, max, max_open, min_open);
+  SpecKey<S> key = spec_keys_internal::ScalarKey<S, double>(name, KeyKind::kNumber, MakeRef(member),
+                                                            NumberReader(min, max, min_open, max_open));
+  SetRange(&key.info, min, max, min_open, max_open);
+  return key;
 }
 
 template <typename S>
 SpecKey<S> BoolKey(const std::string& name, bool S::*member) {
-  const auto ref = MakeRef(member);
-  SpecKey<S> key = spec_keys_internal::ValueKey<S, bool>(name, KeyKind::kBoolean, ref);
-  key.read = [ref](const YAML::Node& v, const std::string& path, S* s) -> absl::Status {
-    auto r = yaml_util::ReadBool(v, path);
-    if (!r.ok()) return r.status();
-    *ref(s) = *r;
-    return absl::OkStatus();
-  };
-  key.write = [ref](const S& s, const KeyInfo& self, SpecWriter* out) { out->Scalar(self, ref(s)); };
-  return key;
+  return spec_keys_internal::ScalarKey<S, bool>(name, KeyKind::kBoolean, MakeRef(member),
+                                                yaml_util::ReadBool);
 }
 
 template <typename S>
-SpecKey<S> StringKey(const std::string& name, spec_keys_internal::Ref<S, std::string> ref) {
-  SpecKey<S> key = spec_keys_internal::ValueKey<S, std::string>(name, KeyKind::kString, ref);
-  key.read = [ref](const YAML::Node& v, const std::string& path, S* s) -> absl::Status {
-    auto r = yaml_util::ReadString(v, path);
-    if (!r.ok()) return r.status();
-    *ref(s) = *r;
-    return absl::OkStatus();
-  };
-  key.write = [ref](const S& s, const KeyInfo& self, SpecWriter* out) { out->Scalar(self, ref(s)); };
-  return key;
-}
-template <typename S>
 SpecKey<S> StringKey(const std::string& name, std::string S::*member) {
-  return StringKey<S>(name, MakeRef(member));
+  return spec_keys_internal::ScalarKey<S, std::string>(name, KeyKind::kString, MakeRef(member),
+                                                       yaml_util::ReadString);
 }
 
 // A value of an enum, read case-insensitively and written in the table's spelling.
 template <typename S, typename E>
-SpecKey<S> EnumKey(const std::string& name, spec_keys_internal::Ref<S, E> ref, const EnumTable<E>& table) {
-  SpecKey<S> key = spec_keys_internal::ValueKey<S, E>(name, KeyKind::kEnum, ref);
+SpecKey<S> EnumKey(const std::string& name, E S::*member, const EnumTable<E>& table) {
+  const auto ref = MakeRef(member);
+  SpecKey<S> key = spec_keys_internal::ScalarKey<S, E>(
+      name, KeyKind::kEnum, ref, [&table](const YAML::Node& v, const std::string& path) {
+        return yaml_util::ReadEnum(v, path, table.entries());
+      });
   key.info.names = table.Names();
-  key.read = [ref, &table](const YAML::Node& v, const std::string& path, S* s) -> absl::Status {
-    auto r = yaml_util::ReadEnum(v, path, table.entries());
-    if (!r.ok()) return r.status();
-    *ref(s) = *r;
-    return absl::OkStatus();
-  };
   key.write = [ref, &table](const S& s, const KeyInfo& self, SpecWriter* out) {
     out->Scalar(self, table.Name(ref(s)));
   };
   return key;
 }
-template <typename S, typename E>
-SpecKey<S> EnumKey(const std::string& name, E S::*member, const EnumTable<E>& table) {
-  return EnumKey<S, E>(name, MakeRef(member), table);
-}
 
 // A string from a fixed set of words, read case-insensitively and stored in the set's spelling.
 template <typename S>
-SpecKey<S> WordKey(const std::string& name, spec_keys_internal::Ref<S, std::string> ref,
-                   const std::vector<std::string>& words) {
-  SpecKey<S> key = StringKey<S>(name, ref);
-  key.info.kind = KeyKind::kEnum;
+SpecKey<S> WordKey(const std::string& name, std::string S::*member, const std::vector<std::string>& words) {
+  SpecKey<S> key =
+      spec_keys_internal::ScalarKey<S, std::string>(name, KeyKind::kEnum, MakeRef(member), WordReader(words));
   key.info.names = words;
-  std::vector<std::pair<std::string, std::string>> names;
-  for (const std::string& w : words) names.emplace_back(w, w);
-  key.read = [ref, names](const YAML::Node& v, const std::string& path, S* s) -> absl::Status {
-    auto r = yaml_util::ReadEnum(v, path, names);
-    if (!r.ok()) return r.status();
-    *ref(s) = *r;
+  return key;
+}
+
+// A key whose value is member T of S, read and written whole by the given functions: a list, a nested map, or
+// a value no scalar key holds. T's == compares it; reset restores the default S's value.
+template <typename S, typename T>
+SpecKey<S> MemberKey(
+    const std::string& name, KeyKind kind, T S::*member,
+    typename spec_keys_internal::NonDeduced<absl::StatusOr<T> (*)(const YAML::Node&,
+                                                                  const std::string&)>::type read,
+    typename spec_keys_internal::NonDeduced<void (*)(const T&, const KeyInfo&, SpecWriter*)>::type write) {
+  SpecKey<S> key = spec_keys_internal::ValueKey<S, T>(name, kind, MakeRef(member));
+  key.read = [member, read](const YAML::Node& v, const std::string& path, S* s) -> absl::Status {
+    absl::StatusOr<T> value = read(v, path);
+    if (!value.ok()) return value.status();
+    s->*member = *std::move(value);
     return absl::OkStatus();
+  };
+  key.write = [member, write](const S& s, const KeyInfo& self, SpecWriter* out) {
+    write(s.*member, self, out);
   };
   return key;
 }
-template <typename S>
-SpecKey<S> WordKey(const std::string& name, std::string S::*member, const std::vector<std::string>& words) {
-  return WordKey<S>(name, MakeRef(member), words);
+
+// Writes `value` as the section `self` of the keys of `table`.
+template <typename T>
+void WriteSection(const KeyTable<T>& table, const T& value, const KeyInfo& self, SpecWriter* out) {
+  out->BeginSection(self);
+  table.Write(value, out);
+  out->EndSection();
 }
 
 // A map of the keys of `table`, read into a default T (so the section replaces what *s had).
@@ -375,9 +427,7 @@ SpecKey<S> SectionKey(const std::string& name, T S::*member, const KeyTable<T>& 
   };
   key.equal = [ref, &table](const S& a, const S& b) { return table.Equal(ref(a), ref(b)); };
   key.write = [ref, &table](const S& s, const KeyInfo& self, SpecWriter* out) {
-    out->BeginSection(self);
-    table.Write(ref(s), out);
-    out->EndSection();
+    WriteSection(table, ref(s), self, out);
   };
   return key;
 }

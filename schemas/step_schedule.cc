@@ -136,30 +136,24 @@ bool IsZero(const YAML::Node& value) {
   return YAML::convert<double>::decode(value, v) && v == 0.0;
 }
 
+absl::StatusOr<std::vector<StepSchedule>> ReadCycle(const YAML::Node& value, const std::string& path) {
+  return ReadList<StepSchedule>(value, path, "schedules", ParseStepSchedule);
+}
+
+void WriteCycle(const std::vector<StepSchedule>& cycle, const KeyInfo& self, SpecWriter* out) {
+  YAML::Node list(YAML::NodeType::Sequence);
+  for (const StepSchedule& c : cycle) list.push_back(StepScheduleToYaml(c));
+  out->Collection(self, list);
+}
+
 // cycle: a list of schedules, written for CYCLE only.
 SpecKey<StepSchedule> CycleKey() {
-  SpecKey<StepSchedule> key;
-  key.info.name = "cycle";
-  key.info.kind = KeyKind::kScheduleList;
-  key.read = [](const YAML::Node& value, const std::string& path, StepSchedule* s) -> absl::Status {
-    if (!value.IsSequence()) {
-      return Error(value, path, "value " + yaml_util::Describe(value) + " is not a list of schedules");
-    }
-    for (size_t i = 0; i < value.size(); ++i) {
-      auto child = ParseStepSchedule(value[i], absl::StrCat(path, "[", i, "]"));
-      if (!child.ok()) return child.status();
-      s->cycle.push_back(*child);
-    }
-    return absl::OkStatus();
+  SpecKey<StepSchedule> key = MemberKey<StepSchedule, std::vector<StepSchedule>>(
+      "cycle", KeyKind::kScheduleList, &StepSchedule::cycle, ReadCycle, WriteCycle);
+  auto write = key.write;
+  key.write = [write](const StepSchedule& s, const KeyInfo& self, SpecWriter* out) {
+    if (s.type == Type::kCycle) write(s, self, out);
   };
-  key.equal = [](const StepSchedule& a, const StepSchedule& b) { return a.cycle == b.cycle; };
-  key.write = [](const StepSchedule& s, const KeyInfo& self, SpecWriter* out) {
-    if (s.type != Type::kCycle) return;
-    YAML::Node cycle(YAML::NodeType::Sequence);
-    for (const StepSchedule& c : s.cycle) cycle.push_back(StepScheduleToYaml(c));
-    out->Collection(self, cycle);
-  };
-  key.reset = [](StepSchedule* s) { s->cycle.clear(); };
   return key;
 }
 
