@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "schemas/spec_keys.h"
+#include "schemas/spec_key_builders.h"
 #include "schemas/yaml_util.h"
 
 namespace nmsparse {

@@ -8,7 +8,7 @@
 
 #include "schemas/experiment_config.h"
 #include "schemas/model_catalog.h"
-#include "schemas/spec_keys.h"
+#include "schemas/spec_key_builders.h"
 
 namespace nmsparse {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
-#include "schemas/spec_keys.h"
+#include "schemas/spec_key_builders.h"
 
 namespace nmsparse {
 

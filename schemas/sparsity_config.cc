@@ -9,7 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "schemas/dynamic_groups.h"
 #include "schemas/recipe.h"
-#include "schemas/spec_keys.h"
+#include "schemas/spec_key_builders.h"
 #include "schemas/yaml_util.h"
 
 namespace nmsparse {

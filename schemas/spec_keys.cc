@@ -110,6 +110,13 @@ void WriteList(size_t size, const std::function<YAML::Node()>& build, const KeyI
   out->Collection(self, build());
 }
 
+const KeyInfo* FindKey(const std::vector<KeyInfo>& keys, const std::string& name) {
+  for (const KeyInfo& key : keys) {
+    if (key.name == name) return &key;
+  }
+  return nullptr;
+}
+
 YAML::Node ReadNode(const KeyNodes& read, absl::string_view key) {
   for (const auto& [name, node] : read) {
     if (name == key) return node;
