@@ -108,6 +108,9 @@ const Column kKey = {"key", [](const std::string& path, const KeyInfo&) { return
 const Column kValues = {"values", [](const std::string&, const KeyInfo& key) { return ValuesText(key); }};
 const Column kDefault = {"default", [](const std::string&, const KeyInfo& key) { return DefaultText(key); }};
 const Column kMeaning = {"meaning", [](const std::string&, const KeyInfo& key) { return key.doc; }};
+const Column kChecked = {"checked with other keys", [](const std::string&, const KeyInfo& key) {
+                           return std::string(key.validated ? "yes" : "");
+                         }};
 const Column kAlias = {"reference key", [](const std::string&, const KeyInfo& key) {
                          return key.alias.empty() ? "" : Code(key.alias);
                        }};
@@ -136,10 +139,12 @@ constexpr char kEndMarker[] = "<!-- end of key table -->";
 }  // namespace
 
 std::string KeyTableMarkdown(const std::string& name) {
-  if (name == "experiment") return Table({kKey, kValues, kDefault, kAlias, kMeaning}, ExperimentRows());
+  if (name == "experiment")
+    return Table({kKey, kValues, kDefault, kAlias, kChecked, kMeaning}, ExperimentRows());
   const std::vector<KeyInfo> experiment = ExperimentKeys().Infos();
   const KeyInfo& sparsity = *FindKey(experiment, "sparsity");
-  if (name == "sparsity") return Table({kKey, kValues, kDefault, kMeaning}, Rows(sparsity.keys, ""));
+  if (name == "sparsity")
+    return Table({kKey, kValues, kDefault, kChecked, kMeaning}, Rows(sparsity.keys, ""));
   if (name == "dynamic_group") {
     return Table({kKey, kValues, kDefault, kMeaning}, Rows(FindKey(sparsity.keys, "dynamic")->keys, ""));
   }

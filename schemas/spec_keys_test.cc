@@ -3,16 +3,20 @@
 // field). The tables are the one declaration; this test finds the copy that forgot a key.
 #include "schemas/spec_keys.h"
 
+#include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "nmsparse/v1/experiment.pb.h"
 #include "nmsparse/v1/sweep.pb.h"
 #include "schemas/experiment_config.h"
+#include "schemas/sweep.h"
 #include "schemas/sweep_blocks.h"
+#include "schemas/yaml_util.h"
 
 namespace nmsparse {
 namespace {
@@ -123,6 +127,66 @@ TEST(SpecKeysTest, EveryKeyIsInTheDocsAndEveryDocumentedKeyInATable) {
   const std::string sweeps = ReadAll("docs/sweeps.md");
   EXPECT_EQ(DocTableKeys(sweeps, "early_stopping"), Names(EarlyStoppingKeyTable().Infos(), false));
   EXPECT_EQ(DocTableKeys(sweeps, "search"), Names(SearchKeyTable().Infos(), false));
+}
+
+// Values a key of this kind takes (valid ones), for the test below.
+std::vector<std::string> SomeValues(const KeyInfo& key) {
+  switch (key.kind) {
+    case KeyKind::kInteger:
+      return {absl::StrCat(static_cast<int64_t>(key.min)), absl::StrCat(static_cast<int64_t>(key.min) + 3)};
+    case KeyKind::kNumber: {
+      const double low = key.min_open ? key.min + 0.25 : key.min;
+      return {yaml_util::FormatDouble(low),
+              yaml_util::FormatDouble(std::isinf(key.max) ? low + 2.5 : (low + key.max) / 2)};
+    }
+    case KeyKind::kBoolean:
+      return {"true", "false"};
+    case KeyKind::kEnum:
+      return key.names;
+    case KeyKind::kString:
+      return {"x", "another"};
+    default:
+      return {};
+  }
+}
+
+// The `validated` column says which keys ValidateExperiment reads; a key it does not mark never changes a
+// verdict, on valid and invalid specs alike.
+TEST(SpecKeysTest, KeysNotMarkedValidatedNeverChangeTheVerdict) {
+  const std::vector<std::string> specs = {
+      "{model: {name: vit_nano_patch7_28}, data: {dataset: synthetic, batch_size: 32}}",
+      "{model: {name: vit_nano_patch7_28}, data: {dataset: synthetic, batch_size: 32},"
+      " sparsity: {sparsity_type: SRSTE, m_sparsity: 3}}",
+      "{model: {name: vit_micro_patch4_28}, data: {dataset: synthetic, batch_size: 64, synthetic_size: 32}}",
+      "{model: {name: vit_nano_patch7_28}, data: {batch_size: 30}, resources: {gpus: 4}}",
+      "{model: {name: vit_nano_patch7_28}, sparsity: {sparsity_type: STRUCTURED_NM, structure_decay_flag: "
+      "true,"
+      " m_sparsity: 1024, n_sparsity: 1}, schedule: {epochs: 8}}",
+  };
+  int checked = 0;
+  for (const KeyInfo& section : ExperimentKeys().Infos()) {
+    std::vector<std::pair<std::string, KeyInfo>> keys;
+    if (section.keys.empty()) keys.emplace_back(section.name, section);
+    for (const KeyInfo& key : section.keys) keys.emplace_back(section.name + "." + key.name, key);
+    for (const auto& [path, key] : keys) {
+      if (key.validated || key.input_only) continue;
+      for (const std::string& value : SomeValues(key)) {
+        for (const std::string& text : specs) {
+          YAML::Node spec = YAML::Load(text);
+          const auto before = ParseExperimentNode(spec, "");
+          ASSERT_TRUE(before.ok()) << text << before.status();
+          ASSERT_TRUE(ApplyOverride(spec, path, value).ok()) << path << "=" << value;
+          const auto after = ParseExperimentNode(spec, "");
+          ASSERT_TRUE(after.ok()) << path << "=" << value << ": " << after.status();
+          EXPECT_EQ(ValidateExperiment(*before).ok(), ValidateExperiment(*after).ok())
+              << path << "=" << value << " changes the verdict on " << text
+              << ": mark it Validated() in its key table";
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_GE(checked, 100);
 }
 
 }  // namespace
