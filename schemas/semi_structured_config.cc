@@ -27,9 +27,9 @@ absl::StatusOr<std::vector<std::string>> ReadPatterns(const YAML::Node& value, c
   return patterns;
 }
 
+// Always a block list: an empty one is written "[]" on a line of its own, as run hashes have it.
 void WritePatterns(const std::vector<std::string>& patterns, const KeyInfo& self, SpecWriter* out) {
-  WriteList(
-      patterns.size(), [&] { return StringList(patterns, /*flow=*/false); }, self, out);
+  out->Collection(self, StringList(patterns, /*flow=*/false));
 }
 
 SpecKey<C> PatternsKey(const std::string& name, std::vector<std::string> C::*member) {
