@@ -5,3 +5,14 @@ epoch_field() { grep '"kind":"epoch"' | grep -o "\"$1\":[0-9.e+-]*" | cut -d: -f
 
 # The median of the numbers on stdin, one per line.
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2)}'; }
+
+# images/s of nmtrain's step lines after the first WARMUP steps (stdin: nmtrain's stdout, run with
+# schedule.log_every_steps = WARMUP): the steady rate, as timm's baseline skips its warm-up steps. Each step
+# line covers the same number of images, so the steady rate is the harmonic mean of the lines after the first.
+steady_rate() {
+  grep '"kind":"step"' | awk -v warmup="$1" '
+    { step = $0; sub(/.*"step":/, "", step); sub(/[,}].*/, "", step)
+      rate = $0; sub(/.*"images_per_s":/, "", rate); sub(/[,}].*/, "", rate)
+      if (step + 0 > warmup + 0 && rate > 0) { inverse += 1 / rate; n++ } }
+    END { if (n) printf "%.6g\n", n / inverse; else exit 1 }'
+}

@@ -9,6 +9,7 @@
 #include "cli/exit_codes.h"
 #include "cli/run_format.h"
 #include "cli/table_printer.h"
+#include "common/visible_text.h"
 
 namespace nmsparse::cli {
 
@@ -60,11 +61,11 @@ int RunClusterCommand(const CommandContext& context) {
   }
   if (cluster->waiting_size() > 0) {
     out << "\nwhy runs wait:\n";
-    for (const std::string& w : cluster->waiting()) out << "  " << w << "\n";
+    for (const std::string& w : cluster->waiting()) out << "  " << VisibleText(w) << "\n";
   }
   if (cluster->events_size() > 0) {
     out << "\nrecent events:\n";
-    for (const std::string& e : cluster->events()) out << "  " << e << "\n";
+    for (const std::string& e : cluster->events()) out << "  " << VisibleText(e) << "\n";
   }
   return kExitOk;
 }

@@ -11,6 +11,11 @@ CoordinatorConnection& CommandContext::connection() const {
   return *connection_;
 }
 
+void CommandContext::WriteControl(std::string_view sequence) const {
+  if (out_filter != nullptr) return out_filter->WriteControl(sequence);
+  *out << sequence;
+}
+
 absl::StatusOr<int64_t> IdArgument(const CommandContext& context, const std::string& what) {
   if (context.args->positional.size() != 1) {
     return absl::InvalidArgumentError(absl::StrCat("'", context.args->command, "' takes one ", what));

@@ -12,6 +12,7 @@
 #include "cli/args.h"
 #include "cli/coordinator_connection.h"
 #include "cli/json_output.h"
+#include "cli/visible_output.h"
 #include "google/protobuf/message.h"
 
 namespace nmsparse::cli {
@@ -22,8 +23,12 @@ struct CommandContext {
   ClientSecurityFlags security;  // --token-file, --tls-ca, --tls-cert, --tls-key.
   bool json = false;             // --json: machine-readable output on stdout.
   bool terminal = false;         // stdout is a terminal: progress bars redraw in place; else plain lines.
-  std::ostream* out = nullptr;
+  std::ostream* out = nullptr;   // Shown through cli/visible_output.h: no display control passes.
   std::ostream* err = nullptr;
+  VisibleOutput* out_filter = nullptr;  // Behind `out`, for WriteControl.
+
+  // nmctl's own cursor movements on a terminal (the live views), which `out` would show as text.
+  void WriteControl(std::string_view sequence) const;
 
   // Opened on first use, so that offline commands (validate, help) never connect.
   CoordinatorConnection& connection() const;

@@ -215,8 +215,10 @@ std::string CommandHelpText(const CommandInfo& command) {
   return text;
 }
 
-int RunNmctl(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
-             bool out_is_terminal) {
+namespace {
+
+int RunVisibleNmctl(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+                    bool out_is_terminal, VisibleOutput* out_filter) {
   absl::StatusOr<ParsedArgs> parsed = ParseArgs(args, AllOptions());
   if (!parsed.ok()) {
     err << "nmctl: " << parsed.status().message() << " (see nmctl help)\n";
@@ -260,7 +262,18 @@ int RunNmctl(const std::vector<std::string>& args, std::ostream& out, std::ostre
   context.terminal = out_is_terminal;
   context.out = &out;
   context.err = &err;
+  context.out_filter = out_filter;
   return command->run(context);
+}
+
+}  // namespace
+
+int RunNmctl(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+             bool out_is_terminal) {
+  // Everything nmctl prints, answers and arguments alike, is shown without display controls.
+  VisibleOutput out_filter(out), err_filter(err);
+  std::ostream visible_out(&out_filter), visible_err(&err_filter);
+  return RunVisibleNmctl(args, visible_out, visible_err, out_is_terminal, &out_filter);
 }
 
 }  // namespace nmsparse::cli

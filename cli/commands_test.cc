@@ -154,6 +154,26 @@ TEST(CommandsTest, ValidateErrorsNameFileLineAndKey) {
 
 // One rule per key, from the spec key table, whichever way a value arrives (issue 14: epochs=-1 read
 // "must be >= 0" through the proto's uint32 while epochs=0 read "must be >= 1").
+// Issue 22: bytes that are not UTF-8 cannot travel in a proto3 string; nmctl says where they are instead of
+// sending a request the coordinator cannot parse. Hostile text in the spec is shown escaped.
+TEST(CommandsTest, SpecsAreUtf8AndShownSafely) {
+  std::string text = kSweep;
+  text.replace(text.find("tiny"), 4, "tiny \xff");
+  const Result bad = Nmctl({"validate", TempFile("not_utf8.yaml", text)});
+  EXPECT_EQ(bad.code, kExitUsage);
+  EXPECT_NE(bad.err.find("not_utf8.yaml: byte 11 (line 1) is not UTF-8"), std::string::npos) << bad.err;
+  const Result bad_set = Nmctl({"validate", TempFile("tiny.yaml", kSweep), "--set", "name=\xfe"});
+  EXPECT_EQ(bad_set.code, kExitUsage);
+  EXPECT_NE(bad_set.err.find("--set 'name=\uFFFD': byte 5 (line 1) is not UTF-8"), std::string::npos)
+      << bad_set.err;
+
+  std::string hostile = kSweep;
+  hostile.replace(hostile.find("name: tiny"), 10, "name: \"a\\e[2J\\nb\\u202e\"");
+  const Result shown = Nmctl({"validate", TempFile("hostile.yaml", hostile)});
+  EXPECT_EQ(shown.code, kExitOk) << shown.err;
+  EXPECT_NE(shown.out.find("sweep 'a\\x1b[2J\\x0ab\\u202e'"), std::string::npos) << shown.out;
+}
+
 TEST(CommandsTest, OutOfRangeValuesGetTheKeyTablesRule) {
   const std::string path = TempFile("range.yaml", kSweep);
   for (const std::string value : {"-1", "0"}) {

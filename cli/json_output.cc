@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "common/safe_json.h"
 #include "google/protobuf/descriptor.h"
 
 namespace nmsparse::cli {
@@ -76,8 +77,9 @@ Json ToJson(const Message& message) {
 }
 
 std::string ToJsonText(const Json& json, bool pretty) {
-  // Replace invalid UTF-8 (a log line cut mid-character) rather than throw.
-  return json.dump(pretty ? 2 : -1, ' ', false, Json::error_handler_t::replace);
+  // Replace invalid UTF-8 (a log line cut mid-character) rather than throw; escape the display controls
+  // that JSON allows raw (DEL, C1, bidi overrides), so that the text is as safe on a terminal as a table.
+  return SafeJsonText(json.dump(pretty ? 2 : -1, ' ', false, Json::error_handler_t::replace));
 }
 
 }  // namespace nmsparse::cli

@@ -19,7 +19,8 @@ using Json = nlohmann::ordered_json;
 // them and would print as their raw fields).
 Json ToJson(const google::protobuf::Message& message);
 
-// JSON text: indented by two when `pretty`, else one line.
+// JSON text: indented by two when `pretty`, else one line; valid UTF-8 (invalid bytes as U+FFFD) with every
+// display control escaped (common/safe_json.h).
 std::string ToJsonText(const Json& json, bool pretty);
 
 }  // namespace nmsparse::cli

@@ -40,5 +40,16 @@ TEST(JsonOutputTest, RepeatedMessagesAndUnsetMessages) {
   EXPECT_FALSE(json["runs"][0].contains("spec"));  // An unset message field is left out.
 }
 
+// Issue 22: --json is valid JSON that reads the same, and as safe on a terminal as a table.
+TEST(JsonOutputTest, HostileStringsAreEscapedNotDropped) {
+  v1::Sweep sweep;
+  sweep.set_name("a\x1b[2J\n\u202e\u0085\x7f\xff\"");
+  const std::string text = ToJsonText(ToJson(sweep), /*pretty=*/false);
+  const std::string expected = std::string(R"("a\u001b[2J\n\u202e\u0085\u007f)") + "\uFFFD" + R"(\"")";
+  EXPECT_NE(text.find(expected), std::string::npos) << text;
+  const Json back = Json::parse(text);
+  EXPECT_EQ(back["name"], "a\x1b[2J\n\u202e\u0085\x7f\uFFFD\"");
+}
+
 }  // namespace
 }  // namespace nmsparse::cli

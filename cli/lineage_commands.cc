@@ -6,6 +6,8 @@
 #include "absl/strings/str_join.h"
 #include "cli/exit_codes.h"
 #include "cli/submit_commands.h"
+#include "cli/table_printer.h"
+#include "common/visible_text.h"
 
 namespace nmsparse::cli {
 
@@ -55,7 +57,9 @@ std::string FormatLineage(const v1::Run& run) {
   if (lineage.parent_run_id() == 0) return "";
   std::string text = absl::StrCat("fork of run ", lineage.parent_run_id(), " (attempt ",
                                   lineage.parent_attempt(), ", step ", lineage.parent_step(), ")");
-  if (lineage.overrides_size() > 0) absl::StrAppend(&text, ": ", absl::StrJoin(lineage.overrides(), " "));
+  if (lineage.overrides_size() > 0) {
+    absl::StrAppend(&text, ": ", VisibleText(absl::StrJoin(lineage.overrides(), " "), kMaxCellChars));
+  }
   return text;
 }
 

@@ -16,6 +16,7 @@
 #include "cli/run_format.h"
 #include "cli/run_progress.h"
 #include "cli/table_printer.h"
+#include "common/visible_text.h"
 
 namespace nmsparse::cli {
 namespace {
@@ -43,12 +44,16 @@ bool ConfirmedFinal(const CommandContext& context, int64_t run_id) {
 std::string PointText(const v1::MetricPoint& point) {
   std::vector<std::string> parts = {FormatValues(point.values(), 6)};
   const std::map<std::string, std::string> labels(point.labels().begin(), point.labels().end());
-  for (const auto& [name, value] : labels) parts.push_back(absl::StrCat(name, "=", value));
+  for (const auto& [name, value] : labels) {
+    parts.push_back(absl::StrCat(VisibleText(name), "=", VisibleText(value, kMaxCellChars)));
+  }
   return absl::StrJoin(parts, " ");
 }
 
-// On a terminal the step bar is redrawn in place on one line; every other line first clears it.
+// On a terminal the step bar is redrawn in place on one line; every other line first clears it. (Written with
+// CommandContext::WriteControl: `out` shows every control character as text.)
 constexpr char kClearLine[] = "\r\x1b[2K";
+constexpr char kLineUp[] = "\x1b[1A";
 
 // "[#####.......] 120/468 steps  45 steps/s  1.5k img/s  ETA 8s" (epochs when the step total is unknown).
 std::string StepBar(const RunProgress& progress, int epochs, double epochs_done) {
@@ -96,7 +101,7 @@ int RunWatchCommand(const CommandContext& context) {
   bool bar_drawn = false;  // A terminal's last line is the step bar, without its newline.
   // A line of its own, after clearing the step bar from the terminal's last line.
   auto print_line = [&](const std::string& line) {
-    if (bar_drawn) out << kClearLine;
+    if (bar_drawn) context.WriteControl(kClearLine);
     bar_drawn = false;
     out << line << "\n";
   };
@@ -127,7 +132,8 @@ int RunWatchCommand(const CommandContext& context) {
         progress.Add(p);
         if (p.kind() == "step") {
           if (context.terminal) {
-            out << kClearLine << StepBar(progress, epochs, epochs_done) << "  " << PointText(p);
+            context.WriteControl(kClearLine);
+            out << StepBar(progress, epochs, epochs_done) << "  " << PointText(p);
             bar_drawn = true;
           } else {
             print_line(absl::StrCat("  ", progress.Text(), "  ", PointText(p)));
@@ -145,9 +151,9 @@ int RunWatchCommand(const CommandContext& context) {
         print_line(absl::StrCat(
             "state ", st.from() == v1::RUN_STATE_UNSPECIFIED ? "" : v1::RunState_Name(st.from()) + " -> ",
             v1::RunState_Name(st.to()), " (attempt ", st.attempt(),
-            st.reason().empty() ? "" : ", " + st.reason(), ")"));
+            st.reason().empty() ? "" : ", " + VisibleText(st.reason()), ")"));
       } else if (event.has_log() && show_logs) {
-        print_line(absl::StrCat("  [rank ", event.log().rank(), "] ", event.log().text()));
+        print_line(absl::StrCat("  [rank ", event.log().rank(), "] ", VisibleText(event.log().text())));
       }
       out << std::flush;
     }
@@ -171,7 +177,7 @@ int RunWatchCommand(const CommandContext& context) {
   const v1::Run& run = final_run->run();
   if (!context.json) {
     out << "run " << run.id() << " " << v1::RunState_Name(run.state());
-    if (!run.message().empty()) out << ": " << run.message();
+    if (!run.message().empty()) out << ": " << VisibleText(run.message());
     out << "\n";
     if (!run.final_metrics().empty()) out << "  final: " << FormatValues(run.final_metrics()) << "\n";
   }
@@ -228,12 +234,26 @@ void ReadRunPoints(const CommandContext& context, const v1::Run& run, RunProgres
   for (const v1::MetricPoint& p : response->metrics()) progress->Add(p);
 }
 
+absl::StatusOr<v1::Sweep> GetSweep(const CommandContext& context, int64_t sweep_id) {
+  v1::GetSweepRequest request;
+  request.set_sweep_id(sweep_id);
+  return context.connection().Call(&v1::Coordinator::Stub::GetSweep, request);
+}
+
+// Whether a sweep whose `total` runs have all ended gets more: a search sweep does while its search goes on
+// (fewer runs than its budget, not cancelled, not ended early).
+bool MoreRunsComing(const v1::Sweep& sweep, int total) {
+  const v1::Search& search = sweep.spec().search();
+  if (search.algorithm().empty()) return total == 0;
+  return !sweep.cancelled() && sweep.search_ended().empty() && static_cast<uint32_t>(total) < search.budget();
+}
+
 std::string RunLine(const v1::Run& run) {
   std::string line =
       absl::StrCat("run ", run.id(), " ", FormatLabels(run.labels()), ": ", v1::RunState_Name(run.state()));
   if (!run.final_metrics().empty()) absl::StrAppend(&line, "  ", FormatValues(run.final_metrics(), 5));
   if (run.state() != v1::SUCCEEDED && !run.message().empty())
-    absl::StrAppend(&line, "  (", run.message().substr(0, 200), ")");
+    absl::StrAppend(&line, "  (", VisibleText(run.message(), 200), ")");
   return line;
 }
 
@@ -263,13 +283,6 @@ int RunFollowCommand(const CommandContext& context) {
     }
     failures = 0;
     const v1::ListRunsResponse& response = *listed;
-    if (response.runs().empty()) {
-      // An unknown sweep and a sweep without runs read the same in ListRuns: ask for the sweep.
-      v1::GetSweepRequest get;
-      get.set_sweep_id(*id);
-      absl::StatusOr<v1::Sweep> found = context.connection().Call(&v1::Coordinator::Stub::GetSweep, get);
-      if (!found.ok()) return Fail(context, found.status());
-    }
     std::map<v1::RunState, int> counts;
     int finished = 0;
     bool all_succeeded = true;
@@ -309,7 +322,7 @@ int RunFollowCommand(const CommandContext& context) {
                                                      : "  ETA ?";
       if (context.terminal) {
         // Redraw the live block (summary and running runs) below the lines printed for good.
-        for (int i = 0; i < drawn_lines; ++i) out << "\x1b[1A" << kClearLine;
+        for (int i = 0; i < drawn_lines; ++i) context.WriteControl(absl::StrCat(kLineUp, kClearLine));
         for (const std::string& line : finished_lines) out << line << "\n";
         out << summary << eta_text << "\n";
         for (const std::string& line : running_lines) out << line << "\n";
@@ -322,9 +335,18 @@ int RunFollowCommand(const CommandContext& context) {
       out << std::flush;
       last_summary = summary;
     }
-    if (total > 0 && finished == total) {
-      if (context.json) PrintJson(context, response);
-      return all_succeeded ? kExitOk : kExitRunFailed;
+    if (finished == total) {
+      // Also tells an unknown sweep from one without runs, which read the same in ListRuns.
+      absl::StatusOr<v1::Sweep> sweep = GetSweep(context, *id);
+      if (!sweep.ok()) return Fail(context, sweep.status());
+      if (!MoreRunsComing(*sweep, total)) {
+        if (context.json) PrintJson(context, response);
+        if (sweep->search_ended().empty()) return all_succeeded ? kExitOk : kExitRunFailed;
+        *(context.json ? context.err : context.out)
+            << "search ended early after " << total << " of " << sweep->spec().search().budget()
+            << " runs: " << sweep->search_ended() << "\n";
+        return kExitRunFailed;
+      }
     }
     std::this_thread::sleep_for(kPollInterval);
   }
@@ -351,7 +373,7 @@ int RunLogsCommand(const CommandContext& context) {
       if (context.json) {
         out << ToJsonText(ToJson(line), /*pretty=*/false) << "\n";
       } else {
-        out << "[" << line.attempt() << ":" << line.rank() << "] " << line.text() << "\n";
+        out << "[" << line.attempt() << ":" << line.rank() << "] " << VisibleText(line.text()) << "\n";
       }
     }
     out << std::flush;

@@ -18,6 +18,7 @@
 #include "cli/run_format.h"
 #include "cli/sweep_fetch.h"
 #include "cli/table_printer.h"
+#include "common/visible_text.h"
 #include "report/tfevents.h"
 #include "worker/contract/trainer_contract.h"
 
@@ -76,6 +77,12 @@ int RunSweepsCommand(const CommandContext& context) {
                   FormatTime(sweep.created_at_ms())});
   }
   *context.out << table.Render();
+  // Searches that ended before their budget, and why (a table of their own: the reason is long).
+  Table ended({"SWEEP", "SEARCH ENDED EARLY"});
+  for (const v1::Sweep& sweep : response->sweeps()) {
+    if (!sweep.search_ended().empty()) ended.AddRow({absl::StrCat(sweep.id()), sweep.search_ended()});
+  }
+  if (ended.rows() > 0) *context.out << "\n" << ended.Render();
   return kExitOk;
 }
 
@@ -144,7 +151,7 @@ int RunRunCommand(const CommandContext& context) {
   out << "\n"
       << "  created:  " << FormatTime(run.created_at_ms()) << "  started: " << FormatTime(run.started_at_ms())
       << "  finished: " << FormatTime(run.finished_at_ms()) << "\n";
-  if (!run.message().empty()) out << "  message:  " << run.message() << "\n";
+  if (!run.message().empty()) out << "  message:  " << VisibleText(run.message()) << "\n";
   if (!run.final_metrics().empty()) {
     out << "  final:    " << FormatValues(run.final_metrics()) << "\n";
   }
@@ -152,7 +159,7 @@ int RunRunCommand(const CommandContext& context) {
   for (auto point = response->metrics().rbegin(); point != response->metrics().rend(); ++point) {
     const auto devices = point->labels().find(contract::kDevicesLabel);
     if (devices == point->labels().end()) continue;
-    out << "  devices:  " << devices->second << " (attempt " << point->attempt() << ")\n";
+    out << "  devices:  " << VisibleText(devices->second) << " (attempt " << point->attempt() << ")\n";
     break;
   }
   // The semi-structured 2:4 linears' latest decisions (docs/accelerated-2-4.md).
@@ -160,7 +167,9 @@ int RunRunCommand(const CommandContext& context) {
     const auto decisions = SemiStructuredDecisions(*point);
     if (decisions.empty()) continue;
     out << "  2:4 layers (epoch " << point->epoch() << ", attempt " << point->attempt() << "):\n";
-    for (const auto& [layer, decision] : decisions) out << "    " << layer << ": " << decision << "\n";
+    for (const auto& [layer, decision] : decisions) {
+      out << "    " << VisibleText(layer) << ": " << VisibleText(decision) << "\n";
+    }
     break;
   }
   out << "\nspec:\n" << run.resolved_spec();
@@ -206,7 +215,7 @@ int RunBestCommand(const CommandContext& context) {
   }
   *context.out << table.Render();
   if (response->runs().empty())
-    *context.out << "(no succeeded run of sweep " << *id << " has " << request.metric() << ")\n";
+    *context.out << "(no succeeded run of sweep " << *id << " has " << VisibleText(request.metric()) << ")\n";
   return kExitOk;
 }
 
@@ -242,9 +251,10 @@ int RunCompareCommand(const CommandContext& context) {
     PrintJson(context, doc);
     return kExitOk;
   }
-  *context.out << "sweep " << sweep->id() << " " << sweep->name() << ": final " << metric;
-  if (!pivot.row_axis.empty()) *context.out << " by " << pivot.row_axis;
-  if (!pivot.column_axis.empty()) *context.out << " x " << pivot.column_axis;
+  *context.out << "sweep " << sweep->id() << " " << VisibleText(sweep->name(), kMaxCellChars) << ": final "
+               << VisibleText(metric);
+  if (!pivot.row_axis.empty()) *context.out << " by " << VisibleText(pivot.row_axis);
+  if (!pivot.column_axis.empty()) *context.out << " x " << VisibleText(pivot.column_axis);
   *context.out << "\n" << RenderComparePivot(pivot).Render();
   return kExitOk;
 }

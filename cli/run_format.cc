@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "common/visible_text.h"
 #include "worker/contract/trainer_contract.h"
 
 namespace nmsparse::cli {
@@ -28,7 +29,9 @@ bool PerLayer24(const std::string& name) {
 std::string FormatLabels(const google::protobuf::Map<std::string, std::string>& labels) {
   std::map<std::string, std::string> sorted(labels.begin(), labels.end());
   std::string out;
-  for (const auto& [axis, value] : sorted) absl::StrAppend(&out, out.empty() ? "" : " ", axis, "=", value);
+  for (const auto& [axis, value] : sorted) {
+    absl::StrAppend(&out, out.empty() ? "" : " ", VisibleText(axis), "=", VisibleText(value));
+  }
   return out;
 }
 
@@ -37,7 +40,9 @@ std::string FormatTime(int64_t ms) {
   return absl::FormatTime("%Y-%m-%d %H:%M:%S", absl::FromUnixMillis(ms), absl::UTCTimeZone());
 }
 
-std::string Submitter(const std::string& submitted_by) { return submitted_by.empty() ? "-" : submitted_by; }
+std::string Submitter(const std::string& submitted_by) {
+  return submitted_by.empty() ? "-" : VisibleText(submitted_by);
+}
 
 std::string FormatDuration(int64_t from_ms, int64_t to_ms) {
   if (from_ms <= 0 || to_ms <= 0 || to_ms < from_ms) return "-";
@@ -83,7 +88,7 @@ std::string FormatValues(const google::protobuf::Map<std::string, double>& value
   std::vector<std::string> parts;
   for (const std::string& name : OrderMetricNames(names)) {
     if (max_items > 0 && parts.size() == max_items) break;
-    parts.push_back(absl::StrCat(name, "=", FormatMetric(values.at(name))));
+    parts.push_back(absl::StrCat(VisibleText(name), "=", FormatMetric(values.at(name))));
   }
   return absl::StrJoin(parts, " ");
 }

@@ -12,7 +12,8 @@
 
 namespace nmsparse::cli {
 
-// "recipe=srste nm=2:4", axes sorted by name.
+// "recipe=srste nm=2:4", axes sorted by name; names and values as common/visible_text.h shows them (one
+// line).
 std::string FormatLabels(const google::protobuf::Map<std::string, std::string>& labels);
 
 // "2026-11-21 07:40:09" (UTC), or "-" for 0.

@@ -2,7 +2,11 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
+#include "common/unicode_text.h"
+#include "common/visible_text.h"
 #include "schemas/experiment_config.h"
 #include "schemas/proto_bridge.h"
 #include "schemas/spec_overrides.h"
@@ -32,6 +36,16 @@ std::string FileStem(const std::string& path) {
   return dot == std::string::npos || dot == 0 ? name : name.substr(0, dot);
 }
 
+// Specs travel as proto3 strings, which must be UTF-8 (the coordinator could not even parse the request):
+// other bytes are refused here, where the error can say where they are.
+absl::Status CheckUtf8(const std::string& text, const std::string& where) {
+  const size_t bad = FirstInvalidUtf8(text);
+  if (bad == std::string::npos) return absl::OkStatus();
+  const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(bad), '\n');
+  return absl::InvalidArgumentError(
+      absl::StrCat(where, ": byte ", bad, " (line ", line, ") is not UTF-8; specs are UTF-8 text"));
+}
+
 }  // namespace
 
 absl::StatusOr<v1::SweepSpec> LoadSpecFile(const std::string& path, const std::vector<std::string>& sets,
@@ -39,6 +53,11 @@ absl::StatusOr<v1::SweepSpec> LoadSpecFile(const std::string& path, const std::v
   // Read once, bounded by the spec file size limit before any parsing.
   absl::StatusOr<std::string> text = ReadSpecText(path);
   if (!text.ok()) return text.status();
+  if (absl::Status utf8 = CheckUtf8(*text, path); !utf8.ok()) return utf8;
+  for (const std::string& set : sets) {
+    if (absl::Status utf8 = CheckUtf8(set, absl::StrCat("--set '", VisibleText(set, 80), "'")); !utf8.ok())
+      return utf8;
+  }
   v1::SweepSpec spec;
   if (IsSweepText(*text)) {
     absl::StatusOr<v1::SweepSpec> sweep = ParseSweepYaml(*text, path, warnings);

@@ -14,6 +14,8 @@
 #include "cli/run_format.h"
 #include "cli/spec_file.h"
 #include "cli/table_printer.h"
+#include "common/unicode_text.h"
+#include "common/visible_text.h"
 #include "schemas/layer_plan.h"
 #include "schemas/limits.h"
 #include "schemas/structure_decay.h"
@@ -139,7 +141,8 @@ int RunValidateCommand(const CommandContext& context) {
   }
 
   std::ostream& out = *context.out;
-  out << context.args->positional[0] << ": sweep '" << spec->name() << "', " << runs->size() << " run(s)\n";
+  out << context.args->positional[0] << ": sweep '" << VisibleText(spec->name(), kMaxCellChars) << "', "
+      << runs->size() << " run(s)\n";
   if (!spec->search().algorithm().empty()) {
     out << "search " << spec->search().algorithm() << ": the coordinator proposes " << spec->search().budget()
         << " run(s) as results come in; one draw of the random axes is checked here\n";
@@ -180,7 +183,12 @@ int RunSubmitCommand(const CommandContext& context) {
   absl::StatusOr<int32_t> priority = PriorityOption(context);
   if (!priority.ok()) return Fail(context, priority.status());
   spec->set_priority(*priority);
-  if (auto key = context.args->Get("idempotency-key")) spec->set_idempotency_key(*key);
+  if (auto key = context.args->Get("idempotency-key")) {
+    if (FirstInvalidUtf8(*key) != std::string::npos) {
+      return Fail(context, absl::InvalidArgumentError("--idempotency-key: not UTF-8"));
+    }
+    spec->set_idempotency_key(*key);
+  }
   if (context.args->Has("no-reuse")) spec->set_no_reuse(true);
   absl::StatusOr<std::vector<ResolvedRun>> runs = Expand(context, *spec);
   if (!runs.ok()) return Fail(context, runs.status());
@@ -199,13 +207,14 @@ int RunSubmitCommand(const CommandContext& context) {
   int reused = 0;
   for (const v1::Run& run : response->runs()) reused += run.reused_from() > 0;
   if (request.dry_run()) {
-    out << "dry run: sweep '" << spec->name() << "' expands to " << response->runs_size()
-        << " run(s); nothing was stored\n";
+    out << "dry run: sweep '" << VisibleText(spec->name(), kMaxCellChars) << "' expands to "
+        << response->runs_size() << " run(s); nothing was stored\n";
   } else if (response->existing()) {
-    out << "sweep " << response->sweep().id() << " '" << response->sweep().name()
-        << "' was already submitted with idempotency key '" << spec->idempotency_key() << "'\n";
+    out << "sweep " << response->sweep().id() << " '" << VisibleText(response->sweep().name(), kMaxCellChars)
+        << "' was already submitted with idempotency key '"
+        << VisibleText(spec->idempotency_key(), kMaxCellChars) << "'\n";
   } else {
-    out << "sweep " << response->sweep().id() << " '" << response->sweep().name()
+    out << "sweep " << response->sweep().id() << " '" << VisibleText(response->sweep().name(), kMaxCellChars)
         << "': " << response->runs_size() << " run(s) submitted";
     if (reused > 0) out << ", " << reused << " reused from earlier identical runs";
     if (!spec->search().algorithm().empty())
@@ -223,7 +232,8 @@ int RunSubmitCommand(const CommandContext& context) {
   out << table.Render();
   for (const v1::Run& run : response->runs()) {
     if (!run.message().empty())
-      out << "note: " << (run.id() > 0 ? absl::StrCat("run ", run.id(), ": ") : "") << run.message() << "\n";
+      out << "note: " << (run.id() > 0 ? absl::StrCat("run ", run.id(), ": ") : "")
+          << VisibleText(run.message()) << "\n";
   }
   return kExitOk;
 }

@@ -6,6 +6,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/unicode_text.h"
+#include "common/visible_text.h"
 
 namespace nmsparse::cli {
 namespace {
@@ -20,7 +22,7 @@ bool LooksNumeric(const std::string& cell) {
 // Display width: counts UTF-8 code points, not bytes (progress bars and arrows are multi-byte).
 size_t Width(const std::string& s) {
   size_t width = 0;
-  for (unsigned char c : s) width += (c & 0xC0) != 0x80;
+  for (size_t at = 0; at < s.size(); at += DecodeUtf8(s, at).length) ++width;
   return width;
 }
 
@@ -35,7 +37,14 @@ std::string Elide(const std::string& s, size_t width) {
   return s.substr(0, end) + "…";
 }
 
+std::vector<std::string> Visible(std::vector<std::string> cells) {
+  for (std::string& cell : cells) cell = VisibleText(cell, kMaxCellChars);
+  return cells;
+}
+
 }  // namespace
+
+Table::Table(std::vector<std::string> headers) : headers_(Visible(std::move(headers))) {}
 
 void Table::SetMaxWidth(size_t column, size_t width) {
   if (max_widths_.size() <= column) max_widths_.resize(column + 1, 0);
@@ -44,6 +53,7 @@ void Table::SetMaxWidth(size_t column, size_t width) {
 
 void Table::AddRow(std::vector<std::string> cells) {
   cells.resize(std::max(cells.size(), headers_.size()));
+  cells = Visible(std::move(cells));
   for (size_t c = 0; c < cells.size() && c < max_widths_.size(); ++c)
     cells[c] = Elide(cells[c], max_widths_[c]);
   rows_.push_back(std::move(cells));

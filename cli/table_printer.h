@@ -1,4 +1,7 @@
-// Plain-text tables for people: a header, a rule, aligned columns (numbers right-aligned).
+// Plain-text tables for people: a header, a rule, aligned columns (numbers right-aligned). Every cell is
+// shown as common/visible_text.h shows user text, on one line and cut to kMaxCellChars, so that no value (a
+// name with a newline, an escape sequence, a megabyte label) can break a row or stretch every row to its
+// width.
 #ifndef NMSPARSE_CLI_TABLE_PRINTER_H_
 #define NMSPARSE_CLI_TABLE_PRINTER_H_
 
@@ -7,9 +10,11 @@
 
 namespace nmsparse::cli {
 
+inline constexpr size_t kMaxCellChars = 256;
+
 class Table {
  public:
-  explicit Table(std::vector<std::string> headers) : headers_(std::move(headers)) {}
+  explicit Table(std::vector<std::string> headers);
 
   // Cells of `column` added from now on show at most `width` characters: a longer one keeps its first
   // width - 1 and ends with "…" (display only: --json prints the whole value).

@@ -1,5 +1,7 @@
 #include "cli/table_printer.h"
 
+#include <algorithm>
+
 #include "gtest/gtest.h"
 
 namespace nmsparse::cli {
@@ -56,6 +58,24 @@ TEST(TablePrinterTest, CountsUtf8CharactersAsOneColumn) {
 }
 
 TEST(TablePrinterTest, HeaderOnly) { EXPECT_EQ(Table({"ID", "HOST"}).Render(), "ID  HOST\n--  ----\n"); }
+
+// Issue 22: a cell is data. A newline cannot start a row, an escape sequence reaches no terminal, and one
+// huge value does not pad every row to its width.
+TEST(TablePrinterTest, HostileCellsStayOnTheirRowAndVisible) {
+  Table table({"ID", "NAME", "WHY"});
+  table.AddRow({"1", "fake\n2  row", "a\x1b[2Jb"});
+  table.AddRow({"2", "rlo\u202eexe", "bad\xff utf-8"});
+  table.AddRow({"3", std::string(1 << 20, 'x'), "c1\u009b31m"});
+  const std::string text = table.Render();
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 5) << text;
+  EXPECT_NE(text.find("fake\\x0a2  row"), std::string::npos) << text;
+  EXPECT_NE(text.find("a\\x1b[2Jb"), std::string::npos);
+  EXPECT_NE(text.find("rlo\\u202eexe"), std::string::npos);
+  EXPECT_NE(text.find("bad\uFFFD utf-8"), std::string::npos);
+  EXPECT_NE(text.find("c1\\u009b31m"), std::string::npos);
+  EXPECT_LT(text.size(), 6 * (kMaxCellChars + 40));
+  for (unsigned char c : text) EXPECT_TRUE(c >= 0x20 || c == '\n') << int{c};
+}
 
 TEST(FormatMetricTest, SignificantDigits) {
   EXPECT_EQ(FormatMetric(81.5342), "81.53");

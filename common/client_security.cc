@@ -33,9 +33,9 @@ std::string FlagOrEnv(const std::string& flag_value, const char* flag, const cha
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentials(
     const ClientSecurityFlags& flags) {
   std::string ca_source, cert_source, key_source;
-  const std::string ca = FlagOrEnv(flags.tls_ca, "--tls-ca", "NMSPARSE_TLS_CA", &ca_source);
-  const std::string cert = FlagOrEnv(flags.tls_cert, "--tls-cert", "NMSPARSE_TLS_CERT", &cert_source);
-  const std::string key = FlagOrEnv(flags.tls_key, "--tls-key", "NMSPARSE_TLS_KEY", &key_source);
+  const std::string ca = FlagOrEnv(flags.tls_ca, "--tls-ca", kTlsCaVariable, &ca_source);
+  const std::string cert = FlagOrEnv(flags.tls_cert, "--tls-cert", kTlsCertVariable, &cert_source);
+  const std::string key = FlagOrEnv(flags.tls_key, "--tls-key", kTlsKeyVariable, &key_source);
   if (cert.empty() != key.empty()) {
     return absl::InvalidArgumentError("--tls-cert and --tls-key: give both or neither");
   }
@@ -85,20 +85,20 @@ absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
 absl::StatusOr<ClientSecurity> ResolveClientSecurity(const ClientSecurityFlags& flags) {
   ClientSecurity out;
   std::string source;
-  const std::string file = FlagOrEnv(flags.token_file, "--token-file", "NMSPARSE_TOKEN_FILE", &source);
+  const std::string file = FlagOrEnv(flags.token_file, "--token-file", kTokenFileVariable, &source);
   if (!file.empty()) {
     absl::StatusOr<std::string> token = ReadTokenFile(file);
     if (!token.ok())
       return absl::Status(token.status().code(), absl::StrCat(source, ": ", token.status().message()));
     out.token = *token;
-  } else if (const char* env = std::getenv("NMSPARSE_TOKEN"); env != nullptr) {
+  } else if (const char* env = std::getenv(kTokenVariable); env != nullptr) {
     out.token = std::string(absl::StripAsciiWhitespace(env));
   }
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials = ChannelCredentials(flags);
   if (!credentials.ok()) return credentials.status();
   out.credentials = *credentials;
   std::string ca_source;
-  out.tls = !FlagOrEnv(flags.tls_ca, "--tls-ca", "NMSPARSE_TLS_CA", &ca_source).empty();
+  out.tls = !FlagOrEnv(flags.tls_ca, "--tls-ca", kTlsCaVariable, &ca_source).empty();
   return out;
 }
 

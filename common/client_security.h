@@ -16,6 +16,16 @@ class ClientContext;
 
 namespace nmsparse {
 
+// The environment variables a client's credentials come from. nmworker keeps them out of its trainers'
+// environment: a trainer runs user-chosen specs and needs no access to the coordinator.
+inline constexpr char kTokenVariable[] = "NMSPARSE_TOKEN";
+inline constexpr char kTokenFileVariable[] = "NMSPARSE_TOKEN_FILE";
+inline constexpr char kTlsCaVariable[] = "NMSPARSE_TLS_CA";
+inline constexpr char kTlsCertVariable[] = "NMSPARSE_TLS_CERT";
+inline constexpr char kTlsKeyVariable[] = "NMSPARSE_TLS_KEY";
+inline constexpr const char* kCredentialVariables[] = {kTokenVariable, kTokenFileVariable, kTlsCaVariable,
+                                                       kTlsCertVariable, kTlsKeyVariable};
+
 // Flag values; an empty one falls back to its environment variable (the table in client_security.cc).
 struct ClientSecurityFlags {
   std::string token_file;  // $NMSPARSE_TOKEN_FILE; else the token itself from $NMSPARSE_TOKEN.

@@ -23,7 +23,7 @@ struct Series {
 };
 
 struct Figure {
-  std::string id;  // File stem and HTML anchor: "curves_loss".
+  std::string id;  // File stem and HTML anchor: "curves_loss" (report/file_name_part.h: never a path).
   std::string title;
   std::string caption;  // One sentence under it: what is plotted and how.
   std::string x_label, y_label;

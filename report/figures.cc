@@ -4,6 +4,7 @@
 #include <map>
 
 #include "cli/compare_pivot.h"
+#include "report/file_name_part.h"
 #include "report/pareto.h"
 #include "report/run_facts.h"
 
@@ -11,6 +12,9 @@ namespace nmsparse::report {
 namespace {
 
 using cli::ComparePivot;
+
+// A figure's id is its file's stem: the metric's part of it is kept to a file name's piece.
+constexpr size_t kMaxMetricInFileName = 64;
 
 // A point of `kind` in the run's curve, as (x, y); false when it lacks the value.
 bool PointXY(const v1::MetricPoint& p, const std::string& key, bool x_is_step, double* x, double* y) {
@@ -64,7 +68,7 @@ Figure LossCurves(const SweepData& data) {
 }
 
 Figure EvalCurves(const SweepData& data, const std::string& metric) {
-  Figure f{"curves_" + metric,
+  Figure f{"curves_" + FileNamePart(metric, kMaxMetricInFileName),
            "Evaluation " + metric + " per run",
            "The evaluation metric at the end of each epoch, per run.",
            "epoch",
@@ -79,7 +83,7 @@ Figure EvalCurves(const SweepData& data, const std::string& metric) {
 }
 
 Figure MetricVsDensity(const SweepData& data, const std::string& metric) {
-  Figure f{metric + "_vs_density",
+  Figure f{FileNamePart(metric, kMaxMetricInFileName) + "_vs_density",
            "Final " + metric + " vs density N/M",
            "Per recipe, the mean over the succeeded runs with the same N:M (seeds, random draws); bars are "
            "\u00b1 one sample standard deviation.",
@@ -109,16 +113,17 @@ Figure MetricVsDensity(const SweepData& data, const std::string& metric) {
 
 Figure MetricVsFlops(const SweepData& data, const std::string& metric, bool training) {
   const std::string what = training ? "training FLOPs" : "inference FLOPs per image";
-  Figure f{metric + (training ? "_vs_train_flops" : "_vs_inference_flops"),
-           "Final " + metric + " vs " + what,
-           training ? "One point per succeeded run (FLOPs as the trainer counts them, dense-equivalent); the "
-                      "line joins the Pareto front (no run is cheaper and better)."
-                    : "One point per succeeded run (forward FLOPs of one image less the pruned weights' "
-                      "share); the line joins the Pareto front.",
-           what,
-           "final " + metric,
-           true,
-           {}};
+  Figure f{
+      FileNamePart(metric, kMaxMetricInFileName) + (training ? "_vs_train_flops" : "_vs_inference_flops"),
+      "Final " + metric + " vs " + what,
+      training ? "One point per succeeded run (FLOPs as the trainer counts them, dense-equivalent); the "
+                 "line joins the Pareto front (no run is cheaper and better)."
+               : "One point per succeeded run (forward FLOPs of one image less the pruned weights' "
+                 "share); the line joins the Pareto front.",
+      what,
+      "final " + metric,
+      true,
+      {}};
   std::vector<CostQuality> points;
   for (const RunData& run : data.runs) {
     const double value = FinalMetric(run.run, metric);

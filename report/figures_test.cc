@@ -132,5 +132,15 @@ TEST(FiguresTest, CurvesUseStepAndEpochPoints) {
   EXPECT_EQ(top1.series[0].y, std::vector<double>{0.5});
 }
 
+// Issue 22: `nmctl report --metric ../../x` names no file outside the report's directory.
+TEST(FiguresTest, FigureIdsAreFileNames) {
+  for (const Figure& f : SweepFigures(SweepData{}, "../../x/" + std::string(500, 'm'))) {
+    EXPECT_EQ(f.id.find('/'), std::string::npos) << f.id;
+    EXPECT_NE(f.id.rfind(".", 0), 0u) << f.id;
+    EXPECT_LE(f.id.size(), 100u) << f.id;
+  }
+  EXPECT_EQ(EvalCurves(SweepData{}, "top1").id, "curves_top1");
+}
+
 }  // namespace
 }  // namespace nmsparse::report

@@ -12,46 +12,44 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/visible_text.h"
 
 extern char** environ;
 
 namespace nmsparse::report {
 namespace {
 
-// A gnuplot double-quoted string: backslashes and quotes escaped, line breaks flattened.
-std::string Quoted(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '\\' || c == '"') out += '\\';
-    out += (c == '\n' || c == '\r') ? ' ' : c;
-  }
-  return out + "\"";
-}
+constexpr char kScriptFile[] = "figure.gp";
+constexpr char kSvgFile[] = "figure.svg";
+
+// Our own text in a gnuplot script, single-quoted: only for the constant strings below, never user text.
+std::string Quoted(const std::string& text) { return "'" + text + "'"; }
 
 std::string DataBlock(const Series& s, size_t index) {
   std::string out = absl::StrCat("$d", index, " << EOD\n");
   for (size_t i = 0; i < s.x.size(); ++i) {
     if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i])) continue;
     absl::StrAppend(&out, absl::StrFormat("%.10g %.10g", s.x[i], s.y[i]));
-    if (i < s.err.size()) absl::StrAppend(&out, absl::StrFormat(" %.10g", s.err[i]));
+    if (i < s.err.size())
+      absl::StrAppend(&out, absl::StrFormat(" %.10g", std::isfinite(s.err[i]) ? s.err[i] : 0.0));
     out += "\n";
   }
   return out + "EOD\n";
 }
 
-std::string PlotClause(const Series& s, size_t index) {
+// `title` is a placeholder (svg_text_placeholders.h), never the series' name itself.
+std::string PlotClause(const Series& s, size_t index, const std::string& title) {
   const std::string data = absl::StrCat("$d", index);
+  const std::string key = absl::StrCat(" title ", Quoted(title), " noenhanced");
   switch (s.style) {
     case Series::Style::kPoints:
-      return absl::StrCat(data, " using 1:2 with points pointsize 1.3 title ", Quoted(s.name), " noenhanced");
+      return absl::StrCat(data, " using 1:2 with points pointsize 1.3", key);
     case Series::Style::kErrorBars:
-      return absl::StrCat(data, " using 1:2:3 with yerrorlines title ", Quoted(s.name), " noenhanced");
+      return absl::StrCat(data, " using 1:2:3 with yerrorlines", key);
     case Series::Style::kFront:
-      return absl::StrCat(data, " using 1:2 with steps dashtype 2 linewidth 2 lc rgb \"black\" title ",
-                          Quoted(s.name), " noenhanced");
+      return absl::StrCat(data, " using 1:2 with steps dashtype 2 linewidth 2 lc rgb \"black\"", key);
     default:
-      return absl::StrCat(data, " using 1:2 with linespoints pointsize 0.5 title ", Quoted(s.name),
-                          " noenhanced");
+      return absl::StrCat(data, " using 1:2 with linespoints pointsize 0.5", key);
   }
 }
 
@@ -64,7 +62,7 @@ class TempDir {
   }
   ~TempDir() {
     if (path_.empty()) return;
-    for (const char* name : {"/figure.gp", "/figure.svg", "/gnuplot.err"}) unlink((path_ + name).c_str());
+    for (const char* name : {kScriptFile, kSvgFile, "gnuplot.err"}) unlink((path_ + "/" + name).c_str());
     rmdir(path_.c_str());
   }
   const std::string& path() const { return path_; }
@@ -80,14 +78,17 @@ std::string ReadFile(const std::string& path) {
   return text.str();
 }
 
-// gnuplot SCRIPT with stderr to ERR; its exit status, or -1 when it could not be started.
-int RunGnuplot(const std::string& script, const std::string& err) {
+// gnuplot on SCRIPT in DIR (the script names no path: it writes figure.svg there), stderr to DIR/gnuplot.err;
+// its exit status, or -1 when it could not be started.
+int RunGnuplot(const std::string& dir, const std::string& script) {
   const char* override_path = std::getenv("NMSPARSE_GNUPLOT");
   std::string program = override_path && *override_path ? override_path : "gnuplot";
+  const std::string err = dir + "/gnuplot.err";
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addchdir_np(&actions, dir.c_str());
   std::string script_arg = script;
   char* argv[] = {program.data(), script_arg.data(), nullptr};
   pid_t pid = 0;
@@ -102,54 +103,62 @@ int RunGnuplot(const std::string& script, const std::string& err) {
 
 }  // namespace
 
-std::string GnuplotScript(const Figure& f, const std::string& svg_path) {
-  std::string out = absl::StrCat(
+GnuplotScript BuildGnuplotScript(const Figure& f) {
+  GnuplotScript out;
+  std::string& script = out.text;
+  SvgTextPlaceholders& texts = out.texts;
+  script = absl::StrCat(
       "set terminal svg size 760,480 dynamic enhanced font \"sans,11\" background rgb \"white\"\n",
-      "set output ", Quoted(svg_path), "\n", "set title ", Quoted(f.title), " noenhanced\n", "set xlabel ",
-      Quoted(f.x_label), " noenhanced\n", "set ylabel ", Quoted(f.y_label), " noenhanced\n",
-      "set grid\nset key outside below\nset offsets graph 0.03, graph 0.03, graph 0.05, "
-      "graph 0.05\n");
-  if (f.log_x) out += "set logscale x\nset format x \"%.1e\"\n";
+      "set output ", Quoted(kSvgFile), "\n", "set title ", Quoted(texts.Add(f.title)), " noenhanced\n",
+      "set xlabel ", Quoted(texts.Add(f.x_label)), " noenhanced\n", "set ylabel ",
+      Quoted(texts.Add(f.y_label)), " noenhanced\n",
+      "set grid\nset key outside below\nset offsets graph 0.03, graph 0.03, graph 0.05, graph 0.05\n");
+  if (f.log_x) script += "set logscale x\nset format x \"%.1e\"\n";
   bool any_point = false;
   for (size_t i = 0; i < f.series.size(); ++i) {
-    out += DataBlock(f.series[i], i);
+    script += DataBlock(f.series[i], i);
     any_point = any_point || !f.series[i].x.empty();
   }
   if (!any_point) {
     // gnuplot refuses to plot nothing: an empty frame that says why.
-    return out + "unset logscale x\nset label \"no data yet\" at graph 0.5, graph 0.5 center\n" +
-           "plot [0:1][0:1] NaN notitle\n";
+    script +=
+        "unset logscale x\nset label \"no data yet\" at graph 0.5, graph 0.5 center\n"
+        "plot [0:1][0:1] NaN notitle\n";
+    return out;
   }
-  out += "plot ";
+  script += "plot ";
   bool first = true;
   for (size_t i = 0; i < f.series.size(); ++i) {
     if (f.series[i].x.empty()) continue;
-    absl::StrAppend(&out, first ? "" : ", \\\n     ", PlotClause(f.series[i], i));
+    absl::StrAppend(&script, first ? "" : ", \\\n     ",
+                    PlotClause(f.series[i], i, texts.Add(f.series[i].name)));
     first = false;
   }
-  return out + "\n";
+  script += "\n";
+  return out;
 }
 
 absl::StatusOr<std::string> RenderSvg(const Figure& figure) {
   TempDir dir;
   if (dir.path().empty()) return absl::InternalError("cannot create a temporary directory for gnuplot");
-  const std::string script = dir.path() + "/figure.gp", svg = dir.path() + "/figure.svg";
+  const GnuplotScript script = BuildGnuplotScript(figure);
+  const std::string script_path = dir.path() + "/" + kScriptFile;
   {
-    std::ofstream out(script, std::ios::trunc);
-    out << GnuplotScript(figure, svg);
-    if (!out.good()) return absl::InternalError(absl::StrCat("cannot write ", script));
+    std::ofstream out(script_path, std::ios::trunc);
+    out << script.text;
+    if (!out.good()) return absl::InternalError(absl::StrCat("cannot write ", script_path));
   }
-  const int rc = RunGnuplot(script, dir.path() + "/gnuplot.err");
+  const int rc = RunGnuplot(dir.path(), kScriptFile);
   if (rc < 0) {
     return absl::FailedPreconditionError(
         "cannot run gnuplot: install Debian's gnuplot-nox (tools/bootstrap.sh) or set NMSPARSE_GNUPLOT");
   }
-  std::string text = ReadFile(svg);
-  if (rc != 0 || text.find("</svg>") == std::string::npos) {
+  const std::string svg = ReadFile(dir.path() + "/" + kSvgFile);
+  if (rc != 0 || svg.find("</svg>") == std::string::npos) {
     return absl::InternalError(absl::StrCat("gnuplot failed on figure ", figure.id, " (exit ", rc,
-                                            "): ", ReadFile(dir.path() + "/gnuplot.err")));
+                                            "): ", VisibleLines(ReadFile(dir.path() + "/gnuplot.err"))));
   }
-  return text;
+  return script.texts.Substitute(svg);
 }
 
 }  // namespace nmsparse::report

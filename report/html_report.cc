@@ -9,12 +9,14 @@
 #include "cli/compare_pivot.h"
 #include "report/figures.h"
 #include "report/gnuplot_svg.h"
+#include "report/html_page.h"
 #include "report/run_facts.h"
 
 namespace nmsparse::report {
 namespace {
 
-// Self-contained: inline CSS, no script, figures as sibling SVG files. {{x}} is HTML-escaped by mstch.
+// Self-contained: inline CSS, no script, figures as sibling SVG files. Rendered by RenderHtml
+// (report/html_page.h): {{x}} is visible text, HTML-escaped.
 constexpr char kTemplate[] = R"(<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>nmsparse sweep {{sweep_id}} {{sweep_name}}</title>
@@ -114,7 +116,7 @@ std::string ReportHtml(const SweepData& data, const std::string& metric) {
                                    absl::UTCTimeZone()));
   context.emplace("figures", figures);
   context.emplace("runs", RunsContext(data, metric));
-  return mstch::render(kTemplate, context);
+  return RenderHtml(kTemplate, context);
 }
 
 absl::StatusOr<ReportFiles> BuildReport(const SweepData& data, const std::string& metric) {

@@ -61,12 +61,27 @@ TEST(HtmlReportTest, PageReferencesEveryFigureAndEscapes) {
   EXPECT_NE(html.find("<td>dense</td><td>0.6"), std::string::npos) << html;
 }
 
-TEST(GnuplotSvgTest, QuotesAndEmptyFigures) {
-  Figure f{"x", "a \"quoted\" title", "", "x", "y", false, {}};
-  EXPECT_NE(GnuplotScript(f, "/tmp/out.svg").find("\"a \\\"quoted\\\" title\""), std::string::npos);
-  absl::StatusOr<std::string> svg = RenderSvg(f);  // No series: an empty frame saying so.
-  ASSERT_TRUE(svg.ok()) << svg.status();
-  EXPECT_NE(svg->find("no data yet"), std::string::npos);
+// Issue 22: names and labels are data. A right-to-left override cannot reverse the title, markup stays text,
+// and no character XML forbids reaches a figure.
+TEST(HtmlReportTest, HostileNamesAreVisibleAndEscaped) {
+  SweepData data = TwoRuns();
+  const std::string hostile = "evil\u202e <script>alert(1)</script> \x1b[2J\n\xff";
+  data.sweep.set_name(hostile);
+  data.sweep.mutable_spec()->mutable_grid(0)->mutable_values(0)->set_label(hostile);
+  (*data.runs[0].run.mutable_labels())["recipe"] = hostile;
+  absl::StatusOr<ReportFiles> report = BuildReport(data, "top1");
+  ASSERT_TRUE(report.ok()) << report.status();
+  const std::string& html = report->files.at("index.html");
+  EXPECT_NE(html.find("<title>nmsparse sweep 3 evil\\u202e &lt;script&gt;alert(1)&lt;&#x2F;script&gt; "
+                      "\\x1b[2J\\x0a\uFFFD</title>"),
+            std::string::npos)
+      << html;
+  EXPECT_EQ(html.find("<script>"), std::string::npos);
+  for (const auto& [name, text] : report->files) {
+    EXPECT_EQ(text.find("\u202e"), std::string::npos) << name;
+    for (unsigned char c : text) EXPECT_TRUE(c >= 0x20 || c == '\n' || c == '\t') << name << " " << int{c};
+  }
+  EXPECT_NE(report->files.at("curves_loss.svg").find("evil\\u202e &lt;script&gt;"), std::string::npos);
 }
 
 }  // namespace

@@ -1,12 +1,12 @@
 #include "report/tfevents.h"
 
 #include <algorithm>
-#include <cctype>
-#include <cstring>
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "common/visible_text.h"
 #include "report/crc32c.h"
+#include "report/file_name_part.h"
 #include "tensorboard/event.pb.h"
 
 namespace nmsparse::report {
@@ -30,14 +30,10 @@ std::string Serialized(const tensorboard::Event& event) {
   return bytes;
 }
 
-std::string Sanitized(const std::string& text) {
-  std::string out = text;
-  for (char& c : out) {
-    const bool keep = std::isalnum(static_cast<unsigned char>(c)) || std::strchr("._=-", c) != nullptr;
-    if (!keep) c = '_';
-  }
-  return out;
-}
+// A run directory's name stays well under a file system's 255 bytes, however long the labels.
+constexpr size_t kMaxRunDirBytes = 200;
+// TensorBoard shows tags as they are: visible text (common/visible_text.h), bounded.
+constexpr size_t kMaxTagChars = 256;
 
 }  // namespace
 
@@ -79,7 +75,7 @@ std::string RunEventFile(const RunData& run) {
     // Sorted, so that the same run always gives the same bytes.
     for (const auto& [name, value] : std::map<std::string, double>(p.values().begin(), p.values().end())) {
       tensorboard::Summary::Value* v = event.mutable_summary()->add_value();
-      v->set_tag(absl::StrCat(p.kind(), "/", name));
+      v->set_tag(VisibleText(absl::StrCat(p.kind(), "/", name), kMaxTagChars));
       v->set_simple_value(static_cast<float>(value));
     }
     if (event.has_summary()) out += TfRecord(Serialized(event));
@@ -91,8 +87,8 @@ std::string RunEventDir(const v1::Run& run) {
   std::string out = absl::StrCat("run-", run.id());
   for (const auto& [axis, value] :
        std::map<std::string, std::string>(run.labels().begin(), run.labels().end()))
-    absl::StrAppend(&out, "_", Sanitized(axis), "=", Sanitized(value));
-  return out;
+    absl::StrAppend(&out, "_", axis, "=", value);
+  return FileNamePart(out, kMaxRunDirBytes);
 }
 
 std::string RunEventFileName(const v1::Run& run) {

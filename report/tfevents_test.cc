@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "report/crc32c.h"
 #include "tensorboard/event.pb.h"
 
@@ -68,6 +70,28 @@ TEST(RunEventFileTest, VersionThenScalars) {
   EXPECT_EQ(second.summary().value(1).tag(), "step/lr");
   EXPECT_EQ(RunEventDir(run.run), "run-12_recipe=srste_2_4");
   EXPECT_EQ(RunEventFileName(run.run), "events.out.tfevents.1700000000.nmsparse-run-12");
+}
+
+// Issue 22: tags from user text are valid UTF-8 and bounded; a run directory is one bounded path component.
+TEST(RunEventFileTest, HostileNamesStayTagsAndOneDirectory) {
+  RunData run;
+  run.run.set_id(12);
+  (*run.run.mutable_labels())["../../etc"] = std::string(100000, 'x') + "/..";
+  v1::MetricPoint p;
+  p.set_kind("epoch");
+  (*p.mutable_values())["acc\xff\x1b[2J\u202e" + std::string(1000, 'y')] = 0.5;
+  run.curve.push_back(p);
+  absl::StatusOr<std::vector<std::string>> records = ReadTfRecords(RunEventFile(run));
+  ASSERT_TRUE(records.ok()) << records.status();
+  tensorboard::Event event;
+  ASSERT_TRUE(event.ParseFromString(records->back()));
+  const std::string tag = event.summary().value(0).tag();
+  EXPECT_EQ(tag.rfind("epoch/acc\uFFFD\\x1b[2J\\u202eyyy", 0), 0u) << tag;
+  EXPECT_LE(std::count_if(tag.begin(), tag.end(), [](char c) { return (c & 0xC0) != 0x80; }), 256);
+  const std::string dir = RunEventDir(run.run);
+  EXPECT_EQ(dir.rfind("run-12_.._.._etc=xxx", 0), 0u) << dir;
+  EXPECT_EQ(dir.find('/'), std::string::npos);
+  EXPECT_LE(dir.size(), 200u);
 }
 
 }  // namespace

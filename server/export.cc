@@ -2,15 +2,24 @@
 
 #include <algorithm>
 #include <cmath>
+#include <regex>
 #include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/safe_json.h"
+#include "common/visible_text.h"
 #include "schemas/json_string.h"
 
 namespace nmsparse::server {
 namespace {
+
+// "-0.5", "1e-3": a cell that is a number is no formula, and stays a number in a spreadsheet.
+bool IsDecimalNumber(const std::string& s) {
+  static const std::regex kNumber(R"([+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)");
+  return std::regex_match(s, kNumber);
+}
 
 std::string Number(double v) {
   if (!std::isfinite(v)) return "";
@@ -106,9 +115,14 @@ std::string JsonRun(const ExportRun& r, bool include_curves) {
 }  // namespace
 
 std::string CsvField(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string cell = VisibleText(s);
+  // OWASP's rule against CSV injection: text a spreadsheet would read as a formula gets a leading quote.
+  if (!cell.empty() && std::string("=+-@").find(cell[0]) != std::string::npos && !IsDecimalNumber(cell)) {
+    cell.insert(0, "'");
+  }
+  if (cell.find_first_of(",\"") == std::string::npos) return cell;
   std::string out = "\"";
-  for (char c : s) {
+  for (char c : cell) {
     if (c == '"') out += '"';
     out += c;
   }
@@ -158,7 +172,8 @@ std::string ExportCsv(const std::vector<ExportRun>& runs, bool include_curves) {
 std::string ExportJson(int64_t sweep_id, const std::vector<ExportRun>& runs, bool include_curves) {
   std::vector<std::string> items;
   for (const ExportRun& r : runs) items.push_back(JsonRun(r, include_curves));
-  return absl::StrCat("{\"sweep_id\":", sweep_id, ",\"runs\":[", absl::StrJoin(items, ",\n"), "]}\n");
+  return SafeJsonText(
+      absl::StrCat("{\"sweep_id\":", sweep_id, ",\"runs\":[", absl::StrJoin(items, ",\n"), "]}\n"));
 }
 
 }  // namespace nmsparse::server

@@ -13,6 +13,11 @@
 namespace nmsparse::server {
 
 absl::StatusOr<int> LeaseManager::Check(int64_t now_ms) {
+  // While the database cannot be written, heartbeats cannot be stored: the silence is the coordinator's, not
+  // the workers'. As after a restart (RenewAllLeases), every worker gets a full lease from the last failed
+  // write to get a heartbeat through, so that a run whose completion waits in its worker's outbox is not
+  // requeued.
+  if (now_ms - store_->last_storage_failure_ms() < options_.lease_ms) return 0;
   int moved = 0;
   NM_RETURN_IF_ERROR(store_->Write([&](Database* db) -> absl::Status {
     moved = 0;

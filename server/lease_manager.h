@@ -1,7 +1,8 @@
 // Worker leases: a worker silent for longer than the lease is marked not alive; once it has stayed silent for
 // the grace period too, the runs it held go back to the queue (attempt fencing keeps its late reports out)
 // while retries remain, and fail otherwise. A worker that re-registers within the grace period keeps its
-// runs.
+// runs. No lease runs out within a lease of a write that failed for a storage reason (a full disk):
+// heartbeats could not be stored then.
 #ifndef NMSPARSE_SERVER_LEASE_MANAGER_H_
 #define NMSPARSE_SERVER_LEASE_MANAGER_H_
 

@@ -1,7 +1,6 @@
 #include "server/nm_server.h"
 
 #include <chrono>
-#include <cstdio>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -79,14 +78,16 @@ absl::StatusOr<std::unique_ptr<NmServer>> NmServer::Start(ServerOptions options)
   LeaseOptions lease{options.lease_ms, options.grace_ms};
   Scheduler* scheduler = p->scheduler.get();
   ChangeSignal* changes = &p->changes;
-  p->proposer = std::make_unique<SearchProposer>(p->store.get(), options.expand);
+  p->proposer = std::make_unique<SearchProposer>(
+      p->store.get(), options.expand,
+      [scheduler, changes] {
+        scheduler->Kick();
+        changes->Notify();
+      },
+      options.before_proposal_draw);
   SearchProposer* proposer = p->proposer.get();
-  // Search sweeps whose runs ended while no coordinator was there to propose the next ones.
-  NM_RETURN_IF_ERROR(proposer->RefillAll().status());
   p->leases = std::make_unique<LeaseManager>(p->store.get(), lease, [scheduler, changes, proposer] {
-    absl::StatusOr<int> proposed = proposer->RefillAll();  // Runs may have ended with their leases.
-    if (!proposed.ok())
-      std::fprintf(stderr, "nmserver: proposing runs failed: %s\n", proposed.status().ToString().c_str());
+    proposer->NotifyAll();  // Runs may have ended with their leases.
     scheduler->Kick();
     changes->Notify();
   });
@@ -112,6 +113,9 @@ absl::StatusOr<std::unique_ptr<NmServer>> NmServer::Start(ServerOptions options)
     return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));
   p->scheduler->Start();
   p->leases->Start();
+  // Its first pass serves the search sweeps whose runs ended while no coordinator was there, after the port
+  // is open: no sweep's proposals hold up serving.
+  p->proposer->Start();
   if (p->pool) p->pool->Start();
   std::unique_ptr<NmServer> out(new NmServer(std::move(p)));
   out->port_ = port;
@@ -139,6 +143,7 @@ void NmServer::Shutdown() {
   parts_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   parts_->server->Wait();
   if (parts_->pool) parts_->pool->Stop();
+  parts_->proposer->Stop();
   parts_->scheduler->Stop();
   parts_->leases->Stop();
 }

@@ -4,6 +4,7 @@
 #define NMSPARSE_SERVER_NM_SERVER_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -37,6 +38,9 @@ struct ServerOptions {
   // Launches workers through a cluster scheduler (nmserver --config with a slurm: section); null: workers
   // are started by hand.
   std::shared_ptr<WorkerLauncher> launcher;
+  // Tests only: runs on the search proposer's thread before each point it draws, with no lock held
+  // (server/search_proposer.h); a gate there holds a proposal in progress.
+  std::function<void(int64_t sweep_id)> before_proposal_draw;
 };
 
 class NmServer {

@@ -508,6 +508,59 @@ TEST_F(ServiceTest, RestartKeepsStateAndReattachesRunningAttempts) {
   EXPECT_EQ(got[0].run_id(), runs[1].id());
 }
 
+// A worker sends a report again until it is acknowledged: after a lost answer, or a stream that failed
+// part-way (the database's disk full after the first points). Each trainer line is stored once.
+TEST_F(ServiceTest, AReportSentAgainIsStoredOnce) {
+  server_ = std::make_unique<TestServer>(db_);
+  v1::SubmitSweepResponse resp;
+  ASSERT_TRUE(Submit(MSweep("again", {"4"}), &resp).ok());
+  FakeWorker worker(&server_->gateway(), 1);
+  ASSERT_EQ(worker.WaitAssignments(1).size(), 1u);
+  const v1::RunAttempt ra = Attempt(resp.runs(0).id(), 1);
+  ASSERT_TRUE(Start(ra).ok());
+  ASSERT_TRUE(Report(ra, 0, 2.5).ok());
+  ASSERT_TRUE(Report(ra, 0, 2.5).ok());  // Sent again: acknowledged, not stored twice.
+  ASSERT_TRUE(Report(ra, 1, 2.0).ok());
+  v1::GetRunResponse full;
+  GetRun(ra.run_id(), &full);
+  ASSERT_EQ(full.metrics_size(), 2);
+  EXPECT_EQ(full.metrics(0).epoch(), 0u);
+  EXPECT_EQ(full.metrics(1).epoch(), 1u);
+}
+
+// nmtrain's bad-spec exit (2) ends the run FAILED at once, with the message, whatever retries remain; a crash
+// (a signal) uses a retry.
+TEST_F(ServiceTest, ABadSpecExitIsNotRetried) {
+  server_ = std::make_unique<TestServer>(db_);
+  v1::SweepSpec spec = MSweep("bad-spec", {"4", "8"});
+  spec.set_max_retries(3);
+  v1::SubmitSweepResponse resp;
+  ASSERT_TRUE(Submit(spec, &resp).ok());
+  FakeWorker worker(&server_->gateway(), 2);
+  ASSERT_EQ(worker.WaitAssignments(2).size(), 2u);
+  const auto fail = [&](int64_t run, int exit_code, const std::string& message) {
+    v1::CompleteRunRequest req;
+    *req.mutable_run() = Attempt(run, 1);
+    req.set_outcome(v1::FAILED);
+    req.set_exit_code(exit_code);
+    req.set_message(message);
+    v1::Ack ack;
+    grpc::ClientContext ctx;
+    return server_->gateway().CompleteRun(&ctx, req, &ack);
+  };
+  const int64_t bad = resp.runs(0).id(), crashed = resp.runs(1).id();
+  ASSERT_TRUE(Start(Attempt(bad, 1)).ok());
+  ASSERT_TRUE(Start(Attempt(crashed, 1)).ok());
+  ASSERT_TRUE(fail(bad, 2, "rank 0 exited with code 2 (bad spec): model.name: unknown model").ok());
+  ASSERT_TRUE(fail(crashed, 137, "rank 0 exited with code 137 (killed (SIGKILL))").ok());
+  const v1::Run failed = GetRun(bad);
+  EXPECT_EQ(failed.state(), v1::FAILED);
+  EXPECT_EQ(failed.attempt(), 1u);
+  EXPECT_NE(failed.message().find("not retried"), std::string::npos) << failed.message();
+  EXPECT_NE(failed.message().find("model.name: unknown model"), std::string::npos) << failed.message();
+  EXPECT_NE(GetRun(crashed).state(), v1::FAILED);  // Requeued (and reassigned at once, perhaps).
+}
+
 }  // namespace
 }  // namespace nmsparse::server
 

@@ -6,6 +6,7 @@
 #include "schemas/sweep_blocks.h"
 #include "schemas/sweep_size.h"
 #include "server/search_proposer.h"
+#include "server/search_space.h"
 #include "server/store/clock.h"
 #include "server/store/event_table.h"
 #include "server/store/run_table.h"
@@ -176,8 +177,9 @@ absl::StatusOr<v1::SubmitSweepResponse> SubmitSweep(Store* store, const SweepExp
     }));
     if (existing) return *std::move(existing);
   }
-  // A search sweep starts with its first proposals; the others come as runs finish
-  // (server/search_proposer.h).
+  // A search sweep's space is checked whole, since its runs are proposed later (server/search_space.h); it
+  // starts with its first proposals, and the others come as runs finish (server/search_proposer.h).
+  if (!spec.search().algorithm().empty()) NM_RETURN_IF_ERROR(CheckSearchSpace(expand, spec));
   NM_ASSIGN_OR_RETURN(std::vector<NewRun> runs, spec.search().algorithm().empty()
                                                     ? Expand(expand, spec)
                                                     : InitialProposals(expand, spec));

@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "schemas/limits.h"
 
 namespace nmsparse::server {
 namespace {
@@ -161,9 +162,13 @@ TpeSampler::TpeSampler(std::vector<v1::RandomAxis> axes, v1::Search search)
     : axes_(std::move(axes)), search_(std::move(search)) {}
 
 absl::StatusOr<std::vector<std::string>> TpeSampler::Propose(uint64_t index,
-                                                             const std::vector<TpeResult>& results) const {
-  std::seed_seq seq{static_cast<uint32_t>(search_.seed()), static_cast<uint32_t>(search_.seed() >> 32),
-                    static_cast<uint32_t>(index), static_cast<uint32_t>(index >> 32)};
+                                                             const std::vector<TpeResult>& results,
+                                                             uint32_t attempt) const {
+  std::vector<uint32_t> seed = {static_cast<uint32_t>(search_.seed()),
+                                static_cast<uint32_t>(search_.seed() >> 32), static_cast<uint32_t>(index),
+                                static_cast<uint32_t>(index >> 32)};
+  if (attempt > 0) seed.push_back(attempt);  // The first attempt draws as before retries existed.
+  std::seed_seq seq(seed.begin(), seed.end());
   std::mt19937_64 rng(seq);
   // Unit coordinates of the results, ranked best first (stable: earlier runs first on ties).
   std::vector<std::pair<double, std::vector<double>>> ranked;
@@ -194,8 +199,8 @@ absl::StatusOr<std::vector<std::string>> TpeSampler::Propose(uint64_t index,
       bad.push_back(Fit(axes_[a], b));
     }
     double best_score = -INFINITY;
-    const uint32_t candidates = std::max<uint32_t>(1, search_.n_candidates());
-    for (uint32_t c = 0; c < candidates; ++c) {
+    const int64_t candidates = std::clamp<int64_t>(search_.n_candidates(), 1, limits::kMaxSearchCandidates);
+    for (int64_t c = 0; c < candidates; ++c) {
       std::vector<double> x;
       double score = 0;
       for (size_t a = 0; a < axes_.size(); ++a) {
@@ -211,6 +216,17 @@ absl::StatusOr<std::vector<std::string>> TpeSampler::Propose(uint64_t index,
   std::vector<std::string> out;
   for (size_t a = 0; a < axes_.size(); ++a) out.push_back(FromUnit(axes_[a], best[a]));
   return out;
+}
+
+std::vector<std::string> ExtremeValues(const v1::RandomAxis& axis) {
+  if (IsChoice(axis)) return {axis.choices().begin(), axis.choices().end()};
+  std::vector<std::string> out = {FromUnit(axis, 0.0)};
+  if (const std::string max = FromUnit(axis, 1.0); max != out.front()) out.push_back(max);
+  return out;
+}
+
+std::string MiddleValue(const v1::RandomAxis& axis) {
+  return IsChoice(axis) ? axis.choices(0) : FromUnit(axis, 0.5);
 }
 
 }  // namespace nmsparse::server

@@ -11,10 +11,12 @@
 //     max(1, ceil(gamma * n)) are "good", the rest "bad". For each axis, l(x) is a Parzen density over the
 //     good points and g(x) over the bad ones: on a range, an equal mixture of the uniform prior and one
 //     Gaussian per point (truncated to [0, 1], bandwidth from Scott's rule on those points, at least 0.05);
-//     on choices, (count + 1) / (points + K). n_candidates candidates are drawn from l, and the one with the
-//     largest sum over axes of log l(x) - log g(x) is proposed (the first one on a tie).
-// The draws come from a std::mt19937_64 seeded with (seed, i), so a proposal depends on the seed, its index
-// and the results passed in, and on nothing else (not on time or on earlier calls).
+//     on choices, (count + 1) / (points + K). min(n_candidates, limits::kMaxSearchCandidates) candidates are drawn from
+//     l, and the one with the largest sum over axes of log l(x) - log g(x) is proposed (the first one on a
+//     tie). The cap bounds a proposal's cost whatever a stored sweep says.
+// The draws come from a std::mt19937_64 seeded with (seed, i) (with (seed, i, attempt) for a retry of the
+// same proposal, attempt > 0), so a proposal depends on the seed, its index, the attempt and the results
+// passed in, and on nothing else (not on time or on earlier calls).
 #ifndef NMSPARSE_SERVER_TPE_SAMPLER_H_
 #define NMSPARSE_SERVER_TPE_SAMPLER_H_
 
@@ -38,14 +40,21 @@ class TpeSampler {
   TpeSampler(std::vector<v1::RandomAxis> axes, v1::Search search);
 
   // The value texts of proposal `index` (one per axis, as the axis' YAML value), given the finished runs'
-  // results in run order. InvalidArgument when a result's value does not belong to its axis.
-  absl::StatusOr<std::vector<std::string>> Propose(uint64_t index,
-                                                   const std::vector<TpeResult>& results) const;
+  // results in run order; `attempt` > 0 draws another point for the same proposal (when the earlier ones
+  // were not valid runs). InvalidArgument when a result's value does not belong to its axis.
+  absl::StatusOr<std::vector<std::string>> Propose(uint64_t index, const std::vector<TpeResult>& results,
+                                                   uint32_t attempt = 0) const;
 
  private:
   std::vector<v1::RandomAxis> axes_;
   v1::Search search_;
 };
+
+// The value texts at the edges of an axis: its min and max (one value when they are equal) for a range, as
+// the sampler writes them; every choice for a categorical axis.
+std::vector<std::string> ExtremeValues(const v1::RandomAxis& axis);
+// The value text in the middle of an axis (of its own scale for a range; the first choice).
+std::string MiddleValue(const v1::RandomAxis& axis);
 
 }  // namespace nmsparse::server
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "schemas/limits.h"
 
 namespace nmsparse::server {
 namespace {
@@ -108,6 +109,53 @@ TEST(TpeSamplerTest, ValueOutsideTheAxisIsRefused) {
   absl::StatusOr<std::vector<std::string>> x = sampler.Propose(1, {{{"STE"}, 0.5}});
   ASSERT_FALSE(x.ok());
   EXPECT_EQ(x.status().message(), "sparsity.recipe: value 'STE' is not one of its choices");
+}
+
+// Issue 22: n_candidates 4,000,000,000 (stored by an older coordinator) ranked every candidate and held a
+// core for minutes. Past limits::kMaxSearchCandidates the proposal is the one limits::kMaxSearchCandidates
+// candidates give.
+TEST(TpeSamplerTest, CandidatesPastTheCapCostNothingMore) {
+  v1::Search huge = Tpe(9);
+  huge.set_n_startup(1);
+  huge.set_n_candidates(4'000'000'000u);
+  v1::Search capped = huge;
+  capped.set_n_candidates(limits::kMaxSearchCandidates);
+  const std::vector<v1::RandomAxis> axes = {Range("optimizer.lr", 1e-4, 1e-1, true), Range("x", 0, 10)};
+  const std::vector<TpeResult> results = {{{"0.001", "3"}, 0.5}, {{"0.01", "6"}, 0.7}};
+  absl::StatusOr<std::vector<std::string>> a = TpeSampler(axes, huge).Propose(2, results);
+  absl::StatusOr<std::vector<std::string>> b = TpeSampler(axes, capped).Propose(2, results);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(*a, *b);
+}
+
+// A retry of a proposal (attempt > 0) draws another point, the same one each time; attempt 0 is the
+// proposal as it was before retries existed.
+TEST(TpeSamplerTest, AttemptsDrawOtherPointsReproducibly) {
+  const TpeSampler sampler({Range("x", 0, 10)}, Tpe(2));
+  const std::vector<TpeResult> results = Drive(sampler, 8, Quadratic);
+  for (const std::vector<TpeResult>& known : {std::vector<TpeResult>{}, results}) {
+    const uint64_t index = known.size();
+    EXPECT_EQ(*sampler.Propose(index, known, 0), *sampler.Propose(index, known));
+    EXPECT_NE(*sampler.Propose(index, known, 1), *sampler.Propose(index, known, 0));
+    EXPECT_NE(*sampler.Propose(index, known, 2), *sampler.Propose(index, known, 1));
+    EXPECT_EQ(*sampler.Propose(index, known, 2), *sampler.Propose(index, known, 2));
+  }
+}
+
+TEST(TpeSamplerTest, ExtremeAndMiddleValuesOfEachKindOfAxis) {
+  EXPECT_EQ(ExtremeValues(Range("schedule.warmup_epochs", 0, 15)), (std::vector<std::string>{"0", "15"}));
+  EXPECT_EQ(MiddleValue(Range("schedule.warmup_epochs", 0, 15)), "7.5");
+  EXPECT_EQ(ExtremeValues(Range("optimizer.lr", 1e-4, 1e-2, /*log=*/true)),
+            (std::vector<std::string>{"0.0001", "0.01"}));
+  EXPECT_EQ(MiddleValue(Range("optimizer.lr", 1e-4, 1e-2, /*log=*/true)), "0.001");
+  EXPECT_EQ(ExtremeValues(Range("schedule.epochs", 1.5, 8, false, /*integer=*/true)),
+            (std::vector<std::string>{"2", "8"}));
+  EXPECT_EQ(ExtremeValues(Range("schedule.epochs", 3, 3, false, true)), (std::vector<std::string>{"3"}));
+  v1::RandomAxis recipe;
+  recipe.set_key("sparsity.recipe");
+  for (const char* c : {"SRSTE", "MDGF", "DENSE"}) recipe.add_choices(c);
+  EXPECT_EQ(ExtremeValues(recipe), (std::vector<std::string>{"SRSTE", "MDGF", "DENSE"}));
+  EXPECT_EQ(MiddleValue(recipe), "SRSTE");
 }
 
 }  // namespace

@@ -1,6 +1,5 @@
 #include "server/worker_gateway_service.h"
 
-#include <cstdio>
 #include <set>
 #include <utility>
 
@@ -244,6 +243,10 @@ grpc::Status WorkerGatewayService::ReportMetrics(grpc::ServerContext* ctx,
     bool stored = false;
     absl::Status s = store_->Write([&](Database* db) -> absl::Status {
       NM_ASSIGN_OR_RETURN(RunRecord run, CheckReport(db, ctx, report.run()));
+      // Sent again (its answer was lost, or the stream failed after it): stored once, with its decision.
+      NM_ASSIGN_OR_RETURN(int64_t earlier,
+                          StoredMetricSeq(db, report.run().run_id(), report.run().attempt(), report.point()));
+      if (earlier != 0) return absl::OkStatus();
       NM_ASSIGN_OR_RETURN(int64_t seq, AppendMetric(db, report.run().run_id(), report.run().attempt(),
                                                     report.point(), NowMs(), caps_));
       stored = seq != 0;
@@ -290,16 +293,9 @@ grpc::Status WorkerGatewayService::CompleteRun(grpc::ServerContext* ctx, const v
   changes_->Notify();
   if (!s.ok()) return ToGrpc(s);
   resp->set_accepted(1);
-  if (proposer_ != nullptr) {
-    // The outcome is stored whatever happens here; a failed proposal is retried when leases are next checked.
-    absl::StatusOr<int> proposed = proposer_->Refill(sweep_id);
-    if (!proposed.ok()) {
-      std::fprintf(stderr, "nmserver: sweep %lld: proposing runs failed: %s\n",
-                   static_cast<long long>(sweep_id), proposed.status().ToString().c_str());
-    }
-  }
-  absl::StatusOr<int> placed = scheduler_->RunPass();  // Refill the freed slots now.
-  if (!placed.ok()) scheduler_->Kick();                // Retried by the scheduler thread.
+  if (proposer_ != nullptr) proposer_->Notify(sweep_id);  // Proposed on the proposer's thread, not here.
+  absl::StatusOr<int> placed = scheduler_->RunPass();     // Refill the freed slots now.
+  if (!placed.ok()) scheduler_->Kick();                   // Retried by the scheduler thread.
   return grpc::Status::OK;
 }
 

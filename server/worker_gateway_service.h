@@ -50,7 +50,7 @@ class WorkerGatewayService final : public v1::WorkerGateway::Service {
   ChangeSignal* changes_;
   LeaseOptions lease_;
   EventCaps caps_;
-  SearchProposer* proposer_;  // Proposes a search sweep's next runs when one ends; null in some tests.
+  SearchProposer* proposer_;  // Told when a run of a search sweep ends; null in some tests.
 };
 
 }  // namespace nmsparse::server

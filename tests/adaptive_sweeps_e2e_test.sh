@@ -7,13 +7,16 @@
 #    `nmctl runs` and `nmctl run`, after one attempt (never retried), with their checkpoints kept; the
 #    decisions are in the runs' logs; `follow` exits 0.
 #  - TPE (tests/testdata/tpe_sweep.yaml): budget 4, parallel 1: the sweep starts with one run, the coordinator
-#    proposes the others as runs end, and all four succeed with their proposed values as labels.
+#    proposes the others as runs end, and all four succeed with their proposed values as labels; `follow`
+#    exits 0 once the budget is spent.
+#  - A search space that can reach invalid runs (tests/testdata/tpe_invalid_space_sweep.yaml, issue 22) is
+#    refused at submission, naming the axis, the value and the constraint, although nmctl's one draw is valid.
 #
-# Usage: adaptive_sweeps_e2e_test.sh NMSERVER NMWORKER NMCTL NMTRAIN ASHA_YAML TPE_YAML
+# Usage: adaptive_sweeps_e2e_test.sh NMSERVER NMWORKER NMCTL NMTRAIN ASHA_YAML TPE_YAML INVALID_SPACE_YAML
 set -uo pipefail
 
 nmserver=$(realpath "$1"); nmworker=$(realpath "$2"); nmctl=$(realpath "$3"); nmtrain=$(realpath "$4")
-sweep_yaml=$(realpath "$5"); tpe_yaml=$(realpath "$6")
+sweep_yaml=$(realpath "$5"); tpe_yaml=$(realpath "$6"); invalid_space_yaml=$(realpath "$7")
 tmp=$(mktemp -d "${TEST_TMPDIR:-/tmp}/asha_e2e.XXXXXX")
 db="$tmp/nmsparse.db"
 work="$tmp/work"
@@ -63,4 +66,14 @@ check "each run carries its proposed values as labels" \
   test "$(json "all(set(r['labels']) == {'optimizer.lr', 'model.drop_path_rate'} and 1e-4 <= float(r['labels']['optimizer.lr']) <= 1e-2 for r in d['runs'])" <"$tmp/tpe.json")" = True
 later=$(json "d['runs'][3]['id']" <"$tmp/tpe.json")
 check "a later run was proposed by the coordinator" bash -c "'$nmctl' run $later | grep -q 'proposed by tpe'"
+check "follow of the search exits 0 once its budget is spent" ctl follow "$tpe_sweep"
+check "no search ended early" bash -c "! '$nmctl' sweeps | grep -q 'SEARCH ENDED EARLY'"
+
+# --- A space that can reach invalid runs: refused at submission by the whole-space check
+ctl submit "$invalid_space_yaml" >"$tmp/invalid.out" 2>"$tmp/invalid.err"
+check "a space reaching invalid runs is refused at submission (exit 2)" test $? = 2
+log "refused: $(cat "$tmp/invalid.err")"
+check "naming the axis, the value and the constraint" \
+  grep -q "at schedule.warmup_epochs=15: .*schedule.warmup_epochs: value 15 is out of range: must be <= schedule.epochs (10)" "$tmp/invalid.err"
+check "and storing nothing" test "$(ctl sweeps --json | json "len(d['sweeps'])")" = 2
 finish

@@ -7,10 +7,15 @@
 #   2. a worker SIGKILLed mid-run (its ranks die with it; the run resumes elsewhere from its checkpoint);
 #   3. one rank of a two-rank run SIGKILLed (the agent stops the other; the retry resumes);
 #   4. a worker and its ranks SIGSTOPped past the lease, then SIGCONTed (the late attempt is fenced);
-#   5. the database's filesystem full (root: a tmpfs with size=) while a sweep runs: a submission is refused
-#      with a clear error and leaves no trace, the running sweep loses nothing once space is back; without
-#      root, a read-only database refused at start with a clear error instead;
-#   6. the latest checkpoint of an interrupted run damaged: the retry falls back to the previous one.
+#   5. the database's filesystem full (root: a tmpfs with size=) while a sweep's runs end: a submission is
+#      refused with a clear error and leaves no trace; once space is back every run SUCCEEDED at its first
+#      attempt (no retries allowed) with every metric point its trainer printed; without root, a read-only
+#      database refused at start with a clear error instead;
+#   6. the latest checkpoint of an interrupted run damaged: the retry falls back to the previous one;
+#   7. a run nmtrain refuses for good (its directory holds another seed's checkpoint, as a stale work dir
+#      would): FAILED at its first attempt with nmtrain's reason, its retries unspent.
+# Runs are held at a known point where a fault must land mid-run: every worker starts its trainers with
+# NMTRAIN_HOLD_FILE, and a trainer that has finished two epochs waits while that file exists (docs/testing.md).
 # tests/service_e2e_test.sh has the functional cases (one kill or freeze each at a chosen moment); these add
 # random timing, repeated faults and the invariant checks after each.
 #
@@ -46,8 +51,23 @@ chaos_cleanup() {
 }
 trap chaos_cleanup EXIT
 
+# The trainer the workers start: nmtrain itself, with its stdout also appended to <run dir>/stdout.<RANK>, so that
+# what it printed can be compared with what the coordinator stored. tee ignores SIGTERM (a rank stopped by its
+# agent still prints its last lines) and ends when nmtrain closes its stdout.
+trainer="$tmp/nmtrain-tee"
+cat >"$trainer" <<EOF
+#!/usr/bin/env bash
+out=.; prev=
+for a in "\$@"; do [[ \$prev == --out ]] && out=\$a; prev=\$a; done
+exec "$nmtrain" "\$@" > >(trap '' TERM; exec tee -a "\$out/stdout.\${RANK:-0}")
+EOF
+chmod +x "$trainer"
+hold="$tmp/hold"  # While it exists, trainers that have finished two epochs wait (NMTRAIN_HOLD_FILE).
+
 start_worker() {  # start_worker NAME SLOTS
-  "$nmworker" --coordinator="$NMSPARSE_COORDINATOR" --work_dir="$work" --trainer="$nmtrain" --cpu-slots="$2" \
+  # NMSPARSE_TOKEN: a worker's credential, which must not reach its trainers (this coordinator needs none).
+  NMTRAIN_HOLD_FILE="$hold" NMTRAIN_HOLD_AFTER_EPOCHS=2 NMSPARSE_TOKEN=chaos-worker-secret \
+    "$nmworker" --coordinator="$NMSPARSE_COORDINATOR" --work_dir="$work" --trainer="$trainer" --cpu-slots="$2" \
     --host="$1" --kill_grace_ms=3000 >>"$tmp/nmworker-$1.log" 2>&1 &
   worker_pid[$1]=$!
 }
@@ -83,6 +103,28 @@ wait_epochs() {  # wait_epochs RUN N: until the run reported N epoch points.
   return 1
 }
 
+# The metric points (kind, epoch, step) rank 0 printed (stdout.0 holds every attempt's: for a run of one attempt)
+# against those the coordinator stored for the run's current attempt; says how many of each.
+points_match() {  # points_match RUN
+  ctl run "$1" --json | python3 -c "
+import json, sys
+run = json.load(sys.stdin)
+attempt = int(run['run']['attempt'])
+key = lambda p: (p['kind'], int(p.get('epoch', 0)), int(p.get('step', 0)))
+stored = sorted(key(p) for p in run['metrics'] if int(p.get('attempt', 0)) == attempt)
+printed = []
+for line in open(sys.argv[1]):
+    try:
+        p = json.loads(line)
+    except ValueError:
+        continue
+    if isinstance(p, dict) and p.get('kind') in ('epoch', 'step', 'final'):
+        printed.append(key(p))
+printed.sort()
+print('e2e: run %s: %d metric points printed, %d stored' % (sys.argv[2], len(printed), len(stored)), file=sys.stderr)
+sys.exit(0 if printed and printed == stored else 1)" "$work/runs/$1/stdout.0" "$1"
+}
+
 ranks_of() { pgrep -P "${worker_pid[$1]}" | tr '\n' ' '; }
 all_gone() {  # all_gone PID...: within 15 s (none given is a failure: there was nothing to watch).
   [[ $# -gt 0 ]] || return 1
@@ -96,8 +138,8 @@ all_gone() {  # all_gone PID...: within 15 s (none given is a failure: there was
 integrity_ok() {
   [[ "$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('PRAGMA integrity_check').fetchone()[0])" "$db")" == ok ]]
 }
-no_trainer_left() {  # No nmtrain process at all: every case ends with all of its runs ended.
-  for _ in $(seq 100); do
+no_trainer_left() {  # No nmtrain process at all within SECONDS (default 10): each case ends all its runs.
+  for _ in $(seq $((${1:-10} * 10))); do
     pgrep -f -- "^$nmtrain " >/dev/null || return 0
     sleep 0.1
   done
@@ -179,6 +221,8 @@ case_3() {
     tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'RANK=1' && rank1=$p
   done
   check "3: rank 1 found" test -n "$rank1"
+  check "3: the worker's token is not in its trainers' environment" \
+    bash -c "! tr '\\0' '\\n' </proc/$rank1/environ | grep -q '^NMSPARSE_TOKEN='"
   rank0=""
   for p in $(ranks_of w1); do
     [[ $p != "$rank1" ]] && tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qF -- "--out $work/runs/$run " &&
@@ -213,12 +257,17 @@ case_4() {
   check_outcome 4 "$s" 2
 }
 
-# --- 5. the database's disk full while a sweep runs (or, without root, a read-only database at start)
+# --- 5. the database's disk full while runs end (or, without root, a read-only database at start)
 case_5() {
   if ((mounted)); then
-    s=$(submit disk-full 6)
-    run=$(run_ids "$s" | cut -d' ' -f1)
-    check "5: the run reports an epoch" wait_epochs "$run" 1
+    # No retries: a run requeued once space is back (its completion lost, or its lease run out) would fail.
+    sed 's/^max_retries: .*/max_retries: 0/' "$sweep_yaml" >"$tmp/no_retries.yaml"
+    touch "$hold"
+    s=$(ctl submit "$tmp/no_retries.yaml" --set name=chaos-disk-full --set schedule.epochs=6 \
+      --set schedule.log_every_steps=2 --no-reuse --json |
+      json "d['sweep']['id']")
+    runs=$(run_ids "$s")
+    for r in $runs; do check "5: run $r is held after two epochs" wait_log "$r" "holding after 2 epochs"; done
     sweeps_before=$(ctl sweeps --json | json "len(d['sweeps'])")
     # The write-ahead log first shrunk to nothing, so that the next write must allocate (SQLite reuses a log's
     # space once it has been checkpointed), then every free block taken.
@@ -229,13 +278,24 @@ case_5() {
     rc=$?
     check "5: a submission on a full disk fails" test "$rc" -ne 0
     check "5: saying the database is full" grep -qi "full" "$tmp/full.err"
-    pause 2000 4000  # Metric reports and heartbeats meet the full disk meanwhile.
+    rm -f "$hold"
+    log "5: trainers released: their last epochs, final lines and exits meet the full disk"
+    check "5: every trainer ended while the disk was full" no_trainer_left 300
+    check "5: the workers kept the reports the coordinator could not store" \
+      grep -q "did not take a report" "$tmp"/nmworker-w1.log "$tmp"/nmworker-w2.log
+    # Full for longer than a lease and its grace (3 s + 1 s) after the runs ended: long enough for the lease
+    # check to requeue them, were their workers' silence counted against them.
+    sleep 5
     check "5: nmserver is still up" kill -0 "$server_pid"
     rm -f "$dbfs/filler"
     log "5: space is back"
     check "5: the refused submission left no trace" \
       test "$(ctl sweeps --json | json "len(d['sweeps'])")" = "$sweeps_before"
     check_outcome 5 "$s" 2
+    for r in $runs; do
+      check "5: run $r SUCCEEDED at its first attempt" test "$(attempt_of "$r")" = 1
+      check "5: run $r stored every metric point its trainer printed, once" points_match "$r"
+    done
   else
     sweeps_before=$(ctl sweeps --json | json "len(d['sweeps'])")
     stop_pid "$server_pid"
@@ -254,9 +314,10 @@ case_5() {
 
 # --- 6. the latest checkpoint of an interrupted run damaged: the retry falls back to the previous one
 case_6() {
-  s=$(submit bad-checkpoint 12)  # Long enough to be interrupted after its second epoch.
+  touch "$hold"  # The run waits after two epochs (two checkpoints) until its worker is killed.
+  s=$(submit bad-checkpoint 12)
   run=$(run_ids "$s" | cut -d' ' -f1)
-  check "6: the run reports two epochs (two checkpoints)" wait_epochs "$run" 2
+  check "6: the run is held after two epochs (two checkpoints)" wait_log "$run" "holding after 2 epochs"
   victim=$(holder_of "$run")
   ranks=$(ranks_of "$victim")
   log "6: SIGKILL worker $victim running run $run"
@@ -266,6 +327,7 @@ case_6() {
   check "6: a previous checkpoint exists" test -f "$work/runs/$run/checkpoint.prev.pt"
   truncate -s 1000 "$work/runs/$run/checkpoint.pt"
   log "6: $work/runs/$run/checkpoint.pt truncated"
+  rm -f "$hold"  # The sweep's other run goes on; the retry is not held.
   start_worker "$victim" "$([[ $victim == w1 ]] && echo 2 || echo 1)"
   check_outcome 6 "$s" 2
   check "6: the run took another attempt" test "$(attempt_of "$run")" -ge 2
@@ -273,8 +335,32 @@ case_6() {
     bash -c "'$nmctl' logs '$run' | grep -q 'falling back to the previous checkpoint'"
 }
 
-# NMSPARSE_CHAOS_CASES picks cases (for example "3 6"); all six by default.
-for c in ${NMSPARSE_CHAOS_CASES:-1 2 3 4 5 6}; do
+# --- 7. a run nmtrain refuses for good: FAILED at its first attempt with the reason, its retries unspent
+case_7() {
+  donor=$(submit donor 1)
+  check "7: a one-epoch sweep succeeds" wait_runs "$donor" "all(r['state']=='SUCCEEDED' for r in runs)" 300
+  seed0=$(ctl runs --sweep "$donor" --json | json "[r['id'] for r in d['runs'] if r['labels']['seed']=='0'][0]")
+  last=$(ctl runs --json | json "max(int(r['id']) for r in d['runs'])")
+  # The next sweep's second run (seed 1) gets id last+2; its directory already holds seed 0's checkpoint.
+  stale=$((last + 2))
+  mkdir -p "$work/runs/$stale"
+  cp "$work/runs/$seed0/checkpoint.pt" "$work/runs/$stale/"
+  s=$(submit stale-dir 2)  # max_retries 4
+  check "7: the planted directory is the seed-1 run's" test "$(ctl runs --sweep "$s" --json |
+    json "[r['id'] for r in d['runs'] if r['labels']['seed']=='1'][0]")" = "$stale"
+  check "7: the refused run ends FAILED" wait_runs "$s" \
+    "[r['state'] for r in runs if str(r['id'])=='$stale'][0]=='FAILED'" 300
+  check "7: at its first attempt" test "$(attempt_of "$stale")" = 1
+  ctl run "$stale" --json | json "d['run']['message']" >"$tmp/refused.msg"
+  check "7: not retried, with nmtrain's reason" bash -c \
+    "grep -q 'exit code 2, bad spec: not retried' '$tmp/refused.msg' && grep -q 'seed 1 differs from the checkpoint' '$tmp/refused.msg'"
+  check "7: the sweep's other run succeeds" wait_runs "$s" \
+    "[r['state'] for r in runs if str(r['id'])!='$stale'][0]=='SUCCEEDED'" 300
+  check "7: no trainer left" no_trainer_left
+}
+
+# NMSPARSE_CHAOS_CASES picks cases (for example "3 6"); all seven by default.
+for c in ${NMSPARSE_CHAOS_CASES:-1 2 3 4 5 6 7}; do
   "case_$c"
   case_time "$c"
 done

@@ -59,6 +59,14 @@ start_server() {  # start_server PORT [FLAGS...] (port 0: any free one); sets $a
 
 ctl() { "$nmctl" "$@"; }
 json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+# Until the run's log has a line with TEXT (2 minutes at most): e.g. a trainer's "holding after 2 epochs".
+wait_log() {  # wait_log RUN TEXT
+  for _ in $(seq 600); do
+    ctl logs "$1" 2>/dev/null | grep -qF -- "$2" && return 0
+    sleep 0.2
+  done
+  return 1
+}
 
 # Polls `nmctl runs --sweep S --json` until the Python condition over `runs` holds (timeout in seconds).
 wait_runs() {

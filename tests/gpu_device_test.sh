@@ -2,10 +2,11 @@
 # The worker-to-GPU path, end to end without a GPU: the real nmserver and nmworker, GPUs discovered through a
 # stand-in nvidia-smi on PATH, and a stand-in trainer that records the argv and environment every rank gets
 # (tests/testdata/recording_trainer.sh). For runs of 1, 2 and 8 GPUs, for `--gpus 0,2` and `--gpus 2`, and for
-# CPU slots, every rank must get --device cuda (cpu on CPU slots) and CUDA_VISIBLE_DEVICES listing the run's
-# GPUs in rank order, with LOCAL_RANK = RANK: nmtrain opens cuda:LOCAL_RANK, its own slot's GPU (the rule
-# nmtrain applies is tested in worker/trainer/device_choice_test.cc). A run on GPU slots whose trainer reports
-# the CPU fails instead of succeeding slowly.
+# CPU slots, every rank must get --device cuda (cpu on CPU slots), CUDA_VISIBLE_DEVICES listing the run's
+# GPUs in rank order and CUDA_DEVICE_ORDER=PCI_BUS_ID (nvidia-smi's numbering), with LOCAL_RANK = RANK: nmtrain
+# opens cuda:LOCAL_RANK, its own slot's GPU (the rule nmtrain applies is tested in
+# worker/trainer/device_choice_test.cc). A run on GPU slots whose trainer reports the CPU fails instead of
+# succeeding slowly.
 #
 # Usage: gpu_device_test.sh NMSERVER NMWORKER NMCTL SWEEP_YAML FAKE_NVIDIA_SMI RECORDING_TRAINER
 set -uo pipefail
@@ -52,7 +53,8 @@ world = len(slots)
 for r in range(world):
     path = os.path.join('$work', 'runs', '$run', 'rank-%d.txt' % r)
     got = dict(line.rstrip('\n').split('=', 1) for line in open(path))
-    want = {'RANK': str(r), 'LOCAL_RANK': str(r), 'WORLD_SIZE': str(world), 'CUDA_VISIBLE_DEVICES': expected}
+    want = {'RANK': str(r), 'LOCAL_RANK': str(r), 'WORLD_SIZE': str(world), 'CUDA_VISIBLE_DEVICES': expected,
+            'CUDA_DEVICE_ORDER': 'PCI_BUS_ID'}
     for key, value in want.items():
         if got[key] != value:
             sys.exit('run $run rank %d: %s=%r, expected %r' % (r, key, got[key], value))

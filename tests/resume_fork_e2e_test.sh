@@ -21,11 +21,13 @@ run_yaml=$(realpath "$5")
 tmp=$(mktemp -d "${TEST_TMPDIR:-/tmp}/resume_fork.XXXXXX")
 db="$tmp/nmsparse.db"
 work="$tmp/work"
+hold="$tmp/hold"  # While it exists, a trainer that has finished two epochs waits (NMTRAIN_HOLD_FILE).
 
 source "$(dirname "${BASH_SOURCE[0]}")/e2e_lib.sh"
 
 start_worker() {  # start_worker NAME
-  "$nmworker" --coordinator="$NMSPARSE_COORDINATOR" --work_dir="$work" --trainer="$nmtrain" --cpu-slots=1 \
+  NMTRAIN_HOLD_FILE="$hold" NMTRAIN_HOLD_AFTER_EPOCHS=2 \
+    "$nmworker" --coordinator="$NMSPARSE_COORDINATOR" --work_dir="$work" --trainer="$nmtrain" --cpu-slots=1 \
     --host="$1" --kill_grace_ms=3000 >"$tmp/nmworker-$1.log" 2>&1 &
   worker_pid[$1]=$!
 }
@@ -58,15 +60,13 @@ start_server 0
 start_worker w1
 
 # --- cancel mid-training, then resume: the same run, attempt 2, from the checkpoint where it stopped.
+touch "$hold"  # Attempt 1 waits after two of its 24 epochs, however fast or slow the machine, until cancelled.
 run=$(first_run "$run_yaml" --set schedule.epochs=24 --set name=to-resume --no-reuse)
 check "run $run starts" wait_state "$run" RUNNING 60
-deadline=$((SECONDS + 30))  # Its first step line: training is under way, with 235 steps to go.
-while ((SECONDS < deadline)); do
-  [[ "$(ctl run "$run" --json | json "sum(1 for p in d['metrics'] if p['kind']=='step')")" -ge 1 ]] && break
-  sleep 0.1
-done
+check "run $run is held after two epochs, mid-training" wait_log "$run" "holding after 2 epochs"
 ctl cancel "$run" >/dev/null
 check "the cancelled run ends CANCELLED" wait_state "$run" CANCELLED 30
+rm -f "$hold"  # No later run is held.
 stopped=$(logged_step "$run" 1 "stopped at step")
 check "its trainer stopped at a step with a checkpoint" test -n "$stopped"
 check "before the end of its 240 steps" test "${stopped:-240}" -lt 240

@@ -17,12 +17,14 @@ sweep_yaml=$(realpath "$5"); invalid_yaml=$(realpath "$6"); semi_yaml=$(realpath
 tmp=$(mktemp -d "${TEST_TMPDIR:-/tmp}/e2e.XXXXXX")
 db="$tmp/nmsparse.db"
 work="$tmp/work"  # Shared by the workers, as a shared filesystem would be: a requeued run resumes from it.
+hold="$tmp/hold"  # While it exists, a trainer that has finished two epochs waits (NMTRAIN_HOLD_FILE).
 export NMSPARSE_SHARED="${NMSPARSE_SHARED:-}"
 
 source "$(dirname "${BASH_SOURCE[0]}")/e2e_lib.sh"
 
 start_worker() {  # start_worker NAME
-  "$nmworker" --coordinator="$NMSPARSE_COORDINATOR" --work_dir="$work" --trainer="$nmtrain" --cpu-slots=1 \
+  NMTRAIN_HOLD_FILE="$hold" NMTRAIN_HOLD_AFTER_EPOCHS=2 \
+    "$nmworker" --coordinator="$NMSPARSE_COORDINATOR" --work_dir="$work" --trainer="$nmtrain" --cpu-slots=1 \
     --host="$1" --kill_grace_ms=3000 >"$tmp/nmworker-$1.log" 2>&1 &
   worker_pid[$1]=$!
 }
@@ -115,18 +117,15 @@ check "no trainer of the cancelled runs is left" bash -c "! pgrep -f -- '--out $
 
 # --- a worker SIGKILLed mid-run: the run is requeued and resumed from its checkpoint on another worker
 start_worker w2
+touch "$hold"  # The run waits after two checkpointed epochs until its worker is killed, however fast it trains.
 kill_sweep=$(ctl submit "$sweep_yaml" --set schedule.epochs=30 --set name=e2e-kill --no-reuse --json | json "d['sweep']['id']")
 kill_run=$(ctl runs --sweep "$kill_sweep" --json | json "d['runs'][0]['id']")
-check "run to kill has a checkpointed epoch" wait_runs "$kill_sweep" \
-  "any(r['id']==$kill_run and r['state']=='RUNNING' for r in runs)" 60
-for _ in $(seq 300); do
-  [[ "$(ctl run "$kill_run" --json | json "sum(1 for p in d['metrics'] if p['kind']=='epoch')")" -ge 1 ]] && break
-  sleep 0.2
-done
+check "run to kill is held after two checkpointed epochs" wait_log "$kill_run" "holding after 2 epochs"
 victim=$(holder_of "$kill_run")
 log "SIGKILL worker $victim (pid ${worker_pid[$victim]}) running run $kill_run"
 kill -KILL "${worker_pid[$victim]}"
 unset "worker_pid[$victim]"
+rm -f "$hold"  # The sweep's other run and the retry are not held.
 check "killed worker's run succeeds after requeue" wait_runs "$kill_sweep" "all(r['state']=='SUCCEEDED' for r in runs)" 300
 check "it took another attempt" test "$(ctl run "$kill_run" --json | json "d['run']['attempt']")" -ge 2
 check "the retry resumed from a checkpoint" bash -c "'$nmctl' logs '$kill_run' | grep -q 'resuming from'"

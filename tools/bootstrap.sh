@@ -25,6 +25,9 @@ if [[ "${NMSPARSE_SLURM:-0}" == 1 ]]; then
   # The test starts its own daemons with its own config; none is configured system-wide here.
   PACKAGES+=(slurmctld slurmd slurm-client munge)
 fi
+if [[ "${NMSPARSE_LOAD:-0}" == 1 ]]; then
+  PACKAGES+=(stress-ng)  # tools/test_under_load.sh: the test command beside two CPU-bound processes
+fi
 if [[ "${NMSPARSE_BENCH:-0}" == 1 ]]; then
   PACKAGES+=(python3-torch)  # PyTorch from Python over the same LibTorch, the trainer benchmark's baseline
 fi

@@ -16,10 +16,17 @@ export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0}
 # The torch package directory first: on a machine with Debian's LibTorch too, CMake must not pick that one.
 mkdir -p "$build"
 cmake -S worker/trainer -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$torch_dir" \
-  -DNMSPARSE_REQUIRE_CUDA=ON -DNMSPARSE_DEPS_PREFIX="${NMSPARSE_DEPS_PREFIX:-}" > "$build/configure.log" 2>&1 ||
+  -DNMSPARSE_REQUIRE_CUDA=ON -DNMSPARSE_REQUIRE_TESTS=ON -DNMSPARSE_DEPS_PREFIX="${NMSPARSE_DEPS_PREFIX:-}" \
+  > "$build/configure.log" 2>&1 ||
   { cat "$build/configure.log" >&2; exit 1; }
 grep -E "nmsparse:|Found Torch" "$build/configure.log" >&2
 cmake --build "$build" -j "$(nproc)"
 # The tests run from the build directory; nmtrain_test finds nmtrain beside it. The LibTorch libraries come
 # through the binaries' RUNPATH.
+# A ctest that finds no test passes; here that would hide a build that made none.
+tests=$(cd "$build" && ctest -N | awk '/Total Tests:/ {print $3}')
+if [[ "${tests:-0}" -eq 0 ]]; then
+  echo "test_libtorch2: ctest found no test in $build: the test binaries were not built" >&2
+  exit 1
+fi
 (cd "$build" && OMP_NUM_THREADS=1 ctest --output-on-failure --timeout 900)

@@ -1,9 +1,12 @@
 // Per GEMM of issue 17's table: the dense linear (cuBLAS through torch::linear) against the 2:4
 // semi-structured linear (cuSPARSELt, plans made once), forward and forward + backward, bf16, on one GPU.
-// Prints per shape, for the bare GEMM ("gemm": cuBLAS mm against compress + cuSPARSELt matmul) and the
-// whole layer call with its mask ("fwd", "fwd+bwd"): GPU time per call (CUDA events around ITERS calls:
+// Prints per shape, for the bare GEMM (cuBLAS mm against compress + cuSPARSELt matmul, its output written
+// column-major, "gemm_col", or row-major and transposed back with a copy, "gemm_row": the choice
+// NMSPARSE_CUSPARSELT_OUTPUT makes, docs/accelerated-2-4.md) and the whole layer call with its mask and
+// bias ("fwd", "fwd+bwd"): GPU time per call (CUDA events around ITERS calls:
 // "kernel"), wall time per call with the host waiting for the GPU ("wall"), host time per call (enqueueing
-// only: what the trainer's thread spends), and the speedups. Build with the CMake CUDA build (docs/gpu.md); run on a GPU node:
+// only: what the trainer's thread spends), and the speedups. Build with the CMake CUDA build (docs/gpu.md);
+// run on a GPU node:
 //   build/cuda/semi_structured_gemm_bench [--iters 50] [--transposable] [--activation]
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
@@ -103,15 +106,27 @@ int Main(int argc, char** argv) {
       torch::Tensor in = kind == SemiStructuredKind::kActivation ? x * ActivationTwoFourMask(x) : x;
       return torch::linear(in, ApplyLayerRule(w, rule.get()).to(torch::kBFloat16), b.to(torch::kBFloat16));
     };
-    sparse();                                   // Plans and the algorithm search, once, outside the timing.
+    linear.set_preparing(true);  // Plans, the algorithm search (and timing under auto), once, untimed.
+    sparse();
+    linear.set_preparing(false);
     if (kind == SemiStructuredKind::kWeight) {  // The bare GEMM: cuBLAS against compress + cuSPARSELt matmul.
       torch::NoGradGuard no_grad;
       const torch::Tensor xb = x.detach(), wb = ApplyLayerRule(w.detach(), rule.get()).to(torch::kBFloat16);
-      CusparseLtPlan plan(CusparseLtHandle(), {s.n, s.m, s.k, torch::kBFloat16, true}, device);
-      const Times d = Measure([&] { xb.mm(wb.t()); }, iters), sp = Measure([&] { plan.Run(wb, xb); }, iters);
-      std::printf("%-20s %-9s %10.3f %10.3f %7.2fx %10.3f %10.3f %7.2fx %10.4f %10.4f\n", s.name, "gemm",
-                  d.kernel_ms, sp.kernel_ms, d.kernel_ms / sp.kernel_ms, d.wall_ms, sp.wall_ms,
-                  d.wall_ms / sp.wall_ms, d.host_ms, sp.host_ms);
+      const CusparseLtHandlePtr handle = MakeCusparseLtHandle();
+      for (bool column : {true, false}) {
+        CusparseLtPlan plan(handle.get(), {s.n, s.m, s.k, torch::kBFloat16, column, false}, device);
+        const Times d = Measure([&] { xb.mm(wb.t()); }, iters);
+        const Times sp = Measure(
+            [&] {
+              const torch::Tensor out = plan.Run(wb, xb);
+              if (!column) out.t().contiguous();
+            },
+            iters);
+        std::printf("%-20s %-9s %10.3f %10.3f %7.2fx %10.3f %10.3f %7.2fx %10.4f %10.4f  (%s)\n", s.name,
+                    column ? "gemm_col" : "gemm_row", d.kernel_ms, sp.kernel_ms, d.kernel_ms / sp.kernel_ms,
+                    d.wall_ms, sp.wall_ms, d.wall_ms / sp.wall_ms, d.host_ms, sp.host_ms,
+                    plan.Describe().c_str());
+      }
     }
     for (bool backward : {false, true}) {
       const auto step = [&](const std::function<torch::Tensor()>& f) {

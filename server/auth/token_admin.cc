@@ -9,9 +9,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "common/visible_text.h"
 #include "schemas/content_hash.h"
 #include "server/auth/role.h"
 #include "server/auth/token.h"
+#include "server/auth/token_name.h"
 #include "server/store/clock.h"
 #include "server/store/status_macros.h"
 #include "server/store/store.h"
@@ -41,6 +43,7 @@ absl::Status WriteTokenFile(const std::string& path, const std::string& token) {
 absl::Status AddToken(Store* store, const std::string& name, Role role, int64_t expires_in_s,
                       const std::string& path) {
   if (name.empty()) return absl::InvalidArgumentError("token add: give the token's NAME");
+  NM_RETURN_IF_ERROR(CheckTokenName(name));
   NM_ASSIGN_OR_RETURN(std::string token, NewToken());
   TokenRecord record;
   record.name = name;
@@ -87,7 +90,7 @@ absl::Status List(Store* store, std::ostream& out) {
     NM_ASSIGN_OR_RETURN(std::vector<TokenRecord> tokens, ListTokens(db));
     out << "NAME\tROLE\tCREATED\tEXPIRES\n";
     for (const TokenRecord& t : tokens) {
-      out << t.name << "\t" << t.role << "\t" << FormatMs(t.created_at_ms) << "\t"
+      out << VisibleText(t.name) << "\t" << t.role << "\t" << FormatMs(t.created_at_ms) << "\t"
           << FormatMs(t.expires_at_ms) << "\n";
     }
     return absl::OkStatus();
@@ -105,7 +108,7 @@ absl::Status Run(Store* store, const std::vector<std::string>& args, const Token
   if (verb == "list" && args.size() == 2) return List(store, out);
   if (verb == "revoke" && args.size() == 3) {
     NM_RETURN_IF_ERROR(store->Write([&](Database* db) { return DeleteToken(db, name); }));
-    out << "token '" << name << "' revoked\n";
+    out << "token '" << VisibleText(name) << "' revoked\n";
     return absl::OkStatus();
   }
   if (verb == "add" && args.size() == 3) {
@@ -132,7 +135,7 @@ int RunTokenAdmin(const std::vector<std::string>& args, const TokenAdminFlags& f
   absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(flags.db_path);
   absl::Status status = store.ok() ? Run(store->get(), args, flags, out) : store.status();
   if (status.ok()) return 0;
-  err << "nmserver: " << status.message() << "\n";
+  err << "nmserver: " << VisibleLines(std::string(status.message())) << "\n";
   return status.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
 }
 

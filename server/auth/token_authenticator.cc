@@ -4,9 +4,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "schemas/content_hash.h"
+#include "server/auth/bearer_token.h"
 #include "server/auth/caller.h"
 #include "server/auth/role.h"
 #include "server/store/token_table.h"
@@ -34,8 +34,8 @@ TokenAuthenticator::TokenAuthenticator(Store* store, bool require_worker_certifi
 
 absl::StatusOr<Caller> TokenAuthenticator::Authenticate(absl::string_view authorization,
                                                         absl::string_view path) const {
-  absl::string_view token = authorization;
-  if (authorization.empty() || !absl::ConsumePrefix(&token, "Bearer ") || token.empty()) {
+  const std::optional<absl::string_view> bearer = BearerToken(authorization);
+  if (!bearer) {
     return absl::UnauthenticatedError(
         "this coordinator requires a token: nmctl --token-file FILE (or $NMSPARSE_TOKEN_FILE, "
         "$NMSPARSE_TOKEN), "
@@ -43,7 +43,7 @@ absl::StatusOr<Caller> TokenAuthenticator::Authenticate(absl::string_view author
   }
   std::optional<TokenRecord> record;
   absl::Status s = store_->Read([&](Database* db) -> absl::Status {
-    absl::StatusOr<std::optional<TokenRecord>> found = FindTokenByHash(db, Sha256Hex(std::string(token)));
+    absl::StatusOr<std::optional<TokenRecord>> found = FindTokenByHash(db, Sha256Hex(std::string(*bearer)));
     if (!found.ok()) return found.status();
     record = *std::move(found);
     return absl::OkStatus();

@@ -1,9 +1,9 @@
 // The one check every call to an authenticated coordinator passes: gRPC runs this AuthMetadataProcessor on
-// each call's metadata before any handler sees it. It reads "authorization: Bearer TOKEN", looks the token's
-// SHA-256 up in the tokens table, refuses unknown and expired tokens (UNAUTHENTICATED) and roles the method
-// is not for (PERMISSION_DENIED, role.h), and records the caller's name and role for the services (caller.h).
-// With mTLS for workers, a WorkerGateway call must also come over a connection with a verified client
-// certificate. Error messages never contain the token.
+// each call's metadata before any handler sees it. It reads "authorization: Bearer TOKEN" (bearer_token.h),
+// looks the token's SHA-256 up in the tokens table, refuses unknown and expired tokens (UNAUTHENTICATED) and
+// roles the method is not for (PERMISSION_DENIED, role.h), and records the caller's name and role for the
+// services (caller.h). With mTLS for workers, a WorkerGateway call must also come over a connection with a
+// verified client certificate. Error messages never contain the token.
 //
 // Why an AuthMetadataProcessor and not grpc::experimental::ServerInterceptor: in Debian's gRPC 1.51 a server
 // interceptor cannot end a call before its handler runs (it may only rewrite the status afterwards), so a

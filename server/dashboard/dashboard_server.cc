@@ -2,11 +2,14 @@
 
 #include <httplib.h>
 
+#include <cstdint>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/visible_text.h"
 #include "report/figures.h"
 #include "report/gnuplot_svg.h"
 #include "report/html_report.h"
@@ -22,14 +25,22 @@ constexpr int kThreads = 4;              // Concurrent requests; more wait in th
 constexpr uint32_t kMaxLogLines = 2000;  // Per /logs answer.
 constexpr char kMetric[] = "top1";
 
-int64_t IdOf(const httplib::Request& req) {
+// The id in the path (the route's first group, digits): one past int64 is refused, naming it, rather than
+// read as another id.
+absl::StatusOr<int64_t> IdOf(const httplib::Request& req, const char* what) {
+  const std::string text = req.matches[1].str();
   int64_t id = 0;
-  return absl::SimpleAtoi(req.matches[1].str(), &id) ? id : 0;
+  if (absl::SimpleAtoi(text, &id) && id > 0) return id;
+  return absl::NotFoundError(absl::StrCat("no ", what, " with id ", VisibleText(text, 64), " (ids are 1 to ",
+                                          std::numeric_limits<int64_t>::max(), ")"));
 }
 
+// A refusal as plain text (which a browser never renders as a page), its user text made visible.
 void Error(httplib::Response& res, const absl::Status& status) {
   res.status = HttpStatusOf(status);
-  res.set_content(absl::StrCat(status.message(), "\n"), "text/plain; charset=utf-8");
+  res.set_header("X-Content-Type-Options", "nosniff");
+  res.set_content(absl::StrCat(VisibleLines(std::string(status.message())), "\n"),
+                  "text/plain; charset=utf-8");
 }
 
 std::string ReadFile(const std::string& path) {
@@ -54,9 +65,10 @@ httplib::Server::Handler Guarded(const TokenAuthenticator* auth, httplib::Server
   };
 }
 
+// Valid UTF-8 and display controls escaped (cli::ToJsonText), so that no string fails or steers the page.
 void Json(httplib::Response& res, const absl::StatusOr<cli::Json>& json) {
   if (!json.ok()) return Error(res, json.status());
-  res.set_content(json->dump(), "application/json");
+  res.set_content(cli::ToJsonText(*json, /*pretty=*/false), "application/json");
 }
 
 }  // namespace
@@ -110,7 +122,9 @@ void DashboardServer::Route(CoordinatorService* coordinator, const DashboardOpti
              res.set_content(SweepsPage(*sweeps), "text/html; charset=utf-8");
            }));
   http.Get(R"(/sweeps/(\d+))", Guarded(auth, [reader](const httplib::Request& req, httplib::Response& res) {
-             absl::StatusOr<cli::Json> sweep = reader->Sweep(IdOf(req));
+             absl::StatusOr<int64_t> id = IdOf(req, "sweep");
+             if (!id.ok()) return Error(res, id.status());
+             absl::StatusOr<cli::Json> sweep = reader->Sweep(*id);
              if (!sweep.ok()) return Error(res, sweep.status());
              // The figures' ids and titles do not depend on the data: each is drawn when its <img> asks.
              res.set_content(SweepPage(*sweep, report::SweepFigures(report::SweepData{}, kMetric)),
@@ -119,13 +133,17 @@ void DashboardServer::Route(CoordinatorService* coordinator, const DashboardOpti
   http.Get(R"(/sweeps/(\d+)/report/?)",
            Guarded(auth, [reader](const httplib::Request& req, httplib::Response& res) {
              if (req.path.back() != '/') return res.set_redirect(req.path + "/");
-             absl::StatusOr<report::SweepData> data = reader->SweepData(IdOf(req));
+             absl::StatusOr<int64_t> id = IdOf(req, "sweep");
+             if (!id.ok()) return Error(res, id.status());
+             absl::StatusOr<report::SweepData> data = reader->SweepData(*id);
              if (!data.ok()) return Error(res, data.status());
              res.set_content(report::ReportHtml(*data, kMetric), "text/html; charset=utf-8");
            }));
   http.Get(R"(/sweeps/(\d+)/report/([a-z0-9_]+)\.svg)",
            Guarded(auth, [reader](const httplib::Request& req, httplib::Response& res) {
-             absl::StatusOr<report::SweepData> data = reader->SweepData(IdOf(req));
+             absl::StatusOr<int64_t> id = IdOf(req, "sweep");
+             if (!id.ok()) return Error(res, id.status());
+             absl::StatusOr<report::SweepData> data = reader->SweepData(*id);
              if (!data.ok()) return Error(res, data.status());
              for (const report::Figure& f : report::SweepFigures(*data, kMetric)) {
                if (f.id != req.matches[2].str()) continue;
@@ -136,7 +154,9 @@ void DashboardServer::Route(CoordinatorService* coordinator, const DashboardOpti
              Error(res, absl::NotFoundError("no such figure"));
            }));
   http.Get(R"(/runs/(\d+))", Guarded(auth, [reader](const httplib::Request& req, httplib::Response& res) {
-             absl::StatusOr<cli::Json> run = reader->Run(IdOf(req));
+             absl::StatusOr<int64_t> id = IdOf(req, "run");
+             if (!id.ok()) return Error(res, id.status());
+             absl::StatusOr<cli::Json> run = reader->Run(*id);
              if (!run.ok()) return Error(res, run.status());
              res.set_content(RunPage(*run), "text/html; charset=utf-8");
            }));
@@ -145,17 +165,23 @@ void DashboardServer::Route(CoordinatorService* coordinator, const DashboardOpti
            }));
   http.Get(R"(/api/sweeps/(\d+))",
            Guarded(auth, [reader](const httplib::Request& req, httplib::Response& res) {
-             Json(res, reader->Sweep(IdOf(req)));
+             absl::StatusOr<int64_t> id = IdOf(req, "sweep");
+             if (!id.ok()) return Error(res, id.status());
+             Json(res, reader->Sweep(*id));
            }));
   http.Get(R"(/api/runs/(\d+))", Guarded(auth, [reader](const httplib::Request& req, httplib::Response& res) {
-             Json(res, reader->Run(IdOf(req)));
+             absl::StatusOr<int64_t> id = IdOf(req, "run");
+             if (!id.ok()) return Error(res, id.status());
+             Json(res, reader->Run(*id));
            }));
   http.Get(R"(/api/runs/(\d+)/logs)",
            Guarded(auth, [reader](const httplib::Request& req, httplib::Response& res) {
+             absl::StatusOr<int64_t> id = IdOf(req, "run");
+             if (!id.ok()) return Error(res, id.status());
              int64_t from_seq = 0;
              if (req.has_param("from_seq") && !absl::SimpleAtoi(req.get_param_value("from_seq"), &from_seq))
                return Error(res, absl::InvalidArgumentError("from_seq: not a number"));
-             Json(res, reader->Logs(IdOf(req), from_seq, kMaxLogLines));
+             Json(res, reader->Logs(*id, from_seq, kMaxLogLines));
            }));
   // Chart.js is a public library: served without a token so the login page could use it too.
   http.Get("/static/chart.min.js", [this](const httplib::Request&, httplib::Response& res) {

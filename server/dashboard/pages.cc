@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "report/html_page.h"
 
 namespace nmsparse::server {
 namespace {
@@ -32,7 +33,13 @@ function poll(url, update, ms) {
       .catch(e => { const s = document.getElementById('status'); if (s) s.textContent = 'polling stopped: ' + e; });
   setTimeout(tick, ms);
 }
-function cell(text, cls) { const td = document.createElement('td'); td.textContent = text; if (cls) td.className = cls; return td; }
+// User text as the server renders it (common/visible_text.h): display controls and bidi overrides as escapes.
+const hidden = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufffe\uffff]/g;
+function visible(t) {
+  return String(t).replace(hidden, c => { const n = c.charCodeAt(0);
+    return n < 0x80 ? '\\x' + n.toString(16).padStart(2, '0') : '\\u' + n.toString(16).padStart(4, '0'); });
+}
+function cell(text, cls) { const td = document.createElement('td'); td.textContent = visible(text); if (cls) td.className = cls; return td; }
 function labels(l) { return Object.keys(l || {}).sort().map(k => k + '=' + l[k]).join(' '); }
 function finals(m) { return Object.keys(m || {}).sort().map(k => k + '=' + Number(m[k]).toPrecision(4)).join(' '); }
 </script>
@@ -60,6 +67,7 @@ poll('/api/sweeps', d => {
 
 constexpr char kSweep[] = R"(<h1>Sweep {{sweep_id}}: {{name}}</h1>
 <p><a href="/sweeps/{{sweep_id}}/report/">the report</a> (the same page <code>nmctl report</code> writes)</p>
+{{#search_ended}}<p id="search-ended" class="FAILED">search ended early: {{search_ended}}</p>{{/search_ended}}
 <h2>Runs</h2>
 <table id="runs"><thead><tr><th>run</th><th>labels</th><th>state</th><th>try</th><th>final</th></tr></thead>
 <tbody>{{#runs}}<tr><td><a href="/runs/{{id}}">{{id}}</a></td><td>{{labels}}</td><td class="{{state}}">{{state}}</td>
@@ -117,7 +125,7 @@ function draw(d) {
 let logSeq = 0;
 function appendLogs(d) {
   const pre = document.getElementById('logs');
-  d.lines.forEach(l => { pre.textContent += l.text + '\n'; logSeq = l.seq + 1; });
+  d.lines.forEach(l => { pre.textContent += visible(l.text) + '\n'; logSeq = l.seq + 1; });
 }
 fetch('/api/runs/' + runId).then(r => r.json()).then(d => { if (draw(d)) poll('/api/runs/' + runId, draw, 3000); });
 const readLogs = () => fetch('/api/runs/' + runId + '/logs?from_seq=' + logSeq).then(r => r.json()).then(appendLogs);
@@ -133,7 +141,7 @@ constexpr char kLogin[] = R"(<h1>Sign in</h1><p>{{message}}</p>
 )";
 
 std::string Page(const std::string& body, mstch::map context) {
-  return mstch::render(std::string(kHead) + kPoll + body, context);
+  return report::RenderHtml(std::string(kHead) + kPoll + body, context);
 }
 
 std::string Text(const cli::Json& j, const char* key) {
@@ -181,6 +189,7 @@ std::string SweepPage(const cli::Json& sweep, const std::vector<report::Figure>&
   return Page(kSweep, mstch::map{{"title", "sweep " + id},
                                  {"sweep_id", id},
                                  {"name", Text(sweep["sweep"], "name")},
+                                 {"search_ended", Text(sweep["sweep"], "search_ended")},
                                  {"runs", runs},
                                  {"figures", figs}});
 }

@@ -1,4 +1,5 @@
-// The dashboard's HTML pages (mustache templates rendered with mstch; every {{value}} is HTML-escaped). The
+// The dashboard's HTML pages (mustache templates rendered by report/html_page.h: every {{value}} is visible
+// text, HTML-escaped). The
 // pages are rendered with the data of the moment and then keep themselves current by polling the JSON
 // endpoints (docs/dashboard.md); the run page draws its live curves with Chart.js.
 #ifndef NMSPARSE_SERVER_DASHBOARD_PAGES_H_

@@ -51,6 +51,9 @@ v1::LogLine LogFromRow(const Statement& st, int64_t run_id) {
   return l;
 }
 
+// A point without a kind is stored as an epoch point.
+std::string StoredKind(const v1::MetricPoint& point) { return point.kind().empty() ? "epoch" : point.kind(); }
+
 int64_t EventSeq(const v1::RunEvent& e) {
   if (e.has_metric()) return e.metric().seq();
   if (e.has_state()) return e.state().seq();
@@ -145,6 +148,19 @@ absl::Status AppendStateChange(Database* db, int64_t run_id, v1::RunState from, 
       .Run();
 }
 
+absl::StatusOr<int64_t> StoredMetricSeq(Database* db, int64_t run_id, uint32_t attempt,
+                                        const v1::MetricPoint& point) {
+  NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("SELECT seq FROM metrics WHERE run_id = ? AND attempt = ? AND "
+                                           "kind = ? AND epoch = ? AND step = ? LIMIT 1"));
+  st->Bind(1, run_id)
+      .Bind(2, attempt)
+      .BindText(3, StoredKind(point))
+      .Bind(4, point.epoch())
+      .Bind(5, static_cast<int64_t>(point.step()));
+  NM_ASSIGN_OR_RETURN(bool row, st->Step());
+  return row ? st->Int(0) : 0;
+}
+
 absl::StatusOr<int64_t> AppendMetric(Database* db, int64_t run_id, uint32_t attempt, v1::MetricPoint point,
                                      int64_t now_ms, const EventCaps& caps) {
   NM_ASSIGN_OR_RETURN(VolumeRow volume, LoadVolume(db, run_id, kMetricVolume));
@@ -159,7 +175,7 @@ absl::StatusOr<int64_t> AppendMetric(Database* db, int64_t run_id, uint32_t atte
   point.set_attempt(attempt);
   point.set_seq(seq);
   if (point.at_ms() == 0) point.set_at_ms(now_ms);
-  if (point.kind().empty()) point.set_kind("epoch");
+  point.set_kind(StoredKind(point));
   NM_ASSIGN_OR_RETURN(Stmt st,
                       db->Prepare("INSERT INTO metrics (run_id, seq, attempt, kind, epoch, step, at_ms, "
                                   "point) VALUES (?,?,?,?,?,?,?,?)"));

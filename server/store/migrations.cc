@@ -145,6 +145,15 @@ ALTER TABLE runs ADD COLUMN parent_run_id INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE runs ADD COLUMN lineage BLOB;
 CREATE INDEX runs_parent ON runs(parent_run_id) WHERE parent_run_id != 0;
 )sql",
+      // 6: why a search sweep's search ended before its budget ('' while it goes on; v1.Sweep.search_ended).
+      R"sql(
+ALTER TABLE sweeps ADD COLUMN search_ended TEXT NOT NULL DEFAULT '';
+)sql",
+      // 7: a metric point is found by its attempt, kind, epoch and step, so that a report sent again (its
+      // answer was lost, or the batch it came in failed part-way) is not stored twice (AppendMetric).
+      R"sql(
+CREATE INDEX metrics_point ON metrics(run_id, attempt, kind, epoch, step);
+)sql",
   };
   return *kMigrations;
 }

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/store/event_table.h"
 #include "server/store/status_macros.h"
+#include "worker/contract/trainer_contract.h"
 
 namespace nmsparse::server {
 namespace {
@@ -49,6 +50,13 @@ absl::Status EndRequestedStop(Database* db, const RunRecord& cur, const std::str
     NM_RETURN_IF_ERROR(SetState(db, cur, v1::CANCELLED, cur.run.attempt(),
                                 how.empty() ? "cancelled" : "cancelled (" + how + ")", now_ms));
   }
+  return SetFinished(db, cur.run.id(), now_ms);
+}
+
+// FAILED now, whatever retries remain; CANCELLED or STOPPED_EARLY instead when a stop was requested.
+absl::Status FailForGood(Database* db, const RunRecord& cur, const std::string& reason, int64_t now_ms) {
+  if (cur.cancel_requested) return EndRequestedStop(db, cur, reason, now_ms);
+  NM_RETURN_IF_ERROR(SetState(db, cur, v1::FAILED, cur.run.attempt(), reason, now_ms));
   return SetFinished(db, cur.run.id(), now_ms);
 }
 
@@ -131,6 +139,13 @@ absl::Status CompleteAttempt(Database* db, const v1::CompleteRunRequest& req, in
     case v1::SUCCEEDED:
       return Succeed(db, cur, req, now_ms);
     case v1::FAILED:
+      if (contract::IsPermanentExit(req.exit_code())) {
+        return FailForGood(db, cur,
+                           absl::StrCat("attempt ", cur.run.attempt(), " failed (exit code ", req.exit_code(),
+                                        ", ", contract::DescribeExit(req.exit_code()), ": not retried)",
+                                        req.message().empty() ? "" : ": ", req.message()),
+                           now_ms);
+      }
       return LoseAttempt(db, cur,
                          absl::StrCat("attempt ", cur.run.attempt(), " failed (exit code ", req.exit_code(),
                                       ")", req.message().empty() ? "" : ": ", req.message()),
@@ -154,10 +169,8 @@ absl::Status CompleteAttempt(Database* db, const v1::CompleteRunRequest& req, in
 absl::Status LoseAttempt(Database* db, const RunRecord& cur, const std::string& reason, int64_t now_ms) {
   if (cur.cancel_requested) return EndRequestedStop(db, cur, reason, now_ms);
   if (cur.retries_used >= cur.run.max_retries()) {
-    NM_RETURN_IF_ERROR(SetState(
-        db, cur, v1::FAILED, cur.run.attempt(),
-        absl::StrCat(reason, "; no retries left (max_retries ", cur.run.max_retries(), ")"), now_ms));
-    return SetFinished(db, cur.run.id(), now_ms);
+    return FailForGood(
+        db, cur, absl::StrCat(reason, "; no retries left (max_retries ", cur.run.max_retries(), ")"), now_ms);
   }
   NM_RETURN_IF_ERROR(SetState(
       db, cur, v1::QUEUED, cur.run.attempt(),

@@ -30,8 +30,9 @@ absl::StatusOr<v1::Assignment> AssignRun(Database* db, int64_t run_id, int64_t w
 // ASSIGNED -> RUNNING (a repeated StartRun of the same attempt is accepted unchanged).
 absl::Status MarkRunning(Database* db, const v1::RunAttempt& ra, int64_t now_ms);
 // Ends the current attempt with the agent's outcome: SUCCEEDED stores final metrics (or those of the
-// attempt's last "final" metric point), FAILED requeues while retries remain, CANCELLED cancels, QUEUED
-// hands the attempt back (HandBackAttempt).
+// attempt's last "final" metric point), FAILED requeues while retries remain (but a permanent exit,
+// contract::IsPermanentExit, ends the run FAILED at once: a bad spec fails every attempt), CANCELLED cancels,
+// QUEUED hands the attempt back (HandBackAttempt).
 absl::Status CompleteAttempt(Database* db, const v1::CompleteRunRequest& req, int64_t now_ms);
 // The attempt was lost (worker gone, or it forgot the run): QUEUED while retries remain, else FAILED;
 // CANCELLED instead when a cancel was requested.

@@ -5,9 +5,49 @@
 #include <map>
 #include <utility>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 
 namespace nmsparse::server {
+
+namespace {
+
+constexpr char kStorageFailureUrl[] = "nmsparse/storage-failure";
+
+absl::StatusCode CodeForSqlite(int rc) {
+  switch (rc & 0xff) {  // The primary code of an extended one.
+    case SQLITE_FULL:
+      return absl::StatusCode::kResourceExhausted;
+    case SQLITE_IOERR:
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+    case SQLITE_NOMEM:
+    case SQLITE_READONLY:
+    case SQLITE_CANTOPEN:
+    case SQLITE_PROTOCOL:
+      return absl::StatusCode::kUnavailable;
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return absl::StatusCode::kDataLoss;
+    default:
+      return absl::StatusCode::kInternal;
+  }
+}
+
+}  // namespace
+
+absl::Status SqliteError(int rc, absl::string_view message) {
+  const absl::StatusCode code = CodeForSqlite(rc);
+  absl::Status status(code, message);
+  if (code == absl::StatusCode::kResourceExhausted || code == absl::StatusCode::kUnavailable) {
+    status.SetPayload(kStorageFailureUrl, absl::Cord(sqlite3_errstr(rc)));
+  }
+  return status;
+}
+
+bool IsStorageFailure(const absl::Status& status) {
+  return status.GetPayload(kStorageFailureUrl).has_value();
+}
 
 struct Database::Cache {
   std::map<std::string, std::unique_ptr<Statement>, std::less<>> statements;
@@ -40,17 +80,18 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path
   return db;
 }
 
-absl::Status Database::Error(absl::string_view what) const {
-  return absl::InternalError(absl::StrCat(what, ": ", sqlite3_errmsg(db_), " (", path_, ")"));
+absl::Status Database::Error(int rc, absl::string_view what) const {
+  return SqliteError(rc, absl::StrCat(what, ": ", sqlite3_errmsg(db_), " (", path_, ")"));
 }
 
 absl::Status Database::Exec(absl::string_view sql) {
   char* err = nullptr;
   std::string text(sql);
-  if (sqlite3_exec(db_, text.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
-    std::string msg = err ? err : "unknown error";
+  const int rc = sqlite3_exec(db_, text.c_str(), nullptr, nullptr, &err);
+  if (rc != SQLITE_OK) {
+    std::string msg = err ? err : sqlite3_errstr(rc);
     sqlite3_free(err);
-    return absl::InternalError(absl::StrCat("sqlite: ", msg, " in: ", text.substr(0, 200)));
+    return SqliteError(rc, absl::StrCat("sqlite: ", msg, " in: ", text.substr(0, 200), " (", path_, ")"));
   }
   return absl::OkStatus();
 }
@@ -61,9 +102,8 @@ absl::StatusOr<Stmt> Database::Prepare(absl::string_view sql) {
   auto it = cache_->statements.find(sql);
   if (it != cache_->statements.end()) return Stmt(it->second.get());
   sqlite3_stmt* stmt = nullptr;
-  if (sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr) != SQLITE_OK) {
-    return Error(absl::StrCat("prepare `", sql.substr(0, 200), "`"));
-  }
+  const int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
+  if (rc != SQLITE_OK) return Error(rc, absl::StrCat("prepare `", sql.substr(0, 200), "`"));
   auto owned = std::make_unique<Statement>(this, stmt);
   Stmt out(owned.get());
   cache_->statements.emplace(std::string(sql), std::move(owned));
@@ -100,7 +140,7 @@ absl::StatusOr<bool> Statement::Step() {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
-  return db_->Error(absl::StrCat("step `", std::string(sqlite3_sql(stmt_)).substr(0, 200), "`"));
+  return db_->Error(rc, absl::StrCat("step `", std::string(sqlite3_sql(stmt_)).substr(0, 200), "`"));
 }
 
 absl::Status Statement::Run() {

@@ -18,6 +18,14 @@ namespace nmsparse::server {
 
 class Statement;
 
+// Storage failures - a full disk (SQLITE_FULL), an I/O error, a lock held past the busy timeout, no memory, a
+// read-only or vanished file - are transient: the same request succeeds once space, the lock or the file is
+// back. They come back as RESOURCE_EXHAUSTED (full) or UNAVAILABLE, the codes clients retry with back-off,
+// and carry a payload that IsStorageFailure recognises. Every other SQLite error (a constraint, a bad
+// statement) is INTERNAL, a damaged file DATA_LOSS.
+absl::Status SqliteError(int rc, absl::string_view message);
+bool IsStorageFailure(const absl::Status& status);
+
 // Returns a cached statement to its ready state (reset, unbound) when the caller is done with it, so that no
 // half-read SELECT keeps a read transaction open.
 struct StatementResetter {
@@ -42,7 +50,8 @@ class Database {
   int Changes() const;
   const std::string& path() const { return path_; }
 
-  absl::Status Error(absl::string_view what) const;
+  // `what` failed with SQLite result code `rc`: SqliteError with SQLite's message and the file.
+  absl::Status Error(int rc, absl::string_view what) const;
 
  private:
   Database(sqlite3* db, std::string path);

@@ -1,5 +1,9 @@
 #include "server/store/store.h"
 
+#include <cstdio>
+#include <string>
+
+#include "server/store/clock.h"
 #include "server/store/migrations.h"
 #include "server/store/status_macros.h"
 
@@ -13,10 +17,34 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path) {
 
 absl::Status Store::Write(absl::FunctionRef<absl::Status(Database*)> fn) {
   absl::MutexLock lock(&mu_);
+  absl::Status status = WriteLocked(fn);
+  NoteWrite(status);
+  return status;
+}
+
+absl::Status Store::WriteLocked(absl::FunctionRef<absl::Status(Database*)> fn) {
   Transaction tx(db_.get());
   NM_RETURN_IF_ERROR(tx.Begin());
   NM_RETURN_IF_ERROR(fn(db_.get()));
   return tx.Commit();
+}
+
+void Store::NoteWrite(const absl::Status& status) {
+  const int64_t now = NowMs();
+  if (IsStorageFailure(status)) {
+    last_storage_failure_ms_ = now;
+    if (outage_failures_++ == 0) {
+      outage_started_ms_ = now;
+      std::fprintf(stderr,
+                   "nmserver: writes to the database fail: %s; requests that write are answered %s (workers "
+                   "keep their reports and retry) until a write succeeds again\n",
+                   std::string(status.message()).c_str(), absl::StatusCodeToString(status.code()).c_str());
+    }
+  } else if (status.ok() && outage_failures_ > 0) {
+    std::fprintf(stderr, "nmserver: database writes succeed again, after %lld failed in %.1f s\n",
+                 static_cast<long long>(outage_failures_), (now - outage_started_ms_) / 1000.0);
+    outage_failures_ = 0;
+  }
 }
 
 absl::Status Store::Read(absl::FunctionRef<absl::Status(Database*)> fn) {

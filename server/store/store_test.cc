@@ -137,6 +137,29 @@ TEST(MigrationsTest, LineageMigrationKeepsAnOlderDatabase) {
   EXPECT_TRUE(s.ok()) << s;
 }
 
+// A database of schema 5 (before search_ended) upgrades in place: its sweeps load with their search going on,
+// and the reason a search ended round-trips.
+TEST(MigrationsTest, SearchEndedMigrationKeepsAnOlderDatabase) {
+  std::string path = TempPath("schema5");
+  CreateAtVersion(
+      path, 5,
+      {"INSERT INTO sweeps (name, spec, priority, created_at_ms, submitted_by) VALUES ('old', '', "
+       "0, 1, 'alice')"});
+  auto store = Store::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status();
+  absl::Status s = (*store)->Write([&](Database* db) -> absl::Status {
+    NM_ASSIGN_OR_RETURN(v1::Sweep old, LoadSweep(db, 1));
+    EXPECT_EQ(old.name(), "old");
+    EXPECT_EQ(old.search_ended(), "");
+    NM_RETURN_IF_ERROR(EndSearch(db, 1, "proposal 3: no valid point"));
+    NM_ASSIGN_OR_RETURN(std::vector<v1::Sweep> listed, ListSweeps(db));
+    EXPECT_EQ(listed.at(0).search_ended(), "proposal 3: no valid point");
+    EXPECT_EQ(EndSearch(db, 2, "x").code(), absl::StatusCode::kNotFound);
+    return absl::OkStatus();
+  });
+  EXPECT_TRUE(s.ok()) << s;
+}
+
 TEST(TokenTableTest, StoresHashesByNameAndRecordsSubmitters) {
   auto store = Store::Open(TempPath("tokens"));
   ASSERT_TRUE(store.ok());
@@ -297,6 +320,27 @@ TEST_F(RunStateTest, RetriesExhaustedFails) {
   RunRecord r = Load(run);
   EXPECT_EQ(r.run.state(), v1::FAILED);
   EXPECT_NE(r.run.message().find("no retries left"), std::string::npos) << r.run.message();
+  EXPECT_GT(r.run.finished_at_ms(), 0);
+}
+
+// A bad spec (nmtrain's exit 2) fails every attempt alike: the run ends FAILED at once, its retries unspent.
+// Other failures (a data error, exit 3, above) use the retry budget.
+TEST_F(RunStateTest, PermanentExitFailsAtOnceWhateverRetriesRemain) {
+  int64_t run = AddRun(4);
+  ASSERT_TRUE(Assign(run, 1).ok());
+  v1::CompleteRunRequest req;
+  *req.mutable_run() = Attempt(run, 1);
+  req.set_outcome(v1::FAILED);
+  req.set_exit_code(2);
+  req.set_message("rank 0 exited with code 2 (bad spec): model.name: unknown model 'vit_huge'");
+  ASSERT_TRUE(store_->Write([&](Database* db) { return CompleteAttempt(db, req, 5); }).ok());
+  RunRecord r = Load(run);
+  EXPECT_EQ(r.run.state(), v1::FAILED);
+  EXPECT_EQ(r.retries_used, 0u);
+  EXPECT_EQ(r.run.attempt(), 1u);
+  EXPECT_EQ(r.run.message(),
+            "attempt 1 failed (exit code 2, bad spec: not retried): rank 0 exited with code 2 (bad spec): "
+            "model.name: unknown model 'vit_huge'");
   EXPECT_GT(r.run.finished_at_ms(), 0);
 }
 
@@ -508,6 +552,90 @@ TEST_F(EventCapsTest, ALongLineIsStoredCut) {
   std::vector<v1::LogLine> logs = Logs(run);
   ASSERT_EQ(logs.size(), 1u);
   EXPECT_EQ(logs[0].text(), limits::CutLogLine(text));
+}
+
+// Storage failures answer with the codes clients retry, say SQLite's reason, and are remembered (the lease
+// manager counts leases from the last one); other errors stay INTERNAL.
+TEST(StoreTest, StorageFailuresAreTransientAndRemembered) {
+  auto opened = Store::Open(TempPath("storage-failures"));
+  ASSERT_TRUE(opened.ok());
+  Store& store = **opened;
+  const auto insert_sweep = [&store](const std::string& name) {
+    return store.Write([&](Database* db) -> absl::Status {
+      v1::SweepSpec spec;
+      spec.set_name(name);
+      return InsertSweep(db, spec, 1, "").status();
+    });
+  };
+  ASSERT_TRUE(insert_sweep("before").ok());
+  EXPECT_EQ(store.last_storage_failure_ms(), 0);
+
+  // A full disk: the file may not grow by a page.
+  ASSERT_TRUE(store
+                  .Read([](Database* db) {
+                    const int64_t pages = Count(db, "PRAGMA page_count");
+                    return db->Exec(absl::StrCat("PRAGMA max_page_count = ", pages));
+                  })
+                  .ok());
+  const absl::Status full = insert_sweep(std::string(200000, 'x'));
+  EXPECT_EQ(full.code(), absl::StatusCode::kResourceExhausted) << full;
+  EXPECT_NE(full.message().find("database or disk is full"), std::string::npos) << full;
+  EXPECT_TRUE(IsStorageFailure(full));
+  EXPECT_GT(store.last_storage_failure_ms(), 0);
+  ASSERT_TRUE(store.Read([](Database* db) { return db->Exec("PRAGMA max_page_count = 1073741823"); }).ok());
+
+  // A read-only file.
+  ASSERT_TRUE(store.Read([](Database* db) { return db->Exec("PRAGMA query_only = 1"); }).ok());
+  const absl::Status read_only = insert_sweep("read-only");
+  EXPECT_EQ(read_only.code(), absl::StatusCode::kUnavailable) << read_only;
+  EXPECT_TRUE(IsStorageFailure(read_only));
+  ASSERT_TRUE(store.Read([](Database* db) { return db->Exec("PRAGMA query_only = 0"); }).ok());
+
+  // Not storage: a broken constraint is the caller's bug, and the code says so.
+  const int64_t last_failure = store.last_storage_failure_ms();
+  const absl::Status constraint = store.Write(
+      [](Database* db) { return db->Exec("INSERT INTO schema_version (version) VALUES (NULL)"); });
+  EXPECT_EQ(constraint.code(), absl::StatusCode::kInternal) << constraint;
+  EXPECT_FALSE(IsStorageFailure(constraint));
+  EXPECT_EQ(store.last_storage_failure_ms(), last_failure);
+
+  std::vector<v1::Sweep> sweeps;
+  ASSERT_TRUE(store
+                  .Read([&](Database* db) -> absl::Status {
+                    NM_ASSIGN_OR_RETURN(sweeps, ListSweeps(db));
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  ASSERT_EQ(sweeps.size(), 1u);  // Nothing of the failed writes was stored.
+  EXPECT_EQ(sweeps[0].name(), "before");
+  EXPECT_TRUE(insert_sweep("after").ok());
+}
+
+// A metric point is found by its attempt, kind, epoch and step: what the gateway checks before storing a
+// report sent again.
+TEST_F(RunStateTest, StoredMetricSeqFindsThePointOfTheSameTrainerLine) {
+  int64_t run = AddRun(0);
+  ASSERT_TRUE(Assign(run, 1).ok());
+  v1::MetricPoint step;
+  step.set_kind("step");
+  step.set_epoch(0);
+  step.set_step(10);
+  int64_t seq = 0, again = 0, other_step = 0, other_attempt = 0;
+  ASSERT_TRUE(store_
+                  ->Write([&](Database* db) -> absl::Status {
+                    NM_ASSIGN_OR_RETURN(seq, AppendMetric(db, run, 1, step, 4));
+                    NM_ASSIGN_OR_RETURN(again, StoredMetricSeq(db, run, 1, step));
+                    v1::MetricPoint later = step;
+                    later.set_step(20);
+                    NM_ASSIGN_OR_RETURN(other_step, StoredMetricSeq(db, run, 1, later));
+                    NM_ASSIGN_OR_RETURN(other_attempt, StoredMetricSeq(db, run, 2, step));
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  EXPECT_GT(seq, 0);
+  EXPECT_EQ(again, seq);
+  EXPECT_EQ(other_step, 0);
+  EXPECT_EQ(other_attempt, 0);
 }
 
 TEST(StoreTest, FailedWriteRollsBackEverything) {

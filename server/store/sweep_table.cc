@@ -6,7 +6,7 @@
 namespace nmsparse::server {
 namespace {
 
-constexpr char kColumns[] = "id, name, spec, created_at_ms, cancelled, submitted_by";
+constexpr char kColumns[] = "id, name, spec, created_at_ms, cancelled, submitted_by, search_ended";
 
 v1::Sweep SweepFromRow(const Statement& st) {
   v1::Sweep s;
@@ -16,6 +16,7 @@ v1::Sweep SweepFromRow(const Statement& st) {
   s.set_created_at_ms(st.Int(3));
   s.set_cancelled(st.Int(4) != 0);
   s.set_submitted_by(st.Text(5));
+  s.set_search_ended(st.Text(6));
   return s;
 }
 
@@ -87,6 +88,13 @@ absl::StatusOr<std::vector<v1::Sweep>> ListSweeps(Database* db) {
 absl::Status MarkSweepCancelled(Database* db, int64_t id) {
   NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("UPDATE sweeps SET cancelled = 1 WHERE id = ?"));
   NM_RETURN_IF_ERROR(st->Bind(1, id).Run());
+  if (db->Changes() == 0) return absl::NotFoundError(absl::StrCat("no sweep with id ", id));
+  return absl::OkStatus();
+}
+
+absl::Status EndSearch(Database* db, int64_t id, const std::string& reason) {
+  NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("UPDATE sweeps SET search_ended = ? WHERE id = ?"));
+  NM_RETURN_IF_ERROR(st->BindText(1, reason).Bind(2, id).Run());
   if (db->Changes() == 0) return absl::NotFoundError(absl::StrCat("no sweep with id ", id));
   return absl::OkStatus();
 }

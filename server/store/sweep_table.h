@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -22,6 +23,8 @@ absl::StatusOr<v1::Sweep> LoadSweep(Database* db, int64_t id);
 // Newest first.
 absl::StatusOr<std::vector<v1::Sweep>> ListSweeps(Database* db);
 absl::Status MarkSweepCancelled(Database* db, int64_t id);
+// Records why the sweep's search proposes no more runs (v1.Sweep.search_ended; `reason` is not empty).
+absl::Status EndSearch(Database* db, int64_t id, const std::string& reason);
 
 }  // namespace nmsparse::server
 

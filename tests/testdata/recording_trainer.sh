@@ -18,6 +18,7 @@ mkdir -p "$out"
   echo "LOCAL_RANK=$LOCAL_RANK"
   echo "WORLD_SIZE=$WORLD_SIZE"
   echo "CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES-<unset>}"
+  echo "CUDA_DEVICE_ORDER=${CUDA_DEVICE_ORDER-<unset>}"
   echo "MASTER_PORT=$MASTER_PORT"
 } >"$out/rank-$RANK.txt"
 if [[ "$device" == cuda ]]; then

@@ -8,9 +8,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "common/unicode_text.h"
 #include "schemas/limits.h"
 #include "worker/agent/agent_log.h"
 #include "worker/agent/data_roots.h"
+#include "worker/agent/report_fate.h"
 #include "worker/contract/run_directory.h"
 #include "worker/contract/trainer_contract.h"
 
@@ -19,19 +21,6 @@ namespace {
 
 constexpr size_t kMaxBatch = 256;
 constexpr std::chrono::milliseconds kInitialBackoff{200};
-
-// Codes after which the same report is sent again: the coordinator is away or busy, not refusing it.
-bool IsTransient(const absl::Status& status) {
-  switch (status.code()) {
-    case absl::StatusCode::kUnavailable:
-    case absl::StatusCode::kDeadlineExceeded:
-    case absl::StatusCode::kResourceExhausted:
-    case absl::StatusCode::kAborted:
-      return true;
-    default:
-      return false;
-  }
-}
 
 std::string AttemptName(const v1::RunAttempt& run) {
   return absl::StrCat("run ", run.run_id(), " attempt ", run.attempt());
@@ -172,11 +161,18 @@ void Agent::Leave(const std::string& why, std::chrono::milliseconds flush_timeou
   Shutdown(std::chrono::milliseconds(1000));
 }
 
-void Agent::Backoff(std::chrono::milliseconds* delay, bool reporter) {
+void Agent::Backoff(std::chrono::milliseconds* delay, bool reporter, std::chrono::milliseconds cap) {
   std::unique_lock<std::mutex> lock(mu_);
   // The reporter keeps trying while the agent shuts down: it flushes the last reports.
   cv_.wait_for(lock, *delay, [this, reporter] { return reporter ? reporter_stopping_ : stopping_; });
-  *delay = std::min(*delay * 2, options_.max_backoff);
+  *delay = std::min(*delay * 2, cap);
+}
+
+std::chrono::milliseconds Agent::RegisterBackoffCap() {
+  std::lock_guard<std::mutex> lock(mu_);
+  // At least as often as the coordinator wants heartbeats: after its storage failed, it gives every worker
+  // one lease to get through (docs/reliability.md).
+  return std::min(options_.max_backoff, heartbeat_interval_);
 }
 
 absl::Status Agent::RegisterOnce() {
@@ -231,7 +227,7 @@ void Agent::HeartbeatLoop() {
           reported_unreachable = true;
         }
         CheckIdle();  // A job's worker that never reaches its coordinator must not hold the node.
-        Backoff(&backoff, /*reporter=*/false);
+        Backoff(&backoff, /*reporter=*/false, RegisterBackoffCap());
         continue;
       }
       reported_unreachable = false;
@@ -290,7 +286,7 @@ void Agent::AssignmentLoop() {
       AgentLog(absl::StrCat("assignment stream ended: ", status.ToString()));
     }
     if (std::chrono::steady_clock::now() - opened > std::chrono::seconds(10)) backoff = kInitialBackoff;
-    Backoff(&backoff, /*reporter=*/false);
+    Backoff(&backoff, /*reporter=*/false, options_.max_backoff);
   }
 }
 
@@ -332,18 +328,15 @@ void Agent::HandleAssignment(const v1::Assignment& assignment) {
     launch.init_from = absl::StrCat(options_.work_dir, "/runs/", assignment.init_from_run());
   }
   // A data path outside the data roots, or a fork whose parent's checkpoint is not here, fails the attempt
-  // before any trainer starts, with the reason in the run's message.
-  absl::Status refused = CheckDataAccess(launch);
-  int refused_code = contract::kExitData;
-  if (refused.ok()) {
-    refused = CheckForkSource(launch, assignment.init_from_run());
-    refused_code = contract::kExitUsage;
-  }
+  // before any trainer starts, with the reason in the run's message. A data error, not a bad spec: both
+  // depend on this worker (its roots, its files), and another worker may take the retry.
+  absl::Status refused = CheckRunDataAccess(launch.spec_yaml, launch.run_dir, options_.data_roots);
+  if (refused.ok()) refused = CheckForkSource(launch, assignment.init_from_run());
   if (!refused.ok()) {
     AgentLog(absl::StrCat("refusing ", AttemptName(run), ": ", refused.message()));
     RunOutcome outcome;
     outcome.state = v1::FAILED;
-    outcome.exit_code = refused_code;
+    outcome.exit_code = contract::kExitData;
     outcome.message = absl::StrCat("refused by nmworker on ", options_.host, ": ", refused.message());
     OnRunDone(run, outcome);
     return;
@@ -380,7 +373,8 @@ void Agent::HandleAssignment(const v1::Assignment& assignment) {
     report.line.set_run_id(run.run_id());
     report.line.set_attempt(run.attempt());
     report.line.set_rank(rank);
-    report.line.set_text(limits::CutLogLine(std::string_view(text.data(), text.size())));
+    // Proto3 strings are UTF-8: one stray byte would make the coordinator refuse the whole report.
+    report.line.set_text(limits::CutLogLine(ValidUtf8(std::string_view(text.data(), text.size()))));
     report.line.set_at_ms(absl::ToUnixMillis(absl::Now()));
     outbox_.Push(std::move(report));
   };
@@ -397,13 +391,6 @@ void Agent::HandleAssignment(const v1::Assignment& assignment) {
     active.supervisor = std::move(supervisor);
   }
   raw->Start();
-}
-
-absl::Status Agent::CheckDataAccess(const RunLaunch& launch) const {
-  absl::StatusOr<std::string> directory = DatasetDirectory(launch.spec_yaml, launch.run_dir);
-  if (!directory.ok()) return directory.status();
-  if (directory->empty()) return absl::OkStatus();  // No files to read (synthetic data).
-  return CheckUnderDataRoots(*directory, options_.data_roots);
 }
 
 namespace {
@@ -447,7 +434,7 @@ void Agent::OnRunDone(const v1::RunAttempt& run, const RunOutcome& outcome) {
   *report.complete.mutable_run() = run;
   report.complete.set_outcome(outcome.state);
   report.complete.set_exit_code(outcome.exit_code);
-  report.complete.set_message(outcome.message);
+  report.complete.set_message(ValidUtf8(outcome.message));  // It may quote the trainer's stderr.
   for (const auto& [name, value] : outcome.final_metrics)
     (*report.complete.mutable_final_metrics())[name] = value;
   outbox_.Push(std::move(report));
@@ -534,6 +521,7 @@ absl::Status Agent::Send(const std::vector<Report>& batch) {
 
 void Agent::ReportLoop() {
   std::chrono::milliseconds backoff = kInitialBackoff;
+  bool retrying = false;  // The head report was not taken: say so once, and once more when it goes out.
   for (;;) {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -542,17 +530,26 @@ void Agent::ReportLoop() {
     std::vector<Report> batch = outbox_.PeekBatch(kMaxBatch, std::chrono::milliseconds(200));
     if (batch.empty()) continue;
     const Report& head = batch.front();
-    absl::Status status = Send(batch);
-    if (IsTransient(status)) {
-      Backoff(
-          &backoff,
-          /*reporter=*/true);  // Keep the batch: it goes out again, in order, once the coordinator answers.
+    const absl::Status status = Send(batch);
+    const ReportFate fate = FateOf(status);
+    if (fate == ReportFate::kRetry) {
+      if (!retrying) {
+        AgentLog(absl::StrCat("the coordinator did not take a report of ", AttemptName(head.run), " (",
+                              status.ToString(), "); keeping it and the reports after it (", outbox_.size(),
+                              " waiting), sending again with back-off"));
+      }
+      retrying = true;
+      // Keep the batch: it goes out again, in order, once the coordinator takes it.
+      Backoff(&backoff, /*reporter=*/true, options_.max_backoff);
       continue;
     }
+    if (retrying)
+      AgentLog(absl::StrCat("the coordinator takes reports again (", outbox_.size(), " waiting)"));
+    retrying = false;
     backoff = kInitialBackoff;
     outbox_.Ack(batch.back().id);
-    if (status.code() == absl::StatusCode::kFailedPrecondition) {
-      // Fenced: this attempt is no longer the run's current one. Stop its processes, drop its reports.
+    if (fate == ReportFate::kFenced) {
+      // This attempt is no longer the run's current one. Stop its processes, drop its reports.
       AgentLog(absl::StrCat(AttemptName(head.run), " refused by the coordinator (", status.message(),
                             "); stopping it"));
       {
@@ -566,9 +563,9 @@ void Agent::ReportLoop() {
       outbox_.DropAttempt(head.run);
       continue;
     }
-    if (!status.ok()) {
-      AgentLog(
-          absl::StrCat("coordinator rejected a report of ", AttemptName(head.run), ": ", status.ToString()));
+    if (fate == ReportFate::kRefused) {
+      AgentLog(absl::StrCat("the coordinator refused a report of ", AttemptName(head.run),
+                            " for good: ", status.ToString()));
     }
     if (head.kind == Report::Kind::kComplete) Retire(head.run);
   }

@@ -79,8 +79,6 @@ class Agent {
   absl::Status RegisterOnce();
   void HandleAssignment(const v1::Assignment& assignment);
   void StopAttempts(const google::protobuf::RepeatedPtrField<v1::RunAttempt>& attempts, StopReason reason);
-  // OK when the run may read its dataset on this worker (data_roots.h); else why not.
-  absl::Status CheckDataAccess(const RunLaunch& launch) const;
   // A fork needs its parent's checkpoint in launch.init_from unless its own run directory has one already.
   absl::Status CheckForkSource(const RunLaunch& launch, int64_t parent_run_id) const;
   void OnRunDone(const v1::RunAttempt& run, const RunOutcome& outcome);
@@ -92,7 +90,9 @@ class Agent {
   void HandBackUnstarted(const v1::RunAttempt& run);
   std::vector<v1::RunAttempt> RunningAttempts();
   absl::Status Send(const std::vector<Report>& batch);
-  void Backoff(std::chrono::milliseconds* delay, bool reporter);
+  // Waits `delay` (less when stopping), then doubles it up to `cap`.
+  void Backoff(std::chrono::milliseconds* delay, bool reporter, std::chrono::milliseconds cap);
+  std::chrono::milliseconds RegisterBackoffCap();
 
   const AgentOptions options_;
   const std::unique_ptr<CoordinatorClient> client_;

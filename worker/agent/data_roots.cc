@@ -4,7 +4,9 @@
 #include <stdlib.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <optional>
+#include <system_error>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -50,6 +52,19 @@ absl::StatusOr<std::string> DatasetDirectory(const std::string& resolved_spec, c
   if (dataset == "fashion_mnist") path = FashionMnistDir(path);
   if (!path.empty() && path[0] != '/') path = absl::StrCat(run_dir, "/", path);
   return path;
+}
+
+absl::Status CheckRunDataAccess(const std::string& resolved_spec, const std::string& run_dir,
+                                const std::vector<std::string>& roots) {
+  absl::StatusOr<std::string> directory = DatasetDirectory(resolved_spec, run_dir);
+  if (!directory.ok()) return directory.status();
+  if (directory->empty()) return absl::OkStatus();  // No files to read (synthetic data).
+  if (absl::StartsWith(*directory, run_dir + "/")) {
+    std::error_code error;
+    std::filesystem::create_directories(run_dir, error);
+    if (error) return absl::UnavailableError(absl::StrCat("cannot create ", run_dir, ": ", error.message()));
+  }
+  return CheckUnderDataRoots(*directory, roots);
 }
 
 absl::Status CheckUnderDataRoots(const std::string& path, const std::vector<std::string>& roots) {

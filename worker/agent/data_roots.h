@@ -21,6 +21,13 @@ std::vector<std::string> DefaultDataRoots(const std::string& work_dir);
 // dataset with no files (synthetic). InvalidArgument when the spec cannot be read.
 absl::StatusOr<std::string> DatasetDirectory(const std::string& resolved_spec, const std::string& run_dir);
 
+// The check nmworker runs before a run starts: OK when the run reads no files, or when its dataset directory
+// (DatasetDirectory) is under `roots` (CheckUnderDataRoots). A relative data.path is resolved from `run_dir`,
+// as nmtrain, started there, resolves it: the run directory is created first when missing (a first attempt),
+// since ".." can only be resolved from a directory that exists.
+absl::Status CheckRunDataAccess(const std::string& resolved_spec, const std::string& run_dir,
+                                const std::vector<std::string>& roots);
+
 // OK when `path`, with symlinks resolved, is one of `roots` (also resolved) or below one. Otherwise
 // PermissionDenied: "data.path PATH (resolves to REAL) is outside this worker's data roots [R1, R2]
 // (nmworker --data_root)"; a path that does not exist is refused the same way, naming it.

@@ -70,5 +70,24 @@ TEST_F(DataRootsTest, DatasetDirectoryIsWhatNmtrainReads) {
   EXPECT_FALSE(DatasetDirectory("data: [unclosed\n", "/w").ok());
 }
 
+// A relative data.path is read from the run directory, which does not exist before the run's first attempt:
+// accepted when it lands under a root, refused when ".." or a symlink takes it out of them.
+TEST_F(DataRootsTest, RelativePathsResolveFromTheRunDirectoryBeforeItExists) {
+  const std::vector<std::string> roots = {base_ + "/data"};
+  const std::string run_dir = base_ + "/data/work/runs/7";  // Not there yet.
+  const auto spec = [](const std::string& path) { return "data: {dataset: shards, path: " + path + "}\n"; };
+  EXPECT_TRUE(CheckRunDataAccess(spec("../../../shards"), run_dir, roots).ok())
+      << CheckRunDataAccess(spec("../../../shards"), run_dir, roots);
+  struct stat info;
+  EXPECT_EQ(stat(run_dir.c_str(), &info), 0) << "the run directory is created for the check";
+  EXPECT_EQ(CheckRunDataAccess(spec("../../../../other"), run_dir, roots).code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(CheckRunDataAccess(spec("../../../escape"), run_dir, roots).code(),
+            absl::StatusCode::kPermissionDenied);  // A link out of the root.
+  EXPECT_TRUE(CheckRunDataAccess(spec(base_ + "/data/shards"), base_ + "/data/work/runs/8", roots).ok());
+  EXPECT_NE(stat((base_ + "/data/work/runs/8").c_str(), &info), 0) << "only a relative path needs it";
+  EXPECT_TRUE(CheckRunDataAccess("data: {dataset: synthetic}\n", run_dir, roots).ok());
+}
+
 }  // namespace
 }  // namespace nmsparse::agent

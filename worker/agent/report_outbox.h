@@ -1,6 +1,7 @@
-// The agent's ordered queue of reports to the coordinator. Reports wait here while the coordinator is away
-// and are replayed in order once it is back; the queue is bounded: past its capacity the oldest log lines,
-// then the oldest metric points, are dropped (StartRun and CompleteRun reports are never dropped).
+// The agent's ordered queue of reports to the coordinator. Reports wait here until the coordinator takes or
+// refuses them (report_fate.h), and are sent again in order while it is away or cannot store them; the queue
+// is bounded: past its capacity the oldest log lines, then the oldest metric points, are dropped (StartRun
+// and CompleteRun reports are never dropped).
 #ifndef NMSPARSE_WORKER_AGENT_REPORT_OUTBOX_H_
 #define NMSPARSE_WORKER_AGENT_REPORT_OUTBOX_H_
 

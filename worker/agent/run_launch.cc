@@ -1,8 +1,8 @@
 #include "worker/agent/run_launch.h"
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/client_security.h"
 #include "worker/contract/run_directory.h"
 #include "worker/contract/trainer_contract.h"
 
@@ -46,19 +46,23 @@ RankCommand MakeRankCommand(const RunLaunch& launch, size_t rank, int master_por
   command.env.push_back(absl::StrCat("MASTER_ADDR=", launch.master_addr));
   command.env.push_back(absl::StrCat("MASTER_PORT=", master_port));
   command.env.push_back(absl::StrCat("CUDA_VISIBLE_DEVICES=", absl::StrJoin(devices, ",")));
+  // GPU indices come from nvidia-smi, which numbers GPUs by PCI bus; CUDA's default order is fastest first.
+  command.env.push_back("CUDA_DEVICE_ORDER=PCI_BUS_ID");
   command.cwd = launch.run_dir;
   return command;
 }
 
 std::vector<std::string> AgentEnvironmentForRanks() {
-  static const char* kReplaced[] = {
-      "RANK=", "WORLD_SIZE=", "LOCAL_RANK=", "MASTER_ADDR=", "MASTER_PORT=", "CUDA_VISIBLE_DEVICES="};
+  static const char* kReplaced[] = {"RANK",        "WORLD_SIZE",           "LOCAL_RANK",       "MASTER_ADDR",
+                                    "MASTER_PORT", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"};
   std::vector<std::string> env;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     absl::string_view entry(*e);
-    bool replaced = false;
-    for (const char* prefix : kReplaced) replaced = replaced || absl::StartsWith(entry, prefix);
-    if (!replaced) env.emplace_back(entry);
+    const absl::string_view name = entry.substr(0, entry.find('='));
+    bool left_out = false;
+    for (const char* replaced : kReplaced) left_out = left_out || name == replaced;
+    for (const char* secret : kCredentialVariables) left_out = left_out || name == secret;
+    if (!left_out) env.emplace_back(entry);
   }
   return env;
 }

@@ -38,13 +38,15 @@ absl::Status CheckRankDevices(const RunLaunch& launch);
 
 // Rank `rank`'s command: `trainer --spec <spec_path> --out <run_dir> --resume [--init-from <init_from>]
 // --device cpu|cuda [args]`, in
-// the run directory, with `base_env` plus RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT and
+// the run directory, with `base_env` plus RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT,
 // CUDA_VISIBLE_DEVICES: the run's GPUs in rank order (so that rank r's cuda:r is its own GPU), or empty on
-// CPU slots (no GPU visible at all).
+// CPU slots (no GPU visible at all), and CUDA_DEVICE_ORDER=PCI_BUS_ID (CUDA then numbers the GPUs as
+// nvidia-smi, where the slots' indices come from, does).
 RankCommand MakeRankCommand(const RunLaunch& launch, size_t rank, int master_port,
                             const std::vector<std::string>& base_env, const std::string& spec_path);
 
-// The agent's environment without the variables MakeRankCommand sets.
+// The agent's environment without the variables MakeRankCommand sets, and without the agent's credentials
+// (kCredentialVariables: the token, its file and the TLS files), which no trainer needs.
 std::vector<std::string> AgentEnvironmentForRanks();
 
 }  // namespace nmsparse::agent

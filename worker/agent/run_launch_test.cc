@@ -2,7 +2,10 @@
 // multi-GPU runs gets. nmtrain's side of the same rule is device_choice_test.
 #include "worker/agent/run_launch.h"
 
+#include <cstdlib>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -56,6 +59,16 @@ TEST(MakeRankCommand, AForkNamesItsParentsRunDirectory) {
             "--device cpu --threads 4");
 }
 
+// An agent started with another CUDA_DEVICE_ORDER does not pass it on: the ranks get PCI_BUS_ID only.
+TEST(AgentEnvironmentForRanks, ReplacesTheDeviceOrder) {
+  setenv("CUDA_DEVICE_ORDER", "FASTEST_FIRST", 1);
+  const std::vector<std::string> env = AgentEnvironmentForRanks();
+  unsetenv("CUDA_DEVICE_ORDER");
+  for (const std::string& entry : env) EXPECT_NE(entry.rfind("CUDA_DEVICE_ORDER=", 0), 0u) << entry;
+  const auto ranks = EnvOf(MakeRankCommand(Launch({0}), 0, 1234, env, "spec.yaml"));
+  EXPECT_EQ(ranks.at("CUDA_DEVICE_ORDER"), "PCI_BUS_ID");
+}
+
 // Every rank sees the run's GPUs in rank order and opens cuda:LOCAL_RANK, i.e. its own slot's GPU.
 TEST(MakeRankCommand, GpuRunsListTheirGpusInRankOrder) {
   const std::vector<std::vector<int>> runs = {{3}, {0, 2}, {1, 0}, {0, 1, 2, 3, 4, 5, 6, 7}};
@@ -68,6 +81,7 @@ TEST(MakeRankCommand, GpuRunsListTheirGpusInRankOrder) {
       const auto env = EnvOf(command);
       const std::string listed = absl::StrJoin(devices, ",");
       EXPECT_EQ(env.at("CUDA_VISIBLE_DEVICES"), listed);
+      EXPECT_EQ(env.at("CUDA_DEVICE_ORDER"), "PCI_BUS_ID");  // nvidia-smi's numbering, not fastest first.
       EXPECT_EQ(env.at("RANK"), absl::StrCat(r));
       EXPECT_EQ(env.at("LOCAL_RANK"), absl::StrCat(r));
       EXPECT_EQ(env.at("WORLD_SIZE"), absl::StrCat(devices.size()));
@@ -87,6 +101,29 @@ TEST(CheckRankDevices, RefusesRunsMixingGpusAndCpuSlots) {
   EXPECT_FALSE(mixed.ok());
   EXPECT_NE(mixed.message().find("rank 1 is on a CPU slot"), std::string::npos) << mixed;
   EXPECT_FALSE(CheckRankDevices(Launch({})).ok());
+}
+
+// The worker's credentials stay with the worker: a trainer runs a user's spec and could print its environment
+// (or any user could read /proc/PID/environ of a process of theirs).
+TEST(AgentEnvironmentForRanks, LeavesOutTheCredentialsAndTheVariablesSetPerRank) {
+  setenv("NMSPARSE_TOKEN", "secret-worker-token", 1);
+  setenv("NMSPARSE_TOKEN_FILE", "/etc/nmsparse/worker.token", 1);
+  setenv("NMSPARSE_TLS_KEY", "/etc/nmsparse/worker.key", 1);
+  setenv("NMSPARSE_TOKENISER", "kept", 1);  // Only the exact names are credentials.
+  setenv("RANK", "7", 1);
+  std::map<std::string, std::string> env;
+  for (const std::string& entry : AgentEnvironmentForRanks()) {
+    const size_t eq = entry.find('=');
+    env[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  EXPECT_EQ(env.count("NMSPARSE_TOKEN"), 0u);
+  EXPECT_EQ(env.count("NMSPARSE_TOKEN_FILE"), 0u);
+  EXPECT_EQ(env.count("NMSPARSE_TLS_KEY"), 0u);
+  EXPECT_EQ(env.count("RANK"), 0u);
+  EXPECT_EQ(env["NMSPARSE_TOKENISER"], "kept");
+  for (const char* name :
+       {"NMSPARSE_TOKEN", "NMSPARSE_TOKEN_FILE", "NMSPARSE_TLS_KEY", "NMSPARSE_TOKENISER", "RANK"})
+    unsetenv(name);
 }
 
 }  // namespace

@@ -10,11 +10,14 @@
 #include <torch/version.h>
 
 #include <string>
+#include <vector>
 
 #if TORCH_VERSION_MAJOR < 2
 #include <c10/util/string_utils.h>
 #endif
 
+#include <ATen/ops/_foreach_mul.h>
+#include <ATen/ops/_foreach_norm.h>
 #if (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4))
 #include <ATen/ops/_foreach_add.h>
 #include <ATen/ops/_fused_adamw.h>
@@ -89,6 +92,20 @@ inline void SetAutocastDtype(c10::DeviceType device, c10::ScalarType dtype) {
   } else {
     at::autocast::set_autocast_cpu_dtype(dtype);
   }
+#endif
+}
+
+// The L2 norm of each tensor, in multi-tensor kernels (one launch per chunk of tensors, not one per tensor).
+// _foreach_norm exists in both versions.
+inline std::vector<at::Tensor> ForeachNorm(at::TensorList tensors) { return at::_foreach_norm(tensors, 2); }
+
+// tensors[i] *= factor, `factor` a 0-dim tensor on the tensors' device (never read on the host): one
+// multi-tensor kernel from 2.1, which has _foreach_mul_ by a tensor; a loop of mul_ before.
+inline void ForeachMulByTensor(at::TensorList tensors, const at::Tensor& factor) {
+#if NMSPARSE_TORCH_AT_LEAST(2, 1)
+  at::_foreach_mul_(tensors, factor);
+#else
+  for (const at::Tensor& t : tensors) const_cast<at::Tensor&>(t).mul_(factor);
 #endif
 }
 

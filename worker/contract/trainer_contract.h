@@ -18,6 +18,11 @@ constexpr int kExitDistributed = 5;   // Rendezvous failed, a rank died, a colle
 constexpr int kExitTerminated = 143;  // SIGTERM: stopped at a step boundary after writing a checkpoint.
 constexpr int kExitKilled = 137;      // SIGKILL (as a shell reports it).
 
+// Whether an exit is permanent: every attempt of the same spec would end the same way, so the coordinator
+// ends the run FAILED at once instead of spending its retries. Only a bad spec (or command line) is: a data,
+// training or distributed error may be this worker's or this moment's, and a signal is a crash or a stop.
+constexpr bool IsPermanentExit(int code) { return code == kExitUsage; }
+
 // What an exit code means, for run messages.
 inline std::string DescribeExit(int code) {
   switch (code) {

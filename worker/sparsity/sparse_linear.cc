@@ -34,7 +34,9 @@ SparseLinearImpl::SparseLinearImpl(int64_t in_features, int64_t out_features, bo
 
 torch::Tensor SparseLinearImpl::EffectiveWeight() { return ApplyLayerRule(weight, rule_.get()); }
 
-torch::Tensor SparseLinearImpl::forward(const torch::Tensor& input) {
+torch::Tensor SparseLinearImpl::forward(const torch::Tensor& input) { return ForwardWithBias(input, bias); }
+
+torch::Tensor SparseLinearImpl::ForwardWithBias(const torch::Tensor& input, const torch::Tensor& bias) {
   if (accelerator_ != nullptr) return accelerator_->Forward(input, weight, rule_.get(), bias);
   const torch::Tensor w = eval_cache_.Get(is_training(), weight, rule_, [this] { return EffectiveWeight(); });
   return torch::linear(input, w, bias);  // One fused op; F::linear is matmul + add in 1.13.

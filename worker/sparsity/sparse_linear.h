@@ -22,6 +22,9 @@ class SparseLinearImpl : public torch::nn::Module {
  public:
   SparseLinearImpl(int64_t in_features, int64_t out_features, bool bias = true);
   torch::Tensor forward(const torch::Tensor& input);
+  // forward with another bias in place of `bias` (SwinV2's qkv: cat(q_bias, 0, v_bias)), through the same
+  // path (the accelerator when set), so that no caller bypasses the 2:4 kernels.
+  torch::Tensor ForwardWithBias(const torch::Tensor& input, const torch::Tensor& bias);
 
   // The weight the forward pass uses (W~ of the spec), with the rule's autograd semantics.
   torch::Tensor EffectiveWeight();

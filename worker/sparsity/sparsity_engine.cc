@@ -239,6 +239,8 @@ void SparsityEngine::BeginStep(int epoch, int64_t global_step) {
 std::vector<SparseLayerReport> SparsityEngine::Report() const {
   torch::NoGradGuard no_grad;
   std::vector<SparseLayerReport> reports;
+  std::vector<torch::Tensor> zeros;  // Per block, on the weight's device: read in one copy below.
+  std::vector<int64_t> block_numels;
   for (const EngineLayer& layer : state_->layers) {
     const LayerRule& rule = *layer.rule;
     const torch::Tensor effective = ApplyLayerRule(layer.weight, &rule);
@@ -252,9 +254,18 @@ std::vector<SparseLayerReport> SparsityEngine::Report() const {
       r.shape = BlockShape(layer.weight, rule.blocks.size());
       r.target = TargetName(sparse, rule.unstructured, rule.prune_rate, rule.blocks[b].nm);
       r.decay = !sparse ? 1.0 : rule.recipe == Recipe::kSrste ? 0.0 : rule.decay;
-      r.zero_fraction = effective.narrow(0, b * rows, rows).eq(0).to(torch::kDouble).mean().item<double>();
+      const torch::Tensor block = effective.narrow(0, b * rows, rows);
+      zeros.push_back(block.eq(0).sum());
+      block_numels.push_back(block.numel());
       reports.push_back(std::move(r));
     }
+  }
+  if (reports.empty()) return reports;
+  // One device-to-host read for the whole report (a log point's), not one per block.
+  const torch::Tensor counts = torch::stack(zeros).to(torch::kCPU, torch::kDouble);
+  const double* count = counts.data_ptr<double>();
+  for (size_t i = 0; i < reports.size(); ++i) {
+    reports[i].zero_fraction = block_numels[i] > 0 ? count[i] / static_cast<double>(block_numels[i]) : 0.0;
   }
   return reports;
 }

@@ -14,6 +14,7 @@
 
 #include <cstdlib>
 #include <functional>
+#include <iostream>
 
 #include "absl/strings/numbers.h"
 #include "worker/trainer/host_reads.h"
@@ -63,11 +64,17 @@ DistributedEnv ReadDistributedEnv() {
 struct Distributed::Impl {
   c10::intrusive_ptr<c10d::Store> store;
   std::function<void(std::vector<at::Tensor>&)> allreduce;
+  std::function<std::function<void()>(std::vector<at::Tensor>&)> allreduce_async;  // Returns the wait.
   std::function<void(std::vector<at::Tensor>&)> broadcast;
+  std::function<void()> shutdown;  // NCCL: ends the communicators (and their watchdog) before exit.
 
   template <typename Group>
   void Bind(c10::intrusive_ptr<Group> group) {
     allreduce = [group](std::vector<at::Tensor>& t) { group->allreduce(t)->wait(); };
+    allreduce_async = [group](std::vector<at::Tensor>& t) -> std::function<void()> {
+      auto work = group->allreduce(t);
+      return [work] { work->wait(); };
+    };
     broadcast = [group](std::vector<at::Tensor>& t) { group->broadcast(t)->wait(); };
   }
 };
@@ -86,10 +93,16 @@ Distributed::Distributed(const DistributedEnv& env, std::chrono::milliseconds ti
     impl_->store = c10::make_intrusive<c10d::TCPStore>(env_.master_addr, options);
 #ifdef NMSPARSE_WITH_NCCL
     if (use_nccl) {
-      auto nccl = c10d::ProcessGroupNCCL::Options::create();
-      nccl->timeout = timeout;
-      impl_->Bind(
-          c10::make_intrusive<c10d::ProcessGroupNCCL>(impl_->store, env_.rank, env_.world_size, nccl));
+      auto options = c10d::ProcessGroupNCCL::Options::create();
+      options->timeout = timeout;
+      auto nccl =
+          c10::make_intrusive<c10d::ProcessGroupNCCL>(impl_->store, env_.rank, env_.world_size, options);
+      impl_->Bind(nccl);
+#if NMSPARSE_TORCH_AT_LEAST(2, 4)
+      // Without it the communicators are torn down by static destructors, after CUDA may be gone (PyTorch
+      // warns that the process group was not destroyed; hangs have been reported).
+      impl_->shutdown = [nccl] { nccl->shutdown(); };
+#endif
       return;
     }
 #else
@@ -116,7 +129,14 @@ Distributed::Distributed(const DistributedEnv& env, std::chrono::milliseconds ti
   }
 }
 
-Distributed::~Distributed() = default;
+Distributed::~Distributed() {
+  if (!impl_ || !impl_->shutdown) return;
+  try {
+    impl_->shutdown();
+  } catch (const std::exception& e) {  // At exit: report, never throw.
+    std::cerr << "nmtrain: warning: shutting the process group down failed: " << Message(e) << "\n";
+  }
+}
 
 void Distributed::AllReduceSum(torch::Tensor& flat) {
   try {
@@ -124,6 +144,24 @@ void Distributed::AllReduceSum(torch::Tensor& flat) {
     impl_->allreduce(tensors);
   } catch (const std::exception& e) {
     throw DistributedError("all-reduce failed (a rank died or timed out): " + Message(e));
+  }
+}
+
+std::function<void()> Distributed::AllReduceSumAsync(const torch::Tensor& flat) {
+  try {
+    std::vector<torch::Tensor> tensors = {flat};
+    std::function<void()> wait = impl_->allreduce_async(tensors);
+    return [wait] {
+      try {
+        wait();
+      } catch (const std::exception& e) {
+        throw DistributedError("all-reduce failed (a rank died or timed out): " + Message(e));
+      }
+    };
+  } catch (const DistributedError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw DistributedError("all-reduce failed to start: " + Message(e));
   }
 }
 

@@ -10,6 +10,7 @@
 #include <torch/types.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -47,8 +48,12 @@ class Distributed {
 
   // Copies rank 0's parameters and buffers to every rank.
   void BroadcastModel(torch::nn::Module& model);
-  // Averages the gradients of `params` over ranks, in flat buckets of about `bucket_bytes`.
+  // Averages the gradients of `params` over ranks, in flat buckets of about `bucket_bytes`, after backward
+  // (the plain way; training overlaps it with backward: gradient_averager.h).
   void AverageGradients(const std::vector<torch::Tensor>& params, int64_t bucket_bytes = 25 << 20);
+  // Starts an in-place sum of `flat` over ranks and returns at once; the returned function waits for it
+  // (throwing DistributedError when it failed). Every rank must start its sums in the same order.
+  std::function<void()> AllReduceSumAsync(const torch::Tensor& flat);
   // Element-wise sum over ranks (metrics, stop flags).
   std::vector<double> SumAcrossRanks(const std::vector<double>& values);
   // Every rank's `bytes` (a uint8 tensor of the same size on every rank), as [world_size, n] uint8 on CPU.

@@ -11,6 +11,7 @@
 #include <malloc.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 
@@ -51,6 +52,7 @@ constexpr char kUsageText[] =
     "                    sparsity: every parameter's algorithm and sparsity); do not train\n"
     "  --version         print nmtrain's release and exit\n"
     "ranks: RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT (torchrun's variables)\n"
+    "tests: NMTRAIN_HOLD_FILE=F with NMTRAIN_HOLD_AFTER_EPOCHS=N waits after N epochs while F exists\n"
     "exit codes: 0 ok, 2 usage/bad spec, 3 data error, 4 training error, 5 distributed failure, 143 "
     "SIGTERM\n";
 
@@ -140,6 +142,13 @@ int Main(int argc, char** argv) {
   options.threads = threads > 0 ? threads : std::max(1, config->resources.cpu_threads);
   if (validate_only) {
     return DescribeRun(*config, std::cout);
+  }
+  if (const char* hold = std::getenv("NMTRAIN_HOLD_FILE"); hold != nullptr && *hold != '\0') {
+    const char* after = std::getenv("NMTRAIN_HOLD_AFTER_EPOCHS");
+    if (after == nullptr || !absl::SimpleAtoi(after, &options.hold_after_epochs) ||
+        options.hold_after_epochs < 1)
+      return Usage("NMTRAIN_HOLD_FILE needs NMTRAIN_HOLD_AFTER_EPOCHS=N >= 1");
+    options.hold_file = hold;
   }
   std::signal(SIGTERM, OnTerminate);
   std::signal(SIGINT, OnTerminate);

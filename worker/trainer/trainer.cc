@@ -7,7 +7,9 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
+#include <thread>
 
 #include "absl/strings/str_join.h"
 #include "schemas/model_catalog.h"
@@ -26,6 +28,7 @@
 #include "worker/trainer/evaluator.h"
 #include "worker/trainer/exit_codes.h"
 #include "worker/trainer/flops.h"
+#include "worker/trainer/gradient_averager.h"
 #include "worker/trainer/host_reads.h"
 #include "worker/trainer/loss.h"
 #include "worker/trainer/lr_schedule.h"
@@ -33,6 +36,7 @@
 #include "worker/trainer/models/model_factory.h"
 #include "worker/trainer/optimizer.h"
 #include "worker/trainer/resume.h"
+#include "worker/trainer/sync_debug.h"
 
 namespace nmsparse {
 namespace {
@@ -126,6 +130,7 @@ class Run {
     const DistributedEnv env = ReadDistributedEnv();
     const OpenedDevice opened = OpenDevice(options.device, env.local_rank);
     device_ = opened.device;
+    sync_debug_ = StepSyncDebug(device_.is_cuda());
     dist_ = std::make_unique<Distributed>(env, options.timeout, device_.is_cuda(), device_);
     device_label_ = opened.description;
     devices_label_ = absl::StrJoin(GatherDeviceDescriptions(*dist_, opened.description), "; ");
@@ -164,6 +169,7 @@ class Run {
                                              config.schedule.min_lr, warmup, total);
     flops_per_image_ = TrainingFlopsPerImage(arch_);
     params_ = model_->parameters();
+    averager_ = std::make_unique<GradientAverager>(*dist_, params_);
   }
 
   int Train() {
@@ -175,16 +181,20 @@ class Run {
                         *model_, *optimizer_, *sparsity_, state_, log_);
     if (dist_->is_root()) std::ofstream(o_.out_dir + "/spec.yaml") << CanonicalYaml(c_) << "\n";
     dist_->BroadcastModel(*model_);
+    PrepareSemiStructured();
     StartBatches();
     Log() << "training on " << devices_label_ << "\n";
     Log() << arch_.name << ": " << data_.train->size() << " training images, " << steps_per_epoch_
           << " steps/epoch x " << c_.schedule.epochs << " epochs, " << dist_->world_size() << " rank(s), "
           << torch::get_num_threads() << " thread(s), " << loader_threads_ << " loader thread(s), "
           << (bf16_ ? "bf16 autocast (fp32 weights, optimizer state and loss)" : "fp32")
-          << (adamw_step_->fused() ? ", fused AdamW" : "") << "\n";
+          << (adamw_step_->fused() ? ", fused AdamW" : "")
+          << (sync_debug_.on() ? ", CUDA sync debug mode (a synchronising call in a step is an error)" : "")
+          << "\n";
     for (int epoch = state_.epoch; epoch < c_.schedule.epochs; ++epoch) {
       if (!TrainEpoch(epoch)) return kExitTerminated;
       FinishEpoch(epoch);
+      HoldIfAsked();
     }
     EmitFinal();
     return kExitOk;
@@ -208,6 +218,27 @@ class Run {
         loader_threads_, std::max(2, 2 * loader_threads_));
   }
 
+  // The 2:4 layers' set-up (docs/accelerated-2-4.md): a forward pass at every batch shape of the run
+  // (training micro-batch, evaluation batches), in eval mode (no dropout: no random numbers drawn) and
+  // without autograd, so that every cuSPARSELt plan, algorithm search and timing happens here and none inside
+  // a step.
+  void PrepareSemiStructured() {
+    if (!semi_structured_) return;
+    std::set<int64_t> batches =
+        EvalSplit(data_.eval->size(), c_.data.eval_batch_size, dist_->rank(), dist_->world_size())
+            .BatchSizes();
+    batches.insert(loader_->local_batch());
+    semi_structured_->Prepare(state_.global_step, [&] {
+      torch::NoGradGuard no_grad;
+      model_->eval();
+      for (int64_t b : batches) {
+        ForwardLogits(*model_, torch::zeros({b, arch_.in_chans, arch_.img_size, arch_.img_size}, device_),
+                      bf16_);
+      }
+      model_->train();
+    });
+  }
+
   // Returns false when stopped (checkpoint written at the step boundary). Nothing in a step reads a device
   // value on the host: the loss accumulates on the device and is read at sync points (AtSyncPoint) only, so
   // that a GPU's queue never drains inside the loop.
@@ -216,19 +247,21 @@ class Run {
     log_loss_ = log_images_ = log_seconds_ = 0.0;
     StartWindow();
     for (int64_t step = state_.step_in_epoch; step < steps_per_epoch_; ++step) {
+      sync_debug_.BeginStep();
       sparsity_->BeginStep(epoch, state_.global_step);
       if (semi_structured_) semi_structured_->BeginStep(state_.global_step);
       const double lr = schedule_->At(state_.global_step);
       SetLearningRate(*optimizer_, lr);
       optimizer_->zero_grad();
       for (int k = 0; k < accum_; ++k) ForwardBackward(k);
-      dist_->AverageGradients(params_);
+      averager_->Finish();  // The buckets were all-reduced during the last backward pass.
       sparsity_->AfterBackward(state_.global_step);
       if (c_.optimizer.clip_grad_norm > 0) ClipGradNorm(params_, c_.optimizer.clip_grad_norm);
       (*adamw_step_)();
       sparsity_->AfterOptimizerStep(state_.global_step);
       ++state_.global_step;
       state_.step_in_epoch = step + 1;
+      sync_debug_.EndStep();  // The sync point below reads the loss on the host.
       const bool stop_wanted = StopWanted();
       const bool stop = AtSyncPoint(stop_wanted) && Sync(epoch, lr, stop_wanted);
       if (o_.on_step_end) o_.on_step_end(state_.global_step);
@@ -246,6 +279,7 @@ class Run {
 
   // One micro-batch: forward, loss, backward; its loss is added to the window on the device.
   void ForwardBackward(int k) {
+    averager_->Arm(k == accum_ - 1);  // Gradients are averaged during the last micro-batch's backward.
     const Batch batch = (*transfer_)(prefetch_->Next());
     auto images = batch.images;
     auto targets = SmoothedTargets(batch.labels, arch_.num_classes, c_.optimizer.label_smoothing);
@@ -259,6 +293,17 @@ class Run {
     const int64_t n = batch.labels.size(0);
     window_loss_.add_(loss.detach().to(torch::kDouble) * static_cast<double>(n));
     window_images_ += static_cast<double>(n);
+  }
+
+  // The tests' hold point (TrainerOptions::hold_file): a stat every 50 ms while held, none otherwise. A stop
+  // ends the hold; the next step then stops the run as usual.
+  void HoldIfAsked() {
+    struct stat st;
+    const auto held = [this, &st] { return stat(o_.hold_file.c_str(), &st) == 0 && !StopWanted(); };
+    if (o_.hold_file.empty() || state_.epoch != o_.hold_after_epochs || !held()) return;
+    Log() << "holding after " << state_.epoch << " epochs while " << o_.hold_file << " exists\n";
+    while (held()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    Log() << "hold released\n";
   }
 
   bool StopWanted() const {
@@ -317,8 +362,8 @@ class Run {
   }
 
   void FinishEpoch(int epoch) {
-    const EvalResult eval =
-        Evaluate(*model_, *data_.eval, data_.norm, c_.data.eval_batch_size, *dist_, device_, bf16_);
+    const EvalResult eval = Evaluate(*model_, *data_.eval, data_.norm, c_.data.eval_batch_size, *dist_,
+                                     device_, bf16_, loader_threads_);
     const double loss = state_.epoch_samples > 0 ? state_.epoch_loss_sum / state_.epoch_samples : 0.0;
     const double images_per_s = state_.epoch_seconds > 0 ? state_.epoch_samples / state_.epoch_seconds : 0.0;
     state_.best_top1 = std::max(state_.best_top1, eval.top1);
@@ -391,6 +436,7 @@ class Run {
   ModelArch arch_;
   const bool bf16_;  // resources.precision bf16: forward passes under bf16 autocast.
   torch::Device device_ = torch::kCPU;
+  StepSyncDebug sync_debug_;  // NMTRAIN_SYNC_DEBUG=error: the host-sync guard over each step.
   std::unique_ptr<Distributed> dist_;
   std::string device_label_;   // This rank's device, as the metric lines show it.
   std::string devices_label_;  // Every rank's, in rank order.
@@ -414,6 +460,7 @@ class Run {
   std::unique_ptr<SemiStructuredLayers> semi_structured_;  // After sparsity_: detaches before the model goes.
   std::unique_ptr<LrSchedule> schedule_;
   std::vector<torch::Tensor> params_;
+  std::unique_ptr<GradientAverager> averager_;  // Bucketed all-reduce overlapped with backward.
   double flops_per_image_ = 0.0;
   TrainState state_;
 };

@@ -5,13 +5,18 @@
 #include <torch/torch.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
+#include <set>
 #include <sstream>
 
 #include "gtest/gtest.h"
 #include "schemas/experiment_config.h"
 #include "worker/trainer/checkpoint.h"
+#include "worker/trainer/data/synthetic_dataset.h"
+#include "worker/trainer/evaluator.h"
 #include "worker/trainer/exit_codes.h"
 #include "worker/trainer/flops.h"
 #include "worker/trainer/host_reads.h"
@@ -265,6 +270,71 @@ TEST(OptimizerTest, TimmNoWeightDecayGroups) {
       static_cast<torch::optim::AdamWOptions&>(adamw->param_groups()[1].options()).weight_decay(), 0.0);
   EXPECT_DOUBLE_EQ(
       static_cast<torch::optim::AdamWOptions&>(adamw->param_groups()[0].options()).weight_decay(), 0.05);
+}
+
+// The multi-tensor clip (one _foreach_norm, one _foreach_mul_) against torch.nn.utils.clip_grad_norm_'s
+// arithmetic per gradient, in double: the same norm, the same scaled gradients; nothing scaled below the
+// bound.
+TEST(OptimizerTest, ClipGradNormMatchesThePerGradientFormula) {
+  torch::manual_seed(11);
+  std::vector<torch::Tensor> params;
+  for (const std::vector<int64_t>& shape :
+       std::vector<std::vector<int64_t>>{{64, 32}, {32}, {7, 3, 5}, {1}}) {
+    params.push_back(torch::zeros(shape).requires_grad_(true));
+    params.back().mutable_grad() = torch::randn(shape) * 3.0;
+  }
+  params.push_back(torch::zeros({4}).requires_grad_(true));  // No gradient: skipped.
+  std::vector<torch::Tensor> before;
+  double sum_squares = 0;
+  for (size_t i = 0; i + 1 < params.size(); ++i) {
+    before.push_back(params[i].grad().clone());
+    sum_squares += params[i].grad().to(torch::kDouble).pow(2).sum().item<double>();
+  }
+  const double norm = std::sqrt(sum_squares), max_norm = norm / 4;
+  const torch::Tensor total = ClipGradNorm(params, max_norm);
+  EXPECT_NEAR(total.item<double>(), norm, 1e-5 * norm);
+  const double coefficient = max_norm / (norm + 1e-6);
+  for (size_t i = 0; i < before.size(); ++i) {
+    EXPECT_TRUE(torch::allclose(params[i].grad(), before[i] * coefficient, 1e-5, 1e-6)) << "gradient " << i;
+  }
+  const torch::Tensor unchanged = params[0].grad().clone();
+  ClipGradNorm(params, 1e9);  // Below the bound: the coefficient is capped at 1.
+  EXPECT_TRUE(torch::equal(params[0].grad(), unchanged));
+}
+
+// Each rank's evaluation batches cover its images once, in order; the distinct sizes are what the 2:4 layers'
+// set-up runs.
+TEST(EvaluatorTest, SplitCoversEveryImageOnce) {
+  std::vector<int64_t> seen;
+  for (int rank = 0; rank < 3; ++rank) {
+    const EvalSplit split(/*size=*/20, /*batch_size=*/12, rank, /*world=*/3);  // 4 per batch: 7, 7, 6 images.
+    for (int64_t b = 0; b < split.batches(); ++b) {
+      for (int64_t i : split.Indices(b)) seen.push_back(i);
+    }
+    EXPECT_EQ(split.BatchSizes(), (rank < 2 ? std::set<int64_t>{4, 3} : std::set<int64_t>{4, 2})) << rank;
+  }
+  std::sort(seen.begin(), seen.end());
+  std::vector<int64_t> all(20);
+  std::iota(all.begin(), all.end(), 0);
+  EXPECT_EQ(seen, all);
+  EXPECT_EQ(EvalSplit(8, 4, 0, 1).BatchSizes(), std::set<int64_t>{4});
+}
+
+// Batches built ahead on loader threads give exactly what building them in the loop gives.
+TEST(EvaluatorTest, PrefetchedEvaluationEqualsTheInLoopOne) {
+  torch::manual_seed(2);
+  auto model = CreateModel(*LookupModel("vit_nano_patch7_28"));
+  const SyntheticDataset data(ImageShape{1, 28, 28}, 10, /*size=*/53, /*seed=*/9);
+  const Normalization norm{{0.5f}, {0.5f}};
+  Distributed single(DistributedEnv{}, std::chrono::milliseconds(1000));
+  const EvalResult in_loop =
+      Evaluate(*model, data, norm, 16, single, torch::kCPU, false, /*loader_threads=*/0);
+  const EvalResult ahead = Evaluate(*model, data, norm, 16, single, torch::kCPU, false, /*loader_threads=*/2);
+  EXPECT_EQ(in_loop.images, 53);
+  EXPECT_EQ(ahead.images, 53);
+  EXPECT_EQ(ahead.loss, in_loop.loss);
+  EXPECT_EQ(ahead.top1, in_loop.top1);
+  EXPECT_EQ(ahead.top5, in_loop.top5);
 }
 
 TEST(LossTest, LabelSmoothingAndMixup) {

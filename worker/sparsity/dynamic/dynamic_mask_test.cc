@@ -2,6 +2,10 @@
 
 #include "gtest/gtest.h"
 
+#ifdef NMSPARSE_WITH_CUDA
+#include <c10/cuda/CUDAFunctions.h>
+#endif
+
 namespace nmsparse {
 namespace dynamic {
 namespace {
@@ -106,6 +110,45 @@ TEST(DynamicMaskTest, GmpKeepsLargestActiveWeights) {
   EXPECT_TRUE(torch::equal(PruneByMagnitude(w, mask, 0.5, {}), Row({1, 0, 1, 0, 0, 1})));
   // Going denser regrows inactive weights (at zero).
   EXPECT_EQ(PruneByMagnitude(w, mask, 0.0, {}).sum().item<float>(), 6.0f);
+}
+
+// Half a weight rounds up, as llround did: round(0.5 * 5) = 3 grown, 2 kept.
+TEST(DynamicMaskTest, HalfRegrowthRoundsUp) {
+  auto w = Row({9, 8, 7, 6, 5, 0, 0, 0, 0, 0});
+  auto mask = Row({1, 1, 1, 1, 1, 0, 0, 0, 0, 0});
+  auto out = DropAndGrow(w, mask, Row({0, 0, 0, 0, 0, 5, 4, 3, 2, 1}), 0.5, 0.5, {});
+  EXPECT_TRUE(torch::equal(out, Row({1, 1, 0, 0, 0, 1, 1, 1, 0, 0}))) << out;
+}
+
+// On a GPU the mask updates stay on the device (no host read: CUDA's sync debug mode would throw) and give
+// the CPU's masks. Skips without a GPU.
+TEST(DynamicMaskTest, GpuUpdatesMatchTheCpuWithoutHostReads) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device visible";
+  torch::manual_seed(4);
+  const auto w = torch::randn({64, 48});
+  const Blocks b{4, 2};
+  const auto mask = InitialMask(w, 0.75, Init::kTopk, b, 1);
+  const auto grad = torch::randn({64, 48});
+  const torch::Device cuda(torch::kCUDA, 0);
+  const auto wc = w.to(cuda), mc = mask.to(cuda), gc = grad.to(cuda);
+  torch::cuda::synchronize();
+#ifdef NMSPARSE_WITH_CUDA
+  c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_ERROR);
+#endif
+  torch::Tensor init, gmp, rigl, set;
+  EXPECT_NO_THROW({
+    init = InitialMask(wc, 0.75, Init::kRandom, b, 2);
+    gmp = PruneByMagnitude(wc, mc, 0.8, b);
+    rigl = DropAndGrow(wc * mc, mc, gc, 0.75, 0.3, b);
+    set = DropAndGrow(wc * mc, mc, RandomScores(wc, 3), 0.75, 0.3, b);
+  });
+#ifdef NMSPARSE_WITH_CUDA
+  c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_DISABLED);
+#endif
+  EXPECT_TRUE(torch::equal(init.cpu(), InitialMask(w, 0.75, Init::kRandom, b, 2)));
+  EXPECT_TRUE(torch::equal(gmp.cpu(), PruneByMagnitude(w, mask, 0.8, b)));
+  EXPECT_TRUE(torch::equal(rigl.cpu(), DropAndGrow(w * mask, mask, grad, 0.75, 0.3, b)));
+  EXPECT_TRUE(torch::equal(set.cpu(), DropAndGrow(w * mask, mask, RandomScores(w, 3), 0.75, 0.3, b)));
 }
 
 }  // namespace

@@ -11,11 +11,13 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "worker/compat/torch_compat.h"
 #include "worker/sparsity/semi_structured/cusparselt_plan.h"
+#include "worker/sparsity/semi_structured/interleaved_timing.h"
 #endif
 
 namespace nmsparse {
@@ -28,6 +30,22 @@ using torch::autograd::variable_list;
 
 CusparseLtPlan* PlanOf(const torch::IValue& v) { return reinterpret_cast<CusparseLtPlan*>(v.toInt()); }
 
+// A row-major D = A B^T of a weight plan is Y^T: transposed back with a copy (OutputOrder::kRow).
+torch::Tensor InRowMajor(const torch::Tensor& d, const CusparseLtPlan& plan) {
+  return plan.shape().out_transposed ? d : d.t().contiguous();
+}
+
+// Y[m, n] = X[m, k] W~[n, k]^T (+ bias, fused) on the kernel: D = W~ X^T.
+torch::Tensor SparseForward(CusparseLtPlan& plan, const torch::Tensor& x, const torch::Tensor& w,
+                            const torch::Tensor& bias) {
+  return InRowMajor(plan.Run(w, x, bias), plan);
+}
+
+// dX[m, k] = dY[m, n] W~[n, k] on the kernel (W~ transposable 2:4): D = W~^T dY^T.
+torch::Tensor SparseInputGrad(CusparseLtPlan& plan, const torch::Tensor& w, const torch::Tensor& dy) {
+  return InRowMajor(plan.Run(w.t().contiguous(), dy), plan);
+}
+
 // Y = X @ W~^T on the 2:4 kernel (W~ 2:4 along k); dX on the kernel too when a transposed plan is given.
 class WeightSparseFunction : public torch::autograd::Function<WeightSparseFunction> {
  public:
@@ -36,9 +54,7 @@ class WeightSparseFunction : public torch::autograd::Function<WeightSparseFuncti
     ctx->save_for_backward({x, w});
     ctx->saved_data["input_grad_plan"] = input_grad_plan;
     ctx->saved_data["has_bias"] = bias.defined();
-    torch::Tensor y = reinterpret_cast<CusparseLtPlan*>(forward_plan)->Run(w, x);  // [m, n].
-    if (bias.defined()) y.add_(bias);
-    return y;
+    return SparseForward(*reinterpret_cast<CusparseLtPlan*>(forward_plan), x, w, bias);  // [m, n].
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
@@ -46,11 +62,20 @@ class WeightSparseFunction : public torch::autograd::Function<WeightSparseFuncti
     const torch::Tensor &x = saved[0], &w = saved[1];
     const torch::Tensor dy = grads[0].contiguous();
     CusparseLtPlan* transposed = PlanOf(ctx->saved_data["input_grad_plan"]);
-    const torch::Tensor dx = transposed != nullptr ? transposed->Run(w.t().contiguous(), dy) : dy.mm(w);
+    const torch::Tensor dx = transposed != nullptr ? SparseInputGrad(*transposed, w, dy) : dy.mm(w);
     const torch::Tensor db = ctx->saved_data["has_bias"].toBool() ? dy.sum(0) : torch::Tensor();
     return {dx, dy.t().mm(x), db, torch::Tensor(), torch::Tensor()};
   }
 };
+
+// Y = X24 W^T on the 2:4 kernel (X24 2:4 along k), the bias added after (one per column of Y, which
+// cuSPARSELt's per-row bias cannot be).
+torch::Tensor SparseActivationForward(CusparseLtPlan& plan, const torch::Tensor& x24, const torch::Tensor& w,
+                                      const torch::Tensor& bias) {
+  torch::Tensor y = plan.Run(x24, w);  // [m, n].
+  if (bias.defined()) y.add_(bias);
+  return y;
+}
 
 // Y = X24 @ W^T on the 2:4 kernel (X24 2:4 along k); gradients as dense GEMMs.
 class ActivationSparseFunction : public torch::autograd::Function<ActivationSparseFunction> {
@@ -59,9 +84,7 @@ class ActivationSparseFunction : public torch::autograd::Function<ActivationSpar
                                const torch::Tensor& bias, int64_t plan) {
     ctx->save_for_backward({x24, w});
     ctx->saved_data["has_bias"] = bias.defined();
-    torch::Tensor y = reinterpret_cast<CusparseLtPlan*>(plan)->Run(x24, w);  // [m, n].
-    if (bias.defined()) y.add_(bias);
-    return y;
+    return SparseActivationForward(*reinterpret_cast<CusparseLtPlan*>(plan), x24, w, bias);
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
@@ -78,15 +101,23 @@ torch::ScalarType ComputeDtype(torch::ScalarType input) {
                                                           : input;
 }
 
+LinearGemm InComputeDtype(LinearGemm gemm) {
+  gemm.dtype = ComputeDtype(gemm.dtype);
+  return gemm;
+}
+
 std::string DtypeName(torch::ScalarType dtype) {
   return dtype == torch::kBFloat16 ? "bf16"
          : dtype == torch::kHalf   ? "fp16"
                                    : std::string(c10::toString(dtype));
 }
 
-// GPU milliseconds per call of `fn` (CUDA events around `iterations` calls after a warm-up). Set-up only.
-double GpuMilliseconds(const std::function<void()>& fn, int iterations = 20) {
-  for (int i = 0; i < 3; ++i) fn();
+std::string GemmName(const LinearGemm& g) {
+  return absl::StrCat(g.m, "x", g.k, "->", g.n, g.bias ? "+bias " : " ", DtypeName(g.dtype));
+}
+
+// GPU milliseconds per call of `fn` over one block of `iterations` calls (CUDA events). Set-up only.
+double GpuBlockMilliseconds(const std::function<void()>& fn, int iterations = 10) {
   cudaStream_t stream = c10::cuda::getCurrentCUDAStream().stream();
   cudaEvent_t start, stop;
   cudaEventCreate(&start);
@@ -110,14 +141,17 @@ class CusparseLtGemm : public SemiStructuredGemm {
         accelerate_(config.accelerate),
         transposable_(config.mask == SemiStructuredMask::kTransposable),
         margin_(config.margin),
+        order_(OutputOrderFromEnv()),
         cache_path_(GemmDecisionCache::DefaultPath(config.decision_cache)) {}
 
   torch::Tensor WeightSparseLinear(const torch::Tensor& input, const torch::Tensor& w_tilde,
                                    const torch::Tensor& bias, bool transposable) override {
     const torch::ScalarType dtype = ComputeDtype(input.scalar_type());
     const int64_t n = w_tilde.size(0), k = w_tilde.size(1), m = input.numel() / k;
-    CusparseLtPlan* forward = Plan({n, m, k, dtype, true});
-    CusparseLtPlan* input_grad = transposable ? Plan({k, m, n, dtype, true}) : nullptr;
+    const LinearPlans shapes =
+        PlansFor({SemiStructuredKind::kWeight, m, k, n, bias.defined(), dtype}, transposable, order_);
+    CusparseLtPlan* forward = PlanOrThrow(shapes.forward);
+    CusparseLtPlan* input_grad = shapes.input_grad ? PlanOrThrow(*shapes.input_grad) : nullptr;
     const torch::Tensor y = WeightSparseFunction::apply(
         input.reshape({m, k}).to(dtype).contiguous(), w_tilde.to(dtype).contiguous(),
         bias.defined() ? bias.to(dtype) : bias, reinterpret_cast<int64_t>(forward),
@@ -129,92 +163,129 @@ class CusparseLtGemm : public SemiStructuredGemm {
                                        const torch::Tensor& bias) override {
     const torch::ScalarType dtype = ComputeDtype(input_24.scalar_type());
     const int64_t n = weight.size(0), k = weight.size(1), m = input_24.numel() / k;
+    const LinearPlans shapes =
+        PlansFor({SemiStructuredKind::kActivation, m, k, n, bias.defined(), dtype}, false, order_);
     const torch::Tensor y = ActivationSparseFunction::apply(
         input_24.reshape({m, k}).to(dtype).contiguous(), weight.to(dtype).contiguous(),
-        bias.defined() ? bias.to(dtype) : bias, reinterpret_cast<int64_t>(Plan({m, n, k, dtype, false})));
+        bias.defined() ? bias.to(dtype) : bias, reinterpret_cast<int64_t>(PlanOrThrow(shapes.forward)));
     return y.view(OutSizes(input_24, n));
   }
 
-  GemmDecision Decide(SemiStructuredKind kind, int64_t m, int64_t k, int64_t n,
-                      torch::ScalarType input_dtype) override {
-    const torch::ScalarType dtype = ComputeDtype(input_dtype);
-    const auto key = std::make_tuple(kind, m, k, n, dtype);
-    auto it = decisions_.find(key);
-    if (it == decisions_.end()) it = decisions_.emplace(key, DecideOnce(kind, m, k, n, dtype)).first;
-    return it->second;
+  GemmDecision Prepare(const LinearGemm& gemm) override {
+    const LinearGemm g = InComputeDtype(gemm);
+    if (!decisions_.count(g)) {
+      decisions_[g] = PrepareOnce(g);
+      DropUnusedPlans();
+    }
+    return decisions_.at(g);
+  }
+
+  GemmDecision Decide(const LinearGemm& gemm) const override {
+    const LinearGemm g = InComputeDtype(gemm);
+    auto it = decisions_.find(g);
+    if (it != decisions_.end()) return it->second;
+    return {false, 0, absl::StrCat("GEMM ", GemmName(g), " not prepared before step 1")};
   }
 
  private:
-  using PlanKey = std::tuple<int64_t, int64_t, int64_t, torch::ScalarType, bool>;
-
   static std::vector<int64_t> OutSizes(const torch::Tensor& input, int64_t n) {
     std::vector<int64_t> sizes(input.sizes().begin(), input.sizes().end());
     sizes.back() = n;
     return sizes;
   }
 
-  CusparseLtPlan* Plan(const CusparseLtShape& s) {
-    const PlanKey key{s.r, s.c, s.k, s.dtype, s.out_transposed};
-    auto it = plans_.find(key);
+  CusparseLtPlan* PlanOrThrow(const CusparseLtShape& s) const {
+    auto it = plans_.find(s);
+    TORCH_CHECK(it != plans_.end(), "cuSPARSELt plan ", s.r, "x", s.c, "x", s.k, " was not made at set-up");
+    return it->second.get();
+  }
+
+  CusparseLtPlan* MakePlan(const CusparseLtShape& s) {
+    auto it = plans_.find(s);
     if (it == plans_.end()) {
-      it = plans_.emplace(key, std::make_unique<CusparseLtPlan>(CusparseLtHandle(), s, device_)).first;
+      if (!handle_) handle_ = MakeCusparseLtHandle();
+      it = plans_.emplace(s, std::make_unique<CusparseLtPlan>(handle_.get(), s, device_)).first;
     }
     return it->second.get();
   }
 
-  // Makes the plans (so that no step sets one up) and, under auto, times dense against 2:4.
-  GemmDecision DecideOnce(SemiStructuredKind kind, int64_t m, int64_t k, int64_t n, torch::ScalarType dtype) {
-    if (dtype != torch::kBFloat16 && dtype != torch::kHalf) {
-      return {false, 0, absl::StrCat("dtype ", DtypeName(dtype), ": the 2:4 kernels run bf16 or fp16")};
+  // Frees the plans no prepared GEMM runs on (those that lost to dense under auto, or a half-made pair).
+  void DropUnusedPlans() {
+    std::set<CusparseLtShape> used;
+    for (const auto& [g, d] : decisions_) {
+      if (!d.sparse) continue;
+      const LinearPlans p = PlansFor(g, transposable_, order_);
+      used.insert(p.forward);
+      if (p.input_grad) used.insert(*p.input_grad);
+    }
+    for (auto it = plans_.begin(); it != plans_.end();) {
+      it = used.count(it->first) ? std::next(it) : plans_.erase(it);
+    }
+  }
+
+  // Makes the plans and, under auto, times dense against 2:4 as a step runs them.
+  GemmDecision PrepareOnce(const LinearGemm& g) {
+    if (g.dtype != torch::kBFloat16 && g.dtype != torch::kHalf) {
+      return {false, 0, absl::StrCat("dtype ", DtypeName(g.dtype), ": the 2:4 kernels run bf16 or fp16")};
     }
     const c10::cuda::CUDAGuard guard(device_);
-    std::function<void()> dense, sparse;
+    const bool transposable = g.kind == SemiStructuredKind::kWeight && transposable_;
+    const LinearPlans shapes = PlansFor(g, transposable, order_);
     try {
-      MakeTimedCalls(kind, m, k, n, dtype, &dense, &sparse);
+      MakePlan(shapes.forward);
+      if (shapes.input_grad) MakePlan(*shapes.input_grad);
     } catch (const c10::Error& e) {
-      return {false, 0,
-              absl::StrCat("cuSPARSELt refused ", m, "x", k, "->", n, ": ", e.what_without_backtrace())};
+      return {false, 0, absl::StrCat("cuSPARSELt refused ", GemmName(g), ": ", e.what_without_backtrace())};
     }
     if (accelerate_ != Accelerate::kAuto) return DecideGemm(accelerate_, std::nullopt, margin_);
-    const GemmKey cache_key{gpu_, DtypeName(dtype), OpName(kind), m, k, n};
-    std::optional<GemmTiming> timing = Cache().Find(cache_key);
+    const GemmKey key{gpu_, DtypeName(g.dtype), OpName(g, transposable), g.m, g.k, g.n};
+    std::optional<GemmTiming> timing = Cache().Find(key);
     if (!timing) {
-      timing = GemmTiming{GpuMilliseconds(dense), GpuMilliseconds(sparse)};
-      Cache().Put(cache_key, *timing);
+      timing = TimeStep(g, shapes);
+      Cache().Put(key, *timing);
       if (auto st = Cache().Save(); !st.ok()) std::cerr << "nmtrain: warning: " << st.message() << "\n";
     }
     return DecideGemm(accelerate_, timing, margin_);
   }
 
-  std::string OpName(SemiStructuredKind kind) const {
-    if (kind == SemiStructuredKind::kActivation) return "activation";
-    return transposable_ ? "weight_transposable" : "weight";
+  // The timing cache's name of what was timed: a new name whenever what is timed changes, so that older
+  // timings (of the bare GEMM, without the bias or the transpose) are not reused.
+  std::string OpName(const LinearGemm& g, bool transposable) const {
+    const std::string base = g.kind == SemiStructuredKind::kActivation ? "activation"
+                             : transposable                            ? "weight_transposable"
+                                                                       : "weight";
+    return absl::StrCat(base, g.bias ? "+bias" : "", "/", ToString(order_), "/step");
   }
 
-  // The GEMMs that differ between the dense and the 2:4 linear, on operands of the layer's shape: the
-  // forward (with the per-step compression), and the input gradient under a transposable mask.
-  void MakeTimedCalls(SemiStructuredKind kind, int64_t m, int64_t k, int64_t n, torch::ScalarType dtype,
-                      std::function<void()>* dense, std::function<void()>* sparse) {
-    const auto options = torch::TensorOptions().dtype(dtype).device(device_);
-    const torch::Tensor x = torch::randn({m, k}, options), w = torch::randn({n, k}, options);
-    const torch::Tensor dy = torch::randn({m, n}, options);
-    if (kind == SemiStructuredKind::kActivation) {
-      CusparseLtPlan* plan = Plan({m, n, k, dtype, false});
-      *dense = [x, w] { x.mm(w.t()); };
-      *sparse = [plan, x, w] { plan->Run(x, w); };
-      return;
+  // What a step does differently on the two paths, on operands of the layer's shape, timed interleaved
+  // (interleaved_timing.h). Dense: the linear with its fused bias, and under a transposable mask the input
+  // gradient dY W~. 2:4: the compression and the matmul with the bias fused (activation: added after), the
+  // transpose copy of a row-major output, and under a transposable mask W~^T's copy, compression and matmul.
+  // The rest of the step (weight and bias gradients; the input gradient of the exact mask) is the same dense
+  // work on both paths.
+  GemmTiming TimeStep(const LinearGemm& g, const LinearPlans& shapes) {
+    const auto options = torch::TensorOptions().dtype(g.dtype).device(device_);
+    const torch::Tensor x = torch::randn({g.m, g.k}, options), w = torch::randn({g.n, g.k}, options);
+    const torch::Tensor dy = torch::randn({g.m, g.n}, options);
+    const torch::Tensor bias = g.bias ? torch::randn({g.n}, options) : torch::Tensor();
+    CusparseLtPlan* forward = plans_.at(shapes.forward).get();
+    CusparseLtPlan* input_grad = shapes.input_grad ? plans_.at(*shapes.input_grad).get() : nullptr;
+    std::function<void()> dense, sparse;
+    if (g.kind == SemiStructuredKind::kActivation) {
+      dense = [&] { torch::linear(x, w, bias); };
+      sparse = [&] { SparseActivationForward(*forward, x, w, bias); };
+    } else {
+      dense = [&] {
+        torch::linear(x, w, bias);
+        if (input_grad != nullptr) dy.mm(w);
+      };
+      sparse = [&] {
+        SparseForward(*forward, x, w, bias);
+        if (input_grad != nullptr) SparseInputGrad(*input_grad, w, dy);
+      };
     }
-    CusparseLtPlan* forward = Plan({n, m, k, dtype, true});
-    CusparseLtPlan* input_grad = transposable_ ? Plan({k, m, n, dtype, true}) : nullptr;
-    *dense = [x, w, dy, input_grad] {
-      x.mm(w.t());
-      if (input_grad != nullptr) dy.mm(w);
-    };
-    const torch::Tensor wt = w.t().contiguous();
-    *sparse = [forward, input_grad, x, w, wt, dy] {
-      forward->Run(w, x);
-      if (input_grad != nullptr) input_grad->Run(wt, dy);
-    };
+    return TimeInterleaved(
+        [&](TimedSide side) { return GpuBlockMilliseconds(side == TimedSide::kDense ? dense : sparse); });
   }
 
   GemmDecisionCache& Cache() {
@@ -234,11 +305,13 @@ class CusparseLtGemm : public SemiStructuredGemm {
   Accelerate accelerate_;
   bool transposable_;
   double margin_;
+  OutputOrder order_;
   std::string cache_path_;
   std::optional<GemmDecisionCache> cache_;
-  std::map<PlanKey, std::unique_ptr<CusparseLtPlan>> plans_;
-  std::map<std::tuple<SemiStructuredKind, int64_t, int64_t, int64_t, torch::ScalarType>, GemmDecision>
-      decisions_;
+  // Declared before the plans, so destroyed after them: everything is freed with this object (at exit).
+  CusparseLtHandlePtr handle_;
+  std::map<CusparseLtShape, std::unique_ptr<CusparseLtPlan>> plans_;
+  std::map<LinearGemm, GemmDecision> decisions_;  // Keyed in the compute dtype.
 };
 
 }  // namespace
@@ -246,6 +319,7 @@ class CusparseLtGemm : public SemiStructuredGemm {
 SemiStructuredGemmOrWhy MakeSemiStructuredGemm(const torch::Device& device,
                                                const SemiStructuredConfig& config) {
   if (!device.is_cuda()) return {nullptr, absl::StrCat("device ", device.str())};
+  if (config.accelerate == Accelerate::kOff) return {nullptr, "accelerate: off"};
   cudaDeviceProp prop;
   if (cudaGetDeviceProperties(&prop, device.has_index() ? device.index() : 0) != cudaSuccess) {
     return {nullptr, absl::StrCat("cannot query ", device.str())};

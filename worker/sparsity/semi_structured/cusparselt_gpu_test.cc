@@ -6,11 +6,13 @@
 
 #ifdef NMSPARSE_WITH_CUSPARSELT
 #include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #endif
 
 #include <cmath>
+#include <cstdlib>
 #include <memory>
 #include <tuple>
 
@@ -18,6 +20,7 @@
 #include "worker/sparsity/nm_mask.h"
 #include "worker/sparsity/semi_structured/cusparselt_plan.h"
 #include "worker/sparsity/semi_structured/semi_structured_linear.h"
+#include "worker/sparsity/semi_structured/transposable_mask.h"
 #include "worker/sparsity/sparse_functions.h"
 
 namespace nmsparse {
@@ -62,6 +65,16 @@ struct Result {
   torch::Tensor y, dx, dw, db;
 };
 
+// Set-up as SemiStructuredLayers::Prepare does it: one forward pass at the shape, in preparing mode.
+void Prepare(SemiStructuredLinear& linear, const torch::Tensor& x, const torch::Tensor& w,
+             const torch::Tensor& b, const LayerRule& rule) {
+  torch::NoGradGuard no_grad;
+  PrepareTransposableMask(x.device());
+  linear.set_preparing(true);
+  linear.Forward(x, w, &rule, b);
+  linear.set_preparing(false);
+}
+
 // y = layer(x) in bf16 with the fp32 weight and bias, loss sum(y * g).
 template <typename Forward>
 Result RunLinear(Forward forward, const torch::Tensor& x0, const torch::Tensor& w0, const torch::Tensor& b0,
@@ -85,6 +98,7 @@ void CompareWithMaskedDense(const Shape& s, SemiStructuredKind kind, SemiStructu
   rule->blocks = {BlockRule{true, {2, 4}}};
 
   SemiStructuredLinear linear(kind, mask, Backend(mask));
+  Prepare(linear, x, w, b, *rule);
   const Result got =
       RunLinear([&](const torch::Tensor& xi, const torch::Tensor& wi,
                     const torch::Tensor& bi) { return linear.Forward(xi, wi, rule.get(), bi); },
@@ -113,11 +127,79 @@ void CompareWithMaskedDense(const Shape& s, SemiStructuredKind kind, SemiStructu
   ExpectBf16Close(got.db, want.db, "db " + where);
 }
 
+// ViT-B/16's and ViT-L/16's MLP layers at batch 8 (197 tokens each), every variant: quick enough to run under
+// compute-sanitizer's memcheck (bench/gpu/node_check.sh), which sees a matmul writing past the workspace the
+// chosen algorithm needs, or past any buffer of a plan.
+TEST(CusparseLtGpuTest, VitLayerShapesAtBatch8) {
+  SKIP_WITHOUT_KERNELS();
+  for (const Shape& s :
+       {Shape{1576, 768, 3072}, Shape{1576, 3072, 768}, Shape{1576, 1024, 4096}, Shape{1576, 4096, 1024}}) {
+    CompareWithMaskedDense(s, SemiStructuredKind::kWeight, SemiStructuredMask::kExact);
+    CompareWithMaskedDense(s, SemiStructuredKind::kWeight, SemiStructuredMask::kTransposable);
+    CompareWithMaskedDense(s, SemiStructuredKind::kActivation, SemiStructuredMask::kExact);
+  }
+}
+
 TEST(CusparseLtGpuTest, ExactMaskEveryTableShape) {
   SKIP_WITHOUT_KERNELS();
   for (const Shape& s : kShapes)
     CompareWithMaskedDense(s, SemiStructuredKind::kWeight, SemiStructuredMask::kExact);
 }
+
+// The row-major output and its transpose copy (NMSPARSE_CUSPARSELT_OUTPUT=row) compute the same.
+TEST(CusparseLtGpuTest, RowMajorOutputOrder) {
+  SKIP_WITHOUT_KERNELS();
+  setenv("NMSPARSE_CUSPARSELT_OUTPUT", "row", 1);
+  CompareWithMaskedDense(kShapes[0], SemiStructuredKind::kWeight, SemiStructuredMask::kExact);
+  CompareWithMaskedDense(kShapes[5], SemiStructuredKind::kWeight, SemiStructuredMask::kTransposable);
+  unsetenv("NMSPARSE_CUSPARSELT_OUTPUT");
+}
+
+// A shape not seen at set-up runs masked dense, saying so: no plan is made inside a step.
+TEST(CusparseLtGpuTest, UnpreparedShapeRunsMaskedDense) {
+  SKIP_WITHOUT_KERNELS();
+  const auto cuda = torch::TensorOptions().device(torch::kCUDA);
+  const torch::Tensor w = torch::randn({256, 128}, cuda), b = torch::zeros({256}, cuda);
+  auto rule = std::make_shared<LayerRule>();
+  rule->recipe = Recipe::kSrste;
+  rule->blocks = {BlockRule{true, {2, 4}}};
+  SemiStructuredLinear linear(SemiStructuredKind::kWeight, SemiStructuredMask::kExact,
+                              Backend(SemiStructuredMask::kExact));
+  Prepare(linear, torch::randn({64, 128}, cuda.dtype(torch::kBFloat16)), w, b, *rule);
+  linear.Forward(torch::randn({64, 128}, cuda.dtype(torch::kBFloat16)), w, rule.get(), b);
+  EXPECT_TRUE(linear.last_path().kernel) << linear.last_path().reason;
+  linear.Forward(torch::randn({32, 128}, cuda.dtype(torch::kBFloat16)), w, rule.get(), b);
+  EXPECT_FALSE(linear.last_path().kernel);
+  EXPECT_NE(linear.last_path().reason.find("not prepared before step 1"), std::string::npos)
+      << linear.last_path().reason;
+}
+
+#ifdef NMSPARSE_WITH_CUSPARSELT
+// LibTorch's sync debug mode errors on any synchronising CUDA call: a prepared 2:4 layer's forward and
+// backward (its mask, compression, matmuls, transposes and bias) make none.
+TEST(CusparseLtGpuTest, PreparedLayerStepNeverSynchronises) {
+  SKIP_WITHOUT_KERNELS();
+  const auto cuda = torch::TensorOptions().device(torch::kCUDA);
+  for (const SemiStructuredMask mask : {SemiStructuredMask::kExact, SemiStructuredMask::kTransposable}) {
+    const torch::Tensor x = torch::randn({512, 256}, cuda.dtype(torch::kBFloat16)).requires_grad_(true);
+    const torch::Tensor w = torch::randn({384, 256}, cuda).requires_grad_(true);
+    const torch::Tensor b = torch::zeros({384}, cuda).requires_grad_(true);
+    auto rule = std::make_shared<LayerRule>();
+    rule->recipe = Recipe::kSrste;
+    rule->blocks = {BlockRule{true, {2, 4}}};
+    SemiStructuredLinear linear(SemiStructuredKind::kWeight, mask, Backend(mask));
+    Prepare(linear, x, w, b, *rule);
+    torch::cuda::synchronize();
+    c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_ERROR);
+    EXPECT_NO_THROW({
+      torch::Tensor y = linear.Forward(x, w, rule.get(), b);
+      y.sum().backward();
+    });
+    c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_DISABLED);
+    EXPECT_TRUE(linear.last_path().kernel) << linear.last_path().reason;
+  }
+}
+#endif
 
 TEST(CusparseLtGpuTest, TransposableMaskSparseInputGradient) {
   SKIP_WITHOUT_KERNELS();
@@ -144,7 +226,8 @@ TEST(CusparseLtGpuTest, StepNeedsNoHostSyncOrAllocation) {
   const torch::Tensor x = torch::randn({s.m, s.k}, bf16);
   const torch::Tensor w_dense = torch::randn({s.n, s.k}, bf16);
   const torch::Tensor w = w_dense * NMMaskOnDevice(w_dense);
-  CusparseLtPlan plan(CusparseLtHandle(), {s.n, s.m, s.k, torch::kBFloat16, true}, device);
+  const CusparseLtHandlePtr handle = MakeCusparseLtHandle();
+  CusparseLtPlan plan(handle.get(), {s.n, s.m, s.k, torch::kBFloat16, true, false}, device);
   const c10::cuda::CUDAStream stream = c10::cuda::getStreamFromPool(false, device.index());
   torch::Tensor y;
   at::cuda::CUDAGraph graph;

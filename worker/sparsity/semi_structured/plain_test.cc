@@ -1,11 +1,14 @@
-// The torch-free parts: the sparse-then-dense switch and the dense vs 2:4 decision cache.
+// The torch-free parts: the sparse-then-dense switch, the dense vs 2:4 decision cache and its timing.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "worker/sparsity/semi_structured/dense_switch.h"
 #include "worker/sparsity/semi_structured/gemm_decision_cache.h"
+#include "worker/sparsity/semi_structured/interleaved_timing.h"
 
 namespace nmsparse {
 namespace {
@@ -57,6 +60,50 @@ TEST(GemmDecisionTest, MarginRule) {
   EXPECT_TRUE(DecideGemm(Accelerate::kForce, std::nullopt, 0.05).sparse);
   EXPECT_FALSE(DecideGemm(Accelerate::kOff, faster, 0.05).sparse);
   EXPECT_FALSE(DecideGemm(Accelerate::kAuto, std::nullopt, 0.05).sparse);
+}
+
+// A GPU whose clocks ramp up over its first calls (3x slower at first), running dense at 1.0 ms and 2:4 at
+// 0.8 ms per call once warm. One dense sample first, then one 2:4 sample, would call 2:4 2.4x faster.
+class RampingGpu {
+ public:
+  double Block(TimedSide side) {
+    sides.push_back(side);
+    const double warm = side == TimedSide::kDense ? 1.0 : 0.8;
+    const double slowdown = std::max(1.0, 3.0 - 0.5 * static_cast<double>(calls_++));
+    return warm * slowdown;
+  }
+  std::vector<TimedSide> sides;
+
+ private:
+  int calls_ = 0;
+};
+
+TEST(InterleavedTimingTest, WarmedInterleavedMedians) {
+  RampingGpu gpu;
+  const GemmTiming t = TimeInterleaved([&](TimedSide side) { return gpu.Block(side); });
+  EXPECT_DOUBLE_EQ(t.dense_ms, 1.0);
+  EXPECT_DOUBLE_EQ(t.sparse_ms, 0.8);
+  // 2 warm-up pairs, then 7 timed rounds; the side that goes first alternates.
+  ASSERT_EQ(gpu.sides.size(), 2u * 2u + 7u * 2u);
+  for (size_t round = 0; round < 9; ++round) {
+    EXPECT_NE(gpu.sides[2 * round], gpu.sides[2 * round + 1]) << round;
+    if (round > 0) {
+      EXPECT_NE(gpu.sides[2 * round], gpu.sides[2 * round - 2]) << round;
+    }
+  }
+  EXPECT_FALSE(DecideGemm(Accelerate::kAuto, t, 0.3).sparse);  // 1.25x: not 1.3x.
+  EXPECT_TRUE(DecideGemm(Accelerate::kAuto, t, 0.2).sparse);
+}
+
+TEST(InterleavedTimingTest, OneDisturbedBlockDoesNotDecide) {
+  int call = 0;
+  const GemmTiming t = TimeInterleaved([&](TimedSide side) {
+    ++call;
+    if (call == 6) return 50.0;  // Another process's burst during one timed block.
+    return side == TimedSide::kDense ? 1.0 : 1.1;
+  });
+  EXPECT_DOUBLE_EQ(t.dense_ms, 1.0);
+  EXPECT_DOUBLE_EQ(t.sparse_ms, 1.1);
 }
 
 std::string TempPath(const std::string& name) {

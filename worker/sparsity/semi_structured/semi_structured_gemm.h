@@ -10,6 +10,7 @@
 #include <string>
 
 #include "schemas/semi_structured_config.h"
+#include "worker/sparsity/semi_structured/cusparselt_shape.h"
 #include "worker/sparsity/semi_structured/gemm_decision_cache.h"
 
 namespace nmsparse {
@@ -30,10 +31,15 @@ class SemiStructuredGemm {
   virtual torch::Tensor ActivationSparseLinear(const torch::Tensor& input_24, const torch::Tensor& weight,
                                                const torch::Tensor& bias) = 0;
 
-  // Whether this GEMM (Y[m, n] = X[m, k] W^T in `dtype`) runs on the 2:4 kernel: under accelerate auto,
-  // timed once per GPU model and shape (cached in the decision file).
-  virtual GemmDecision Decide(SemiStructuredKind kind, int64_t m, int64_t k, int64_t n,
-                              torch::ScalarType dtype) = 0;
+  // Set-up, before step 1 (SemiStructuredLayers::Prepare): makes the plans of this GEMM and decides whether
+  // it runs on the 2:4 kernel; under accelerate auto by timing what a step does both ways (cached per GPU
+  // model in the decision file). gemm.dtype is the input's: the GEMM runs in CUDA autocast's dtype when
+  // autocast is on (as in the forward pass that follows). Synchronises the device.
+  virtual GemmDecision Prepare(const LinearGemm& gemm) = 0;
+
+  // The decision Prepare made for this GEMM. Never sets anything up: a GEMM not prepared runs masked dense
+  // and says so, so that no step builds a plan, searches or times.
+  virtual GemmDecision Decide(const LinearGemm& gemm) const = 0;
 };
 
 struct SemiStructuredGemmOrWhy {
@@ -41,7 +47,7 @@ struct SemiStructuredGemmOrWhy {
   std::string unavailable;                   // Why not: "device cpu", "built without CUDA", ...
 };
 
-// The 2:4 GEMMs on `device`, or why there are none there.
+// The 2:4 GEMMs on `device`, or why there are none there (accelerate: off makes none: no handle, no plan).
 SemiStructuredGemmOrWhy MakeSemiStructuredGemm(const torch::Device& device,
                                                const SemiStructuredConfig& config);
 

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "worker/sparsity/semi_structured/semi_structured_gemm.h"
+#include "worker/sparsity/semi_structured/transposable_mask.h"
 #include "worker/sparsity/sparse_linear.h"
 
 namespace nmsparse {
@@ -55,7 +56,26 @@ absl::StatusOr<std::unique_ptr<SemiStructuredLayers>> SemiStructuredLayers::Inst
     module->set_accelerator(linear);
     layers.push_back({choice.layer.name, module, std::move(linear)});
   }
-  return std::unique_ptr<SemiStructuredLayers>(new SemiStructuredLayers(std::move(layers), *dense_switch));
+  return std::unique_ptr<SemiStructuredLayers>(
+      new SemiStructuredLayers(std::move(layers), *dense_switch, backend, config.mask));
+}
+
+void SemiStructuredLayers::Prepare(int64_t first_global_step, const std::function<void()>& forward_passes) {
+  if (dense_switch_.DenseAt(first_global_step)) return;
+  // The transposable mask runs on every path (masked dense too): its tables reach the device now.
+  // (The weights' own device: a CUDA tensor's always names its index.)
+  if (mask_ == SemiStructuredMask::kTransposable && !layers_.empty()) {
+    PrepareTransposableMask(layers_.front().module->weight.device());
+  }
+  if (backend_.gemm == nullptr) return;
+  for (Layer& layer : layers_) layer.linear->set_preparing(true);
+  try {
+    forward_passes();
+  } catch (...) {
+    for (Layer& layer : layers_) layer.linear->set_preparing(false);
+    throw;
+  }
+  for (Layer& layer : layers_) layer.linear->set_preparing(false);
 }
 
 SemiStructuredLayers::~SemiStructuredLayers() {

@@ -8,6 +8,7 @@
 #include <torch/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,6 +43,14 @@ class SemiStructuredLayers {
       int64_t steps_per_epoch, torch::nn::Module& model, const torch::Device& device);
   ~SemiStructuredLayers();
 
+  // Set-up, before the run's first step `first_global_step`: `forward_passes` runs the model's forward pass
+  // at every batch shape the run will see (training micro-batch, evaluation batch, its last partial batch,
+  // under the run's autocast); meanwhile each layer makes the plans of its GEMM and decides (timing under
+  // auto). After this no step sets anything up: a shape not seen here runs masked dense and says so. Does
+  // nothing when the layers are dense from `first_global_step` on (the switch never goes back) or have no
+  // kernels.
+  void Prepare(int64_t first_global_step, const std::function<void()>& forward_passes);
+
   // Before the forward pass of optimizer step `global_step`: the dense switch. Allocates nothing.
   void BeginStep(int64_t global_step);
 
@@ -53,11 +62,14 @@ class SemiStructuredLayers {
     std::shared_ptr<SparseLinearImpl> module;
     std::shared_ptr<SemiStructuredLinear> linear;
   };
-  SemiStructuredLayers(std::vector<Layer> layers, DenseSwitch dense_switch)
-      : layers_(std::move(layers)), dense_switch_(dense_switch) {}
+  SemiStructuredLayers(std::vector<Layer> layers, DenseSwitch dense_switch, SemiStructuredGemmOrWhy backend,
+                       SemiStructuredMask mask)
+      : layers_(std::move(layers)), dense_switch_(dense_switch), backend_(std::move(backend)), mask_(mask) {}
 
   std::vector<Layer> layers_;
   DenseSwitch dense_switch_;
+  SemiStructuredGemmOrWhy backend_;
+  SemiStructuredMask mask_;
 };
 
 // "weight_2:4 kernel 1.28x (2:4 1.28x >= 1.05x needed)" or "weight_2:4 masked dense (device cpu)": the

@@ -17,6 +17,14 @@ SemiStructuredLinear::SemiStructuredLinear(SemiStructuredKind kind, SemiStructur
 
 torch::Tensor SemiStructuredLinear::Forward(const torch::Tensor& input, const torch::Tensor& weight,
                                             const LayerRule* rule, const torch::Tensor& bias) {
+  if (preparing_) {
+    const int64_t k = weight.size(1);
+    if (backend_.gemm != nullptr) {
+      backend_.gemm->Prepare(
+          {kind_, input.numel() / k, k, weight.size(0), bias.defined(), input.scalar_type()});
+    }
+    return torch::linear(input, weight, bias);  // Only the shapes matter here.
+  }
   if (dense_) {
     path_ = {false, path_.speedup, kDenseAfterReason};
     return torch::linear(input, weight, bias);
@@ -25,14 +33,15 @@ torch::Tensor SemiStructuredLinear::Forward(const torch::Tensor& input, const to
                                               : ActivationForward(input, weight, rule, bias);
 }
 
-bool SemiStructuredLinear::UseKernel(const torch::Tensor& input, const torch::Tensor& weight) {
+bool SemiStructuredLinear::UseKernel(const torch::Tensor& input, const torch::Tensor& weight,
+                                     const torch::Tensor& bias) {
   if (backend_.gemm == nullptr) {
     path_ = {false, 0, backend_.unavailable};
     return false;
   }
   const int64_t k = weight.size(1);
-  const GemmDecision d =
-      backend_.gemm->Decide(kind_, input.numel() / k, k, weight.size(0), input.scalar_type());
+  const GemmDecision d = backend_.gemm->Decide(
+      {kind_, input.numel() / k, k, weight.size(0), bias.defined(), input.scalar_type()});
   path_ = {d.sparse, d.speedup, d.reason};
   return d.sparse;
 }
@@ -47,7 +56,7 @@ torch::Tensor SemiStructuredLinear::WeightForward(const torch::Tensor& input, co
   const bool transposable = mask_ == SemiStructuredMask::kTransposable;
   const torch::Tensor w_tilde =
       transposable ? TransposableEffectiveWeight(weight, *rule) : ApplyLayerRule(weight, rule);
-  if (!UseKernel(input, weight)) return torch::linear(input, w_tilde, bias);
+  if (!UseKernel(input, weight, bias)) return torch::linear(input, w_tilde, bias);
   return backend_.gemm->WeightSparseLinear(input, w_tilde, bias, transposable);
 }
 
@@ -56,7 +65,7 @@ torch::Tensor SemiStructuredLinear::ActivationForward(const torch::Tensor& input
   // The mask is a constant of the step: the gradient reaches the kept activations only.
   const torch::Tensor input_24 = input * ActivationTwoFourMask(input);
   const torch::Tensor w_tilde = ApplyLayerRule(weight, rule);
-  if (!UseKernel(input, weight)) return torch::linear(input_24, w_tilde, bias);
+  if (!UseKernel(input, weight, bias)) return torch::linear(input_24, w_tilde, bias);
   return backend_.gemm->ActivationSparseLinear(input_24, w_tilde, bias);
 }
 
@@ -68,8 +77,11 @@ torch::Tensor TransposableEffectiveWeight(const torch::Tensor& weight, const Lay
 
 torch::Tensor ActivationTwoFourMask(const torch::Tensor& input) {
   torch::NoGradGuard no_grad;
-  const torch::Tensor groups = input.detach().to(torch::kFloat32).contiguous();
-  return SelectTopNWithTensorOps(groups, 2, 4, 0.f).to(input.scalar_type());
+  // bf16 -> fp32 is exact, so the magnitudes compare as in the input's own dtype.
+  const torch::Tensor rows = input.detach().to(torch::kFloat32).reshape({-1, input.size(-1)});
+  torch::Tensor mask = torch::empty(rows.sizes(), rows.options());
+  FillNMMask(rows, NM{2, 4}, SparseDim::kRow, /*is_conv=*/false, /*pruned_value=*/0.f, mask);
+  return mask.view(input.sizes()).to(input.scalar_type());
 }
 
 }  // namespace nmsparse

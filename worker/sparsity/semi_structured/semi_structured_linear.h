@@ -36,6 +36,9 @@ class SemiStructuredLinear : public LinearAccelerator {
 
   // From the sparse-then-dense switch: when set, the layer is an ordinary dense linear (the rule ignored).
   void set_dense(bool dense) { dense_ = dense; }
+  // Set-up (SemiStructuredLayers::Prepare): while set, a forward pass makes the plans of its GEMM's shape
+  // (and decides) whatever this step's rule, and returns the plain dense linear.
+  void set_preparing(bool preparing) { preparing_ = preparing; }
   SemiStructuredKind kind() const { return kind_; }
   const SemiStructuredPath& last_path() const { return path_; }
 
@@ -44,13 +47,14 @@ class SemiStructuredLinear : public LinearAccelerator {
                               const torch::Tensor& bias);
   torch::Tensor ActivationForward(const torch::Tensor& input, const torch::Tensor& weight,
                                   const LayerRule* rule, const torch::Tensor& bias);
-  // Whether the GEMM of this input and weight runs on the kernel; sets path_.
-  bool UseKernel(const torch::Tensor& input, const torch::Tensor& weight);
+  // Whether the GEMM of this input and weight runs on the kernel (as prepared); sets path_.
+  bool UseKernel(const torch::Tensor& input, const torch::Tensor& weight, const torch::Tensor& bias);
 
   SemiStructuredKind kind_;
   SemiStructuredMask mask_;
   SemiStructuredGemmOrWhy backend_;
   bool dense_ = false;
+  bool preparing_ = false;
   SemiStructuredPath path_;
 };
 
@@ -58,7 +62,9 @@ class SemiStructuredLinear : public LinearAccelerator {
 // the engine's, keeping the rule's gradient (SR-STE's term, or straight through).
 torch::Tensor TransposableEffectiveWeight(const torch::Tensor& weight, const LayerRule& rule);
 
-// 1 where `input` keeps its value, 0 where pruned: 2 of every 4 along the last dimension, by magnitude.
+// 1 where `input` keeps its value, 0 where pruned: 2 of every 4 along the last dimension, by magnitude (ties
+// to the lower index), in input's dtype. The engine's one-pass N:M selection (nm_mask.h; the CUDA kernel on a
+// GPU): no sort or topk over the activation, and no temporary besides its fp32 copy.
 torch::Tensor ActivationTwoFourMask(const torch::Tensor& input);
 
 }  // namespace nmsparse

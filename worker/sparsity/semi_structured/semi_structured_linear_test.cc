@@ -6,10 +6,16 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <memory>
+#include <vector>
 
+#include "worker/compat/torch_compat.h"
 #include "worker/sparsity/layer_rule.h"
 #include "worker/sparsity/nm_mask.h"
+#include "worker/sparsity/semi_structured/cusparselt_shape.h"
+#include "worker/sparsity/semi_structured/semi_structured_gemm.h"
 #include "worker/sparsity/semi_structured/semi_structured_layers_setup.h"
 #include "worker/sparsity/semi_structured/transposable_mask.h"
 #include "worker/sparsity/semi_structured/two_four_rule.h"
@@ -152,6 +158,82 @@ TEST(TransposableMaskTest, EqualsTheRowMaskWhereThatIsTransposable) {
   EXPECT_TRUE(torch::equal(TransposableTwoFourMask(w), NMMask(w, {2, 4}, SparseDim::kRow, false)));
 }
 
+// Every 4x4 0/1 tile with two ones per row and per column, by brute force over the 2^16 tiles, in the order
+// of its rows' bit values: the table, pattern for pattern.
+TEST(TransposableMaskTest, PatternTableIsEveryTransposableTileInOrder) {
+  std::vector<float> want;
+  for (int row0 = 0; row0 < 16; ++row0) {
+    for (int row1 = 0; row1 < 16; ++row1) {
+      for (int row2 = 0; row2 < 16; ++row2) {
+        for (int row3 = 0; row3 < 16; ++row3) {
+          const int rows[4] = {row0, row1, row2, row3};
+          bool two_each = true;
+          for (int i = 0; i < 4; ++i) {
+            int column = 0;
+            for (int r : rows) column += (r >> i) & 1;
+            two_each = two_each && __builtin_popcount(rows[i]) == 2 && column == 2;
+          }
+          if (!two_each) continue;
+          for (int r : rows) {
+            for (int col = 0; col < 4; ++col) want.push_back(static_cast<float>((r >> col) & 1));
+          }
+        }
+      }
+    }
+  }
+  ASSERT_EQ(want.size(), 90u * 16u);
+  EXPECT_TRUE(torch::equal(TransposableTwoFourPatterns(), torch::tensor(want).view({90, 16})));
+}
+
+// The pattern of each tile by brute force: the sum of |w| of every pattern in double, the first maximum.
+torch::Tensor BruteForceTransposableMask(const torch::Tensor& w) {
+  const torch::Tensor patterns = TransposableTwoFourPatterns().to(torch::kDouble);
+  const torch::Tensor a = w.abs().to(torch::kDouble);
+  torch::Tensor mask = torch::zeros(w.sizes(), torch::kFloat32);
+  for (int64_t i = 0; i < w.size(0); i += 4) {
+    for (int64_t j = 0; j < w.size(1); j += 4) {
+      const torch::Tensor tile = a.slice(0, i, i + 4).slice(1, j, j + 4).reshape({16});
+      int64_t best = 0;
+      double best_score = -1;
+      for (int64_t p = 0; p < 90; ++p) {
+        const double score = (tile * patterns[p]).sum().item<double>();
+        if (score > best_score) best = p, best_score = score;
+      }
+      mask.slice(0, i, i + 4).slice(1, j, j + 4).copy_(patterns[best].view({4, 4}));
+    }
+  }
+  return mask;
+}
+
+TEST(TransposableMaskTest, ChoosesTheBruteForceBestPattern) {
+  // Small integers: every sum is exact, so the choice (ties to the first pattern included) must be identical.
+  torch::manual_seed(5);
+  const torch::Tensor ints = torch::randint(-4, 5, {16, 24}).to(torch::kFloat32);
+  EXPECT_TRUE(torch::equal(TransposableTwoFourMask(ints), BruteForceTransposableMask(ints)));
+  // Random values: the kept magnitude of every tile is the brute-force best's.
+  const torch::Tensor w = torch::randn({32, 48});
+  const torch::Tensor kept = (w.abs() * TransposableTwoFourMask(w)).view({8, 4, 12, 4}).sum({1, 3});
+  const torch::Tensor best = (w.abs() * BruteForceTransposableMask(w)).view({8, 4, 12, 4}).sum({1, 3});
+  EXPECT_TRUE(torch::allclose(kept, best, 1e-6, 1e-6));
+}
+
+// Under bf16 autocast (the training forward pass) the scores stay fp32: the same mask as an fp32 run. And a
+// bf16 weight chooses what the same values in fp32 choose.
+TEST(TransposableMaskTest, SameMaskUnderBf16AutocastAndForBf16Weights) {
+  torch::manual_seed(6);
+  const torch::Tensor w = torch::randn({256, 256}).to(torch::kBFloat16).to(torch::kFloat32);
+  const torch::Tensor fp32 = TransposableTwoFourMask(w);
+  const bool was_enabled = compat::IsAutocastEnabled(c10::DeviceType::CPU);
+  const c10::ScalarType was_dtype = compat::AutocastDtype(c10::DeviceType::CPU);
+  compat::SetAutocastDtype(c10::DeviceType::CPU, torch::kBFloat16);
+  compat::SetAutocastEnabled(c10::DeviceType::CPU, true);
+  const torch::Tensor under_autocast = TransposableTwoFourMask(w);
+  compat::SetAutocastEnabled(c10::DeviceType::CPU, was_enabled);
+  compat::SetAutocastDtype(c10::DeviceType::CPU, was_dtype);
+  EXPECT_TRUE(torch::equal(under_autocast, fp32));
+  EXPECT_TRUE(torch::equal(TransposableTwoFourMask(w.to(torch::kBFloat16)), fp32));
+}
+
 TEST_F(SemiStructuredLinearTest, TransposableMaskKeepsTheRecipesGradient) {
   auto linear = CpuLinear(SemiStructuredKind::kWeight, SemiStructuredMask::kTransposable);
   accelerated_->set_accelerator(linear);
@@ -181,6 +263,107 @@ TEST_F(SemiStructuredLinearTest, ActivationTwoFourPrunesTheInput) {
   ExpectClose(got.y, torch::linear(x_ * mask, w, accelerated_->bias.detach()), "y");
   ExpectClose(got.dx, g_.matmul(w) * mask, "dx (zero at pruned activations)");
   ExpectClose(got.dw, g_.reshape({-1, 32}).t().mm((x_ * mask).reshape({-1, 64})), "dw");
+}
+
+// The engine's N:M selection, group by group: the two largest |x|, ties to the lower index. The same mask for
+// the same values in bf16.
+TEST(ActivationTwoFourMaskTest, TwoLargestOfEveryGroupTiesToTheLowerIndex) {
+  torch::manual_seed(8);
+  const torch::Tensor x = torch::randint(-3, 4, {6, 5, 16}).to(torch::kFloat32);  // Many ties.
+  const torch::Tensor mask = ActivationTwoFourMask(x);
+  ASSERT_EQ(mask.sizes(), x.sizes());
+  const torch::Tensor groups = x.abs().reshape({-1, 4}), got = mask.reshape({-1, 4});
+  for (int64_t g = 0; g < groups.size(0); ++g) {
+    std::vector<int64_t> order = {0, 1, 2, 3};
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      return groups[g][a].item<float>() > groups[g][b].item<float>();
+    });
+    torch::Tensor want = torch::zeros({4});
+    want[order[0]] = 1;
+    want[order[1]] = 1;
+    ASSERT_TRUE(torch::equal(got[g], want)) << "group " << g << ": " << groups[g];
+  }
+  EXPECT_TRUE(torch::equal(ActivationTwoFourMask(x.to(torch::kBFloat16)), mask.to(torch::kBFloat16)));
+}
+
+// The plans a linear's GEMMs need: the plan cache's keys.
+TEST(CusparseLtShapeTest, PlansOfEachKindAndOrder) {
+  const LinearGemm weight{
+      SemiStructuredKind::kWeight, /*m=*/50432, /*k=*/768, /*n=*/3072, true, torch::kBFloat16};
+  LinearPlans p = PlansFor(weight, /*transposable=*/false, OutputOrder::kColumn);
+  EXPECT_EQ(p.forward, (CusparseLtShape{3072, 50432, 768, torch::kBFloat16, true, true}));  // W~ X^T, bias.
+  EXPECT_FALSE(p.input_grad.has_value());
+  p = PlansFor(weight, /*transposable=*/true, OutputOrder::kRow);
+  EXPECT_EQ(p.forward, (CusparseLtShape{3072, 50432, 768, torch::kBFloat16, false, true}));
+  ASSERT_TRUE(p.input_grad.has_value());
+  EXPECT_EQ(*p.input_grad,
+            (CusparseLtShape{768, 50432, 3072, torch::kBFloat16, false, false}));  // W~^T dY^T.
+  LinearGemm activation = weight;
+  activation.kind = SemiStructuredKind::kActivation;
+  p = PlansFor(activation, /*transposable=*/true, OutputOrder::kColumn);
+  EXPECT_EQ(p.forward, (CusparseLtShape{50432, 3072, 768, torch::kBFloat16, false, false}));  // X24 W^T.
+  EXPECT_FALSE(p.input_grad.has_value());
+  // Shapes that differ in anything are different plans.
+  LinearGemm no_bias = weight;
+  no_bias.bias = false;
+  EXPECT_TRUE(PlansFor(no_bias, false, OutputOrder::kColumn).forward <
+                  PlansFor(weight, false, OutputOrder::kColumn).forward ||
+              PlansFor(weight, false, OutputOrder::kColumn).forward <
+                  PlansFor(no_bias, false, OutputOrder::kColumn).forward);
+  setenv("NMSPARSE_CUSPARSELT_OUTPUT", "row", 1);
+  EXPECT_EQ(OutputOrderFromEnv(), OutputOrder::kRow);
+  setenv("NMSPARSE_CUSPARSELT_OUTPUT", "sideways", 1);
+  EXPECT_THROW(OutputOrderFromEnv(), c10::Error);
+  unsetenv("NMSPARSE_CUSPARSELT_OUTPUT");
+  EXPECT_EQ(OutputOrderFromEnv(), OutputOrder::kColumn);
+}
+
+// A backend that records what the layers ask of it (the set-up and per-step calls of SemiStructuredGemm).
+class RecordingGemm : public SemiStructuredGemm {
+ public:
+  torch::Tensor WeightSparseLinear(const torch::Tensor& input, const torch::Tensor& w_tilde,
+                                   const torch::Tensor& bias, bool) override {
+    return torch::linear(input, w_tilde, bias);
+  }
+  torch::Tensor ActivationSparseLinear(const torch::Tensor& input_24, const torch::Tensor& weight,
+                                       const torch::Tensor& bias) override {
+    return torch::linear(input_24, weight, bias);
+  }
+  GemmDecision Prepare(const LinearGemm& gemm) override {
+    prepared.push_back(gemm);
+    return {true, 1.5, "prepared"};
+  }
+  GemmDecision Decide(const LinearGemm& gemm) const override {
+    for (const LinearGemm& p : prepared) {
+      if (!(p < gemm) && !(gemm < p)) return {true, 1.5, "prepared"};
+    }
+    return {false, 0, "not prepared before step 1"};
+  }
+  std::vector<LinearGemm> prepared;
+};
+
+// Set-up sees every batch shape; a step only looks its decision up, and a shape not seen runs masked dense.
+TEST(SemiStructuredPrepareTest, PlansAreMadeAtSetUpOnly) {
+  auto gemm = std::make_shared<RecordingGemm>();
+  SemiStructuredLinear linear(SemiStructuredKind::kWeight, SemiStructuredMask::kExact, {gemm, ""});
+  const auto rule = Rule(Recipe::kSrste);
+  const torch::Tensor w = torch::randn({32, 64}), b = torch::zeros({32});
+  linear.set_preparing(true);
+  for (int64_t batch : {8, 3}) linear.Forward(torch::randn({batch, 5, 64}), w, rule.get(), b);
+  linear.set_preparing(false);
+  ASSERT_EQ(gemm->prepared.size(), 2u);
+  EXPECT_EQ(gemm->prepared[0].m, 8 * 5);
+  EXPECT_EQ(gemm->prepared[0].k, 64);
+  EXPECT_EQ(gemm->prepared[0].n, 32);
+  EXPECT_TRUE(gemm->prepared[0].bias);
+  EXPECT_EQ(gemm->prepared[1].m, 3 * 5);
+
+  linear.Forward(torch::randn({3, 5, 64}), w, rule.get(), b);
+  EXPECT_TRUE(linear.last_path().kernel);
+  linear.Forward(torch::randn({4, 5, 64}), w, rule.get(), b);
+  EXPECT_FALSE(linear.last_path().kernel);
+  EXPECT_EQ(linear.last_path().reason, "not prepared before step 1");
+  EXPECT_EQ(gemm->prepared.size(), 2u);  // Nothing set up by the steps.
 }
 
 // blocks.{0,1}.mlp.{fc1,fc2} and head, as in a ViT.
@@ -250,6 +433,19 @@ TEST(SemiStructuredLayersTest, NothingChosenAndBadPatterns) {
   auto bad = SemiStructuredLayers::Install(config, sparsity, 1, 1, model, torch::kCPU);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("semi_structured.layers[0]"), std::string::npos);
+}
+
+// Without 2:4 kernels (here: the CPU) there is nothing to set up: the forward passes are not even run.
+TEST(SemiStructuredLayersTest, PrepareRunsNothingWithoutKernels) {
+  TinyModel model;
+  SemiStructuredConfig config;
+  config.layers = {"blocks.*.mlp.fc1"};
+  config.mask = SemiStructuredMask::kTransposable;
+  auto installed = SemiStructuredLayers::Install(config, SparsityConfig(), 1, 5, model, torch::kCPU);
+  ASSERT_TRUE(installed.ok()) << installed.status();
+  int passes = 0;
+  (*installed)->Prepare(0, [&] { ++passes; });
+  EXPECT_EQ(passes, 0);
 }
 
 TEST(TwoFourRuleTest, OnlyHardTwoFourMasksQualify) {

@@ -10,10 +10,17 @@
 namespace nmsparse {
 
 // The mask of `weight` [out, in] (both multiples of 4) as fp32 on the weight's device: 1 kept, 0 pruned.
-// Tensor ops only, so it runs on any device. Among equally good patterns the first in enumeration order wins.
+// Tensor ops only, so it runs on any device, with no host synchronisation once the device's tables exist
+// (PrepareTransposableMask). A pattern's score is the sum of its 8 |w| in fp32, added in a fixed order by
+// element-wise ops (no GEMM): autocast and TF32 cannot lower it, so bf16-autocast and fp32 runs, CPU and GPU,
+// choose the same mask. Among equally good patterns the first in enumeration order wins.
 torch::Tensor TransposableTwoFourMask(const torch::Tensor& weight);
 
-// The 90 patterns, [90, 16] fp32 (row-major 4x4 tiles), in enumeration order.
+// Makes the pattern tables on `device` (once per device and process; a blocking host-to-device copy), so that
+// no training step does. SemiStructuredLayers::Prepare calls it before step 1.
+void PrepareTransposableMask(const torch::Device& device);
+
+// The 90 patterns, [90, 16] fp32 (row-major 4x4 tiles), in enumeration order, on the CPU.
 torch::Tensor TransposableTwoFourPatterns();
 
 }  // namespace nmsparse

@@ -15,10 +15,6 @@ MlpImpl::MlpImpl(int64_t in_features, int64_t hidden_features, double drop) {
   drop2_ = register_module("drop2", torch::nn::Dropout(drop));
 }
 
-torch::Tensor Linear(SparseLinearImpl& layer, const torch::Tensor& x) {
-  return torch::linear(x, layer.EffectiveWeight(), layer.bias);
-}
-
 // Without dropout in the way, CPU float32 runs fc1 -> GELU -> fc2 as one fused node
 // (worker/trainer/kernels/fused_mlp.h); the effective (masked) weights are computed once either way.
 torch::Tensor MlpImpl::forward(const torch::Tensor& x) {

@@ -35,11 +35,6 @@ class MlpImpl : public torch::nn::Module {
 };
 TORCH_MODULE(Mlp);
 
-// A sparse layer's output through ATen's linear (one fused addmm for 3-D input, as torch.nn.Linear does);
-// SparseLinearImpl::forward goes through torch::nn::functional::linear, which in LibTorch 1.13 is matmul +
-// add for 3-D input and about 15% slower per training step of a micro ViT.
-torch::Tensor Linear(SparseLinearImpl& layer, const torch::Tensor& x);
-
 // Stochastic depth per sample (timm's drop_path with scale_by_keep); identity at eval or rate 0.
 torch::Tensor DropPath(const torch::Tensor& x, double rate, bool training);
 

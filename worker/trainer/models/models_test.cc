@@ -2,9 +2,14 @@
 
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "schemas/model_catalog.h"
+#include "schemas/semi_structured_config.h"
+#include "schemas/sparsity_config.h"
+#include "worker/sparsity/semi_structured/semi_structured_layers_setup.h"
 #include "worker/trainer/kernels/fused_kernels_switch.h"
 #include "worker/trainer/models/model_factory.h"
 #include "worker/trainer/models/swin_transformer_v2.h"
@@ -218,6 +223,26 @@ TEST(ModelsTest, SwinV2WindowsShiftsAndBuffers) {
   EXPECT_EQ(index.min().item<int64_t>(), 0);
   EXPECT_EQ(index.max().item<int64_t>(), 13 * 13 - 1);
   EXPECT_EQ(index[0][0].item<int64_t>(), 6 * 13 + 6);  // zero offset sits in the middle of the table
+}
+
+// Every linear of the attention goes through its layer's forward, so a semi-structured 2:4 layer chosen there
+// runs (here a dense model: its dense path, saying so): ViT's qkv and proj, and SwinV2's qkv with its
+// q/v biases, which once called torch::linear on the effective weight directly and bypassed the 2:4 layer.
+TEST(ModelsTest, AttentionLinearsReachTheirSemiStructuredLayers) {
+  for (const auto& [name, pattern] : std::vector<std::pair<std::string, std::string>>{
+           {"vit_nano_patch7_28", "blocks.*.attn.*"},
+           {"swinv2_micro_window7_28", "layers.*.blocks.*.attn.qkv"}}) {
+    const ModelArch arch = Arch(name);
+    auto model = CreateModel(arch);
+    SemiStructuredConfig config;
+    config.layers = {pattern};
+    auto layers = SemiStructuredLayers::Install(config, SparsityConfig(), 1, 1, *model, torch::kCPU);
+    ASSERT_TRUE(layers.ok()) << layers.status();
+    model->forward(torch::randn({2, arch.in_chans, arch.img_size, arch.img_size}));
+    for (const SemiStructuredLayerReport& r : (*layers)->Report()) {
+      EXPECT_EQ(r.path.reason, "dense rule") << name << " " << r.name;  // Ran ("not run yet" if bypassed).
+    }
+  }
 }
 
 }  // namespace

@@ -94,9 +94,9 @@ WindowAttentionImpl::WindowAttentionImpl(int64_t dim, Size2 window_size, int64_t
 
 torch::Tensor WindowAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& mask) {
   const int64_t b = x.size(0), n = x.size(1), c = x.size(2);
-  torch::Tensor qkv_out = q_bias.defined()
-                              ? torch::linear(x, qkv->EffectiveWeight(), torch::cat({q_bias, k_bias, v_bias}))
-                              : Linear(*qkv, x);
+  // Through the layer (its 2:4 kernel when chosen), with the q/k/v biases as its bias.
+  const torch::Tensor qkv_out =
+      q_bias.defined() ? qkv->ForwardWithBias(x, torch::cat({q_bias, k_bias, v_bias})) : qkv->forward(x);
   auto parts = qkv_out.reshape({b, n, 3, num_heads_, -1}).permute({2, 0, 3, 1, 4}).unbind(0);
   auto q = F::normalize(parts[0], F::NormalizeFuncOptions().dim(-1));
   auto k = F::normalize(parts[1], F::NormalizeFuncOptions().dim(-1));
@@ -114,7 +114,7 @@ torch::Tensor WindowAttentionImpl::forward(const torch::Tensor& x, const torch::
   }
   attn = attn_drop_(torch::softmax(attn, -1));
   auto out = torch::matmul(attn, v).transpose(1, 2).reshape({b, n, c});
-  return proj_drop_(Linear(*proj, out));
+  return proj_drop_(proj->forward(out));
 }
 
 SwinV2BlockImpl::SwinV2BlockImpl(int64_t dim, Size2 input_resolution, int64_t num_heads, int64_t window_size,

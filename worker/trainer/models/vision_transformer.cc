@@ -44,7 +44,7 @@ AttentionImpl::AttentionImpl(int64_t dim, int64_t num_heads, bool qkv_bias, doub
 // ATen calls (worker/trainer/kernels/fused_attention.h); attention dropout and other devices / dtypes take
 // the composite path.
 torch::Tensor AttentionImpl::forward(const torch::Tensor& x) {
-  auto qkv_out = Linear(*qkv, x);
+  auto qkv_out = qkv->forward(x);
   const bool attn_dropout = is_training() && attn_drop_->options.p() > 0.0;
   torch::Tensor heads;
   if (!attn_dropout && FusedAttentionApplies(qkv_out, num_heads_)) {
@@ -55,7 +55,7 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& x) {
     heads = CompositeAttention(qkv_out, num_heads_, scale_,
                                [this](const torch::Tensor& attn) { return attn_drop_(attn); });
   }
-  return proj_drop_(Linear(*proj, heads));
+  return proj_drop_(proj->forward(heads));
 }
 
 VitBlockImpl::VitBlockImpl(int64_t dim, int64_t num_heads, double mlp_ratio, bool qkv_bias,

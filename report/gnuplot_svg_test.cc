@@ -1,0 +1,93 @@
+// Issue 22, defect 1: no byte of a figure's text reaches gnuplot's command language. A legend entry that
+// gnuplot would run as a shell command (a backquote inside a double-quoted title) is drawn as text, and no
+// command runs.
+#include "report/gnuplot_svg.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace nmsparse::report {
+namespace {
+
+std::string TestDir() {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  return dir != nullptr ? dir : "/tmp";
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+Figure HostileFigure(const std::string& canary) {
+  const std::vector<std::string> names = {
+      "\"`id > " + canary + "`\"",  // The reproduction of the issue.
+      "`touch " + canary + "`",     // Backquotes alone.
+      "$(touch " + canary + ")",    // The shell's own substitution.
+      "@GPVAL_TERM print 'macro'",  // A gnuplot macro.
+      "' ; system('touch " + canary + "') ; '",
+      "\" ; system(\"touch " + canary + "\") ; \"",
+      "back\\slash \\\" <b>&amp;</b>",
+      "esc \x1b[2J\x01 nl\nrlo \u202e c1 \u0085 bad \xff end",
+  };
+  Figure f{"hostile",
+           "title `touch " + canary + "`",
+           "",
+           "x $(touch " + canary + ")",
+           "y '`touch " + canary + "`'",
+           false,
+           {}};
+  for (size_t i = 0; i < names.size(); ++i) {
+    f.series.push_back(Series{names[i], Series::Style::kLines, {0, 1}, {1.0 + i, 0.5}, {}});
+  }
+  return f;
+}
+
+TEST(GnuplotSvgTest, FigureTextNeverEntersTheScript) {
+  const Figure f = HostileFigure("/nonexistent/canary");
+  const std::string script = BuildGnuplotScript(f).text;
+  for (const char* fragment : {"`", "$(", "touch", "system", "@GPVAL", "canary", "\\slash", "\x1b"}) {
+    EXPECT_EQ(script.find(fragment), std::string::npos) << fragment << " in\n" << script;
+  }
+}
+
+TEST(GnuplotSvgTest, HostileLegendRunsNothingAndShowsEscapedText) {
+  const std::string canary = TestDir() + "/CANARY";
+  absl::StatusOr<std::string> svg = RenderSvg(HostileFigure(canary));
+  ASSERT_TRUE(svg.ok()) << svg.status();
+  EXPECT_FALSE(Exists(canary)) << "gnuplot ran a command from a legend entry";
+  EXPECT_NE(svg->find("<title>&quot;`id &gt; " + canary + "`&quot;</title>"), std::string::npos) << *svg;
+  EXPECT_NE(svg->find("$(touch " + canary + ")"), std::string::npos);
+  EXPECT_NE(svg->find("back\\slash \\&quot; &lt;b&gt;&amp;amp;&lt;/b&gt;"), std::string::npos);
+  EXPECT_NE(svg->find("esc \\x1b[2J\\x01 nl\\x0arlo \\u202e c1 \\u0085 bad \uFFFD end"), std::string::npos);
+  EXPECT_NE(svg->find("title `touch " + canary + "`"), std::string::npos);
+  // No placeholder is left, and no character XML 1.0 forbids (or that steers a display) is in the SVG.
+  EXPECT_EQ(svg->find(">Q0Q"), std::string::npos);
+  for (unsigned char c : *svg) EXPECT_TRUE(c >= 0x20 || c == '\n' || c == '\t' || c == '\r') << int{c};
+  EXPECT_EQ(svg->find("\u202e"), std::string::npos);
+}
+
+TEST(GnuplotSvgTest, EmptyFigureSaysSo) {
+  Figure f{"x", "a \"quoted\" title", "", "x", "y", false, {}};
+  absl::StatusOr<std::string> svg = RenderSvg(f);  // No series: an empty frame saying so.
+  ASSERT_TRUE(svg.ok()) << svg.status();
+  EXPECT_NE(svg->find("no data yet"), std::string::npos);
+  EXPECT_NE(svg->find("a &quot;quoted&quot; title"), std::string::npos);
+}
+
+TEST(SvgTextPlaceholdersTest, PlaceholdersAreAsLongAsTheirText) {
+  SvgTextPlaceholders texts;
+  EXPECT_EQ(texts.Add("a"), "Q0Q");  // Shorter texts get the shortest placeholder.
+  EXPECT_EQ(texts.Add("run 12 recipe=dense"), "Q1Qqqqqqqqqqqqqqqqq");
+  EXPECT_EQ(texts.Add(""), "");
+  EXPECT_EQ(texts.Add(std::string(1000, 'x')).size(), kMaxFigureTextChars);
+  EXPECT_EQ(texts.Substitute("<t>Q0Q</t><t>Q0Qq</t><t>xQ0Q</t><t>Q1Qqqqqqqqqqqqqqqqq</t>"),
+            "<t>a</t><t>Q0Qq</t><t>xQ0Q</t><t>run 12 recipe=dense</t>");
+}
+
+}  // namespace
+}  // namespace nmsparse::report

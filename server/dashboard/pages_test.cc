@@ -1,0 +1,59 @@
+// Issue 22: the dashboard's pages show names, labels and messages as text: escaped markup, display controls
+// made visible (a right-to-left override cannot reverse a title), nothing past kMaxPageTextChars.
+#include "server/dashboard/pages.h"
+
+#include <gtest/gtest.h>
+
+#include "report/html_page.h"
+
+namespace nmsparse::server {
+namespace {
+
+const std::string kHostile = "a\u202e</td><script>alert(1)</script>\x1b[2J\n\xff";
+
+void ExpectSafe(const std::string& html) {
+  EXPECT_EQ(html.find("\u202e"), std::string::npos) << html;
+  EXPECT_EQ(html.find("<script>alert"), std::string::npos) << html;
+  EXPECT_NE(html.find("a\\u202e&lt;&#x2F;td&gt;&lt;script&gt;alert(1)"), std::string::npos) << html;
+  for (unsigned char c : html) EXPECT_TRUE(c >= 0x20 || c == '\n') << int{c};
+}
+
+TEST(PagesTest, SweepsAndSweepPages) {
+  const cli::Json sweeps = {{"sweeps",
+                             {{{"id", 7},
+                               {"name", kHostile},
+                               {"submitted_by", kHostile},
+                               {"run_counts", {{kHostile, 1}}},
+                               {"created_at_ms", 5}}}}};
+  ExpectSafe(SweepsPage(sweeps));
+  const cli::Json sweep = {{"sweep", {{"id", 7}, {"name", kHostile}}},
+                           {"runs",
+                            {{{"id", 9},
+                              {"labels", {{kHostile, kHostile}}},
+                              {"state", "RUNNING"},
+                              {"attempt", 1},
+                              {"final_metrics", cli::Json::object()}}}}};
+  ExpectSafe(SweepPage(sweep, {}));
+}
+
+TEST(PagesTest, RunAndLoginPages) {
+  ExpectSafe(
+      RunPage({{"run", {{"id", 9}, {"sweep_id", 7}, {"state", "RUNNING"}, {"labels", {{"k", kHostile}}}}}}));
+  ExpectSafe(LoginPage(kHostile));
+}
+
+TEST(PagesTest, LongTextIsCut) {
+  const std::string page = LoginPage(std::string(1 << 20, 'x'));
+  EXPECT_LT(page.size(), 8000u);
+}
+
+TEST(HtmlPageTest, UnescapedFieldsAreRefused) {
+  EXPECT_NE(report::RenderHtml("<p>{{{x}}}</p>", {{"x", std::string("<b>")}}).find("internal error"),
+            std::string::npos);
+  EXPECT_NE(report::RenderHtml("<p>{{&x}}</p>", {{"x", std::string("<b>")}}).find("internal error"),
+            std::string::npos);
+  EXPECT_EQ(report::RenderHtml("<p>{{x}}</p>", {{"x", std::string("<b>")}}), "<p>&lt;b&gt;</p>");
+}
+
+}  // namespace
+}  // namespace nmsparse::server
