@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "bench/service/bench_sweep.h"
 #include "schemas/sweep.h"
+#include "schemas/testing/generic_paths.h"
 
 ABSL_FLAG(int, runs, 10000, "runs of each grid expanded by ExpandSweep");
 ABSL_FLAG(int, generic_runs, 1000, "runs of each grid expanded by ExpandSweepGeneric (about 1 ms each)");
@@ -68,7 +69,7 @@ double MsPerRun(Expander expand, const v1::SweepSpec& sweep, std::vector<Resolve
 bool Compare(const char* name, const v1::SweepSpec& fast_sweep, const v1::SweepSpec& generic_sweep) {
   std::vector<ResolvedRun> fast, generic;
   const double fast_ms = MsPerRun(&ExpandSweep, fast_sweep, &fast);
-  const double generic_ms = MsPerRun(&ExpandSweepGeneric, generic_sweep, &generic);
+  const double generic_ms = MsPerRun(&testing::ExpandSweepGeneric, generic_sweep, &generic);
   bool same = true;
   for (size_t i = 0; i < std::min(fast.size(), generic.size()); ++i) {
     same = same && fast[i].content_hash == generic[i].content_hash &&

@@ -8,6 +8,7 @@
 
 #include "fuzz/fuzz_check.h"
 #include "schemas/experiment_config.h"
+#include "schemas/testing/generic_paths.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
@@ -20,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (!nmsparse::ValidateExperiment(*config).ok()) return 0;
   const std::string canonical = nmsparse::CanonicalYaml(*config);
-  FUZZ_CHECK(canonical == nmsparse::CanonicalYamlByEmitter(*config), canonical);
+  FUZZ_CHECK(canonical == nmsparse::testing::CanonicalYamlByEmitter(*config), canonical);
   const absl::StatusOr<nmsparse::ExperimentConfig> again =
       nmsparse::ParseExperimentYaml(canonical, "canonical.yaml");
   FUZZ_CHECK(again.ok(), again.status().ToString() + "\n" + canonical);

@@ -2,7 +2,6 @@
 
 #include <set>
 
-#include "schemas/reference_config.h"
 #include "schemas/sweep.h"
 
 namespace nmsparse {
@@ -17,32 +16,21 @@ std::set<std::string> TouchedKeys(const Overrides& overrides) {
 
 }  // namespace
 
-BaseSpec::BaseSpec(const YAML::Node& base) : node_(base), parsed_(ParseExperimentNode(base, "")) {
-  incremental_ = parsed_.ok() && !IsFlatReferenceConfig(base);
-}
-
-absl::StatusOr<ExperimentConfig> BaseSpec::ParseWhole(const Overrides& overrides) const {
-  YAML::Node spec = YAML::Clone(node_);
-  for (const auto& [key, value] : overrides) {
-    if (auto st = ApplyOverride(spec, key, value); !st.ok()) return st;
-  }
-  return ParseExperimentNode(spec, "");
-}
+BaseSpec::BaseSpec(const YAML::Node& base) : node_(base), parsed_(ParseExperimentNode(base, "")) {}
 
 absl::StatusOr<ExperimentConfig> BaseSpec::WithOverrides(const Overrides& overrides) const {
-  if (!incremental_) return ParseWhole(overrides);
-  // The touched keys of the base, in the base's order; keys the base lacks are appended by ApplyOverride in
-  // the order it meets them, as in the whole spec.
+  // The touched keys of the base (all of them when it does not parse alone), in the base's order; keys the
+  // base lacks are appended by ApplyOverride in the order it meets them, as in the whole spec.
   const std::set<std::string> touched = TouchedKeys(overrides);
   YAML::Node partial(YAML::NodeType::Map);
   for (const auto& kv : node_) {
     const std::string key = kv.first.as<std::string>();
-    if (touched.count(key) > 0) partial[key] = YAML::Clone(kv.second);
+    if (!parsed_.ok() || touched.count(key) > 0) partial[key] = YAML::Clone(kv.second);
   }
   for (const auto& [key, value] : overrides) {
     if (auto st = ApplyOverride(partial, key, value); !st.ok()) return st;
   }
-  ExperimentConfig config = *parsed_;
+  ExperimentConfig config = parsed_.ok() ? *parsed_ : ExperimentConfig();
   for (const auto& kv : partial) {
     if (auto st = ParseExperimentKey(kv.first, kv.second, &config); !st.ok()) return st;
   }

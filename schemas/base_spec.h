@@ -1,8 +1,9 @@
 // A sweep's base spec parsed once, for the many runs that each override a few of its keys: a run re-parses
 // only the top-level keys its overrides touch (from the base's YAML of that key with the overrides applied)
-// into a copy of the parsed base. ParseExperimentNode of a map is ParseExperimentKey in key order, and the
-// untouched keys parsed cleanly in the base, so the config and the first error equal those of parsing the
-// whole overridden spec.
+// into a copy of the parsed base. ParseExperimentNode of a nested spec is ParseExperimentKey in key order,
+// and the untouched keys parsed cleanly in the base, so the config and the first error equal those of
+// parsing the whole overridden spec. A base that does not parse alone has every key re-parsed, into a
+// default config: the whole spec's parse. (The base on the wire is always a nested spec: v1.ExperimentSpec.)
 #ifndef NMSPARSE_SCHEMAS_BASE_SPEC_H_
 #define NMSPARSE_SCHEMAS_BASE_SPEC_H_
 
@@ -26,14 +27,9 @@ class BaseSpec {
   // ParseExperimentNode of the base with `overrides` applied (ApplyOverride, in order); errors as theirs.
   absl::StatusOr<ExperimentConfig> WithOverrides(const Overrides& overrides) const;
 
-  // The same the generic way: the overrides applied to a copy of the whole base, which is parsed again. Used
-  // for bases that do not parse or are flat reference configs, and as the reference in tests.
-  absl::StatusOr<ExperimentConfig> ParseWhole(const Overrides& overrides) const;
-
  private:
   YAML::Node node_;
   absl::StatusOr<ExperimentConfig> parsed_;
-  bool incremental_ = false;  // parsed_ is ok and the base is a nested spec.
 };
 
 }  // namespace nmsparse

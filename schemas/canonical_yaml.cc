@@ -1,29 +1,24 @@
-// CanonicalYaml by direct string building: the text yaml-cpp's emitter writes for ExperimentConfigToYaml
-// (block maps indented by two spaces, plain scalars, the phase list in flow form, `dynamic: []`) at a
-// fraction of the cost, since run content hashes are computed for every run of every sweep. Strings the
-// emitter might quote or escape (user-given names and paths) take the emitter itself; canonical_yaml_test
-// compares the two.
+// CanonicalYaml: the experiment's key table written as the text yaml-cpp's emitter writes for
+// ExperimentConfigToYaml (block maps indented by two spaces, plain scalars, flow lists as they are styled),
+// built directly since run content hashes are computed for every run of every sweep. Scalars the emitter
+// might quote or escape (user-given names and paths) and block collections (dynamic groups, 2:4 layer lists)
+// go through the emitter one key at a time; canonical_yaml_test compares the text with the emitter's.
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "schemas/experiment_config.h"
-#include "schemas/yaml_util.h"
+#include "schemas/spec_keys.h"
 
 namespace nmsparse {
 namespace {
 
 // Words YAML readers take for null: the emitter quotes them (true/false it writes plain).
-bool IsReservedWord(const std::string& text) {
-  static const char* const kWords[] = {"null", "~"};
-  const std::string lower = absl::AsciiStrToLower(text);
-  for (const char* word : kWords) {
-    if (lower == word) return true;
-  }
-  return false;
-}
+bool IsReservedWord(absl::string_view text) { return text == "~" || absl::EqualsIgnoreCase(text, "null"); }
 
 // True for text the emitter certainly writes plain and unchanged: ASCII letters, digits and _ . / + , -
 // with single inner spaces, starting with a letter, digit, _ or /.
-bool IsSurelyPlain(const std::string& text) {
+bool IsSurelyPlain(absl::string_view text) {
   if (text.empty() || IsReservedWord(text)) return false;
   const char first = text.front();
   if (!absl::ascii_isalnum(first) && first != '_' && first != '/') return false;
@@ -38,49 +33,103 @@ bool IsSurelyPlain(const std::string& text) {
   return true;
 }
 
-// The emitter writes an empty string as "" and the texts above as they are.
-bool DirectlyWritable(const std::vector<CanonicalSection>& sections) {
-  for (const CanonicalSection& section : sections) {
-    for (const auto& [key, text] : section.keys) {
-      if (!text.empty() && !IsSurelyPlain(text)) return false;
+// The flow text of a flow-styled node whose scalars are all surely plain ("[{kind: SPARSE, fraction: 1}]"),
+// or false when the emitter must write it.
+bool AppendFlow(const YAML::Node& node, std::string* out) {
+  if (node.IsScalar()) {
+    if (!IsSurelyPlain(node.Scalar()) || node.Scalar().find(',') != std::string::npos) return false;
+    out->append(node.Scalar());
+    return true;
+  }
+  const bool map = node.IsMap();
+  if (!map && !node.IsSequence()) return false;
+  out->append(map ? "{" : "[");
+  bool first = true;
+  for (const auto& entry : node) {
+    if (!first) out->append(", ");
+    first = false;
+    if (map) {
+      if (!AppendFlow(entry.first, out)) return false;
+      out->append(": ");
+      if (!AppendFlow(entry.second, out)) return false;
+    } else if (!AppendFlow(entry, out)) {
+      return false;
     }
   }
+  out->append(map ? "}" : "]");
   return true;
 }
 
-void AppendScalar(const std::string& indent, const std::string& key, const std::string& text,
-                  std::string* out) {
-  absl::StrAppend(out, indent, key, ": ", text.empty() ? "\"\"" : text, "\n");
-}
+class TextWriter : public SpecWriter {
+ public:
+  explicit TextWriter(std::string* out) : out_(out) {}
 
-// "phases: []" or "phases: [{kind: SPARSE, fraction: 0.8}, {kind: DENSE, fraction: 0.2}]".
-void AppendPhases(const std::vector<PhaseSpec>& phases, std::string* out) {
-  absl::StrAppend(out, "  phases: [");
-  for (size_t i = 0; i < phases.size(); ++i) {
-    absl::StrAppend(out, i == 0 ? "" : ", ", "{kind: ", ToString(phases[i].kind),
-                    ", fraction: ", yaml_util::FormatDouble(phases[i].fraction), "}");
+  void Scalar(const KeyInfo& key, const SpecScalar& value) override {
+    if (const auto* i = std::get_if<int64_t>(&value); i != nullptr && *i >= 0) {  // Digits: plain.
+      absl::StrAppend(out_, indent_, key.name, ": ", *i, "\n");
+      return;
+    }
+    std::string number;  // The text of a number.
+    absl::string_view text;
+    if (const auto* b = std::get_if<bool>(&value)) {
+      text = *b ? "true" : "false";
+    } else if (const auto* s = std::get_if<absl::string_view>(&value)) {
+      text = *s;
+    } else {
+      number = ScalarText(value);
+      text = number;
+    }
+    if (text.empty()) {
+      absl::StrAppend(out_, indent_, key.name, ": \"\"\n");
+    } else if (IsSurelyPlain(text)) {
+      absl::StrAppend(out_, indent_, key.name, ": ", text, "\n");
+    } else {
+      Emit(key.name, YAML::Node(std::string(text)));
+    }
   }
-  absl::StrAppend(out, "]\n");
-}
+
+  void Collection(const KeyInfo& key, const YAML::Node& value) override {
+    if (value.Style() == YAML::EmitterStyle::Flow) {
+      std::string flow;
+      if (AppendFlow(value, &flow)) {
+        absl::StrAppend(out_, indent_, key.name, ": ", flow, "\n");
+        return;
+      }
+    }
+    Emit(key.name, value);
+  }
+
+  void EmptyList(const KeyInfo& key) override { absl::StrAppend(out_, indent_, key.name, ": []\n"); }
+
+  // Sections of the experiment are block maps (flow maps are nested in collections).
+  void BeginSection(const KeyInfo& key) override {
+    absl::StrAppend(out_, indent_, key.name, ":\n");
+    indent_ += "  ";
+  }
+
+  void EndSection() override { indent_.resize(indent_.size() - 2); }
+
+ private:
+  // `key: value` as the emitter writes it, each line at the current indentation.
+  void Emit(const std::string& key, const YAML::Node& value) {
+    YAML::Emitter emitter;
+    emitter << YAML::BeginMap << YAML::Key << key << YAML::Value << value << YAML::EndMap;
+    for (absl::string_view line : absl::StrSplit(emitter.c_str(), '\n', absl::SkipEmpty())) {
+      absl::StrAppend(out_, indent_, line, "\n");
+    }
+  }
+
+  std::string* out_;
+  std::string indent_;
+};
 
 }  // namespace
 
 std::string CanonicalYaml(const ExperimentConfig& config) {
-  // Dynamic groups (§7: nested schedules, globs the emitter may quote) are rare in sweeps: the emitter
-  // writes them.
-  if (config.sparsity.IsDynamic()) return CanonicalYamlByEmitter(config);
-  if (config.semi_structured.Enabled()) return CanonicalYamlByEmitter(config);  // Lists of globs; rare.
-  const std::vector<CanonicalSection> sections = CanonicalSections(config);
-  if (!DirectlyWritable(sections)) return CanonicalYamlByEmitter(config);
   std::string out;
   out.reserve(1536);
-  for (const CanonicalSection& section : sections) {
-    if (!section.name.empty()) absl::StrAppend(&out, section.name, ":\n");
-    const std::string indent = section.name.empty() ? "" : "  ";
-    for (const auto& [key, text] : section.keys) AppendScalar(indent, key, text, &out);
-  }
-  AppendPhases(config.sparsity.phases, &out);
-  absl::StrAppend(&out, "  dynamic: []\n");
+  TextWriter writer(&out);
+  ExperimentKeys().Write(config, &writer);
   return out;
 }
 

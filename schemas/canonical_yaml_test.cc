@@ -5,6 +5,7 @@
 
 #include "gtest/gtest.h"
 #include "schemas/experiment_config.h"
+#include "schemas/testing/generic_paths.h"
 
 namespace nmsparse {
 namespace {
@@ -33,7 +34,7 @@ TEST(CanonicalYamlTest, EqualsTheEmittersText) {
   configs.push_back(Varied());
   configs.back().sparsity.phases = {{PhaseKind::kSparse, 1.0}};
   configs.back().schedule.min_lr = -2.5;
-  for (const ExperimentConfig& c : configs) EXPECT_EQ(CanonicalYaml(c), CanonicalYamlByEmitter(c));
+  for (const ExperimentConfig& c : configs) EXPECT_EQ(CanonicalYaml(c), testing::CanonicalYamlByEmitter(c));
 }
 
 // Dynamic groups (§7): schedules (cycle included), update, globs (some the emitter quotes), balance groups.
@@ -52,7 +53,7 @@ sparsity:
 )",
                                      "dyn.yaml");
   ASSERT_TRUE(dynamic.ok()) << dynamic.status();
-  EXPECT_EQ(CanonicalYaml(*dynamic), CanonicalYamlByEmitter(*dynamic));
+  EXPECT_EQ(CanonicalYaml(*dynamic), testing::CanonicalYamlByEmitter(*dynamic));
   EXPECT_NE(CanonicalYaml(*dynamic).find("\n  dynamic:\n    - algorithm: RIGL"), std::string::npos)
       << CanonicalYaml(*dynamic);
   auto back = ParseExperimentYaml(CanonicalYaml(*dynamic), "canonical.yaml");
@@ -75,7 +76,7 @@ TEST(CanonicalYamlTest, StringsThatNeedQuotingMatchTheEmitter) {
     ExperimentConfig c = Varied();
     c.name = name;
     c.data.path = name;
-    EXPECT_EQ(CanonicalYaml(c), CanonicalYamlByEmitter(c)) << "name: '" << name << "'";
+    EXPECT_EQ(CanonicalYaml(c), testing::CanonicalYamlByEmitter(c)) << "name: '" << name << "'";
   }
 }
 

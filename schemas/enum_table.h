@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "yaml-cpp/yaml.h"
 
@@ -51,6 +51,13 @@ class EnumTable {
  private:
   std::vector<std::pair<std::string, T>> entries_;
 };
+
+// The one T, built on first use and never destroyed (tables of names may be read while others are destroyed).
+template <typename T>
+const T& Instance() {
+  static const T* instance = new T;
+  return *instance;
+}
 
 }  // namespace nmsparse
 

@@ -18,6 +18,9 @@
 
 namespace nmsparse {
 
+template <typename S>
+class KeyTable;
+
 struct ModelConfig {
   std::string name;     // A catalogued model (schemas/model_catalog.h); required.
   int num_classes = 0;  // 0: the model's own.
@@ -108,28 +111,20 @@ absl::Status ParseExperimentKey(const YAML::Node& key_node, const YAML::Node& va
 // run, ... InvalidArgument "key.path: reason".
 absl::Status ValidateExperiment(const ExperimentConfig& config);
 
-// Canonical YAML: every key with defaults filled in, in a fixed order, enum values upper case, numbers in
-// their shortest exact form. Parses back to an equal config; its text is what ContentHash hashes. Keys added
-// after run hashes were first stored (resources.precision) are written only when they differ from their
-// default, so the canonical text and hash of every run that predates them stay as they were.
-// The canonical scalar texts of a config, section by section in canonical order: first the top-level scalars
-// (name "", keys name and seed), then model, data, optimizer, schedule, resources and sparsity (whose phase
-// list, not a scalar, comes last as `phases`: PhasesToYaml of config.sparsity.phases).
-struct CanonicalSection {
-  std::string name;
-  std::vector<std::pair<std::string, std::string>> keys;
-};
-std::vector<CanonicalSection> CanonicalSections(const ExperimentConfig& config);
-
-// CanonicalYaml writes the text directly (schemas/canonical_yaml.cc); CanonicalYamlByEmitter is the same text
-// through yaml-cpp's emitter, the reference that tests compare against and the fallback for strings that need
-// quoting.
-YAML::Node ExperimentConfigToYaml(const ExperimentConfig& config);
+// Canonical YAML: every key with defaults filled in, in the key table's order, enum values in their table's
+// spelling, numbers in their shortest exact form. Parses back to an equal config; its text is what
+// ContentHash hashes. Keys added after run hashes were first stored (resources.precision) are written only
+// when they differ from their default, and semi_structured only when it chooses a layer, so the canonical
+// text and hash of every run that predates them stay as they were. ExperimentConfigToYaml is the same as
+// YAML nodes.
 std::string CanonicalYaml(const ExperimentConfig& config);
-std::string CanonicalYamlByEmitter(const ExperimentConfig& config);
+YAML::Node ExperimentConfigToYaml(const ExperimentConfig& config);
 
-// The top-level keys of an experiment spec and the keys of each section, in canonical order (for overrides,
-// error messages and the JSON schema test).
+// The keys of an experiment spec (schemas/spec_keys.h): name, seed and the sections, each with its keys.
+const KeyTable<ExperimentConfig>& ExperimentKeys();
+
+// The top-level keys of an experiment spec ("") and the keys of each section, in canonical order (for
+// overrides and error messages).
 const std::vector<std::string>& ExperimentSectionKeys(const std::string& section);
 
 }  // namespace nmsparse

@@ -3,6 +3,7 @@
 #include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
 #include "schemas/content_hash.h"
+#include "schemas/testing/generic_paths.h"
 #include "schemas/train_steps.h"
 
 namespace nmsparse {
@@ -199,7 +200,7 @@ TEST(ExperimentConfigTest, PrecisionKey) {
   EXPECT_NE(CanonicalYaml(bf16).find("resources:\n  gpus: 2\n  cpu_threads: 1\n  precision: bf16\n"),
             std::string::npos)
       << CanonicalYaml(bf16);
-  EXPECT_EQ(CanonicalYamlByEmitter(bf16), CanonicalYaml(bf16));
+  EXPECT_EQ(testing::CanonicalYamlByEmitter(bf16), CanonicalYaml(bf16));
   EXPECT_TRUE(MustParse(CanonicalYaml(bf16)) == bf16);
   // fp32 written out: the same config, canonical text and hash as leaving the key out.
   EXPECT_EQ(CanonicalYaml(MustParse(with_precision("fp32"))), CanonicalYaml(fp32));
@@ -278,9 +279,10 @@ TEST(ExperimentConfigTest, ValidationChecksEveryNMEverUsed) {
             "sparsity: layer patch_embed.proj.weight (C, shape [32, 1, 7, 7], 1568 weights) cannot use 1:64 "
             "(structure decay stage from epoch 4): its number of weights is not a multiple of M = 64");
   // SR-STE ignores the structure decay.
-  EXPECT_TRUE(ValidateExperiment(MustParse(conv + "sparsity_type: SRSTE, n_sparsity: 1, m_sparsity: 8, "
-                                                  "sparsity_loc: C, structure_decay_flag: true, "
-                                                  "structure_decay_type: fine}\n"))
+  EXPECT_TRUE(ValidateExperiment(MustParse("model: {name: vit_nano_patch7_28}\n"
+                                           "sparsity: {sparsity_type: SRSTE, n_sparsity: 1, m_sparsity: 8, "
+                                           "sparsity_loc: C, structure_decay_flag: true, "
+                                           "structure_decay_type: fine}\nschedule: {epochs: 8}\n"))
                   .ok());
   // Q/K/V use their own ratio: 3 does not divide 32 * 32.
   EXPECT_EQ(

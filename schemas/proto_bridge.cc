@@ -1,5 +1,6 @@
 #include "schemas/proto_bridge.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
 #include <limits>
@@ -8,6 +9,8 @@
 #include "absl/strings/str_join.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/reflection.h"
+#include "schemas/proto_keys.h"
+#include "schemas/spec_keys.h"
 #include "schemas/yaml_util.h"
 
 namespace nmsparse {
@@ -123,6 +126,80 @@ absl::Status SetMap(const YAML::Node& node, Message* msg, const FieldDescriptor*
   return absl::OkStatus();
 }
 
+// Sets field `field` of `msg` from a YAML value: a map field, a list, or one value.
+absl::Status SetField(const YAML::Node& value, Message* msg, const FieldDescriptor* field,
+                      const std::string& path) {
+  if (field->is_map()) return SetMap(value, msg, field, path);
+  if (!field->is_repeated()) return SetValue(value, msg, field, path);
+  if (!value.IsSequence())
+    return Error(value, path, "value " + yaml_util::Describe(value) + " is not a list");
+  for (size_t i = 0; i < value.size(); ++i) {
+    if (auto st = SetValue(value[i], msg, field, absl::StrCat(path, "[", i, "]")); !st.ok()) return st;
+  }
+  return absl::OkStatus();
+}
+
+// Writes a spec's key table into a message: each key is the field of that name (experiment.proto mirrors
+// the spec). A key without its field is a programming error that spec_keys_test catches; it aborts here.
+class ProtoWriter : public SpecWriter {
+ public:
+  explicit ProtoWriter(Message* root) {
+    stack_.reserve(4);
+    stack_.push_back({root, root->GetReflection()});
+  }
+
+  void Scalar(const KeyInfo& key, const SpecScalar& value) override {
+    if (IsZero(value)) return;  // Proto3 scalars: zero is the absence of a value, never serialized.
+    Message* msg = stack_.back().first;
+    if (!SetScalarField(msg, FieldOf(*msg, key), value)) Die(*msg, key.name + " = " + ScalarText(value));
+  }
+
+  void Collection(const KeyInfo& key, const YAML::Node& value) override {
+    if (value.IsSequence() && value.size() == 0) return;  // An empty repeated field.
+    Message* msg = stack_.back().first;
+    const absl::Status st = SetField(value, msg, FieldOf(*msg, key), key.name);
+    if (!st.ok()) Die(*msg, std::string(st.message()));
+  }
+
+  void EmptyList(const KeyInfo& /*key*/) override {}  // An empty repeated field.
+
+  void BeginSection(const KeyInfo& key) override {
+    auto [msg, r] = stack_.back();
+    Message* section = r->MutableMessage(msg, FieldOf(*msg, key));
+    stack_.push_back({section, section->GetReflection()});
+  }
+
+  void EndSection() override { stack_.pop_back(); }
+
+ private:
+  [[noreturn]] static void Die(const Message& msg, const std::string& what) {
+    std::cerr << "nmsparse: spec key does not fit " << msg.GetDescriptor()->full_name() << ": " << what
+              << "\n";
+    std::abort();
+  }
+
+  static bool IsZero(const SpecScalar& value) {
+    if (const auto* i = std::get_if<int64_t>(&value)) return *i == 0;
+    if (const auto* d = std::get_if<double>(&value)) return *d == 0.0 && !std::signbit(*d);
+    if (const auto* b = std::get_if<bool>(&value)) return !*b;
+    return std::get<absl::string_view>(value).empty();
+  }
+
+  // The field named like `key`, remembered in the key (a table's keys always go to one message type).
+  static const FieldDescriptor* FieldOf(const Message& msg, const KeyInfo& key) {
+    const Descriptor* type = msg.GetDescriptor();
+    auto* field = static_cast<const FieldDescriptor*>(key.wire.field.load(std::memory_order_acquire));
+    if (field == nullptr || field->containing_type() != type) {
+      field = type->FindFieldByName(key.name);
+      if (field == nullptr) Die(msg, key.name);
+      key.wire.field.store(field, std::memory_order_release);
+    }
+    return field;
+  }
+
+  std::vector<std::pair<Message*, const Reflection*>> stack_;
+};
+
 YAML::Node ScalarToYaml(const Message& msg, const FieldDescriptor* field, int index) {
   const Reflection* r = msg.GetReflection();
   const bool rep = index >= 0;
@@ -191,20 +268,8 @@ absl::Status YamlToMessage(const YAML::Node& node, Message* message, const std::
       for (int i = 0; i < type->field_count(); ++i) names.push_back(type->field(i)->name());
       return Error(kv.first, key_path, "unknown key; known keys: " + absl::StrJoin(names, ", "));
     }
-    const YAML::Node& value = kv.second;
-    if (yaml_util::IsNullish(value)) continue;
-    if (field->is_map()) {
-      if (auto st = SetMap(value, message, field, key_path); !st.ok()) return st;
-    } else if (field->is_repeated()) {
-      if (!value.IsSequence())
-        return Error(value, key_path, "value " + yaml_util::Describe(value) + " is not a list");
-      for (size_t i = 0; i < value.size(); ++i) {
-        if (auto st = SetValue(value[i], message, field, absl::StrCat(key_path, "[", i, "]")); !st.ok())
-          return st;
-      }
-    } else {
-      if (auto st = SetValue(value, message, field, key_path); !st.ok()) return st;
-    }
+    if (yaml_util::IsNullish(kv.second)) continue;
+    if (auto st = SetField(kv.second, message, field, key_path); !st.ok()) return st;
   }
   return absl::OkStatus();
 }
@@ -239,13 +304,10 @@ YAML::Node MessageToYaml(const Message& message) {
   return out;
 }
 
-v1::ExperimentSpec ToProtoViaYaml(const ExperimentConfig& config) {
+v1::ExperimentSpec ToProto(const ExperimentConfig& config) {
   v1::ExperimentSpec spec;
-  const absl::Status st = YamlToMessage(ExperimentConfigToYaml(config), &spec);
-  if (!st.ok()) {  // The canonical YAML and experiment.proto are kept in step by proto_bridge_test.
-    std::cerr << "nmsparse: canonical spec does not fit experiment.proto: " << st << "\n";
-    std::abort();
-  }
+  ProtoWriter writer(&spec);
+  ExperimentKeys().Write(config, &writer);
   return spec;
 }
 

@@ -27,11 +27,9 @@ absl::Status YamlToMessage(const YAML::Node& node, google::protobuf::Message* me
 // than their 0 (UNSPECIFIED) value, by name.
 YAML::Node MessageToYaml(const google::protobuf::Message& message);
 
-// The wire form of a config: its canonical YAML as an ExperimentSpec. ToProtoViaYaml is literally that
-// (YamlToMessage of ExperimentConfigToYaml); ToProto builds the same message field by field from the struct
-// (schemas/experiment_to_proto.cc), and proto_bridge_test checks that the two agree.
+// The wire form of a config: its canonical form as an ExperimentSpec, written from the key table through the
+// proto descriptor (each key sets the field of its name), so it carries exactly what the canonical YAML says.
 v1::ExperimentSpec ToProto(const ExperimentConfig& config);
-v1::ExperimentSpec ToProtoViaYaml(const ExperimentConfig& config);
 
 // A config from the wire: parsed and checked key by key like a spec file (not ValidateExperiment-ed). Errors
 // name the key path ("optimizer.beta1: value 1 is out of range: ...").

@@ -3,6 +3,7 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "nmsparse/v1/sweep.pb.h"
+#include "schemas/testing/generic_paths.h"
 
 namespace nmsparse {
 namespace {
@@ -101,7 +102,7 @@ TEST(ProtoBridgeTest, DirectConversionEqualsGenericOne) {
   configs.push_back(*dynamic);
   for (const ExperimentConfig& c : configs) {
     const v1::ExperimentSpec direct = ToProto(c);
-    const v1::ExperimentSpec generic = ToProtoViaYaml(c);
+    const v1::ExperimentSpec generic = testing::ToProtoViaYaml(c);
     EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(direct, generic))
         << direct.DebugString() << "\nvs\n"
         << generic.DebugString();
@@ -153,9 +154,9 @@ TEST(ProtoBridgeTest, SemiStructuredTravelsWhenEnabled) {
   by_phase.semi_structured.dense_after_phase = 0;
   for (const ExperimentConfig& c : {config, by_phase}) {
     const v1::ExperimentSpec spec = ToProto(c);
-    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(spec, ToProtoViaYaml(c)))
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(spec, testing::ToProtoViaYaml(c)))
         << spec.DebugString() << "\nvs\n"
-        << ToProtoViaYaml(c).DebugString();
+        << testing::ToProtoViaYaml(c).DebugString();
     auto back = FromProto(spec);
     ASSERT_TRUE(back.ok()) << back.status();
     EXPECT_TRUE(back->semi_structured == c.semi_structured) << CanonicalYaml(*back);

@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "schemas/spec_keys.h"
 #include "schemas/yaml_util.h"
 
 namespace nmsparse {
@@ -14,40 +15,39 @@ namespace {
 
 using yaml_util::Error;
 
-// train.py keys mapped one to one onto a nested key path.
-const std::map<std::string, std::string>& MappedKeys() {
-  static const auto* keys = new std::map<std::string, std::string>{
-      {"num_classes", "model.num_classes"},
-      {"img_size", "model.img_size"},
-      {"in_chans", "model.in_chans"},
-      {"drop", "model.drop_rate"},
-      {"drop_path", "model.drop_path_rate"},
-      {"batch_size", "data.batch_size"},
-      {"validation_batch_size", "data.eval_batch_size"},
-      {"hflip", "data.hflip"},
-      {"data_dir", "data.path"},
-      {"opt_eps", "optimizer.eps"},
-      {"weight_decay", "optimizer.weight_decay"},
-      {"clip_grad", "optimizer.clip_grad_norm"},
-      {"smoothing", "optimizer.label_smoothing"},
-      {"mixup", "optimizer.mixup_alpha"},
-      {"grad_accum_steps", "optimizer.grad_accum_steps"},
-      {"epochs", "schedule.epochs"},
-      {"warmup_epochs", "schedule.warmup_epochs"},
-      {"warmup_lr", "schedule.warmup_lr"},
-      {"min_lr", "schedule.min_lr"},
-      {"log_interval", "schedule.log_every_steps"},
-      {"seed", "seed"},
-      {"experiment", "name"},
-  };
-  return *keys;
-}
-
 // Keys read by hand below (model, dataset, opt, opt_betas, clip_mode, lr and its batch-size scaling, amp).
 const std::set<std::string>& SpecialKeys() {
   static const auto* keys =
       new std::set<std::string>{"model",   "dataset",      "opt",           "opt_betas", "clip_mode", "lr",
                                 "lr_base", "lr_base_size", "lr_base_scale", "amp",       "amp_dtype"};
+  return *keys;
+}
+
+// The aliases of the experiment's key table (the flat train.py key of a nested key path), special keys
+// included: {flat key, key path}.
+const std::vector<std::pair<std::string, std::string>>& Aliases() {
+  static const auto* aliases = [] {
+    auto* out = new std::vector<std::pair<std::string, std::string>>;
+    for (const KeyInfo& key : ExperimentKeys().Infos()) {
+      if (!key.alias.empty()) out->emplace_back(key.alias, key.name);
+      for (const KeyInfo& sub : key.keys) {
+        if (!sub.alias.empty()) out->emplace_back(sub.alias, key.name + "." + sub.name);
+      }
+    }
+    return out;
+  }();
+  return *aliases;
+}
+
+// train.py keys mapped one to one onto a nested key path: the aliases that are not read by hand.
+const std::map<std::string, std::string>& MappedKeys() {
+  static const auto* keys = [] {
+    auto* out = new std::map<std::string, std::string>;
+    for (const auto& [flat, path] : Aliases()) {
+      if (SpecialKeys().count(flat) == 0) (*out)[flat] = path;
+    }
+    return out;
+  }();
   return *keys;
 }
 
@@ -299,9 +299,7 @@ absl::Status MapSpecialKeys(const YAML::Node& node, YAML::Node* nested, std::vec
 // "line L: optimizer.clip_grad_norm: ..." -> "line L: clip_grad: ..." so that errors name the key as written.
 absl::Status RenameNestedPath(const absl::Status& status) {
   std::string message(status.message());
-  std::vector<std::pair<std::string, std::string>> renames(MappedKeys().begin(), MappedKeys().end());
-  renames.emplace_back("lr", "optimizer.lr");
-  for (const auto& [flat, path] : renames) {
+  for (const auto& [flat, path] : Aliases()) {
     const std::string needle = ": " + path + ": ";
     const size_t at = message.find(needle);
     if (at != std::string::npos) {

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "schemas/param_filter.h"
+#include "schemas/spec_key_builders.h"
 #include "schemas/yaml_util.h"
 
 namespace nmsparse {
@@ -13,81 +14,71 @@ namespace {
 
 using yaml_util::Error;
 
-const std::vector<std::pair<std::string, Accelerate>> kAccelerate = {
-    {"auto", Accelerate::kAuto}, {"force", Accelerate::kForce}, {"off", Accelerate::kOff}};
-const std::vector<std::pair<std::string, SemiStructuredMask>> kMasks = {
-    {"exact", SemiStructuredMask::kExact}, {"transposable", SemiStructuredMask::kTransposable}};
-const std::vector<std::string> kKeys = {"layers", "activation_layers", "accelerate",    "mask",
-                                        "margin", "dense_after",       "decision_cache"};
+using C = SemiStructuredConfig;
+constexpr int64_t kMaxPhase = 1 << 20;
 
-// A glob or a list of globs.
+// A glob or a list of globs, none empty; written as a block list.
 absl::StatusOr<std::vector<std::string>> ReadPatterns(const YAML::Node& value, const std::string& path) {
-  std::vector<std::string> patterns;
-  if (!value.IsSequence()) {
-    auto one = yaml_util::ReadString(value, path);
-    if (!one.ok()) return one.status();
-    patterns.push_back(*one);
-  } else {
-    for (size_t i = 0; i < value.size(); ++i) {
-      auto one = yaml_util::ReadString(value[i], absl::StrCat(path, "[", i, "]"));
-      if (!one.ok()) return one.status();
-      patterns.push_back(*one);
-    }
-  }
-  for (size_t i = 0; i < patterns.size(); ++i) {
-    if (patterns[i].empty()) return Error(value, path, "an empty pattern matches no layer");
+  auto patterns = ReadStringOrList(value, path);
+  if (!patterns.ok()) return patterns.status();
+  for (const std::string& p : *patterns) {
+    if (p.empty()) return Error(value, path, "an empty pattern matches no layer");
   }
   return patterns;
 }
 
-absl::Status ReadDenseAfter(const YAML::Node& value, const std::string& path, SemiStructuredConfig* c) {
-  if (!value.IsMap() || value.size() != 1) {
-    return Error(value, path,
-                 "value " + yaml_util::Describe(value) + " must be {fraction: F} or {phase: INDEX}");
-  }
-  if (auto st = yaml_util::CheckKeys(value, path + ".", {"fraction", "phase"}); !st.ok()) return st;
-  if (value["fraction"]) {
-    auto f = yaml_util::ReadDouble(value["fraction"], path + ".fraction", 0.0, 1.0);
-    if (!f.ok()) return f.status();
-    if (*f <= 0.0) {
-      return Error(value["fraction"], path + ".fraction",
-                   "value " + value["fraction"].Scalar() + " is out of range: must be in (0, 1]");
-    }
-    c->dense_after_fraction = *f;
-    return absl::OkStatus();
-  }
-  auto phase = yaml_util::ReadInt(value["phase"], path + ".phase", 0, 1 << 20);
-  if (!phase.ok()) return phase.status();
-  c->dense_after_phase = static_cast<int>(*phase);
-  return absl::OkStatus();
+// Always a block list: an empty one is written "[]" on a line of its own, as run hashes have it.
+void WritePatterns(const std::vector<std::string>& patterns, const KeyInfo& self, SpecWriter* out) {
+  out->Collection(self, StringList(patterns, /*flow=*/false));
 }
 
-absl::Status ReadKey(const std::string& key, const YAML::Node& value, const std::string& path,
-                     SemiStructuredConfig* c) {
-  if (key == "layers" || key == "activation_layers") {
-    auto patterns = ReadPatterns(value, path);
-    if (!patterns.ok()) return patterns.status();
-    (key == "layers" ? c->layers : c->activation_layers) = *patterns;
-  } else if (key == "accelerate") {
-    auto a = yaml_util::ReadEnum(value, path, kAccelerate);
-    if (!a.ok()) return a.status();
-    c->accelerate = *a;
-  } else if (key == "mask") {
-    auto m = yaml_util::ReadEnum(value, path, kMasks);
-    if (!m.ok()) return m.status();
-    c->mask = *m;
-  } else if (key == "margin") {
-    auto m = yaml_util::ReadDouble(value, path, 0.0, 1.0, /*max_open=*/true);
-    if (!m.ok()) return m.status();
-    c->margin = *m;
-  } else if (key == "dense_after") {
-    return ReadDenseAfter(value, path, c);
-  } else {  // decision_cache
-    auto s = yaml_util::ReadString(value, path);
-    if (!s.ok()) return s.status();
-    c->decision_cache = *s;
-  }
-  return absl::OkStatus();
+SpecKey<C> PatternsKey(const std::string& name, std::vector<std::string> C::*member) {
+  return MemberKey<C, std::vector<std::string>>(name, KeyKind::kGlobs, member, ReadPatterns, WritePatterns);
+}
+
+// The keys of dense_after, exactly one of which is given.
+const KeyTable<C>& DenseAfterKeys() {
+  static const auto* keys = new KeyTable<C>({
+      NumberKey<C>("fraction", &C::dense_after_fraction, 0.0, 1.0, /*max_open=*/false, /*min_open=*/true)
+          .Doc("Of total optimizer steps; 1: never.")
+          .NoDefault(),
+      IntKey<C>("phase", &C::dense_after_phase, 0, kMaxPhase)
+          .Doc("An index into sparsity.phases.")
+          .NoDefault(),
+  });
+  return *keys;
+}
+
+SpecKey<C> DenseAfterKey() {
+  SpecKey<C> key;
+  key.info.name = "dense_after";
+  key.info.kind = KeyKind::kSection;
+  key.info.keys = DenseAfterKeys().Infos();
+  key.read = [](const YAML::Node& value, const std::string& path, C* c) -> absl::Status {
+    if (!value.IsMap() || value.size() != 1) {
+      return Error(value, path,
+                   "value " + yaml_util::Describe(value) + " must be {fraction: F} or {phase: INDEX}");
+    }
+    C parsed;
+    if (absl::Status st = DenseAfterKeys().Read(value, path, &parsed); !st.ok()) return st;
+    c->dense_after_fraction = parsed.dense_after_fraction;
+    c->dense_after_phase = parsed.dense_after_phase;
+    return absl::OkStatus();
+  };
+  key.equal = [](const C& a, const C& b) {
+    return a.dense_after_fraction == b.dense_after_fraction && a.dense_after_phase == b.dense_after_phase;
+  };
+  key.write = [](const C& c, const KeyInfo& self, SpecWriter* out) {
+    NodeWriter dense_after;
+    const SpecKey<C>* given = DenseAfterKeys().Find(c.dense_after_phase >= 0 ? "phase" : "fraction");
+    given->write(c, given->info, &dense_after);
+    out->Collection(self, dense_after.root());
+  };
+  key.reset = [](C* c) {
+    c->dense_after_fraction = C().dense_after_fraction;
+    c->dense_after_phase = C().dense_after_phase;
+  };
+  return key;
 }
 
 std::string FirstNames(const std::vector<LinearShape>& linears) {
@@ -132,65 +123,79 @@ absl::Status CheckHolds24(const SemiStructuredConfig& config, const SemiStructur
   return absl::OkStatus();
 }
 
+// The names of the section's enums, built once.
+struct SemiStructuredEnumNames {
+  EnumTable<Accelerate> accelerate{
+      {"auto", Accelerate::kAuto}, {"force", Accelerate::kForce}, {"off", Accelerate::kOff}};
+  EnumTable<SemiStructuredMask> masks{{"exact", SemiStructuredMask::kExact},
+                                      {"transposable", SemiStructuredMask::kTransposable}};
+  EnumTable<SemiStructuredKind> kinds{{"weight_2:4", SemiStructuredKind::kWeight},
+                                      {"activation_2:4", SemiStructuredKind::kActivation}};
+};
+
 }  // namespace
 
+const EnumTable<Accelerate>& AccelerateModes() { return Instance<SemiStructuredEnumNames>().accelerate; }
+const EnumTable<SemiStructuredMask>& SemiStructuredMasks() {
+  return Instance<SemiStructuredEnumNames>().masks;
+}
+const EnumTable<SemiStructuredKind>& SemiStructuredKinds() {
+  return Instance<SemiStructuredEnumNames>().kinds;
+}
+
+const KeyTable<SemiStructuredConfig>& SemiStructuredKeys() {
+  static const auto* keys = new KeyTable<C>({
+      PatternsKey("layers", &C::layers)
+          .Doc("Globs over module names (fnmatch, '*' crosses dots), e.g. blocks.*.mlp.fc1: linears whose "
+               "weight "
+               "is 2:4 with the sparsity engine's own 2:4 mask.")
+          .Validated(),
+      PatternsKey("activation_layers", &C::activation_layers)
+          .Doc("Globs: linears whose input activation is pruned 2:4 along its last dimension.")
+          .Validated(),
+      EnumKey<C>("accelerate", &C::accelerate, AccelerateModes())
+          .Doc("auto: the 2:4 kernel only where it beats dense by margin (timed at start-up, cached per GPU "
+               "and "
+               "shape); force: everywhere (study); off: masked dense."),
+      EnumKey<C>("mask", &C::mask, SemiStructuredMasks())
+          .Doc("exact: the engine's mask, gradients as dense GEMMs; transposable: 2:4 along both dimensions "
+               "(a "
+               "change to the method).")
+          .Validated(),
+      NumberKey<C>("margin", &C::margin, 0.0, 1.0, /*max_open=*/true)
+          .Doc("auto: the 2:4 GEMM must be at least (1 + margin)x faster than dense."),
+      DenseAfterKey()
+          .Doc("From then on the chosen layers train dense: {fraction: F} of total optimizer steps (in (0, "
+               "1], 1: "
+               "never) or {phase: INDEX} into sparsity.phases.")
+          .Validated(),
+      StringKey<C>("decision_cache", &C::decision_cache)
+          .Doc("File of cached dense vs 2:4 timings per GPU model and shape; empty: $NMSPARSE_CACHE_DIR or "
+               "~/.cache/nmsparse/semi_structured_timings.tsv."),
+  });
+  return *keys;
+}
+
 bool operator==(const SemiStructuredConfig& a, const SemiStructuredConfig& b) {
-  return a.layers == b.layers && a.activation_layers == b.activation_layers && a.accelerate == b.accelerate &&
-         a.mask == b.mask && a.margin == b.margin && a.dense_after_fraction == b.dense_after_fraction &&
-         a.dense_after_phase == b.dense_after_phase && a.decision_cache == b.decision_cache;
+  return SemiStructuredKeys().Equal(a, b);
 }
 
 absl::StatusOr<SemiStructuredConfig> ParseSemiStructuredConfig(const YAML::Node& node,
                                                                const std::string& path) {
   SemiStructuredConfig config;
-  if (yaml_util::IsNullish(node)) return config;
-  if (!node.IsMap()) return Error(node, path, "value " + yaml_util::Describe(node) + " is not a map");
-  if (auto st = yaml_util::CheckKeys(node, path + ".", kKeys); !st.ok()) return st;
-  std::set<std::string> seen;
-  for (const auto& kv : node) {
-    const std::string key = kv.first.as<std::string>();
-    if (!seen.insert(key).second) return Error(kv.first, path + "." + key, "duplicate key");
-    if (yaml_util::IsNullish(kv.second)) continue;
-    if (auto st = ReadKey(key, kv.second, path + "." + key, &config); !st.ok()) return st;
-  }
+  if (absl::Status st = SemiStructuredKeys().Read(node, path, &config); !st.ok()) return st;
   return config;
 }
 
 YAML::Node SemiStructuredConfigToYaml(const SemiStructuredConfig& config) {
-  YAML::Node node(YAML::NodeType::Map);
-  YAML::Node layers(YAML::NodeType::Sequence), activation(YAML::NodeType::Sequence);
-  for (const auto& p : config.layers) layers.push_back(p);
-  for (const auto& p : config.activation_layers) activation.push_back(p);
-  node["layers"] = layers;
-  node["activation_layers"] = activation;
-  node["accelerate"] = ToString(config.accelerate);
-  node["mask"] = ToString(config.mask);
-  node["margin"] = yaml_util::FormatDouble(config.margin);
-  YAML::Node dense_after(YAML::NodeType::Map);
-  if (config.dense_after_phase >= 0) {
-    dense_after["phase"] = config.dense_after_phase;
-  } else {
-    dense_after["fraction"] = yaml_util::FormatDouble(config.dense_after_fraction);
-  }
-  node["dense_after"] = dense_after;
-  node["decision_cache"] = config.decision_cache;
-  return node;
+  NodeWriter out;
+  SemiStructuredKeys().Write(config, &out);
+  return out.root();
 }
 
-std::string ToString(Accelerate accelerate) {
-  for (const auto& [name, value] : kAccelerate) {
-    if (value == accelerate) return name;
-  }
-  return "?";
-}
-
-std::string ToString(SemiStructuredMask mask) {
-  return mask == SemiStructuredMask::kExact ? "exact" : "transposable";
-}
-
-std::string ToString(SemiStructuredKind kind) {
-  return kind == SemiStructuredKind::kWeight ? "weight_2:4" : "activation_2:4";
-}
+std::string ToString(Accelerate accelerate) { return AccelerateModes().Name(accelerate); }
+std::string ToString(SemiStructuredMask mask) { return SemiStructuredMasks().Name(mask); }
+std::string ToString(SemiStructuredKind kind) { return SemiStructuredKinds().Name(kind); }
 
 absl::StatusOr<std::vector<SemiStructuredChoice>> SelectSemiStructuredLayers(
     const SemiStructuredConfig& config, const std::vector<LinearShape>& linears, const std::string& path) {

@@ -19,9 +19,13 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "schemas/enum_table.h"
 #include "yaml-cpp/yaml.h"
 
 namespace nmsparse {
+
+template <typename S>
+class KeyTable;
 
 enum class Accelerate { kAuto, kForce, kOff };
 enum class SemiStructuredMask { kExact, kTransposable };
@@ -50,6 +54,12 @@ absl::StatusOr<SemiStructuredConfig> ParseSemiStructuredConfig(const YAML::Node&
 
 // The section as a YAML map with every key (defaults filled in); parses back to an equal config.
 YAML::Node SemiStructuredConfigToYaml(const SemiStructuredConfig& config);
+
+// The keys of the section in canonical order (schemas/spec_keys.h), and the names of its enums.
+const KeyTable<SemiStructuredConfig>& SemiStructuredKeys();
+const EnumTable<Accelerate>& AccelerateModes();
+const EnumTable<SemiStructuredMask>& SemiStructuredMasks();
+const EnumTable<SemiStructuredKind>& SemiStructuredKinds();
 
 std::string ToString(Accelerate accelerate);
 std::string ToString(SemiStructuredMask mask);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "schemas/enum_table.h"
 #include "schemas/step_schedule.h"
 #include "yaml-cpp/yaml.h"
 
@@ -112,12 +113,26 @@ bool IsSparsityKey(const std::string& key);
 // equal config. Enum values are upper case as in the reference.
 YAML::Node SparsityConfigToYaml(const SparsityConfig& config);
 
-// The same, split for writers that do not go through YAML nodes: the scalar keys with their canonical texts
-// in order, then `phases` (a flow-style YAML list), then `dynamic` (the §7 groups, one map per group; an
-// empty list is written flow style as "dynamic: []").
-std::vector<std::pair<std::string, std::string>> SparsityScalarTexts(const SparsityConfig& config);
+// `phases` as a flow-style YAML list; one dynamic group (§7) as a YAML map.
 YAML::Node PhasesToYaml(const std::vector<PhaseSpec>& phases);
 YAML::Node DynamicSparsityGroupToYaml(const DynamicSparsityGroup& group);
+
+// The keys of the sparsity section, of a phase ({kind, fraction}), of a dynamic group and of its update
+// schedule, in canonical order (schemas/spec_keys.h).
+const KeyTable<SparsityConfig>& SparsityKeys();
+const KeyTable<PhaseSpec>& PhaseKeys();
+const KeyTable<DynamicSparsityGroup>& DynamicGroupKeys();
+const KeyTable<UpdateSchedule>& UpdateScheduleKeys();
+
+// The names of each enum, for parsing and printing alike (ToString is their Name).
+const EnumTable<SparsityType>& SparsityTypes();
+const EnumTable<DecayType>& DecayTypes();
+const EnumTable<StructureDecayType>& StructureDecayTypes();
+const EnumTable<SparseDim>& SparseDims();
+const EnumTable<PhaseKind>& PhaseKinds();
+const EnumTable<SparsityLocation>& SparsityLocations();  // In canonical order: FF, Q, K, V, O, C.
+const EnumTable<DynamicAlgorithm>& DynamicAlgorithms();
+const EnumTable<InitMethod>& InitMethods();
 
 std::string ToString(SparsityType type);
 std::string ToString(DecayType type);
@@ -129,8 +144,7 @@ std::string ToString(DynamicAlgorithm algorithm);
 std::string ToString(InitMethod method);
 
 // Parses a sparsity_loc value: letters/words over FF, Q, K, V, O, C, optionally separated by commas, spaces
-// or
-// '+' ("FF", "FFQKV", "FF,Q,K,V"), case-insensitive. Result in canonical order FF, Q, K, V, O, C, without
+// or '+' ("FF", "FFQKV", "FF,Q,K,V"), case-insensitive. Result in canonical order FF, Q, K, V, O, C, without
 // duplicates. InvalidArgument names the offending text.
 absl::StatusOr<std::vector<SparsityLocation>> ParseSparsityLocations(const std::string& text);
 

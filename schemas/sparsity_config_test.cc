@@ -136,6 +136,19 @@ TEST(SparsityConfigTest, TypeAndKeyErrors) {
   EXPECT_FALSE(IsSparsityKey("lr"));
 }
 
+// The section reads on its key table like every other: a key given twice is refused (it used to take the
+// last value), and dynamic groups need no sparsity_type beside them (UNSTRUCTURED is implied).
+TEST(SparsityConfigTest, DuplicateKeysAndImpliedUnstructured) {
+  EXPECT_EQ(ErrorOf("m_sparsity: 4\nm_sparsity: 8\n"), "line 2: sparsity.m_sparsity: duplicate key");
+  auto dynamic = Parse("dynamic: [{algorithm: rigl, sparsity: 0.9}]\n");
+  ASSERT_TRUE(dynamic.ok()) << dynamic.status();
+  EXPECT_EQ(dynamic->sparsity_type, SparsityType::kUnstructured);
+  EXPECT_EQ(
+      ErrorOf("sparsity_type: SRSTE\ndynamic: [{algorithm: rigl, sparsity: 0.9}]\n"),
+      "line 1: sparsity.sparsity_type: value SRSTE cannot be combined with dynamic groups: dynamic sparsity "
+      "(§7) is UNSTRUCTURED");
+}
+
 TEST(SparsityConfigTest, DynamicInlineGroup) {
   auto config = Parse(R"(
 algorithm: rigl

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "schemas/spec_key_builders.h"
 #include "schemas/yaml_util.h"
 
 namespace nmsparse {
@@ -13,13 +15,6 @@ namespace {
 
 using Type = StepSchedule::Type;
 using yaml_util::Error;
-
-const std::vector<std::pair<std::string, Type>> kTypes = {
-    {"CONSTANT", Type::kConstant}, {"LINEAR", Type::kLinear}, {"EXP", Type::kExp},
-    {"COSINE", Type::kCosine},     {"POWER", Type::kPower},   {"CYCLE", Type::kCycle}};
-
-const std::vector<std::string> kKeys = {"type",     "value",    "start_value", "end_value", "start_step",
-                                        "end_step", "exponent", "decay",       "cycle"};
 
 constexpr double kPi = 3.14159265358979323846;
 
@@ -133,45 +128,6 @@ absl::Status CheckSchedule(const StepSchedule& s, const YAML::Node& node, const 
   return absl::OkStatus();
 }
 
-absl::Status ReadField(const std::string& name, const YAML::Node& value, const std::string& key,
-                       StepSchedule* out) {
-  auto fraction = [&](double* field) -> absl::Status {
-    auto v = yaml_util::ReadDouble(value, key, 0.0, 1.0);
-    if (!v.ok()) return v.status();
-    *field = *v;
-    return absl::OkStatus();
-  };
-  auto step = [&](int64_t* field) -> absl::Status {
-    auto v = yaml_util::ReadInt(value, key, 0);
-    if (!v.ok()) return v.status();
-    *field = *v;
-    return absl::OkStatus();
-  };
-  if (name == "value") return fraction(&out->value);
-  if (name == "start_value") return fraction(&out->start_value);
-  if (name == "end_value") return fraction(&out->end_value);
-  if (name == "start_step") return step(&out->start_step);
-  if (name == "end_step") return step(&out->end_step);
-  if (name == "exponent" || name == "decay") {
-    auto v = yaml_util::ReadDouble(value, key, 0.0);
-    if (!v.ok()) return v.status();
-    (name == "exponent" ? out->exponent : out->decay) = *v;
-    return absl::OkStatus();
-  }
-  if (name == "cycle") {
-    if (!value.IsSequence()) {
-      return Error(value, key, "value " + yaml_util::Describe(value) + " is not a list of schedules");
-    }
-    for (size_t i = 0; i < value.size(); ++i) {
-      auto child = ParseStepSchedule(value[i], absl::StrCat(key, "[", i, "]"));
-      if (!child.ok()) return child.status();
-      out->cycle.push_back(*child);
-    }
-    return absl::OkStatus();
-  }
-  return Error(value, key, "unknown key");
-}
-
 bool IsZero(const YAML::Node& value) {
   if (yaml_util::IsNullish(value)) return true;
   if (value.IsSequence()) return value.size() == 0;
@@ -180,13 +136,55 @@ bool IsZero(const YAML::Node& value) {
   return YAML::convert<double>::decode(value, v) && v == 0.0;
 }
 
+absl::StatusOr<std::vector<StepSchedule>> ReadCycle(const YAML::Node& value, const std::string& path) {
+  return ReadList<StepSchedule>(value, path, "schedules", ParseStepSchedule);
+}
+
+void WriteCycle(const std::vector<StepSchedule>& cycle, const KeyInfo& self, SpecWriter* out) {
+  YAML::Node list(YAML::NodeType::Sequence);
+  for (const StepSchedule& c : cycle) list.push_back(StepScheduleToYaml(c));
+  out->Collection(self, list);
+}
+
+// cycle: a list of schedules, written for CYCLE only.
+SpecKey<StepSchedule> CycleKey() {
+  SpecKey<StepSchedule> key = MemberKey<StepSchedule, std::vector<StepSchedule>>(
+      "cycle", KeyKind::kScheduleList, &StepSchedule::cycle, ReadCycle, WriteCycle);
+  auto write = key.write;
+  key.write = [write](const StepSchedule& s, const KeyInfo& self, SpecWriter* out) {
+    if (s.type == Type::kCycle) write(s, self, out);
+  };
+  return key;
+}
+
+using S = StepSchedule;
+constexpr int64_t kMaxStep = std::numeric_limits<int64_t>::max();
+
 }  // namespace
 
-bool operator==(const StepSchedule& a, const StepSchedule& b) {
-  return a.type == b.type && a.value == b.value && a.start_value == b.start_value &&
-         a.end_value == b.end_value && a.start_step == b.start_step && a.end_step == b.end_step &&
-         a.exponent == b.exponent && a.decay == b.decay && a.cycle == b.cycle;
+const EnumTable<StepSchedule::Type>& StepScheduleTypes() {
+  static const auto* types =
+      new EnumTable<Type>{{"CONSTANT", Type::kConstant}, {"LINEAR", Type::kLinear}, {"EXP", Type::kExp},
+                          {"COSINE", Type::kCosine},     {"POWER", Type::kPower},   {"CYCLE", Type::kCycle}};
+  return *types;
 }
+
+const KeyTable<StepSchedule>& StepScheduleKeys() {
+  static const auto* keys = new KeyTable<S>({
+      EnumKey<S>("type", &S::type, StepScheduleTypes()).Doc("Case-insensitive; canonical form upper case."),
+      NumberKey<S>("value", &S::value, 0.0, 1.0).Doc("CONSTANT."),
+      NumberKey<S>("start_value", &S::start_value, 0.0, 1.0),
+      NumberKey<S>("end_value", &S::end_value, 0.0, 1.0),
+      IntKey<S>("start_step", &S::start_step, 0, kMaxStep),
+      IntKey<S>("end_step", &S::end_step, 0, kMaxStep),
+      NumberKey<S>("exponent", &S::exponent, 0.0).Doc("POWER (default 3, Zhu & Gupta)."),
+      NumberKey<S>("decay", &S::decay, 0.0).Doc("EXP: multiplier per step (> 0)."),
+      CycleKey().Doc("CYCLE: schedules taken in turn; each needs end_step > start_step."),
+  });
+  return *keys;
+}
+
+bool operator==(const StepSchedule& a, const StepSchedule& b) { return StepScheduleKeys().Equal(a, b); }
 
 double ScheduleValue(const StepSchedule& schedule, int64_t step) {
   const double v = Raw(schedule, step);
@@ -208,11 +206,10 @@ absl::StatusOr<StepSchedule> ParseStepSchedule(const YAML::Node& node, const std
                      " is not a schedule: expected a number in [0, 1] or {type: constant|linear|exp|cosine|"
                      "power|cycle, ...}");
   }
-  if (auto st = yaml_util::CheckKeys(node, path + ".", kKeys); !st.ok()) return st;
+  const KeyTable<StepSchedule>& keys = StepScheduleKeys();
+  if (auto st = yaml_util::CheckKeys(node, path + ".", keys.Names()); !st.ok()) return st;
   if (node["type"] && !yaml_util::IsNullish(node["type"])) {
-    auto type = yaml_util::ReadEnum(node["type"], path + ".type", kTypes);
-    if (!type.ok()) return type.status();
-    s.type = *type;
+    if (auto st = keys.Find("type")->read(node["type"], path + ".type", &s); !st.ok()) return st;
   }
   if (s.type == Type::kPower) s.exponent = 3.0;
   const std::vector<std::string> relevant = RelevantKeys(s.type);
@@ -226,29 +223,18 @@ absl::StatusOr<StepSchedule> ParseStepSchedule(const YAML::Node& node, const std
                    "does not apply to type " + ToString(s.type) +
                        " (its keys: " + absl::StrJoin(relevant, ", ") + ")");
     }
-    if (auto st = ReadField(name, kv.second, key, &s); !st.ok()) return st;
+    if (auto st = keys.Find(name)->read(kv.second, key, &s); !st.ok()) return st;
   }
   if (auto st = CheckSchedule(s, node, path); !st.ok()) return st;
   return s;
 }
 
 YAML::Node StepScheduleToYaml(const StepSchedule& s) {
-  YAML::Node out(YAML::NodeType::Map);
-  out["type"] = ToString(s.type);
-  out["value"] = Fmt(s.value);
-  out["start_value"] = Fmt(s.start_value);
-  out["end_value"] = Fmt(s.end_value);
-  out["start_step"] = s.start_step;
-  out["end_step"] = s.end_step;
-  out["exponent"] = Fmt(s.exponent);
-  out["decay"] = Fmt(s.decay);
-  if (s.type == Type::kCycle) {
-    YAML::Node cycle(YAML::NodeType::Sequence);
-    for (const StepSchedule& c : s.cycle) cycle.push_back(StepScheduleToYaml(c));
-    out["cycle"] = cycle;
-  }
-  out.SetStyle(YAML::EmitterStyle::Flow);
-  return out;
+  NodeWriter out;
+  StepScheduleKeys().Write(s, &out);
+  YAML::Node schedule = out.root();
+  schedule.SetStyle(YAML::EmitterStyle::Flow);
+  return schedule;
 }
 
 std::string DescribeSchedule(const StepSchedule& s) {
@@ -272,11 +258,6 @@ std::string DescribeSchedule(const StepSchedule& s) {
   return "?";
 }
 
-std::string ToString(StepSchedule::Type type) {
-  for (const auto& [name, value] : kTypes) {
-    if (value == type) return name;
-  }
-  return "?";
-}
+std::string ToString(StepSchedule::Type type) { return StepScheduleTypes().Name(type); }
 
 }  // namespace nmsparse

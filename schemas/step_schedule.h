@@ -23,9 +23,13 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "schemas/enum_table.h"
 #include "yaml-cpp/yaml.h"
 
 namespace nmsparse {
+
+template <typename S>
+class KeyTable;
 
 struct StepSchedule {
   enum class Type { kConstant, kLinear, kExp, kCosine, kPower, kCycle };
@@ -62,6 +66,10 @@ YAML::Node StepScheduleToYaml(const StepSchedule& schedule);
 
 // "0.9", "linear 0->0.9 over [100, 1000)", ...: for listings.
 std::string DescribeSchedule(const StepSchedule& schedule);
+
+// The schedule types (parse and print) and the keys of a schedule map, in canonical order.
+const EnumTable<StepSchedule::Type>& StepScheduleTypes();
+const KeyTable<StepSchedule>& StepScheduleKeys();
 
 std::string ToString(StepSchedule::Type type);
 

@@ -208,11 +208,6 @@ absl::Status ParseSweepNode(const YAML::Node& node, const std::string& file_name
   if (!node.IsMap()) return Error(node, "(top level)", "expected a map of sweep keys");
   if (auto st = yaml_util::CheckKeys(node, "", SweepKeys()); !st.ok()) return st;
   if (auto st = ParseBase(node, file_name, sweep, warnings); !st.ok()) return st;
-  if (node["name"]) {
-    auto name = yaml_util::ReadString(node["name"], "name");
-    if (!name.ok()) return name.status();
-    sweep->set_name(*name);
-  }
   if (const YAML::Node grid = node["grid"]; !yaml_util::IsNullish(grid)) {
     if (!grid.IsMap())
       return Error(grid, "grid", "value " + yaml_util::Describe(grid) + " is not a map of axes");
@@ -239,15 +234,7 @@ absl::Status ParseSweepNode(const YAML::Node& node, const std::string& file_name
   if (const YAML::Node es = node["early_stopping"]; !yaml_util::IsNullish(es)) {
     if (auto st = ParseEarlyStopping(es, base_epochs, sweep->mutable_early_stopping()); !st.ok()) return st;
   }
-  // The remaining scalars map one to one onto SweepSpec fields.
-  YAML::Node scalars(YAML::NodeType::Map);
-  for (const char* key :
-       {"num_samples", "seed", "priority", "max_retries", "gpus_per_run", "idempotency_key", "no_reuse"}) {
-    if (node[key]) scalars[key] = node[key];
-  }
-  v1::SweepSpec rest;
-  if (auto st = YamlToMessage(scalars, &rest); !st.ok()) return st;
-  sweep->MergeFrom(rest);
+  if (auto st = ReadSweepScalars(node, sweep); !st.ok()) return st;
   if (const YAML::Node search = node["search"]; !yaml_util::IsNullish(search)) {
     return ParseSearch(search, sweep);  // Last: it checks the axes and num_samples too.
   }

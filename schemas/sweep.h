@@ -63,6 +63,21 @@ struct ResolvedRun {
   v1::ExperimentSpec spec;     // ToProto(config).
 };
 
+// One run of a sweep before it is resolved: its labels (axis name -> value label, in axis order) and its
+// overrides (key path -> YAML value text, applied in order to the base; see ApplyOverride).
+struct RunPoint {
+  std::vector<std::pair<std::string, std::string>> labels;
+  std::vector<std::pair<std::string, std::string>> set;
+};
+
+// Every run's point in expansion order (as documented at ExpandSweep), with the QKV carry-over and
+// gpus_per_run applied.
+std::vector<RunPoint> SweepRunPoints(const v1::SweepSpec& sweep);
+
+// `status` of run `index`, its message prefixed "run 3 (recipe=srste, sparsity.m_sparsity=8): ".
+absl::Status RunError(int index, const std::vector<std::pair<std::string, std::string>>& labels,
+                      const absl::Status& status);
+
 // Expands a sweep: grid points in cartesian-product order (first axis slowest), and for each grid point
 // max(num_samples, 1) draws of the random axes (none without random axes). Every run is validated
 // (ValidateExperiment); an error names the run index, its labels and the key.
@@ -76,12 +91,6 @@ struct ResolvedRun {
 // ratio equals its main ratio and the run does not set the QKV keys itself (the base on the wire is fully
 // resolved, so "QKV defaults to N:M" must be kept here). gpus_per_run, when non-zero, sets resources.gpus.
 absl::StatusOr<std::vector<ResolvedRun>> ExpandSweep(const v1::SweepSpec& sweep);
-
-// The same runs and errors resolved the generic way: every run's whole spec re-parsed from YAML and
-// validated, its canonical YAML written by yaml-cpp's emitter and its wire spec made by reflection
-// (ToProtoViaYaml). About ten times slower: the reference that sweep tests and bench/sweep_expand_bench
-// compare ExpandSweep with.
-absl::StatusOr<std::vector<ResolvedRun>> ExpandSweepGeneric(const v1::SweepSpec& sweep);
 
 // "recipe=srste, sparsity.m_sparsity=8".
 std::string LabelsToString(const std::vector<std::pair<std::string, std::string>>& labels);

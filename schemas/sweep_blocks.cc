@@ -1,60 +1,27 @@
 #include "schemas/sweep_blocks.h"
 
 #include <cmath>
-#include <functional>
+#include <limits>
 #include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "schemas/limits.h"
+#include "schemas/proto_keys.h"
 #include "schemas/yaml_util.h"
 
 namespace nmsparse {
 namespace {
 
+using ES = v1::EarlyStopping;
+using SE = v1::Search;
+using SW = v1::SweepSpec;
 using yaml_util::Error;
+
+constexpr int64_t kMaxCount = std::numeric_limits<uint32_t>::max();
 
 absl::Status Invalid(const std::string& key, const std::string& value, const std::string& reason) {
   return absl::InvalidArgumentError(absl::StrCat(key, ": value ", value, " ", reason));
-}
-
-// An unsigned count key of a block: in [min, max], handed to `set` when present.
-struct CountKey {
-  const char* key;
-  int64_t min;
-  std::function<void(uint32_t)> set;
-  int64_t max = UINT32_MAX;
-};
-
-absl::Status ReadCounts(const YAML::Node& node, const std::string& block, const std::vector<CountKey>& keys) {
-  for (const CountKey& k : keys) {
-    if (yaml_util::IsNullish(node[k.key])) continue;
-    auto v = yaml_util::ReadInt(node[k.key], block + "." + k.key, k.min, k.max);
-    if (!v.ok()) return v.status();
-    k.set(static_cast<uint32_t>(*v));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status ReadWord(const YAML::Node& node, const std::string& block, const char* key,
-                      const std::vector<std::string>& allowed, std::string* out) {
-  if (yaml_util::IsNullish(node[key])) return absl::OkStatus();
-  std::vector<std::pair<std::string, std::string>> names;
-  for (const std::string& a : allowed) names.emplace_back(a, a);
-  auto v = yaml_util::ReadEnum(node[key], block + "." + key, names);
-  if (!v.ok()) return v.status();
-  *out = *v;
-  return absl::OkStatus();
-}
-
-absl::Status ReadMetric(const YAML::Node& node, const std::string& block, std::string* out) {
-  if (yaml_util::IsNullish(node["metric"])) {
-    return Error(node, block + ".metric", "missing: name the metric to rank runs by (e.g. top1)");
-  }
-  auto v = yaml_util::ReadString(node["metric"], block + ".metric");
-  if (!v.ok()) return v.status();
-  *out = *v;
-  return absl::OkStatus();
 }
 
 // The file's line of the block, for the cross-key checks of Check*.
@@ -65,49 +32,167 @@ absl::Status AtLine(const YAML::Node& node, const absl::Status& st) {
 
 bool IsMode(const std::string& mode) { return mode == "max" || mode == "min"; }
 
+// A key of the sweep file that its parser reads itself (the base, the axes): declared for the key list and
+// the docs.
+SpecKey<SW> DocOnlyKey(const std::string& name, const std::string& doc) {
+  SpecKey<SW> key;
+  key.info.name = name;
+  key.info.kind = KeyKind::kString;
+  key.info.doc = doc;
+  key.info.no_default = true;
+  key.equal = [](const SW&, const SW&) { return true; };
+  key.reset = [](SW*) {};
+  return key;
+}
+
+// A key of the file only: the parser resolves it (base_file into base).
+SpecKey<SW> InputOnly(SpecKey<SW> key) {
+  key.info.input_only = true;
+  return key;
+}
+
+// A block of the sweep file (early_stopping, search), read by its own parser.
+template <typename M>
+SpecKey<SW> BlockKey(const std::string& name, const KeyTable<M>& table, const std::string& doc) {
+  SpecKey<SW> key = DocOnlyKey(name, doc);
+  key.info.kind = KeyKind::kSection;
+  key.info.keys = table.Infos();
+  return key;
+}
+
+// A block's required key that Read did not see.
+absl::Status Missing(const YAML::Node& node, const KeyNodes& read, const std::string& path, const char* key,
+                     const std::string& reason) {
+  if (ReadNode(read, key)) return absl::OkStatus();
+  return Error(node, path + "." + key, "missing: " + reason);
+}
+
 }  // namespace
 
-const std::vector<std::string>& SweepKeys() {
-  static const auto* keys = new std::vector<std::string>{
-      "name",           "base",     "base_file",   "grid",         "random",          "num_samples",
-      "seed",           "priority", "max_retries", "gpus_per_run", "idempotency_key", "no_reuse",
-      "early_stopping", "search"};
+const KeyTable<v1::EarlyStopping>& EarlyStoppingKeyTable() {
+  static const auto* keys = [] {
+    ES defaults;
+    defaults.set_policy("asha");
+    defaults.set_mode("max");
+    defaults.set_resource("epoch");
+    defaults.set_min_resource(1);
+    defaults.set_reduction_factor(3);
+    return new KeyTable<ES>(
+        {
+            ProtoWordKey<ES>("policy", {"asha"}).Doc("the only rule so far"),
+            ProtoStringKey<ES>("metric")
+                .Doc("an epoch metric nmtrain reports: `top1`, `top5`, `eval_loss`, `loss`")
+                .Required(),
+            ProtoWordKey<ES>("mode", {"max", "min"}).Doc("`max`: larger is better; `min`: smaller is better"),
+            ProtoWordKey<ES>("resource", {"epoch"}).Doc("what rungs count: completed epochs"),
+            ProtoIntKey<ES>("min_resource", 1, kMaxCount).Doc("the first rung"),
+            ProtoIntKey<ES>("reduction_factor", 2, kMaxCount)
+                .Doc("η: the rungs are η times apart, and about 1/η of the runs at a rung go on"),
+            ProtoIntKey<ES>("max_resource", 1, kMaxCount)
+                .Doc("no rung at or past it (the end of training is no rung); default: the base's "
+                     "`schedule.epochs`")
+                .NoDefault(),
+        },
+        defaults);
+  }();
   return *keys;
+}
+
+const KeyTable<v1::Search>& SearchKeyTable() {
+  static const auto* keys = [] {
+    SE defaults;
+    defaults.set_algorithm("tpe");
+    defaults.set_mode("max");
+    defaults.set_parallel(1);
+    defaults.set_n_startup(3);
+    defaults.set_gamma(0.25);
+    defaults.set_n_candidates(24);
+    return new KeyTable<SE>(
+        {
+            ProtoWordKey<SE>("algorithm", {"tpe"}).Doc("the proposer"),
+            ProtoIntKey<SE>("budget", 1, limits::kMaxSearchBudget)
+                .Doc("runs in all: the sweep's run count, checked against the run limit like a grid's")
+                .Required(),
+            ProtoIntKey<SE>("seed", 0, std::numeric_limits<int64_t>::max()).Doc("seeds the proposals"),
+            ProtoStringKey<SE>("metric").Doc("the final metric to optimize, e.g. `top1`").Required(),
+            ProtoWordKey<SE>("mode", {"max", "min"}).Doc("`max` or `min`"),
+            ProtoIntKey<SE>("parallel", 1, limits::kMaxSearchParallel).Doc("runs in flight at most"),
+            ProtoIntKey<SE>("n_startup", 1, limits::kMaxSearchStartup)
+                .Doc("results needed before TPE takes over; until then proposals are uniform draws"),
+            ProtoNumberKey<SE>("gamma", 0.0, 1.0, /*min_open=*/true, /*max_open=*/true)
+                .Doc("the fraction of results counted as good"),
+            ProtoIntKey<SE>("n_candidates", 1, limits::kMaxSearchCandidates)
+                .Doc(
+                    "candidates ranked per proposal (a proposal ranks at most the maximum, whatever an older "
+                    "database holds)"),
+        },
+        defaults);
+  }();
+  return *keys;
+}
+
+const KeyTable<v1::SweepSpec>& SweepKeyTable() {
+  static const auto* keys = new KeyTable<SW>({
+      ProtoStringKey<SW>("name").Doc("Sweep name."),
+      DocOnlyKey("base", "The base experiment spec (nested or flat reference form)."),
+      InputOnly(DocOnlyKey("base_file", "Path of the base spec file, relative to the sweep file.")),
+      DocOnlyKey("grid",
+                 "Grid axes in order. An axis is either a key path with a list of values (label = value), a "
+                 "map label -> overrides, or {values: [{label: L, set: overrides} | {L: overrides}, ...]}."),
+      DocOnlyKey(
+          "random",
+          "Random axes: key path -> {min, max, log, integer} (uniform, log-uniform, or integer in [min, "
+          "max]) or {choices: [...]} (uniform choice)."),
+      ProtoIntKey<SW>("num_samples", 0, kMaxCount).Doc("Random draws per grid point (0 means 1)."),
+      ProtoIntKey<SW>("seed", 0, std::numeric_limits<int64_t>::max()).Doc("Seeds the random axes."),
+      ProtoIntKey<SW>("priority", std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max())
+          .Doc("Higher runs first."),
+      ProtoIntKey<SW>("max_retries", 0, kMaxCount).Doc("Requeues after a lost lease or a failed attempt."),
+      ProtoIntKey<SW>("gpus_per_run", 0, kMaxCount)
+          .Doc("Ranks per run on one node; sets base.resources.gpus when non-zero."),
+      ProtoStringKey<SW>("idempotency_key")
+          .Doc("A second submission with the same key returns the first sweep."),
+      ProtoBoolKey<SW>("no_reuse").Doc("Retrain runs whose content hash already succeeded."),
+      BlockKey("early_stopping", EarlyStoppingKeyTable(),
+               "ASHA: stop losing runs at rungs (docs/sweeps.md)."),
+      BlockKey("search", SearchKeyTable(),
+               "TPE: propose the random axes' values from results instead of drawing them (docs/sweeps.md)."),
+  });
+  return *keys;
+}
+
+const std::vector<std::string>& SweepKeys() {
+  static const auto* names = new std::vector<std::string>(SweepKeyTable().Names());
+  return *names;
 }
 
 const std::vector<std::string>& EarlyStoppingKeys() {
-  static const auto* keys = new std::vector<std::string>{
-      "policy", "metric", "mode", "resource", "min_resource", "reduction_factor", "max_resource"};
-  return *keys;
+  static const auto* names = new std::vector<std::string>(EarlyStoppingKeyTable().Names());
+  return *names;
 }
 
 const std::vector<std::string>& SearchKeys() {
-  static const auto* keys = new std::vector<std::string>{
-      "algorithm", "budget", "seed", "metric", "mode", "parallel", "n_startup", "gamma", "n_candidates"};
-  return *keys;
+  static const auto* names = new std::vector<std::string>(SearchKeyTable().Names());
+  return *names;
+}
+
+absl::Status ReadSweepScalars(const YAML::Node& node, v1::SweepSpec* sweep) {
+  for (const SpecKey<SW>& key : SweepKeyTable().keys()) {
+    if (!key.read) continue;  // The base, the axes and the blocks have parsers of their own.
+    const YAML::Node value = node[key.info.name];
+    if (yaml_util::IsNullish(value)) continue;
+    if (absl::Status st = key.read(value, key.info.name, sweep); !st.ok()) return st;
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ParseEarlyStopping(const YAML::Node& node, uint32_t base_epochs, v1::EarlyStopping* out) {
   const std::string b = "early_stopping";
-  if (!node.IsMap()) return Error(node, b, "value " + yaml_util::Describe(node) + " is not a map");
-  if (auto st = yaml_util::CheckKeys(node, b + ".", EarlyStoppingKeys()); !st.ok()) return st;
-  out->set_policy("asha");
-  out->set_mode("max");
-  out->set_resource("epoch");
-  out->set_min_resource(1);
-  out->set_reduction_factor(3);
+  *out = EarlyStoppingKeyTable().defaults();
   out->set_max_resource(base_epochs);
-  if (auto st = ReadWord(node, b, "policy", {"asha"}, out->mutable_policy()); !st.ok()) return st;
-  if (auto st = ReadWord(node, b, "mode", {"max", "min"}, out->mutable_mode()); !st.ok()) return st;
-  if (auto st = ReadWord(node, b, "resource", {"epoch"}, out->mutable_resource()); !st.ok()) return st;
-  if (auto st = ReadMetric(node, b, out->mutable_metric()); !st.ok()) return st;
-  if (auto st = ReadCounts(node, b,
-                           {
-                               {"min_resource", 1, [&](uint32_t v) { out->set_min_resource(v); }},
-                               {"reduction_factor", 2, [&](uint32_t v) { out->set_reduction_factor(v); }},
-                               {"max_resource", 1, [&](uint32_t v) { out->set_max_resource(v); }},
-                           });
-      !st.ok())
+  KeyNodes read;
+  if (auto st = EarlyStoppingKeyTable().Read(node, b, out, &read); !st.ok()) return st;
+  if (auto st = Missing(node, read, b, "metric", "name the metric to rank runs by (e.g. top1)"); !st.ok())
     return st;
   v1::SweepSpec probe;
   *probe.mutable_early_stopping() = *out;
@@ -118,43 +203,13 @@ absl::Status ParseEarlyStopping(const YAML::Node& node, uint32_t base_epochs, v1
 absl::Status ParseSearch(const YAML::Node& node, v1::SweepSpec* sweep) {
   const std::string b = "search";
   v1::Search* out = sweep->mutable_search();
-  if (!node.IsMap()) return Error(node, b, "value " + yaml_util::Describe(node) + " is not a map");
-  if (auto st = yaml_util::CheckKeys(node, b + ".", SearchKeys()); !st.ok()) return st;
-  out->set_algorithm("tpe");
-  out->set_mode("max");
-  out->set_parallel(1);
-  out->set_n_startup(3);
-  out->set_gamma(0.25);
-  out->set_n_candidates(24);
-  if (auto st = ReadWord(node, b, "algorithm", {"tpe"}, out->mutable_algorithm()); !st.ok()) return st;
-  if (auto st = ReadWord(node, b, "mode", {"max", "min"}, out->mutable_mode()); !st.ok()) return st;
-  if (auto st = ReadMetric(node, b, out->mutable_metric()); !st.ok()) return st;
-  if (yaml_util::IsNullish(node["budget"])) {
-    return Error(node, b + ".budget", "missing: a search needs a budget (the number of runs)");
-  }
-  if (!yaml_util::IsNullish(node["seed"])) {
-    auto seed = yaml_util::ReadInt(node["seed"], b + ".seed", 0);
-    if (!seed.ok()) return seed.status();
-    out->set_seed(static_cast<uint64_t>(*seed));
-  }
-  if (auto st = ReadCounts(
-          node, b,
-          {
-              {"budget", 1, [&](uint32_t v) { out->set_budget(v); }, limits::kMaxSearchBudget},
-              {"parallel", 1, [&](uint32_t v) { out->set_parallel(v); }, limits::kMaxSearchParallel},
-              {"n_startup", 1, [&](uint32_t v) { out->set_n_startup(v); }, limits::kMaxSearchStartup},
-              {"n_candidates", 1, [&](uint32_t v) { out->set_n_candidates(v); },
-               limits::kMaxSearchCandidates},
-          });
-      !st.ok())
+  *out = SearchKeyTable().defaults();
+  KeyNodes read;
+  if (auto st = SearchKeyTable().Read(node, b, out, &read); !st.ok()) return st;
+  if (auto st = Missing(node, read, b, "metric", "name the metric to rank runs by (e.g. top1)"); !st.ok())
     return st;
-  if (!yaml_util::IsNullish(node["gamma"])) {
-    auto gamma = yaml_util::ReadDouble(node["gamma"], b + ".gamma", 0.0, 1.0, /*max_open=*/true);
-    if (!gamma.ok()) return gamma.status();
-    if (*gamma <= 0)
-      return Error(node["gamma"], b + ".gamma", "value " + node["gamma"].Scalar() + " must be > 0");
-    out->set_gamma(*gamma);
-  }
+  if (auto st = Missing(node, read, b, "budget", "a search needs a budget (the number of runs)"); !st.ok())
+    return st;
   return AtLine(node, CheckSearch(*sweep));
 }
 

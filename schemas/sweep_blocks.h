@@ -1,6 +1,6 @@
 // The sweep file's two policy blocks, `early_stopping` (ASHA) and `search` (TPE), and the key tables of the
-// sweep file: the parser, the JSON Schema test and docs/sweeps.md all read these lists, so a key is added in
-// one place.
+// sweep file: the parser, the JSON Schema and docs/sweeps.md's key tables all come from them, so a key is
+// added in one place.
 //
 //   early_stopping: {policy: asha, metric: top1, mode: max, resource: epoch, min_resource: 1,
 //                    reduction_factor: 3, max_resource: 9}
@@ -14,13 +14,22 @@
 
 #include "absl/status/status.h"
 #include "nmsparse/v1/sweep.pb.h"
+#include "schemas/spec_keys.h"
 #include "yaml-cpp/yaml.h"
 
 namespace nmsparse {
 
-const std::vector<std::string>& SweepKeys();          // Top-level keys of a sweep file.
-const std::vector<std::string>& EarlyStoppingKeys();  // Keys of early_stopping.
-const std::vector<std::string>& SearchKeys();         // Keys of search.
+// The key tables of a sweep file (schemas/spec_keys.h): its top-level keys, and the keys of early_stopping
+// and search with their ranges, defaults and docs; and their names, for messages:
+const KeyTable<v1::SweepSpec>& SweepKeyTable();
+const KeyTable<v1::EarlyStopping>& EarlyStoppingKeyTable();
+const KeyTable<v1::Search>& SearchKeyTable();
+const std::vector<std::string>& SweepKeys();
+const std::vector<std::string>& EarlyStoppingKeys();
+const std::vector<std::string>& SearchKeys();
+
+// Reads the sweep file's scalar keys (name, num_samples, seed, priority, ...) into `sweep`.
+absl::Status ReadSweepScalars(const YAML::Node& node, v1::SweepSpec* sweep);
 
 // Reads the block into `out`; errors name "line L: early_stopping.KEY: value V ...". Defaults are filled in
 // (mode max, resource epoch, min_resource 1, reduction_factor 3, max_resource = base_epochs).

@@ -1,7 +1,6 @@
 // ExpandSweep: the runs of a sweep (grid points x random draws) resolved into validated configs with their
 // canonical YAML, content hash and wire spec. The base is parsed once and each run re-parses only the keys
 // its overrides touch (schemas/base_spec.h); every run is validated in full.
-// ExpandSweepGeneric resolves each run the generic way, the reference for tests and the benchmark.
 #include <cmath>
 #include <map>
 #include <random>
@@ -42,19 +41,13 @@ class RandomDraws {
   std::mt19937_64 rng_;
 };
 
-// One run's overrides: key path -> value text, with their labels.
-struct Point {
-  std::vector<std::pair<std::string, std::string>> labels;
-  Overrides set;
-};
-
-std::vector<Point> GridPoints(const v1::SweepSpec& sweep) {
-  std::vector<Point> points(1);
+std::vector<RunPoint> GridPoints(const v1::SweepSpec& sweep) {
+  std::vector<RunPoint> points(1);
   for (const v1::GridAxis& axis : sweep.grid()) {
-    std::vector<Point> next;
-    for (const Point& p : points) {
+    std::vector<RunPoint> next;
+    for (const RunPoint& p : points) {
       for (const v1::AxisValue& v : axis.values()) {
-        Point q = p;
+        RunPoint q = p;
         q.labels.emplace_back(axis.name(), v.label());
         // Protobuf maps have no order: apply a value's overrides sorted by key path.
         std::map<std::string, std::string> sorted(v.set().begin(), v.set().end());
@@ -67,7 +60,7 @@ std::vector<Point> GridPoints(const v1::SweepSpec& sweep) {
   return points;
 }
 
-bool Sets(const Point& p, const std::string& key) {
+bool Sets(const RunPoint& p, const std::string& key) {
   for (const auto& kv : p.set) {
     if (kv.first == key) return true;
   }
@@ -75,7 +68,7 @@ bool Sets(const Point& p, const std::string& key) {
 }
 
 // QKV follows N:M when the base's QKV ratio is the defaulted one (see the header).
-void CarryQkv(const v1::SweepSpec& sweep, Point* p) {
+void CarryQkv(const v1::SweepSpec& sweep, RunPoint* p) {
   const v1::SparsitySpec& s = sweep.base().sparsity();
   const std::vector<std::pair<std::string, std::string>> pairs = {{"n_sparsity", "n_sparsity_qkv"},
                                                                   {"m_sparsity", "m_sparsity_qkv"}};
@@ -90,14 +83,15 @@ void CarryQkv(const v1::SweepSpec& sweep, Point* p) {
   p->set.insert(p->set.end(), extra.begin(), extra.end());
 }
 
-// Every run's point in expansion order, with the QKV carry-over and gpus_per_run applied.
-std::vector<Point> RunPoints(const v1::SweepSpec& sweep) {
+}  // namespace
+
+std::vector<RunPoint> SweepRunPoints(const v1::SweepSpec& sweep) {
   RandomDraws draws(sweep.seed());
   const int samples = sweep.random_size() == 0 ? 1 : std::max<int>(1, sweep.num_samples());
-  std::vector<Point> runs;
-  for (const Point& grid_point : GridPoints(sweep)) {
+  std::vector<RunPoint> runs;
+  for (const RunPoint& grid_point : GridPoints(sweep)) {
     for (int s = 0; s < samples; ++s) {
-      Point& point = runs.emplace_back(grid_point);
+      RunPoint& point = runs.emplace_back(grid_point);
       for (const v1::RandomAxis& axis : sweep.random()) {
         const std::string value = draws.Draw(axis);
         point.labels.emplace_back(axis.key(), value);
@@ -112,66 +106,37 @@ std::vector<Point> RunPoints(const v1::SweepSpec& sweep) {
   return runs;
 }
 
-// How runs are resolved: incrementally with memoized validation and direct writers, or the generic way
-// (whole spec re-parsed and validated, yaml-cpp emitter, reflection).
-class Resolver {
- public:
-  Resolver(const v1::SweepSpec& sweep, bool generic)
-      : base_(MessageToYaml(sweep.base())), generic_(generic) {}
+absl::Status RunError(int index, const std::vector<std::pair<std::string, std::string>>& labels,
+                      const absl::Status& status) {
+  const std::string named = labels.empty() ? "" : " (" + LabelsToString(labels) + ")";
+  return absl::Status(status.code(), absl::StrCat("run ", index, named, ": ", status.message()));
+}
 
-  absl::StatusOr<ResolvedRun> Resolve(int index, Point point) {
-    ResolvedRun run;
-    run.index = index;
-    run.labels = std::move(point.labels);
-    auto config = generic_ ? base_.ParseWhole(point.set) : base_.WithOverrides(point.set);
-    if (!config.ok()) return RunError(run, config.status());
-    const absl::Status valid = ValidateExperiment(*config);
-    if (!valid.ok()) return RunError(run, valid);
-    run.config = std::move(*config);
-    run.canonical_yaml = generic_ ? CanonicalYamlByEmitter(run.config) : CanonicalYaml(run.config);
-    run.content_hash = Sha256Hex(run.canonical_yaml);
-    run.spec = generic_ ? ToProtoViaYaml(run.config) : ToProto(run.config);
-    return run;
-  }
-
- private:
-  // "run 3 (recipe=srste, sparsity.m_sparsity=8): " before the message.
-  static absl::Status RunError(const ResolvedRun& run, const absl::Status& st) {
-    const std::string labels = run.labels.empty() ? "" : " (" + LabelsToString(run.labels) + ")";
-    return absl::Status(st.code(), absl::StrCat("run ", run.index, labels, ": ", st.message()));
-  }
-
-  const BaseSpec base_;
-  const bool generic_;
-};
-
-absl::StatusOr<std::vector<ResolvedRun>> Expand(const v1::SweepSpec& sweep, bool generic) {
-  Resolver resolver(sweep, generic);
-  std::vector<Point> points = RunPoints(sweep);
+absl::StatusOr<std::vector<ResolvedRun>> ExpandSweep(const v1::SweepSpec& sweep) {
+  const BaseSpec base(MessageToYaml(sweep.base()));
+  std::vector<RunPoint> points = SweepRunPoints(sweep);
   std::vector<ResolvedRun> runs;
   runs.reserve(points.size());
-  for (Point& point : points) {
-    auto run = resolver.Resolve(static_cast<int>(runs.size()), std::move(point));
-    if (!run.ok()) return run.status();
-    runs.push_back(std::move(*run));
+  for (RunPoint& point : points) {
+    ResolvedRun& run = runs.emplace_back();
+    run.index = static_cast<int>(runs.size()) - 1;
+    run.labels = std::move(point.labels);
+    absl::StatusOr<ExperimentConfig> config = base.WithOverrides(point.set);
+    if (!config.ok()) return RunError(run.index, run.labels, config.status());
+    if (absl::Status valid = ValidateExperiment(*config); !valid.ok())
+      return RunError(run.index, run.labels, valid);
+    run.config = *std::move(config);
+    run.canonical_yaml = CanonicalYaml(run.config);
+    run.content_hash = Sha256Hex(run.canonical_yaml);
+    run.spec = ToProto(run.config);
   }
   return runs;
 }
-
-}  // namespace
 
 std::string LabelsToString(const std::vector<std::pair<std::string, std::string>>& labels) {
   std::vector<std::string> parts;
   for (const auto& [axis, label] : labels) parts.push_back(axis + "=" + label);
   return absl::StrJoin(parts, ", ");
-}
-
-absl::StatusOr<std::vector<ResolvedRun>> ExpandSweep(const v1::SweepSpec& sweep) {
-  return Expand(sweep, false);
-}
-
-absl::StatusOr<std::vector<ResolvedRun>> ExpandSweepGeneric(const v1::SweepSpec& sweep) {
-  return Expand(sweep, true);
 }
 
 }  // namespace nmsparse

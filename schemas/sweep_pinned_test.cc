@@ -5,10 +5,14 @@
 // form: every canonical YAML now ends with the `dynamic` group list (`dynamic: []` for N:M runs), a
 // deliberate format change.
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "schemas/content_hash.h"
+#include "schemas/proto_bridge.h"
 #include "schemas/sweep.h"
+#include "schemas/testing/generic_paths.h"
 
 namespace nmsparse {
 namespace {
@@ -135,7 +139,7 @@ TEST(SweepPinnedTest, HashesAndTextsAreUnchanged) {
 
 TEST(SweepPinnedTest, FastExpansionEqualsGenericOne) {
   const auto fast = Expand(kSweep);
-  const auto generic = Expand(kSweep, &ExpandSweepGeneric);
+  const auto generic = Expand(kSweep, &testing::ExpandSweepGeneric);
   ASSERT_EQ(fast.size(), generic.size());
   EXPECT_EQ(DigestOfAll(fast), DigestOfAll(generic));
   for (size_t i = 0; i < fast.size(); ++i) EXPECT_EQ(fast[i].config, generic[i].config) << i;
@@ -169,7 +173,7 @@ TEST(SweepPinnedTest, FastExpansionEqualsGenericOneAcrossDynamicAxis) {
       "sparsity: {sparsity_type: UNSTRUCTURED, dynamic: [{algorithm: set, sparsity: 0.5}]}");
   for (const std::string& text : {std::string(kDynamicAxisSweep), from_dynamic_base}) {
     const auto fast = Expand(text);
-    const auto generic = Expand(text, &ExpandSweepGeneric);
+    const auto generic = Expand(text, &testing::ExpandSweepGeneric);
     ASSERT_EQ(fast.size(), 6u) << text;
     ASSERT_EQ(fast.size(), generic.size());
     EXPECT_EQ(DigestOfAll(fast), DigestOfAll(generic));
@@ -187,8 +191,45 @@ TEST(SweepPinnedTest, BenchSweepHashes) {
       "m_sparsity: 4}\ngrid:\n  seed: [0, 1, 9223372036854775807]\n";
   const auto runs = Expand(text);
   ASSERT_EQ(runs.size(), 3u);
-  EXPECT_EQ(DigestOfAll(runs), DigestOfAll(Expand(text, &ExpandSweepGeneric)));
+  EXPECT_EQ(DigestOfAll(runs), DigestOfAll(Expand(text, &testing::ExpandSweepGeneric)));
   EXPECT_EQ(DigestOfAll(runs), "a6c058d084e229930e099919192f3bf6ffee7211bd5a281aa099740c0daf3467");
+}
+
+// The canonical text, content hash and wire bytes of specs with the sections and values that the direct
+// writer hands to the emitter (semi_structured with an empty list, dynamic groups with schedules and a cycle,
+// quoted strings), pinned to what they were before the key tables wrote them.
+TEST(SweepPinnedTest, CanonicalFormsOfEverySectionAreUnchanged) {
+  const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
+      {"{model: {name: vit_nano_patch7_28}, data: {dataset: synthetic, batch_size: 32}, sparsity: "
+       "{sparsity_type: "
+       "SRSTE, sparsity_loc: FF, phases: [{sparse: 0.5}, {fine_tune: 0.5}]}, semi_structured: {layers: "
+       "[\"blocks.*.mlp.fc1\"], mask: transposable, dense_after: {phase: 1}, decision_cache: /tmp/c.tsv}}",
+       "8c72531c2f79de2cb9342202f602aa8a7f86c7fadd654cf64062899dfb47c0e6",
+       "7c0e65a9da458826721c564f556ef516a0aebb51605fda1b1a379dd59adc07c5"},
+      {"{name: \"null\", model: {name: vit_micro_patch4_28}, data: {dataset: synthetic, batch_size: 32, "
+       "path: \"a: "
+       "b\"}, resources: {precision: bf16}, sparsity: [{param_filter: \"blocks.*.mlp.*\", algorithm: rigl, "
+       "sparsity: 0.9, drop_fraction: {type: cosine, start_value: 0.3, end_value: 0, end_step: 5000}, "
+       "update: "
+       "{freq: 20, start: 5, stop: 400}}, {algorithm: gmp, sparsity: {type: cycle, start_step: 3, cycle: "
+       "[{type: "
+       "power, start_value: 0, end_value: 0.5, end_step: 10}, {type: exp, start_value: 0.5, decay: 0.9, "
+       "end_step: "
+       "4}]}, balance_out_groups: 4, init_method: topk}]}",
+       "0e0f4a382184271ae1326aac49407875b89c53b988079a75f9074771d09feabb",
+       "42fc31b7e96e944f3c67d122c87440005ae4106d3bbf951d7735e75eb7a3adad"},
+  };
+  for (const auto& [text, hash, wire_digest] : cases) {
+    const auto config = ParseExperimentYaml(text, "pinned.yaml");
+    ASSERT_TRUE(config.ok()) << config.status();
+    EXPECT_EQ(ContentHash(*config), hash) << CanonicalYaml(*config);
+    std::string wire;
+    ToProto(*config).SerializeToString(&wire);
+    EXPECT_EQ(Sha256Hex(wire), wire_digest) << ToProto(*config).DebugString();
+  }
+  const auto semi = ParseExperimentYaml(std::get<0>(cases[0]), "pinned.yaml");
+  EXPECT_NE(CanonicalYaml(*semi).find("  activation_layers:\n    []\n"), std::string::npos)
+      << CanonicalYaml(*semi);
 }
 
 TEST(SweepPinnedTest, ErrorsAreUnchanged) {
@@ -220,7 +261,7 @@ TEST(SweepPinnedTest, ErrorsAreUnchanged) {
     auto runs = ExpandSweep(*sweep);
     EXPECT_FALSE(runs.ok()) << grid;
     all += runs.status().ToString() + "\n";
-    EXPECT_EQ(runs.status(), ExpandSweepGeneric(*sweep).status());
+    EXPECT_EQ(runs.status(), testing::ExpandSweepGeneric(*sweep).status());
   }
   EXPECT_EQ(
       all,

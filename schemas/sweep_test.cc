@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "schemas/layer_plan.h"
 #include "schemas/model_catalog.h"
+#include "schemas/testing/generic_paths.h"
 
 namespace nmsparse {
 namespace {
@@ -89,7 +90,7 @@ TEST(SweepTest, PrecisionAxis) {
   EXPECT_NE(runs[1].content_hash, runs[0].content_hash);
   EXPECT_EQ(runs[1].spec.resources().precision(), "bf16");
   EXPECT_EQ(runs[0].spec.resources().precision(), "");
-  auto generic = ExpandSweepGeneric(sweep);
+  auto generic = testing::ExpandSweepGeneric(sweep);
   ASSERT_TRUE(generic.ok()) << generic.status();
   for (size_t i = 0; i < runs.size(); ++i) {
     EXPECT_EQ((*generic)[i].canonical_yaml, runs[i].canonical_yaml);

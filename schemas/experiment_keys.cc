@@ -1,0 +1,221 @@
+// The key tables of an experiment spec: name, seed, the model, data, optimizer, schedule and resources
+// sections, and the sparsity and semi_structured sections (whose keys are in sparsity_config.cc and
+// semi_structured_config.cc). Aliases are the flat timm train.py keys of the paper's reference configs
+// (schemas/reference_config.h): a key it maps one to one, or one it reads by hand (model, dataset, opt,
+// opt_betas, lr, amp).
+#include <limits>
+#include <map>
+
+#include "schemas/experiment_config.h"
+#include "schemas/model_catalog.h"
+#include "schemas/spec_key_builders.h"
+
+namespace nmsparse {
+namespace {
+
+using E = ExperimentConfig;
+using M = ModelConfig;
+using D = DataConfig;
+using O = OptimizerConfig;
+using Sc = ScheduleConfig;
+using R = ResourceConfig;
+
+constexpr bool kOpen = true;
+
+const KeyTable<ModelConfig>& ModelKeys() {
+  static const auto* keys = new KeyTable<M>({
+      [] {
+        SpecKey<M> name =
+            StringKey<M>("name", &M::name).Doc("A catalogued model.").Alias("model").Validated();
+        name.info.names = ModelNames();
+        return std::move(name).Required();
+      }(),
+      IntKey<M>("num_classes", &M::num_classes, 0)
+          .Doc("Classes (0: the model's own).")
+          .Alias("num_classes")
+          .Validated(),
+      IntKey<M>("img_size", &M::img_size, 0)
+          .Doc("Input size (0: the model's own); a multiple of the patch size.")
+          .Alias("img_size")
+          .Validated(),
+      IntKey<M>("in_chans", &M::in_chans, 0)
+          .Doc("Input channels (0: the model's own).")
+          .Alias("in_chans")
+          .Validated(),
+      NumberKey<M>("drop_rate", &M::drop_rate, 0.0, 1.0, kOpen).Doc("Dropout before the head.").Alias("drop"),
+      NumberKey<M>("drop_path_rate", &M::drop_path_rate, 0.0, 1.0, kOpen)
+          .Doc("Stochastic depth rate.")
+          .Alias("drop_path"),
+      NumberKey<M>("attn_drop_rate", &M::attn_drop_rate, 0.0, 1.0, kOpen).Doc("Attention dropout."),
+  });
+  return *keys;
+}
+
+const KeyTable<DataConfig>& DataKeys() {
+  static const auto* keys = new KeyTable<D>({
+      WordKey<D>("dataset", &D::dataset, {"fashion_mnist", "synthetic", "shards"})
+          .Doc("fashion_mnist (28x28x1, 10 classes), synthetic (random images of the model's shape), shards "
+               "(nmsparse's uint8 shard format at path). Case-insensitive; canonical form lower case.")
+          .Alias("dataset")
+          .Validated(),
+      StringKey<D>("path", &D::path)
+          .Doc("Directory of the dataset; empty: the default location (required for shards).")
+          .Alias("data_dir")
+          .Validated(),
+      IntKey<D>("train_subset", &D::train_subset, 0)
+          .Doc("Use only the first N training images (0: all).")
+          .Validated(),
+      IntKey<D>("eval_subset", &D::eval_subset, 0).Doc("Use only the first N evaluation images (0: all)."),
+      IntKey<D>("batch_size", &D::batch_size, 1)
+          .Doc("Global batch size, split evenly over resources.gpus ranks.")
+          .Alias("batch_size")
+          .Validated(),
+      IntKey<D>("eval_batch_size", &D::eval_batch_size, 1)
+          .Doc("Evaluation batch size.")
+          .Alias("validation_batch_size"),
+      IntKey<D>("random_crop_padding", &D::random_crop_padding, 0)
+          .Doc("Pad-and-crop augmentation padding (0: off)."),
+      NumberKey<D>("hflip", &D::hflip, 0.0, 1.0).Doc("Horizontal flip probability.").Alias("hflip"),
+      IntKey<D>("synthetic_size", &D::synthetic_size, 1).Doc("Images of the synthetic dataset.").Validated(),
+  });
+  return *keys;
+}
+
+const KeyTable<OptimizerConfig>& OptimizerKeys() {
+  static const auto* keys = new KeyTable<O>({
+      WordKey<O>("name", &O::name, {"adamw"}).Doc("Only adamw. Case-insensitive.").Alias("opt"),
+      NumberKey<O>("lr", &O::lr, 0.0).Doc("Peak learning rate.").Alias("lr"),
+      NumberKey<O>("weight_decay", &O::weight_decay, 0.0)
+          .Doc("Decoupled weight decay.")
+          .Alias("weight_decay"),
+      NumberKey<O>("beta1", &O::beta1, 0.0, 1.0, kOpen).Doc("Adam beta1.").Alias("opt_betas"),
+      NumberKey<O>("beta2", &O::beta2, 0.0, 1.0, kOpen).Doc("Adam beta2.").Alias("opt_betas"),
+      NumberKey<O>("eps", &O::eps, 0.0).Doc("Adam epsilon.").Alias("opt_eps"),
+      NumberKey<O>("clip_grad_norm", &O::clip_grad_norm, 0.0)
+          .Doc("Global gradient-norm clipping (0: none).")
+          .Alias("clip_grad"),
+      NumberKey<O>("label_smoothing", &O::label_smoothing, 0.0, 1.0, kOpen)
+          .Doc("Label smoothing.")
+          .Alias("smoothing"),
+      NumberKey<O>("mixup_alpha", &O::mixup_alpha, 0.0).Doc("Mixup alpha (0: no mixup).").Alias("mixup"),
+      IntKey<O>("grad_accum_steps", &O::grad_accum_steps, 1)
+          .Doc("Micro-batches per optimizer step.")
+          .Alias("grad_accum_steps")
+          .Validated(),
+  });
+  return *keys;
+}
+
+const KeyTable<ScheduleConfig>& ScheduleKeys() {
+  static const auto* keys = new KeyTable<Sc>({
+      IntKey<Sc>("epochs", &Sc::epochs, 1).Doc("Total epochs T.").Alias("epochs").Validated(),
+      NumberKey<Sc>("warmup_epochs", &Sc::warmup_epochs, 0.0)
+          .Doc("Linear warm-up length in epochs (counted in optimizer steps); <= epochs.")
+          .Alias("warmup_epochs")
+          .Validated(),
+      NumberKey<Sc>("min_lr", &Sc::min_lr, 0.0).Doc("Cosine floor.").Alias("min_lr"),
+      NumberKey<Sc>("warmup_lr", &Sc::warmup_lr, 0.0)
+          .Doc("Learning rate at the start of the warm-up.")
+          .Alias("warmup_lr"),
+      IntKey<Sc>("log_every_steps", &Sc::log_every_steps, 0)
+          .Doc("Also emit a metric point every N optimizer steps (0: per epoch only).")
+          .Alias("log_interval"),
+  });
+  return *keys;
+}
+
+// cpu_threads 0 reads as 1, as the wire's 0 means.
+SpecKey<R> CpuThreadsKey() {
+  SpecKey<R> key = IntKey<R>("cpu_threads", &R::cpu_threads, 0);
+  auto read = key.read;
+  key.read = [read](const YAML::Node& value, const std::string& path, R* r) -> absl::Status {
+    if (absl::Status st = read(value, path, r); !st.ok()) return st;
+    if (r->cpu_threads == 0) r->cpu_threads = 1;
+    return absl::OkStatus();
+  };
+  return key;
+}
+
+const KeyTable<ResourceConfig>& ResourceKeys() {
+  static const auto* keys = new KeyTable<R>({
+      IntKey<R>("gpus", &R::gpus, 1)
+          .Doc("Ranks on one node (on a CPU worker, CPU slots); must divide data.batch_size.")
+          .Validated(),
+      CpuThreadsKey().Doc("Intra-op threads per rank (0 means 1)."),
+      OmittedAtDefault(WordKey<R>("precision", &R::precision, {"fp32", "bf16"}))
+          .Doc("Forward-pass arithmetic: fp32, or bf16 (bfloat16 autocast of the forward passes; weights, "
+               "optimizer "
+               "state, masks and loss stay fp32). Case-insensitive; written only when bf16.")
+          .Alias("amp"),
+  });
+  return *keys;
+}
+
+SpecKey<E> SparsitySectionKey() {
+  return MemberKey<E, SparsityConfig>(
+             "sparsity", KeyKind::kSection, &E::sparsity,
+             [](const YAML::Node& value, const std::string& path) {
+               return ParseSparsityConfig(value, path + ".");
+             },
+             [](const SparsityConfig& s, const KeyInfo& self, SpecWriter* out) {
+               WriteSection(SparsityKeys(), s, self, out);
+             })
+      .Keys(SparsityKeys().Infos());
+}
+
+// Written only when it chooses a layer, so that every other run keeps its hash.
+SpecKey<E> SemiStructuredSectionKey() {
+  return MemberKey<E, SemiStructuredConfig>(
+             "semi_structured", KeyKind::kSection, &E::semi_structured, ParseSemiStructuredConfig,
+             [](const SemiStructuredConfig& c, const KeyInfo& self, SpecWriter* out) {
+               if (c.Enabled()) WriteSection(SemiStructuredKeys(), c, self, out);
+             })
+      .Keys(SemiStructuredKeys().Infos());
+}
+
+}  // namespace
+
+const KeyTable<ExperimentConfig>& ExperimentKeys() {
+  static const auto* keys = new KeyTable<E>({
+      StringKey<E>("name", &E::name)
+          .Doc("Free-form experiment name (part of the content hash).")
+          .Alias("experiment"),
+      IntKey<E>("seed", &E::seed, 0, std::numeric_limits<int64_t>::max())
+          .Doc("Seeds parameter init, data order and augmentation (rank r uses seed + r).")
+          .Alias("seed"),
+      SectionKey<E>("model", &E::model, ModelKeys())
+          .Doc("The model: a catalogued timm name with optional overrides."),
+      SectionKey<E>("data", &E::data, DataKeys()).Doc("The dataset and its loader."),
+      SectionKey<E>("optimizer", &E::optimizer, OptimizerKeys()).Doc("AdamW and the loss."),
+      SectionKey<E>("schedule", &E::schedule, ScheduleKeys())
+          .Doc("Epochs and the cosine learning-rate schedule with linear warm-up."),
+      SectionKey<E>("resources", &E::resources, ResourceKeys())
+          .Doc("Ranks, threads and the precision of the forward passes."),
+      SparsitySectionKey().Doc("Structured N:M sparsity (docs/sparsity-method.md §1-§6), with the reference "
+                               "code's key names. Dynamic "
+                               "unstructured sparsity (§7) goes in `dynamic`, or the whole section is one "
+                               "group inline or a list of "
+                               "groups."),
+      SemiStructuredSectionKey().Doc(
+          "Accelerated 2:4 linears on the GPU's semi-structured sparse kernels (cuSPARSELt), "
+          "docs/accelerated-2-4.md. Written to the canonical YAML only when layers or activation_layers is "
+          "non-empty."),
+  });
+  return *keys;
+}
+
+const std::vector<std::string>& ExperimentSectionKeys(const std::string& section) {
+  static const auto* keys = [] {
+    auto* m = new std::map<std::string, std::vector<std::string>>;
+    for (const SpecKey<E>& key : ExperimentKeys().keys()) {
+      (*m)[""].push_back(key.info.name);
+      for (const KeyInfo& sub : key.info.keys) (*m)[key.info.name].push_back(sub.name);
+    }
+    return m;
+  }();
+  static const std::vector<std::string> kNone;
+  auto it = keys->find(section);
+  return it == keys->end() ? kNone : it->second;
+}
+
+}  // namespace nmsparse

@@ -1,0 +1,134 @@
+// ValidateExperiment: the checks of a spec beyond single keys, against the model catalogue.
+#include <algorithm>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "schemas/experiment_config.h"
+#include "schemas/model_catalog.h"
+#include "schemas/param_filter.h"
+#include "schemas/pure_memo.h"
+#include "schemas/semi_structured_layers.h"
+#include "schemas/structure_decay.h"
+#include "schemas/train_steps.h"
+#include "schemas/yaml_util.h"
+
+namespace nmsparse {
+namespace {
+
+absl::Status Invalid(const std::string& path, const std::string& reason) {
+  return absl::InvalidArgumentError(absl::StrCat(path, ": ", reason));
+}
+
+std::string NMText(const NM& nm) { return absl::StrCat(nm.n, ":", nm.m); }
+
+absl::Status ValidateModelAndData(const ExperimentConfig& c, const ModelArch& arch) {
+  if (arch.img_size % arch.patch_size != 0) {
+    return Invalid("model.img_size",
+                   absl::StrCat("value ", arch.img_size, " is not a multiple of the patch size ",
+                                arch.patch_size, " of ", arch.name));
+  }
+  if (arch.family == ModelFamily::kSwinV2) {
+    int res = arch.img_size / arch.patch_size;
+    for (size_t s = 0; s < arch.depths.size(); ++s, res /= 2) {
+      const int window = std::min(arch.window_size, res);
+      if (res == 0 || res % window != 0 || (s + 1 < arch.depths.size() && res % 2 != 0)) {
+        return Invalid("model.img_size",
+                       absl::StrCat("value ", arch.img_size, " gives a ", res, "x", res,
+                                    " token grid at stage ", s, " of ", arch.name, ", which window ", window,
+                                    " and the 2x2 patch merging cannot tile"));
+      }
+    }
+  }
+  if (c.data.dataset == "fashion_mnist" &&
+      (arch.img_size != 28 || arch.in_chans != 1 || arch.num_classes != 10)) {
+    return Invalid("model", absl::StrCat("fashion_mnist images are 28x28x1 in 10 classes, but ", arch.name,
+                                         " is set up for ", arch.img_size, "x", arch.img_size, "x",
+                                         arch.in_chans, " in ", arch.num_classes,
+                                         " classes: set model.img_size, model.in_chans, model.num_classes"));
+  }
+  if (c.data.dataset == "shards" && c.data.path.empty()) {
+    return Invalid("data.path", "missing: the shards dataset needs the directory of its shards");
+  }
+  return absl::OkStatus();
+}
+
+// SparsifiableLayers(LookupModel(model...), locations): a pure function of these arguments, remembered on
+// all of them, since every run of a sweep walks the same model's layers.
+std::shared_ptr<const std::vector<LayerShape>> LayersAt(const ModelConfig& m, const ModelArch& arch,
+                                                        const std::vector<SparsityLocation>& locations) {
+  static auto* memo = new PureMemo<std::vector<LayerShape>>;
+  std::string key = absl::StrCat(m.name, "/", m.img_size, "/", m.in_chans, "/", m.num_classes, "/");
+  for (SparsityLocation loc : locations) absl::StrAppend(&key, static_cast<int>(loc), ",");
+  return memo->Get(key, [&] { return SparsifiableLayers(arch, locations); });
+}
+
+absl::Status ValidateSparsity(const ExperimentConfig& c, const ModelArch& arch) {
+  const SparsityConfig& s = c.sparsity;
+  for (const NM* nm : {&s.nm, &s.nm_qkv}) {
+    if (nm->n < 1 || nm->n > nm->m) {
+      return Invalid("sparsity", absl::StrCat("N:M ", NMText(*nm), " is invalid: must have 1 <= N <= M"));
+    }
+  }
+  if (s.sparsity_type == SparsityType::kDense || s.sparsity_type == SparsityType::kUnstructured) {
+    return absl::OkStatus();
+  }
+  // The N:M of every stage of a target; SR-STE ignores the structure decay (§2): only its target is used.
+  const auto stages_of = [&](const NM& target) {
+    return s.sparsity_type == SparsityType::kSrste ? std::vector<std::pair<int, NM>>{{0, target}}
+                                                   : StructureDecayStages(s, c.schedule.epochs, target);
+  };
+  const std::vector<std::pair<int, NM>> main_stages = stages_of(s.nm), qkv_stages = stages_of(s.nm_qkv);
+  for (const LayerShape& layer : *LayersAt(c.model, arch, s.locations)) {
+    for (const auto& [start, nm] : TargetFor(s, layer.location) == s.nm ? main_stages : qkv_stages) {
+      if (layer.numel() % nm.m != 0) {
+        std::vector<std::string> dims;
+        for (int64_t d : layer.shape) dims.push_back(absl::StrCat(d));
+        return Invalid(
+            "sparsity",
+            absl::StrCat("layer ", layer.name, " (", ToString(layer.location), ", shape [",
+                         absl::StrJoin(dims, ", "), "], ", layer.numel(), " weights) cannot use ", NMText(nm),
+                         start > 0 ? absl::StrCat(" (structure decay stage from epoch ", start, ")") : "",
+                         ": its number of weights is not a multiple of M = ", nm.m));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Dynamic sparsity (§7): every group's filter must take at least one of the model's parameters, as the
+// trainer's controller will check on the built model; the catalogue lists the same parameters without
+// LibTorch.
+absl::Status ValidateDynamicGroups(const ExperimentConfig& c, const ModelArch& arch) {
+  if (!c.sparsity.IsDynamic()) return absl::OkStatus();
+  std::vector<ParamInfo> params;
+  for (const ParameterShape& p : ModelParameters(arch)) {
+    params.push_back({p.name, static_cast<int64_t>(p.shape.size())});
+  }
+  return AssignParamGroups(params, c.sparsity.dynamic).status();
+}
+
+}  // namespace
+
+absl::Status ValidateExperiment(const ExperimentConfig& c) {
+  if (c.model.name.empty()) return Invalid("model.name", "missing: every experiment names a model");
+  auto arch = LookupModel(c.model.name, c.model.img_size, c.model.in_chans, c.model.num_classes);
+  if (!arch.ok()) return Invalid("model.name", std::string(arch.status().message()));
+  if (auto st = ValidateModelAndData(c, *arch); !st.ok()) return st;
+  if (c.data.batch_size % c.resources.gpus != 0) {
+    return Invalid("data.batch_size",
+                   absl::StrCat("value ", c.data.batch_size, " is not divisible by resources.gpus (",
+                                c.resources.gpus, "): the global batch is split evenly over ranks"));
+  }
+  if (auto st = CheckEpochHasSteps(c); !st.ok()) return st;
+  if (c.schedule.warmup_epochs > c.schedule.epochs) {
+    return Invalid("schedule.warmup_epochs",
+                   absl::StrCat("value ", yaml_util::FormatDouble(c.schedule.warmup_epochs),
+                                " is out of range: must be <= schedule.epochs (", c.schedule.epochs, ")"));
+  }
+  if (auto st = ValidateDynamicGroups(c, *arch); !st.ok()) return st;
+  if (auto st = ValidateSparsity(c, *arch); !st.ok()) return st;
+  return ChooseSemiStructuredLayers(c.semi_structured, c.sparsity, *arch).status();
+}
+
+}  // namespace nmsparse

@@ -1,0 +1,51 @@
+#include "schemas/testing/generic_paths.h"
+
+#include <cstdlib>
+#include <iostream>
+
+#include "schemas/content_hash.h"
+#include "schemas/proto_bridge.h"
+
+namespace nmsparse::testing {
+
+std::string CanonicalYamlByEmitter(const ExperimentConfig& config) {
+  YAML::Emitter out;
+  out << ExperimentConfigToYaml(config);
+  return std::string(out.c_str()) + "\n";
+}
+
+v1::ExperimentSpec ToProtoViaYaml(const ExperimentConfig& config) {
+  v1::ExperimentSpec spec;
+  const absl::Status st = YamlToMessage(ExperimentConfigToYaml(config), &spec);
+  if (!st.ok()) {
+    std::cerr << "canonical spec does not fit experiment.proto: " << st << "\n";
+    std::abort();
+  }
+  return spec;
+}
+
+absl::StatusOr<std::vector<ResolvedRun>> ExpandSweepGeneric(const v1::SweepSpec& sweep) {
+  const YAML::Node base = MessageToYaml(sweep.base());
+  std::vector<ResolvedRun> runs;
+  for (RunPoint& point : SweepRunPoints(sweep)) {
+    ResolvedRun& run = runs.emplace_back();
+    run.index = static_cast<int>(runs.size()) - 1;
+    run.labels = std::move(point.labels);
+    YAML::Node spec = YAML::Clone(base);
+    for (const auto& [key, value] : point.set) {
+      if (absl::Status st = ApplyOverride(spec, key, value); !st.ok())
+        return RunError(run.index, run.labels, st);
+    }
+    absl::StatusOr<ExperimentConfig> config = ParseExperimentNode(spec, "");
+    if (!config.ok()) return RunError(run.index, run.labels, config.status());
+    if (absl::Status valid = ValidateExperiment(*config); !valid.ok())
+      return RunError(run.index, run.labels, valid);
+    run.config = *std::move(config);
+    run.canonical_yaml = CanonicalYamlByEmitter(run.config);
+    run.content_hash = Sha256Hex(run.canonical_yaml);
+    run.spec = ToProtoViaYaml(run.config);
+  }
+  return runs;
+}
+
+}  // namespace nmsparse::testing
