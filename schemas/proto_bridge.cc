@@ -4,11 +4,14 @@
 #include <cstdlib>
 #include <iostream>
 #include <limits>
+#include <type_traits>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/reflection.h"
+#include "proto/field_value.h"
 #include "schemas/proto_keys.h"
 #include "schemas/spec_keys.h"
 #include "schemas/yaml_util.h"
@@ -43,70 +46,45 @@ absl::StatusOr<const google::protobuf::EnumValueDescriptor*> ReadEnumValue(const
   return Error(node, path, "value '" + *text + "' is not one of " + absl::StrJoin(names, ", "));
 }
 
+// Stores what `read` gave, as the field's C++ type T.
+template <typename T, typename V>
+absl::Status StoreRead(absl::StatusOr<V> read, Message* msg, const FieldDescriptor* field) {
+  if (!read.ok()) return read.status();
+  StoreFieldValue<T>(msg, field, *std::move(read));
+  return absl::OkStatus();
+}
+
 // Sets (or, for repeated fields, adds) one scalar or message value.
 absl::Status SetValue(const YAML::Node& node, Message* msg, const FieldDescriptor* field,
                       const std::string& path) {
-  const Reflection* r = msg->GetReflection();
-  const bool rep = field->is_repeated();
-  using Limits32 = std::numeric_limits<int32_t>;
   switch (field->cpp_type()) {
     case FieldDescriptor::CPPTYPE_MESSAGE: {
-      Message* sub = rep ? r->AddMessage(msg, field) : r->MutableMessage(msg, field);
+      const Reflection* r = msg->GetReflection();
+      Message* sub = field->is_repeated() ? r->AddMessage(msg, field) : r->MutableMessage(msg, field);
       return YamlToMessage(node, sub, path);
     }
     case FieldDescriptor::CPPTYPE_INT32: {
-      auto v = yaml_util::ReadInt(node, path, Limits32::min(), Limits32::max());
-      if (!v.ok()) return v.status();
-      rep ? r->AddInt32(msg, field, *v) : r->SetInt32(msg, field, *v);
-      return absl::OkStatus();
+      using Limits32 = std::numeric_limits<int32_t>;
+      return StoreRead<int32_t>(yaml_util::ReadInt(node, path, Limits32::min(), Limits32::max()), msg, field);
     }
-    case FieldDescriptor::CPPTYPE_INT64: {
-      auto v = yaml_util::ReadInt(node, path);
-      if (!v.ok()) return v.status();
-      rep ? r->AddInt64(msg, field, *v) : r->SetInt64(msg, field, *v);
-      return absl::OkStatus();
-    }
-    case FieldDescriptor::CPPTYPE_UINT32: {
-      auto v = yaml_util::ReadInt(node, path, 0, std::numeric_limits<uint32_t>::max());
-      if (!v.ok()) return v.status();
-      rep ? r->AddUInt32(msg, field, *v) : r->SetUInt32(msg, field, *v);
-      return absl::OkStatus();
-    }
-    case FieldDescriptor::CPPTYPE_UINT64: {
-      auto v = yaml_util::ReadInt(node, path, 0);
-      if (!v.ok()) return v.status();
-      rep ? r->AddUInt64(msg, field, *v) : r->SetUInt64(msg, field, *v);
-      return absl::OkStatus();
-    }
+    case FieldDescriptor::CPPTYPE_INT64:
+      return StoreRead<int64_t>(yaml_util::ReadInt(node, path), msg, field);
+    case FieldDescriptor::CPPTYPE_UINT32:
+      return StoreRead<uint32_t>(yaml_util::ReadInt(node, path, 0, std::numeric_limits<uint32_t>::max()), msg,
+                                 field);
+    case FieldDescriptor::CPPTYPE_UINT64:
+      return StoreRead<uint64_t>(yaml_util::ReadInt(node, path, 0), msg, field);
     case FieldDescriptor::CPPTYPE_DOUBLE:
-    case FieldDescriptor::CPPTYPE_FLOAT: {
-      auto v = yaml_util::ReadDouble(node, path);
-      if (!v.ok()) return v.status();
-      if (field->cpp_type() == FieldDescriptor::CPPTYPE_FLOAT) {
-        rep ? r->AddFloat(msg, field, *v) : r->SetFloat(msg, field, *v);
-      } else {
-        rep ? r->AddDouble(msg, field, *v) : r->SetDouble(msg, field, *v);
-      }
-      return absl::OkStatus();
-    }
-    case FieldDescriptor::CPPTYPE_BOOL: {
-      auto v = yaml_util::ReadBool(node, path);
-      if (!v.ok()) return v.status();
-      rep ? r->AddBool(msg, field, *v) : r->SetBool(msg, field, *v);
-      return absl::OkStatus();
-    }
-    case FieldDescriptor::CPPTYPE_STRING: {
-      auto v = yaml_util::ReadString(node, path);
-      if (!v.ok()) return v.status();
-      rep ? r->AddString(msg, field, *v) : r->SetString(msg, field, *v);
-      return absl::OkStatus();
-    }
-    case FieldDescriptor::CPPTYPE_ENUM: {
-      auto v = ReadEnumValue(node, field->enum_type(), path);
-      if (!v.ok()) return v.status();
-      rep ? r->AddEnum(msg, field, *v) : r->SetEnum(msg, field, *v);
-      return absl::OkStatus();
-    }
+      return StoreRead<double>(yaml_util::ReadDouble(node, path), msg, field);
+    case FieldDescriptor::CPPTYPE_FLOAT:
+      return StoreRead<float>(yaml_util::ReadDouble(node, path), msg, field);
+    case FieldDescriptor::CPPTYPE_BOOL:
+      return StoreRead<bool>(yaml_util::ReadBool(node, path), msg, field);
+    case FieldDescriptor::CPPTYPE_STRING:
+      return StoreRead<std::string>(yaml_util::ReadString(node, path), msg, field);
+    case FieldDescriptor::CPPTYPE_ENUM:
+      return StoreRead<const google::protobuf::EnumValueDescriptor*>(
+          ReadEnumValue(node, field->enum_type(), path), msg, field);
   }
   return Error(node, path, "unsupported field type");
 }
@@ -201,36 +179,22 @@ class ProtoWriter : public SpecWriter {
 };
 
 YAML::Node ScalarToYaml(const Message& msg, const FieldDescriptor* field, int index) {
-  const Reflection* r = msg.GetReflection();
-  const bool rep = index >= 0;
-  switch (field->cpp_type()) {
-    case FieldDescriptor::CPPTYPE_MESSAGE:
-      return MessageToYaml(rep ? r->GetRepeatedMessage(msg, field, index) : r->GetMessage(msg, field));
-    case FieldDescriptor::CPPTYPE_INT32:
-      return YAML::Node(absl::StrCat(rep ? r->GetRepeatedInt32(msg, field, index) : r->GetInt32(msg, field)));
-    case FieldDescriptor::CPPTYPE_INT64:
-      return YAML::Node(absl::StrCat(rep ? r->GetRepeatedInt64(msg, field, index) : r->GetInt64(msg, field)));
-    case FieldDescriptor::CPPTYPE_UINT32:
-      return YAML::Node(
-          absl::StrCat(rep ? r->GetRepeatedUInt32(msg, field, index) : r->GetUInt32(msg, field)));
-    case FieldDescriptor::CPPTYPE_UINT64:
-      return YAML::Node(
-          absl::StrCat(rep ? r->GetRepeatedUInt64(msg, field, index) : r->GetUInt64(msg, field)));
-    case FieldDescriptor::CPPTYPE_DOUBLE:
-      return YAML::Node(
-          yaml_util::FormatDouble(rep ? r->GetRepeatedDouble(msg, field, index) : r->GetDouble(msg, field)));
-    case FieldDescriptor::CPPTYPE_FLOAT:
-      return YAML::Node(
-          yaml_util::FormatDouble(rep ? r->GetRepeatedFloat(msg, field, index) : r->GetFloat(msg, field)));
-    case FieldDescriptor::CPPTYPE_BOOL:
-      return YAML::Node((rep ? r->GetRepeatedBool(msg, field, index) : r->GetBool(msg, field)) ? "true"
-                                                                                               : "false");
-    case FieldDescriptor::CPPTYPE_STRING:
-      return YAML::Node(rep ? r->GetRepeatedString(msg, field, index) : r->GetString(msg, field));
-    case FieldDescriptor::CPPTYPE_ENUM:
-      return YAML::Node((rep ? r->GetRepeatedEnum(msg, field, index) : r->GetEnum(msg, field))->name());
-  }
-  return YAML::Node();
+  return VisitFieldValue(msg, field, index, [](const auto& value) -> YAML::Node {
+    using T = std::decay_t<decltype(value)>;
+    if constexpr (std::is_same_v<T, Message>) {
+      return MessageToYaml(value);
+    } else if constexpr (std::is_same_v<T, const google::protobuf::EnumValueDescriptor*>) {
+      return YAML::Node(value->name());
+    } else if constexpr (std::is_same_v<T, bool>) {
+      return YAML::Node(value ? "true" : "false");
+    } else if constexpr (std::is_floating_point_v<T>) {
+      return YAML::Node(yaml_util::FormatDouble(value));
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      return YAML::Node(value);
+    } else {
+      return YAML::Node(absl::StrCat(value));
+    }
+  });
 }
 
 // Whether MessageToYaml writes a singular field (see the header).

@@ -1,5 +1,10 @@
 #include "schemas/proto_keys.h"
 
+#include <string>
+#include <variant>
+
+#include "absl/strings/str_join.h"
+
 namespace nmsparse {
 
 using google::protobuf::FieldDescriptor;
@@ -49,6 +54,23 @@ SpecScalar GetScalarField(const google::protobuf::Message& message, const FieldD
   if (type == FieldDescriptor::CPPTYPE_INT64) return r->GetInt64(message, field);
   if (type == FieldDescriptor::CPPTYPE_UINT32) return static_cast<int64_t>(r->GetUInt32(message, field));
   return static_cast<int64_t>(r->GetUInt64(message, field));
+}
+
+absl::Status CheckWireWords(const google::protobuf::Message& message, const KeyInfo& key,
+                            const std::string& path) {
+  const bool word = key.kind == KeyKind::kEnum;
+  if (!word && !(key.required && key.kind == KeyKind::kString)) return absl::OkStatus();
+  const FieldDescriptor* field = message.GetDescriptor()->FindFieldByName(key.name);
+  const SpecScalar value = GetScalarField(message, field);
+  const absl::string_view text = std::get<absl::string_view>(value);
+  const std::string where = KeyPath(path, key.name) + ": value '" + std::string(text) + "' ";
+  if (!word) {
+    return text.empty() ? absl::InvalidArgumentError(where + "is empty: give " + key.doc) : absl::OkStatus();
+  }
+  for (const std::string& name : key.names) {
+    if (text == name) return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(where + "is not one of " + absl::StrJoin(key.names, ", "));
 }
 
 }  // namespace nmsparse

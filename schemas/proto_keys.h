@@ -25,6 +25,18 @@ bool SetScalarField(google::protobuf::Message* message, const google::protobuf::
 SpecScalar GetScalarField(const google::protobuf::Message& message,
                           const google::protobuf::FieldDescriptor* field);
 
+// A message that came over the wire rather than through KeyTable::Read: each word key's value (kEnum) is
+// one of its words and each required string key is given. Errors "path.key: value 'v' is not one of a, b".
+absl::Status CheckWireWords(const google::protobuf::Message& message, const KeyInfo& key,
+                            const std::string& path);
+template <typename M>
+absl::Status CheckWireWords(const KeyTable<M>& table, const M& message, const std::string& path) {
+  for (const SpecKey<M>& key : table.keys()) {
+    if (absl::Status st = CheckWireWords(message, key.info, path); !st.ok()) return st;
+  }
+  return absl::OkStatus();
+}
+
 // A key of message type M: the field of the same name, read by `read` (node, path) -> StatusOr<value> where
 // the value is an int64_t, double, bool or std::string.
 template <typename M, typename Read>

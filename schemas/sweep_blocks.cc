@@ -30,8 +30,6 @@ absl::Status AtLine(const YAML::Node& node, const absl::Status& st) {
   return absl::InvalidArgumentError(absl::StrCat("line ", yaml_util::Line(node), ": ", st.message()));
 }
 
-bool IsMode(const std::string& mode) { return mode == "max" || mode == "min"; }
-
 // A key of the sweep file that its parser reads itself (the base, the axes): declared for the key list and
 // the docs.
 SpecKey<SW> DocOnlyKey(const std::string& name, const std::string& doc) {
@@ -254,11 +252,7 @@ absl::Status CheckEarlyStopping(const v1::SweepSpec& sweep) {
   const v1::EarlyStopping& es = sweep.early_stopping();
   if (es.policy().empty()) return absl::OkStatus();
   const std::string b = "early_stopping.";
-  if (es.policy() != "asha") return Invalid(b + "policy", "'" + es.policy() + "'", "is not one of asha");
-  if (es.metric().empty()) return Invalid(b + "metric", "''", "is empty: name an epoch metric (e.g. top1)");
-  if (!IsMode(es.mode())) return Invalid(b + "mode", "'" + es.mode() + "'", "is not one of max, min");
-  if (es.resource() != "epoch")
-    return Invalid(b + "resource", "'" + es.resource() + "'", "is not one of epoch");
+  if (absl::Status st = CheckWireWords(EarlyStoppingKeyTable(), es, "early_stopping"); !st.ok()) return st;
   if (es.min_resource() < 1) return Invalid(b + "min_resource", "0", "is out of range: must be >= 1");
   if (es.reduction_factor() < 2) {
     return Invalid(b + "reduction_factor", absl::StrCat(es.reduction_factor()),
@@ -278,9 +272,7 @@ absl::Status CheckSearch(const v1::SweepSpec& sweep) {
   const v1::Search& s = sweep.search();
   if (s.algorithm().empty()) return absl::OkStatus();
   const std::string b = "search.";
-  if (s.algorithm() != "tpe") return Invalid(b + "algorithm", "'" + s.algorithm() + "'", "is not one of tpe");
-  if (s.metric().empty()) return Invalid(b + "metric", "''", "is empty: name a final metric (e.g. top1)");
-  if (!IsMode(s.mode())) return Invalid(b + "mode", "'" + s.mode() + "'", "is not one of max, min");
+  if (absl::Status st = CheckWireWords(SearchKeyTable(), s, "search"); !st.ok()) return st;
   if (s.budget() < 1 || s.budget() > limits::kMaxSearchBudget) {
     return Invalid(b + "budget", absl::StrCat(s.budget()),
                    absl::StrCat("is out of range: must be in [1, ", limits::kMaxSearchBudget, "]"));
