@@ -9,9 +9,9 @@
 
 #include "fuzz/fuzz_check.h"
 #include "nmsparse/v1/coordinator.pb.h"
-#include "server/schemas_expander.h"
 #include "server/store/store.h"
-#include "server/sweep_submission.h"
+#include "server/sweeps/schemas_expander.h"
+#include "server/sweeps/sweep_submission.h"
 
 namespace {
 constexpr int64_t kMaxRuns = 64;  // Keeps each input fast; the limit check itself is part of what is fuzzed.

@@ -19,7 +19,7 @@ int64_t SaturatingMultiply(int64_t a, int64_t b) {
 }  // namespace
 
 int64_t SweepRunCount(const v1::SweepSpec& sweep) {
-  // A search proposes its budget of runs, one at a time (server/tpe_sampler.h).
+  // A search proposes its budget of runs, one at a time (server/search/tpe_sampler.h).
   if (!sweep.search().algorithm().empty()) return sweep.search().budget();
   int64_t runs = 1;
   for (const v1::GridAxis& axis : sweep.grid()) runs = SaturatingMultiply(runs, axis.values_size());

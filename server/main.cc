@@ -14,12 +14,12 @@
 #include "schemas/limits.h"
 #include "server/auth/token_admin.h"
 #include "server/auth/transport_security.h"
+#include "server/cluster/slurm_config.h"
+#include "server/cluster/slurm_launcher.h"
 #include "server/dashboard/dashboard_server.h"
 #include "server/nm_server.h"
-#include "server/parallel_expander.h"
-#include "server/schemas_expander.h"
-#include "server/slurm_config.h"
-#include "server/slurm_launcher.h"
+#include "server/sweeps/parallel_expander.h"
+#include "server/sweeps/schemas_expander.h"
 
 ABSL_FLAG(std::string, listen, nmsparse::DefaultCoordinatorAddress(),
           "host:port to serve on (port 0: any free port; 50151 when left out)");

@@ -11,9 +11,9 @@
 #include "absl/status/statusor.h"
 #include "schemas/limits.h"
 #include "server/auth/transport_security.h"
+#include "server/cluster/worker_launcher.h"
 #include "server/store/event_table.h"
-#include "server/sweep_expander.h"
-#include "server/worker_launcher.h"
+#include "server/sweeps/sweep_expander.h"
 
 namespace grpc {
 class Server;
@@ -39,7 +39,7 @@ struct ServerOptions {
   // are started by hand.
   std::shared_ptr<WorkerLauncher> launcher;
   // Tests only: runs on the search proposer's thread before each point it draws, with no lock held
-  // (server/search_proposer.h); a gate there holds a proposal in progress.
+  // (server/sweeps/search_proposer.h); a gate there holds a proposal in progress.
   std::function<void(int64_t sweep_id)> before_proposal_draw;
 };
 

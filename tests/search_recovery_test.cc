@@ -27,10 +27,10 @@
 #include "httplib.h"
 #include "schemas/sweep.h"
 #include "server/dashboard/dashboard_server.h"
-#include "server/schemas_expander.h"
 #include "server/store/clock.h"
 #include "server/store/store.h"
 #include "server/store/sweep_table.h"
+#include "server/sweeps/schemas_expander.h"
 #include "server/test_support.h"
 
 namespace nmsparse {

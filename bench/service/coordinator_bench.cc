@@ -25,14 +25,14 @@
 #include "nmsparse/v1/coordinator.grpc.pb.h"
 #include "nmsparse/v1/worker_gateway.grpc.pb.h"
 #include "server/nm_server.h"
-#include "server/parallel_expander.h"
-#include "server/schemas_expander.h"
 #include "server/store/event_table.h"
 #include "server/store/run_table.h"
 #include "server/store/status_macros.h"
 #include "server/store/store.h"
 #include "server/store/sweep_table.h"
 #include "server/store/worker_table.h"
+#include "server/sweeps/parallel_expander.h"
+#include "server/sweeps/schemas_expander.h"
 
 ABSL_FLAG(std::string, scenario, "all", "makespan, submit, heartbeat, restart or all");
 ABSL_FLAG(std::string, dir, "/tmp", "directory for the benchmark databases");

@@ -12,8 +12,8 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "server/api/coordinator_service.h"
 #include "server/auth/token_authenticator.h"
-#include "server/coordinator_service.h"
 
 namespace httplib {
 class Server;

@@ -6,7 +6,7 @@
 #include "absl/status/statusor.h"
 #include "cli/json_output.h"
 #include "report/sweep_data.h"
-#include "server/coordinator_service.h"
+#include "server/api/coordinator_service.h"
 
 namespace nmsparse::server {
 

@@ -29,7 +29,8 @@ class Store {
   absl::Status Read(absl::FunctionRef<absl::Status(Database*)> fn);
 
   // Wall-clock ms of the last write that failed for a storage reason; 0 when none has. While storage fails,
-  // no heartbeat can be stored either: the lease manager counts leases from here (server/lease_manager.h).
+  // no heartbeat can be stored either: the lease manager counts leases from here
+  // (server/scheduling/lease_manager.h).
   int64_t last_storage_failure_ms() const { return last_storage_failure_ms_.load(); }
 
  private:

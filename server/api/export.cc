@@ -1,0 +1,179 @@
+#include "server/api/export.h"
+
+#include <algorithm>
+#include <cmath>
+#include <regex>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/safe_json.h"
+#include "common/visible_text.h"
+#include "schemas/json_string.h"
+
+namespace nmsparse::server {
+namespace {
+
+// "-0.5", "1e-3": a cell that is a number is no formula, and stays a number in a spreadsheet.
+bool IsDecimalNumber(const std::string& s) {
+  static const std::regex kNumber(R"([+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)");
+  return std::regex_match(s, kNumber);
+}
+
+std::string Number(double v) {
+  if (!std::isfinite(v)) return "";
+  return absl::StrFormat("%.10g", v);
+}
+
+std::string JsonNumber(double v) { return std::isfinite(v) ? absl::StrFormat("%.10g", v) : "null"; }
+
+// Label columns in first-seen axis order; metric columns sorted.
+std::vector<std::string> LabelColumns(const std::vector<ExportRun>& runs) {
+  std::vector<std::string> cols;
+  for (const ExportRun& r : runs) {
+    for (const std::string& name : r.label_order) {
+      if (std::find(cols.begin(), cols.end(), name) == cols.end()) cols.push_back(name);
+    }
+  }
+  return cols;
+}
+
+std::vector<std::string> FinalColumns(const std::vector<ExportRun>& runs) {
+  std::set<std::string> cols;
+  for (const ExportRun& r : runs) {
+    for (const auto& [k, v] : r.run.final_metrics()) cols.insert(k);
+  }
+  return {cols.begin(), cols.end()};
+}
+
+std::vector<std::string> CurveColumns(const std::vector<ExportRun>& runs) {
+  std::set<std::string> cols;
+  for (const ExportRun& r : runs) {
+    for (const v1::MetricPoint& p : r.curve) {
+      for (const auto& [k, v] : p.values()) cols.insert(k);
+      for (const auto& [k, v] : p.labels()) cols.insert(k);
+    }
+  }
+  return {cols.begin(), cols.end()};
+}
+
+std::vector<std::string> RunFields(const ExportRun& r, const std::vector<std::string>& labels) {
+  std::vector<std::string> f = {absl::StrCat(r.run.id()), absl::StrCat(r.run.index())};
+  for (const std::string& l : labels) {
+    auto it = r.run.labels().find(l);
+    f.push_back(CsvField(it == r.run.labels().end() ? "" : it->second));
+  }
+  f.push_back(v1::RunState_Name(r.run.state()));
+  return f;
+}
+
+std::string PointValue(const v1::MetricPoint& p, const std::string& key) {
+  auto v = p.values().find(key);
+  if (v != p.values().end()) return Number(v->second);
+  auto l = p.labels().find(key);
+  return l != p.labels().end() ? CsvField(l->second) : "";
+}
+
+std::string JsonMap(const google::protobuf::Map<std::string, double>& m) {
+  std::vector<std::string> parts;
+  std::map<std::string, double> sorted(m.begin(), m.end());
+  for (const auto& [k, v] : sorted) parts.push_back(absl::StrCat(JsonString(k), ":", JsonNumber(v)));
+  return absl::StrCat("{", absl::StrJoin(parts, ","), "}");
+}
+
+std::string JsonPoint(const v1::MetricPoint& p) {
+  std::vector<std::string> labels;
+  std::map<std::string, std::string> sorted(p.labels().begin(), p.labels().end());
+  for (const auto& [k, v] : sorted) labels.push_back(absl::StrCat(JsonString(k), ":", JsonString(v)));
+  return absl::StrCat("{\"seq\":", p.seq(), ",\"attempt\":", p.attempt(), ",\"kind\":", JsonString(p.kind()),
+                      ",\"epoch\":", p.epoch(), ",\"step\":", p.step(), ",\"at_ms\":", p.at_ms(),
+                      ",\"values\":", JsonMap(p.values()), ",\"labels\":{", absl::StrJoin(labels, ","), "}}");
+}
+
+std::string JsonRun(const ExportRun& r, bool include_curves) {
+  std::vector<std::string> labels;
+  for (const std::string& name : r.label_order) {
+    auto it = r.run.labels().find(name);
+    if (it != r.run.labels().end())
+      labels.push_back(absl::StrCat(JsonString(name), ":", JsonString(it->second)));
+  }
+  std::string out =
+      absl::StrCat("{\"run_id\":", r.run.id(), ",\"index\":", r.run.index(),
+                   ",\"state\":", JsonString(v1::RunState_Name(r.run.state())), ",\"labels\":{",
+                   absl::StrJoin(labels, ","), "},\"final_metrics\":", JsonMap(r.run.final_metrics()),
+                   ",\"content_hash\":", JsonString(r.run.content_hash()), ",\"attempt\":", r.run.attempt(),
+                   ",\"reused_from\":", r.run.reused_from());
+  if (include_curves) {
+    std::vector<std::string> points;
+    for (const v1::MetricPoint& p : r.curve) points.push_back(JsonPoint(p));
+    absl::StrAppend(&out, ",\"curve\":[", absl::StrJoin(points, ","), "]");
+  }
+  return out + "}";
+}
+
+}  // namespace
+
+std::string CsvField(const std::string& s) {
+  std::string cell = VisibleText(s);
+  // OWASP's rule against CSV injection: text a spreadsheet would read as a formula gets a leading quote.
+  if (!cell.empty() && std::string("=+-@").find(cell[0]) != std::string::npos && !IsDecimalNumber(cell)) {
+    cell.insert(0, "'");
+  }
+  if (cell.find_first_of(",\"") == std::string::npos) return cell;
+  std::string out = "\"";
+  for (char c : cell) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string ExportCsv(const std::vector<ExportRun>& runs, bool include_curves) {
+  std::vector<std::string> labels = LabelColumns(runs);
+  std::vector<std::string> header = {"run_id", "index"};
+  for (const std::string& l : labels) header.push_back(CsvField(l));
+  header.push_back("state");
+  std::string out;
+  if (!include_curves) {
+    std::vector<std::string> finals = FinalColumns(runs);
+    for (const std::string& f : finals) header.push_back(CsvField(f));
+    header.push_back("content_hash");
+    out = absl::StrCat(absl::StrJoin(header, ","), "\n");
+    for (const ExportRun& r : runs) {
+      std::vector<std::string> row = RunFields(r, labels);
+      for (const std::string& f : finals) {
+        auto it = r.run.final_metrics().find(f);
+        row.push_back(it == r.run.final_metrics().end() ? "" : Number(it->second));
+      }
+      row.push_back(r.run.content_hash());
+      absl::StrAppend(&out, absl::StrJoin(row, ","), "\n");
+    }
+    return out;
+  }
+  std::vector<std::string> values = CurveColumns(runs);
+  for (const char* c : {"attempt", "seq", "kind", "epoch", "step", "at_ms"}) header.push_back(c);
+  for (const std::string& v : values) header.push_back(CsvField(v));
+  out = absl::StrCat(absl::StrJoin(header, ","), "\n");
+  for (const ExportRun& r : runs) {
+    for (const v1::MetricPoint& p : r.curve) {
+      std::vector<std::string> row = RunFields(r, labels);
+      for (std::string f : {absl::StrCat(p.attempt()), absl::StrCat(p.seq()), CsvField(p.kind()),
+                            absl::StrCat(p.epoch()), absl::StrCat(p.step()), absl::StrCat(p.at_ms())}) {
+        row.push_back(f);
+      }
+      for (const std::string& v : values) row.push_back(PointValue(p, v));
+      absl::StrAppend(&out, absl::StrJoin(row, ","), "\n");
+    }
+  }
+  return out;
+}
+
+std::string ExportJson(int64_t sweep_id, const std::vector<ExportRun>& runs, bool include_curves) {
+  std::vector<std::string> items;
+  for (const ExportRun& r : runs) items.push_back(JsonRun(r, include_curves));
+  return SafeJsonText(
+      absl::StrCat("{\"sweep_id\":", sweep_id, ",\"runs\":[", absl::StrJoin(items, ",\n"), "]}\n"));
+}
+
+}  // namespace nmsparse::server

@@ -1,0 +1,302 @@
+#include "server/api/worker_gateway_service.h"
+
+#include <set>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "schemas/request_bounds.h"
+#include "server/api/grpc_status.h"
+#include "server/search/early_stopping.h"
+#include "server/store/clock.h"
+#include "server/store/event_table.h"
+#include "server/store/run_table.h"
+#include "server/store/run_transitions.h"
+#include "server/store/status_macros.h"
+#include "server/store/worker_table.h"
+
+namespace nmsparse::server {
+namespace {
+
+constexpr absl::Duration kStreamPoll = absl::Milliseconds(200);
+
+// The worker id the agent sent as metadata, or 0.
+int64_t CallerWorker(const grpc::ServerContext* ctx) {
+  auto it = ctx->client_metadata().find("nmsparse-worker-id");
+  int64_t id = 0;
+  if (it == ctx->client_metadata().end() ||
+      !absl::SimpleAtoi(absl::string_view(it->second.data(), it->second.size()), &id)) {
+    return 0;
+  }
+  return id;
+}
+
+// CheckAttempt plus, when the caller named itself, ownership.
+absl::StatusOr<RunRecord> CheckReport(Database* db, const grpc::ServerContext* ctx,
+                                      const v1::RunAttempt& ra) {
+  NM_ASSIGN_OR_RETURN(RunRecord r, CheckAttempt(db, ra));
+  int64_t caller = CallerWorker(ctx);
+  if (caller != 0 && caller != r.run.worker_id()) {
+    return absl::FailedPreconditionError(absl::StrCat("run ", ra.run_id(), " attempt ", ra.attempt(),
+                                                      " belongs to worker ", r.run.worker_id(), ", not ",
+                                                      caller));
+  }
+  return r;
+}
+
+// True when `ra` is an attempt the worker should keep running.
+absl::StatusOr<bool> StillHeld(Database* db, int64_t worker_id, const v1::RunAttempt& ra) {
+  absl::StatusOr<RunRecord> r = LoadRun(db, ra.run_id(), RunDetail::kSummary);
+  if (absl::IsNotFound(r.status())) return false;
+  if (!r.ok()) return r.status();
+  return r->run.worker_id() == worker_id && r->run.attempt() == ra.attempt() && IsActive(r->run.state()) &&
+         !r->cancel_requested;
+}
+
+// After a registration: attempts the agent runs that are not this worker's current ones go to `stop`; RUNNING
+// runs the database gives this worker but the agent no longer runs are lost attempts.
+absl::Status Reconcile(Database* db, int64_t worker_id, const v1::RegisterRequest& req,
+                       v1::RegisterResponse* resp) {
+  std::set<std::pair<int64_t, uint32_t>> kept;
+  for (const v1::RunAttempt& ra : req.running()) {
+    NM_ASSIGN_OR_RETURN(bool held, StillHeld(db, worker_id, ra));
+    if (held) {
+      kept.emplace(ra.run_id(), ra.attempt());
+    } else {
+      *resp->add_stop() = ra;
+    }
+  }
+  RunFilter f;
+  f.worker_id = worker_id;
+  f.state = v1::RUNNING;
+  NM_ASSIGN_OR_RETURN(std::vector<RunRecord> running, QueryRuns(db, f, RunDetail::kSummary));
+  for (const RunRecord& r : running) {
+    if (kept.count({r.run.id(), r.run.attempt()})) continue;
+    NM_RETURN_IF_ERROR(LoseAttempt(
+        db, r, absl::StrCat("worker ", worker_id, " re-registered without attempt ", r.run.attempt()),
+        NowMs()));
+  }
+  return absl::OkStatus();
+}
+
+// A leaving worker: marked gone so that it gets no more runs; the runs the coordinator gives it but the agent
+// does not list (assignments still on their way) go back to the queue without costing a retry. Returns
+// whether any did.
+absl::StatusOr<bool> Leave(Database* db, int64_t worker_id,
+                           const google::protobuf::RepeatedPtrField<v1::RunAttempt>& running) {
+  const int64_t now = NowMs();
+  NM_RETURN_IF_ERROR(MarkWorkerGone(db, worker_id, now));
+  std::set<std::pair<int64_t, uint32_t>> listed;
+  for (const v1::RunAttempt& ra : running) listed.emplace(ra.run_id(), ra.attempt());
+  RunFilter f;
+  f.worker_id = worker_id;
+  f.active_only = true;
+  NM_ASSIGN_OR_RETURN(std::vector<RunRecord> runs, QueryRuns(db, f, RunDetail::kSummary));
+  bool any = false;
+  for (const RunRecord& r : runs) {
+    if (listed.count({r.run.id(), r.run.attempt()})) continue;
+    NM_RETURN_IF_ERROR(HandBackAttempt(
+        db, r, absl::StrCat("worker ", worker_id, " left before starting attempt ", r.run.attempt()), now));
+    any = true;
+  }
+  return any;
+}
+
+// This worker's ASSIGNED runs, with the assignment to (re)send.
+absl::StatusOr<std::vector<v1::Assignment>> PendingAssignments(Database* db, int64_t worker_id) {
+  RunFilter f;
+  f.worker_id = worker_id;
+  f.state = v1::ASSIGNED;
+  NM_ASSIGN_OR_RETURN(std::vector<RunRecord> runs, QueryRuns(db, f, RunDetail::kFull));
+  std::vector<v1::Assignment> out;
+  for (const RunRecord& r : runs) {
+    v1::Assignment& a = out.emplace_back();
+    a.set_run_id(r.run.id());
+    a.set_attempt(r.run.attempt());
+    a.set_resolved_spec(r.run.resolved_spec());
+    *a.mutable_slots() = r.run.slots();
+    a.set_resume(r.run.attempt() > 1);
+  }
+  return out;
+}
+
+// Every handler starts with its request's bounds (schemas/request_bounds.h): past one it is refused before
+// anything is read or stored.
+grpc::Status CheckBounds(const google::protobuf::Message& request) {
+  return ToGrpc(CheckRequestBounds(request));
+}
+
+// A report as the store takes it: `*report` stays when every field fits; else it points to `cut`, a copy
+// whose long text (a log line, a run's end message) is cut as the worker contract says, or the answer is an
+// error for any other field past its bound.
+template <typename Report>
+grpc::Status BoundReport(const Report** report, Report* cut) {
+  if (CheckRequestBounds(**report).ok()) return grpc::Status::OK;
+  *cut = **report;
+  if (absl::Status s = CutAndCheckReportBounds(cut); !s.ok()) return ToGrpc(s);
+  *report = cut;
+  return grpc::Status::OK;
+}
+
+}  // namespace
+
+grpc::Status WorkerGatewayService::Register(grpc::ServerContext*, const v1::RegisterRequest* req,
+                                            v1::RegisterResponse* resp) {
+  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
+  if (req->slots().empty()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "slots: empty; a worker must offer at least one slot");
+  }
+  absl::Status s = store_->Write([&](Database* db) -> absl::Status {
+    resp->Clear();
+    NM_ASSIGN_OR_RETURN(int64_t id,
+                        UpsertWorker(db, req->worker_id(), req->host(), req->slots(), req->job(), NowMs()));
+    resp->set_worker_id(id);
+    return Reconcile(db, id, *req, resp);
+  });
+  if (!s.ok()) return ToGrpc(s);
+  resp->set_lease_ms(lease_.lease_ms);
+  resp->set_heartbeat_interval_ms(std::max<int64_t>(lease_.lease_ms / 4, 10));
+  scheduler_->Kick();
+  changes_->Notify();
+  return grpc::Status::OK;
+}
+
+grpc::Status WorkerGatewayService::Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest* req,
+                                             v1::HeartbeatResponse* resp) {
+  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
+  bool handed_back = false;
+  grpc::Status s = ToGrpc(store_->Write([&](Database* db) -> absl::Status {
+    resp->Clear();
+    NM_RETURN_IF_ERROR(TouchWorker(db, req->worker_id(), NowMs()));
+    for (const v1::RunAttempt& ra : req->running()) {
+      NM_ASSIGN_OR_RETURN(bool held, StillHeld(db, req->worker_id(), ra));
+      if (!held) *resp->add_stop() = ra;
+    }
+    if (!req->leaving()) return absl::OkStatus();
+    NM_ASSIGN_OR_RETURN(handed_back, Leave(db, req->worker_id(), req->running()));
+    return absl::OkStatus();
+  }));
+  if (handed_back) scheduler_->Kick();
+  if (req->leaving()) changes_->Notify();
+  return s;
+}
+
+grpc::Status WorkerGatewayService::Assignments(grpc::ServerContext* ctx, const v1::AssignmentsRequest* req,
+                                               grpc::ServerWriter<v1::Assignment>* writer) {
+  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
+  int64_t worker = req->worker_id();
+  absl::Status known = store_->Read([&](Database* db) -> absl::Status {
+    NM_ASSIGN_OR_RETURN(WorkerRecord w, LoadWorker(db, worker));
+    if (!w.worker.alive())
+      return absl::NotFoundError(absl::StrCat("worker ", worker, " lease expired; register again"));
+    return absl::OkStatus();
+  });
+  if (!known.ok()) return ToGrpc(known);
+  uint64_t token = hub_->Connect(worker);
+  if (token == 0) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "coordinator shutting down");
+  std::vector<v1::Assignment> batch;
+  absl::Status s = store_->Read([&](Database* db) -> absl::Status {
+    NM_ASSIGN_OR_RETURN(batch, PendingAssignments(db, worker));
+    return absl::OkStatus();
+  });
+  scheduler_->Kick();
+  // A run assigned between Connect and the read above arrives twice; send each attempt once.
+  std::set<std::pair<int64_t, uint32_t>> sent;
+  while (s.ok() && !ctx->IsCancelled()) {
+    for (const v1::Assignment& a : batch) {
+      if (!sent.emplace(a.run_id(), a.attempt()).second) continue;
+      if (!writer->Write(a)) {
+        s = absl::CancelledError("worker stream closed");
+        break;
+      }
+    }
+    batch.clear();
+    if (s.ok() && !hub_->Next(worker, token, kStreamPoll, &batch)) break;
+  }
+  hub_->Disconnect(worker, token);
+  return grpc::Status::OK;
+}
+
+grpc::Status WorkerGatewayService::StartRun(grpc::ServerContext* ctx, const v1::StartRunRequest* req,
+                                            v1::Ack* resp) {
+  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
+  absl::Status s = store_->Write([&](Database* db) -> absl::Status {
+    NM_RETURN_IF_ERROR(CheckReport(db, ctx, req->run()).status());
+    return MarkRunning(db, req->run(), NowMs());
+  });
+  if (s.ok()) resp->set_accepted(1);
+  changes_->Notify();
+  return ToGrpc(s);
+}
+
+grpc::Status WorkerGatewayService::ReportMetrics(grpc::ServerContext* ctx,
+                                                 grpc::ServerReader<v1::MetricReport>* reader,
+                                                 v1::Ack* resp) {
+  v1::MetricReport report;
+  uint32_t accepted = 0;  // Stored points: those past the run's cap are dropped, yet answered OK.
+  while (reader->Read(&report)) {
+    if (absl::Status s = CutAndCheckReportBounds(&report); !s.ok()) {
+      if (accepted > 0) changes_->Notify();
+      return ToGrpc(s);
+    }
+    bool stored = false;
+    absl::Status s = store_->Write([&](Database* db) -> absl::Status {
+      NM_ASSIGN_OR_RETURN(RunRecord run, CheckReport(db, ctx, report.run()));
+      // Sent again (its answer was lost, or the stream failed after it): stored once, with its decision.
+      NM_ASSIGN_OR_RETURN(int64_t earlier,
+                          StoredMetricSeq(db, report.run().run_id(), report.run().attempt(), report.point()));
+      if (earlier != 0) return absl::OkStatus();
+      NM_ASSIGN_OR_RETURN(int64_t seq, AppendMetric(db, report.run().run_id(), report.run().attempt(),
+                                                    report.point(), NowMs(), caps_));
+      stored = seq != 0;
+      // In the same transaction: the point and the decision it leads to are stored together or not at all.
+      return ApplyEarlyStopping(db, run, report.point(), NowMs()).status();
+    });
+    if (!s.ok()) {
+      if (accepted > 0) changes_->Notify();
+      return ToGrpc(s);
+    }
+    accepted += stored;
+    changes_->Notify();
+  }
+  resp->set_accepted(accepted);
+  return grpc::Status::OK;
+}
+
+grpc::Status WorkerGatewayService::ReportLog(grpc::ServerContext* ctx, const v1::LogReport* req,
+                                             v1::Ack* resp) {
+  v1::LogReport cut;
+  if (grpc::Status s = BoundReport(&req, &cut); !s.ok()) return s;
+  int64_t stored = 0;  // Lines past the run's cap are dropped, yet answered OK.
+  absl::Status s = store_->Write([&](Database* db) -> absl::Status {
+    NM_RETURN_IF_ERROR(CheckReport(db, ctx, req->run()).status());
+    NM_ASSIGN_OR_RETURN(
+        stored, AppendLogs(db, req->run().run_id(), req->run().attempt(), req->lines(), NowMs(), caps_));
+    return absl::OkStatus();
+  });
+  if (s.ok()) resp->set_accepted(static_cast<uint32_t>(stored));
+  changes_->Notify();
+  return ToGrpc(s);
+}
+
+grpc::Status WorkerGatewayService::CompleteRun(grpc::ServerContext* ctx, const v1::CompleteRunRequest* req,
+                                               v1::Ack* resp) {
+  v1::CompleteRunRequest cut;
+  if (grpc::Status s = BoundReport(&req, &cut); !s.ok()) return s;
+  int64_t sweep_id = 0;
+  absl::Status s = store_->Write([&](Database* db) -> absl::Status {
+    NM_ASSIGN_OR_RETURN(RunRecord run, CheckReport(db, ctx, req->run()));
+    sweep_id = run.run.sweep_id();
+    return CompleteAttempt(db, *req, NowMs());
+  });
+  changes_->Notify();
+  if (!s.ok()) return ToGrpc(s);
+  resp->set_accepted(1);
+  if (proposer_ != nullptr) proposer_->Notify(sweep_id);  // Proposed on the proposer's thread, not here.
+  absl::StatusOr<int> placed = scheduler_->RunPass();     // Refill the freed slots now.
+  if (!placed.ok()) scheduler_->Kick();                   // Retried by the scheduler thread.
+  return grpc::Status::OK;
+}
+
+}  // namespace nmsparse::server

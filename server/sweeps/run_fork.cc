@@ -1,0 +1,203 @@
+#include "server/sweeps/run_fork.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <optional>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "schemas/content_hash.h"
+#include "schemas/proto_bridge.h"
+#include "schemas/spec_overrides.h"
+#include "schemas/train_steps.h"
+#include "server/store/run_transitions.h"
+#include "server/store/status_macros.h"
+#include "server/store/sweep_table.h"
+#include "server/sweeps/sweep_submission.h"
+
+namespace nmsparse::server {
+namespace {
+
+// Keys a fork keeps from its parent: the checkpoint holds the parent's weights (model), and the trainer
+// refuses a checkpoint written under another seed or precision (worker/trainer/resume.cc).
+constexpr const char* kKeptKeys[] = {"model", "seed", "resources.precision"};
+
+std::string ForkName(int64_t parent_id) { return absl::StrCat("fork of run ", parent_id); }
+
+absl::Status CheckForkable(const RunRecord& parent, const RecordedProgress& progress) {
+  const v1::Run& run = parent.run;
+  if (!IsFinal(run.state())) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("run ", run.id(), " is ", v1::RunState_Name(run.state()),
+                     ": only a finished run (SUCCEEDED, FAILED or CANCELLED) can be forked"));
+  }
+  if (run.reused_from() != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("run ", run.id(), " reused the results of run ", run.reused_from(),
+                     " and has no checkpoint of its own: fork run ", run.reused_from(), " instead"));
+  }
+  if (progress.step == 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("run ", run.id(), " recorded no training step, so it has no checkpoint to fork from"));
+  }
+  return absl::OkStatus();
+}
+
+// The YAML text at a key path of a spec ("" when absent).
+std::string ValueAt(const v1::ExperimentSpec& spec, const std::string& key_path) {
+  YAML::Node node = MessageToYaml(spec);
+  for (absl::string_view part : absl::StrSplit(key_path, '.')) {
+    if (!node.IsMap()) return "";
+    node = node[std::string(part)];
+    if (!node) return "";
+  }
+  YAML::Emitter out;
+  out << YAML::Flow << node;
+  return out.c_str();
+}
+
+// The --set key that changed `kept` (itself or a key under it), or `kept` when none names it.
+std::string ChangingKey(const std::string& kept, const v1::ForkRunRequest& request) {
+  for (const std::string& assignment : request.set()) {
+    const std::string key = assignment.substr(0, assignment.find('='));
+    if (key == kept || absl::StartsWith(key, kept + ".")) return key;
+  }
+  return kept;
+}
+
+absl::Status CheckKeptKeys(const v1::Run& parent, const v1::ExperimentSpec& fork,
+                           const v1::ForkRunRequest& request) {
+  for (const char* kept : kKeptKeys) {
+    if (ValueAt(parent.spec(), kept) == ValueAt(fork, kept)) continue;
+    const std::string key = ChangingKey(kept, request);
+    return absl::InvalidArgumentError(absl::StrCat(
+        ForkName(parent.id()), ": ", key, ": ", ValueAt(fork, key), " differs from the parent's ",
+        ValueAt(parent.spec(), key), "; a fork starts from its parent's checkpoint and keeps its ", kept));
+  }
+  return absl::OkStatus();
+}
+
+// The fork continues from its parent's checkpoint, so its schedule must reach the parent's step: in steps
+// where the spec tells the steps per epoch, else in epochs.
+absl::Status CheckScheduleReaches(int64_t parent_id, const v1::ExperimentSpec& fork,
+                                  const RecordedProgress& progress) {
+  absl::StatusOr<ExperimentConfig> config = FromProto(fork);
+  if (!config.ok()) return config.status();
+  const uint32_t epochs = fork.schedule().epochs();
+  const std::optional<int64_t> per_epoch = StepsPerEpoch(*config);
+  if (per_epoch) {
+    const int64_t total = *per_epoch * epochs;
+    if (total >= static_cast<int64_t>(progress.step)) return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        absl::StrCat(ForkName(parent_id), ": schedule.epochs: ", epochs, " makes ", total, " steps (",
+                     *per_epoch, " per epoch), fewer than step ", progress.step, " where run ", parent_id,
+                     " got to; the fork continues from there, so its schedule must be at least as long"));
+  }
+  // progress.epoch is 0-based: a run that got into it needs one epoch more.
+  if (epochs > progress.epoch) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(ForkName(parent_id), ": schedule.epochs: ", epochs,
+                                                 " ends before epoch ", progress.epoch + 1, " where run ",
+                                                 parent_id, " got to; the fork continues from there"));
+}
+
+bool SetsKey(const v1::ForkRunRequest& request, const std::string& key) {
+  for (const std::string& assignment : request.set()) {
+    if (absl::StartsWith(assignment, key + "=")) return true;
+  }
+  return false;
+}
+
+absl::StatusOr<NewRun> ExpandFork(const v1::SweepSpec& sweep, const SweepExpander& expand,
+                                  int64_t parent_id) {
+  absl::StatusOr<std::vector<NewRun>> runs = expand(sweep);
+  if (!runs.ok()) {
+    return absl::Status(runs.status().code(),
+                        absl::StrCat(ForkName(parent_id), ": ", runs.status().message()));
+  }
+  if (runs->size() != 1) {
+    return absl::InternalError(absl::StrCat(ForkName(parent_id), " expanded to ", runs->size(), " runs"));
+  }
+  return std::move((*runs)[0]);
+}
+
+// The lineage goes into the content hash: the same spec trained from a checkpoint is another result than
+// trained from scratch, and a fork of another attempt of the parent starts from another checkpoint.
+std::string LineageHash(const std::string& spec_hash, const v1::RunLineage& lineage) {
+  return Sha256Hex(absl::StrCat(spec_hash, "\nforked_from: run ", lineage.parent_run_id(), " attempt ",
+                                lineage.parent_attempt(), "\n"));
+}
+
+}  // namespace
+
+absl::StatusOr<ForkPlan> PlanFork(const RunRecord& parent, const std::string& parent_sweep_name,
+                                  const RecordedProgress& progress, const v1::ForkRunRequest& request,
+                                  const SweepExpander& expand) {
+  const int64_t parent_id = parent.run.id();
+  NM_RETURN_IF_ERROR(CheckForkable(parent, progress));
+  ForkPlan plan;
+  v1::ExperimentSpec* spec = plan.sweep.mutable_base();
+  *spec = parent.run.spec();
+  const std::vector<std::string> sets(request.set().begin(), request.set().end());
+  if (absl::Status s = ApplySetOverrides(sets, spec); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat(ForkName(parent_id), ": ", s.message()));
+  }
+  NM_RETURN_IF_ERROR(CheckKeptKeys(parent.run, *spec, request));
+  NM_RETURN_IF_ERROR(CheckScheduleReaches(parent_id, *spec, progress));
+  plan.sweep.set_name(absl::StrCat(parent_sweep_name, "-fork-of-", parent_id));
+  plan.sweep.set_priority(request.priority());
+  plan.sweep.set_max_retries(parent.run.max_retries());
+  plan.sweep.set_no_reuse(request.no_reuse());
+  NM_ASSIGN_OR_RETURN(plan.run, ExpandFork(plan.sweep, expand, parent_id));
+  NewRun& run = plan.run;
+  if (!SetsKey(request, "resources.gpus")) run.gpus = parent.gpus;
+  if (run.gpus == 0) run.gpus = 1;
+  run.priority = request.priority();
+  run.max_retries = parent.run.max_retries();
+  run.labels.clear();
+  for (const std::string& axis : parent.label_order)
+    run.labels.emplace_back(axis, parent.run.labels().at(axis));
+  run.labels.emplace_back("fork_of", absl::StrCat(parent_id));
+  run.lineage.set_parent_run_id(parent_id);
+  run.lineage.set_parent_attempt(parent.run.attempt());
+  run.lineage.set_parent_step(progress.step);
+  for (const std::string& s : sets) run.lineage.add_overrides(s);
+  run.content_hash = LineageHash(run.content_hash, run.lineage);
+  return plan;
+}
+
+absl::StatusOr<v1::ForkRunResponse> ForkRun(Store* store, const SweepExpander& expand,
+                                            const v1::ForkRunRequest& request, const Caller& caller) {
+  RunRecord parent;
+  std::string sweep_name;
+  RecordedProgress progress;
+  NM_RETURN_IF_ERROR(store->Read([&](Database* db) -> absl::Status {
+    NM_ASSIGN_OR_RETURN(parent, LoadRun(db, request.run_id(), RunDetail::kFull));
+    NM_ASSIGN_OR_RETURN(v1::Sweep sweep, LoadSweep(db, parent.run.sweep_id()));
+    sweep_name = sweep.name();
+    NM_ASSIGN_OR_RETURN(progress, LastRecordedProgress(db, request.run_id()));
+    return absl::OkStatus();
+  }));
+  NM_RETURN_IF_ERROR(
+      CheckMayChange(caller, "fork", parent.run.submitted_by(), absl::StrCat("run ", request.run_id())));
+  NM_ASSIGN_OR_RETURN(ForkPlan plan, PlanFork(parent, sweep_name, progress, request, expand));
+  v1::SubmitSweepResponse stored;
+  NM_RETURN_IF_ERROR(store->Write([&](Database* db) -> absl::Status {
+    stored.Clear();
+    // Planned outside the transaction (expansion can be slow): the parent must still be where it was.
+    NM_ASSIGN_OR_RETURN(RunRecord now, LoadRun(db, request.run_id(), RunDetail::kSummary));
+    if (now.run.state() != parent.run.state() || now.run.attempt() != parent.run.attempt()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "run ", request.run_id(), " changed while forking (now ", v1::RunState_Name(now.run.state()),
+          ", attempt ", now.run.attempt(), "); fork it again"));
+    }
+    return StoreSweep(db, plan.sweep, {plan.run}, caller.name, &stored);
+  }));
+  v1::ForkRunResponse out;
+  *out.mutable_sweep() = std::move(*stored.mutable_sweep());
+  *out.mutable_run() = std::move(*stored.mutable_runs(0));
+  return out;
+}
+
+}  // namespace nmsparse::server

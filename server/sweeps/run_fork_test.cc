@@ -1,0 +1,129 @@
+// PlanFork with the production expander: a fork's spec is its parent's with --set applied through the key
+// table of nmctl submit, its lineage is part of its content hash, and every refusal names the run, the key
+// and the values.
+#include "server/sweeps/run_fork.h"
+
+#include "gtest/gtest.h"
+#include "schemas/experiment_config.h"
+#include "schemas/proto_bridge.h"
+#include "server/sweeps/schemas_expander.h"
+
+namespace nmsparse::server {
+namespace {
+
+constexpr char kSynthetic[] = "{dataset: synthetic, synthetic_size: 320, batch_size: 32}";
+
+// By default 320 synthetic images in batches of 32: 10 steps per epoch, 20 in the parent's 2 epochs.
+RunRecord Parent(const std::string& data = kSynthetic) {
+  auto config = ParseExperimentYaml(R"(name: parent
+model: {name: vit_nano_patch7_28}
+data: )" + data + R"(
+schedule: {epochs: 2}
+sparsity: {sparsity_type: SRSTE, n_sparsity: 2, m_sparsity: 4}
+)",
+                                    "parent.yaml");
+  EXPECT_TRUE(config.ok()) << config.status();
+  RunRecord r;
+  r.run.set_id(5);
+  r.run.set_state(v1::SUCCEEDED);
+  r.run.set_attempt(2);
+  r.run.set_max_retries(1);
+  if (config.ok()) *r.run.mutable_spec() = ToProto(*config);
+  (*r.run.mutable_labels())["recipe"] = "srste";
+  r.label_order = {"recipe"};
+  r.gpus = 1;
+  return r;
+}
+
+v1::ForkRunRequest Request(std::vector<std::string> sets) {
+  v1::ForkRunRequest req;
+  req.set_run_id(5);
+  for (const std::string& s : sets) req.add_set(s);
+  return req;
+}
+
+absl::StatusOr<ForkPlan> Plan(const RunRecord& parent, std::vector<std::string> sets,
+                              RecordedProgress progress = {20, 2}) {
+  return PlanFork(parent, "sweep", progress, Request(std::move(sets)), ExpandWithSchemas);
+}
+
+TEST(RunForkTest, LongerFineTuneKeepsLineageInItsHash) {
+  auto plan = Plan(Parent(), {"schedule.epochs=4"});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const NewRun& run = plan->run;
+  EXPECT_EQ(run.spec.schedule().epochs(), 4u);
+  EXPECT_EQ(run.lineage.parent_run_id(), 5);
+  EXPECT_EQ(run.lineage.parent_attempt(), 2u);
+  EXPECT_EQ(run.lineage.parent_step(), 20u);
+  ASSERT_EQ(run.lineage.overrides_size(), 1);
+  EXPECT_EQ(run.lineage.overrides(0), "schedule.epochs=4");
+  EXPECT_EQ(run.max_retries, 1u);
+  EXPECT_EQ(plan->sweep.name(), "sweep-fork-of-5");
+  ASSERT_EQ(run.labels.size(), 2u);
+  EXPECT_EQ(run.labels[1], (std::pair<std::string, std::string>("fork_of", "5")));
+  // The same spec submitted fresh has another hash, and so has a fork of another attempt of the parent.
+  v1::SweepSpec fresh;
+  *fresh.mutable_base() = run.spec;
+  auto plain = ExpandWithSchemas(fresh);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ((*plain)[0].resolved_spec, run.resolved_spec);
+  EXPECT_NE((*plain)[0].content_hash, run.content_hash);
+  RunRecord later = Parent();
+  later.run.set_attempt(3);
+  auto again = Plan(later, {"schedule.epochs=4"});
+  ASSERT_TRUE(again.ok());
+  EXPECT_NE(again->run.content_hash, run.content_hash);
+  EXPECT_EQ(Plan(Parent(), {"schedule.epochs=4"})->run.content_hash, run.content_hash);
+}
+
+TEST(RunForkTest, RefusesWhatTheCheckpointCannotStartFrom) {
+  auto message = [](const absl::StatusOr<ForkPlan>& plan) { return std::string(plan.status().message()); };
+  auto unknown = Plan(Parent(), {"schedule.epochz=4"});
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(message(unknown).find("fork of run 5: --set schedule.epochz=4: "), std::string::npos)
+      << message(unknown);
+
+  auto shorter = Plan(Parent(), {"schedule.epochs=1"});
+  EXPECT_EQ(shorter.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(message(shorter).find("schedule.epochs: 1 makes 10 steps (10 per epoch), fewer than step 20"),
+            std::string::npos)
+      << message(shorter);
+
+  auto model = Plan(Parent(), {"model.name=vit_micro_patch4_28"});
+  EXPECT_EQ(model.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(
+      message(model).find("model.name: vit_micro_patch4_28 differs from the parent's vit_nano_patch7_28"),
+      std::string::npos)
+      << message(model);
+
+  auto seed = Plan(Parent(), {"seed=3"});
+  EXPECT_NE(message(seed).find("seed: 3 differs from the parent's 0"), std::string::npos) << message(seed);
+
+  RunRecord running = Parent();
+  running.run.set_state(v1::RUNNING);
+  auto active = Plan(running, {});
+  EXPECT_EQ(active.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(message(active).find("run 5 is RUNNING"), std::string::npos) << message(active);
+
+  auto fresh = Plan(Parent(), {}, RecordedProgress{});
+  EXPECT_NE(message(fresh).find("run 5 recorded no training step"), std::string::npos) << message(fresh);
+
+  RunRecord reused = Parent();
+  reused.run.set_reused_from(3);
+  EXPECT_NE(message(Plan(reused, {})).find("fork run 3 instead"), std::string::npos);
+}
+
+// Shards: the steps per epoch are known only where the shards are, so the schedule is checked in epochs.
+TEST(RunForkTest, ScheduleInEpochsWhereTheSpecDoesNotTellSteps) {
+  const RunRecord parent = Parent("{dataset: shards, path: /data/shards, batch_size: 32}");
+  const RecordedProgress into_second_epoch{150, 1};
+  auto shorter = Plan(parent, {"schedule.epochs=1"}, into_second_epoch);
+  EXPECT_EQ(shorter.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(shorter.status().message().find("schedule.epochs: 1 ends before epoch 2 where run 5 got to"),
+            std::string::npos)
+      << shorter.status();
+  EXPECT_TRUE(Plan(parent, {"schedule.epochs=3"}, into_second_epoch).ok());
+}
+
+}  // namespace
+}  // namespace nmsparse::server

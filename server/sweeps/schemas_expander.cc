@@ -1,0 +1,26 @@
+#include "server/sweeps/schemas_expander.h"
+
+#include <utility>
+
+#include "schemas/sweep.h"
+
+namespace nmsparse::server {
+
+absl::StatusOr<std::vector<NewRun>> ExpandWithSchemas(const v1::SweepSpec& spec) {
+  absl::StatusOr<std::vector<ResolvedRun>> resolved = ExpandSweep(spec);
+  if (!resolved.ok()) return resolved.status();
+  std::vector<NewRun> out;
+  out.reserve(resolved->size());
+  for (ResolvedRun& r : *resolved) {
+    NewRun& run = out.emplace_back();
+    run.index = static_cast<uint32_t>(r.index);
+    for (const auto& [axis, label] : r.labels) run.labels.emplace_back(axis, label);
+    run.content_hash = std::move(r.content_hash);
+    run.resolved_spec = std::move(r.canonical_yaml);
+    run.gpus = r.spec.resources().gpus();
+    run.spec = std::move(r.spec);
+  }
+  return out;
+}
+
+}  // namespace nmsparse::server
