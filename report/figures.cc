@@ -4,6 +4,8 @@
 #include <map>
 
 #include "cli/compare_pivot.h"
+#include "contract/metric_line.h"
+#include "contract/metric_names.h"
 #include "report/file_name_part.h"
 #include "report/pareto.h"
 #include "report/run_facts.h"
@@ -60,8 +62,8 @@ Figure LossCurves(const SweepData& data) {
            false,
            {}};
   for (const RunData& run : data.runs) {
-    Series s = CurveOf(run, "step", "loss", /*x_is_step=*/true);
-    if (s.x.empty()) s = CurveOf(run, "epoch", "loss", /*x_is_step=*/true);
+    Series s = CurveOf(run, contract::kKindStep, contract::kLoss, /*x_is_step=*/true);
+    if (s.x.empty()) s = CurveOf(run, contract::kKindEpoch, contract::kLoss, /*x_is_step=*/true);
     if (!s.x.empty()) f.series.push_back(std::move(s));
   }
   return f;
@@ -76,7 +78,7 @@ Figure EvalCurves(const SweepData& data, const std::string& metric) {
            false,
            {}};
   for (const RunData& run : data.runs) {
-    Series s = CurveOf(run, "epoch", metric, /*x_is_step=*/false);
+    Series s = CurveOf(run, contract::kKindEpoch, metric, /*x_is_step=*/false);
     if (!s.x.empty()) f.series.push_back(std::move(s));
   }
   return f;

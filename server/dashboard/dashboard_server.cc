@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/visible_text.h"
+#include "contract/metric_names.h"
 #include "report/figures.h"
 #include "report/gnuplot_svg.h"
 #include "report/html_report.h"
@@ -23,7 +24,6 @@ namespace {
 constexpr size_t kMaxBodyBytes = 4096;   // Only /login has a body: one token.
 constexpr int kThreads = 4;              // Concurrent requests; more wait in the queue.
 constexpr uint32_t kMaxLogLines = 2000;  // Per /logs answer.
-constexpr char kMetric[] = "top1";
 
 // The id in the path (the route's first group, digits): one past int64 is refused, naming it, rather than
 // read as another id.
@@ -127,7 +127,7 @@ void DashboardServer::Route(CoordinatorService* coordinator, const DashboardOpti
              absl::StatusOr<cli::Json> sweep = reader->Sweep(*id);
              if (!sweep.ok()) return Error(res, sweep.status());
              // The figures' ids and titles do not depend on the data: each is drawn when its <img> asks.
-             res.set_content(SweepPage(*sweep, report::SweepFigures(report::SweepData{}, kMetric)),
+             res.set_content(SweepPage(*sweep, report::SweepFigures(report::SweepData{}, contract::kTop1)),
                              "text/html; charset=utf-8");
            }));
   http.Get(R"(/sweeps/(\d+)/report/?)",
@@ -137,7 +137,7 @@ void DashboardServer::Route(CoordinatorService* coordinator, const DashboardOpti
              if (!id.ok()) return Error(res, id.status());
              absl::StatusOr<report::SweepData> data = reader->SweepData(*id);
              if (!data.ok()) return Error(res, data.status());
-             res.set_content(report::ReportHtml(*data, kMetric), "text/html; charset=utf-8");
+             res.set_content(report::ReportHtml(*data, contract::kTop1), "text/html; charset=utf-8");
            }));
   http.Get(R"(/sweeps/(\d+)/report/([a-z0-9_]+)\.svg)",
            Guarded(auth, [reader](const httplib::Request& req, httplib::Response& res) {
@@ -145,7 +145,7 @@ void DashboardServer::Route(CoordinatorService* coordinator, const DashboardOpti
              if (!id.ok()) return Error(res, id.status());
              absl::StatusOr<report::SweepData> data = reader->SweepData(*id);
              if (!data.ok()) return Error(res, data.status());
-             for (const report::Figure& f : report::SweepFigures(*data, kMetric)) {
+             for (const report::Figure& f : report::SweepFigures(*data, contract::kTop1)) {
                if (f.id != req.matches[2].str()) continue;
                absl::StatusOr<std::string> svg = report::RenderSvg(f);
                if (!svg.ok()) return Error(res, svg.status());
