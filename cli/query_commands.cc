@@ -11,15 +11,17 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "cli/cluster_commands.h"
-#include "cli/compare_pivot.h"
+#include "cli/compare_table.h"
 #include "cli/exit_codes.h"
 #include "cli/lineage_commands.h"
 #include "cli/report_commands.h"
 #include "cli/run_format.h"
 #include "cli/sweep_fetch.h"
 #include "cli/table_printer.h"
+#include "common/metric_text.h"
 #include "common/visible_text.h"
 #include "contract/metric_names.h"
+#include "report/compare_pivot.h"
 #include "report/tfevents.h"
 
 namespace nmsparse::cli {
@@ -245,9 +247,9 @@ int RunCompareCommand(const CommandContext& context) {
   if (!runs.ok()) return Fail(context, runs.status());
   const std::string metric = context.args->Get("metric").value_or(contract::kTop1);
   if (absl::Status known = CheckMetricReported(*runs, metric); !known.ok()) return Fail(context, known);
-  const ComparePivot pivot = BuildComparePivot(sweep->spec(), *runs, metric);
+  const report::ComparePivot pivot = report::BuildComparePivot(sweep->spec(), *runs, metric);
   if (context.json) {
-    const Json doc = ComparePivotToJson(sweep->id(), pivot);
+    const Json doc = report::ComparePivotToJson(sweep->id(), pivot);
     PrintJson(context, doc);
     return kExitOk;
   }

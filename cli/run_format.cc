@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "common/metric_text.h"
 #include "common/visible_text.h"
 #include "contract/metric_line.h"
 #include "contract/metric_names.h"

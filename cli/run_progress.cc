@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "cli/run_format.h"
 #include "cli/table_printer.h"
+#include "common/metric_text.h"
 #include "contract/metric_line.h"
 #include "contract/metric_names.h"
 #include "schemas/proto_bridge.h"

@@ -3,17 +3,15 @@
 #include <cmath>
 #include <map>
 
-#include "cli/compare_pivot.h"
 #include "contract/metric_line.h"
 #include "contract/metric_names.h"
+#include "report/compare_pivot.h"
 #include "report/file_name_part.h"
 #include "report/pareto.h"
 #include "report/run_facts.h"
 
 namespace nmsparse::report {
 namespace {
-
-using cli::ComparePivot;
 
 // A figure's id is its file's stem: the metric's part of it is kept to a file name's piece.
 constexpr size_t kMaxMetricInFileName = 64;
@@ -51,7 +49,7 @@ Series& SeriesNamed(Figure* figure, const std::string& name, Series::Style style
 
 }  // namespace
 
-std::string RunName(const v1::Run& run) { return cli::RunLabel(run); }
+std::string RunName(const v1::Run& run) { return RunLabel(run); }
 
 Figure LossCurves(const SweepData& data) {
   Figure f{"curves_loss",

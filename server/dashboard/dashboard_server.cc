@@ -65,10 +65,10 @@ httplib::Server::Handler Guarded(const TokenAuthenticator* auth, httplib::Server
   };
 }
 
-// Valid UTF-8 and display controls escaped (cli::ToJsonText), so that no string fails or steers the page.
-void Json(httplib::Response& res, const absl::StatusOr<cli::Json>& json) {
+// Valid UTF-8 and display controls escaped (ToJsonText), so that no string fails or steers the page.
+void Json(httplib::Response& res, const absl::StatusOr<nmsparse::Json>& json) {
   if (!json.ok()) return Error(res, json.status());
-  res.set_content(cli::ToJsonText(*json, /*pretty=*/false), "application/json");
+  res.set_content(ToJsonText(*json, /*pretty=*/false), "application/json");
 }
 
 }  // namespace
@@ -117,14 +117,14 @@ void DashboardServer::Route(CoordinatorService* coordinator, const DashboardOpti
   auto reader = std::make_shared<SweepReader>(coordinator);
   httplib::Server& http = *http_;
   http.Get("/", Guarded(auth, [reader](const httplib::Request&, httplib::Response& res) {
-             absl::StatusOr<cli::Json> sweeps = reader->Sweeps();
+             absl::StatusOr<nmsparse::Json> sweeps = reader->Sweeps();
              if (!sweeps.ok()) return Error(res, sweeps.status());
              res.set_content(SweepsPage(*sweeps), "text/html; charset=utf-8");
            }));
   http.Get(R"(/sweeps/(\d+))", Guarded(auth, [reader](const httplib::Request& req, httplib::Response& res) {
              absl::StatusOr<int64_t> id = IdOf(req, "sweep");
              if (!id.ok()) return Error(res, id.status());
-             absl::StatusOr<cli::Json> sweep = reader->Sweep(*id);
+             absl::StatusOr<nmsparse::Json> sweep = reader->Sweep(*id);
              if (!sweep.ok()) return Error(res, sweep.status());
              // The figures' ids and titles do not depend on the data: each is drawn when its <img> asks.
              res.set_content(SweepPage(*sweep, report::SweepFigures(report::SweepData{}, contract::kTop1)),
@@ -156,7 +156,7 @@ void DashboardServer::Route(CoordinatorService* coordinator, const DashboardOpti
   http.Get(R"(/runs/(\d+))", Guarded(auth, [reader](const httplib::Request& req, httplib::Response& res) {
              absl::StatusOr<int64_t> id = IdOf(req, "run");
              if (!id.ok()) return Error(res, id.status());
-             absl::StatusOr<cli::Json> run = reader->Run(*id);
+             absl::StatusOr<nmsparse::Json> run = reader->Run(*id);
              if (!run.ok()) return Error(res, run.status());
              res.set_content(RunPage(*run), "text/html; charset=utf-8");
            }));
