@@ -11,8 +11,8 @@
 #include "absl/status/statusor.h"
 #include "cli/args.h"
 #include "cli/coordinator_connection.h"
-#include "cli/json_output.h"
 #include "cli/visible_output.h"
+#include "common/proto_json.h"
 #include "google/protobuf/message.h"
 
 namespace nmsparse::cli {
@@ -45,7 +45,7 @@ absl::StatusOr<int64_t> IdArgument(const CommandContext& context, const std::str
 // Prints "nmctl: <message>" on stderr and returns the status's exit code.
 int Fail(const CommandContext& context, const absl::Status& status);
 
-// A message as one JSON document on stdout (cli/json_output.h: proto field names in order, enums by name,
+// A message as one JSON document on stdout (common/proto_json.h: proto field names in order, enums by name,
 // default values included, ids as numbers).
 void PrintJson(const CommandContext& context, const google::protobuf::Message& message);
 void PrintJson(const CommandContext& context, const Json& json);

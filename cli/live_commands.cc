@@ -17,6 +17,7 @@
 #include "cli/run_progress.h"
 #include "cli/table_printer.h"
 #include "common/visible_text.h"
+#include "contract/metric_line.h"
 
 namespace nmsparse::cli {
 namespace {
@@ -130,7 +131,7 @@ int RunWatchCommand(const CommandContext& context) {
       if (event.has_metric()) {
         const v1::MetricPoint& p = event.metric();
         progress.Add(p);
-        if (p.kind() == "step") {
+        if (p.kind() == contract::kKindStep) {
           if (context.terminal) {
             context.WriteControl(kClearLine);
             out << StepBar(progress, epochs, epochs_done) << "  " << PointText(p);
@@ -140,11 +141,12 @@ int RunWatchCommand(const CommandContext& context) {
           }
         } else {
           // Epoch points carry the 0-based index of the epoch just finished (docs/nmtrain.md).
-          epochs_done = p.kind() == "final" ? epochs : p.epoch() + 1.0;
-          print_line(absl::StrCat(
-              StepBar(progress, epochs, epochs_done), "  ",
-              p.kind() == "final" ? "final " : absl::StrCat("epoch ", p.epoch() + 1, "/", epochs, " "),
-              PointText(p)));
+          epochs_done = p.kind() == contract::kKindFinal ? epochs : p.epoch() + 1.0;
+          print_line(absl::StrCat(StepBar(progress, epochs, epochs_done), "  ",
+                                  p.kind() == contract::kKindFinal
+                                      ? "final "
+                                      : absl::StrCat("epoch ", p.epoch() + 1, "/", epochs, " "),
+                                  PointText(p)));
         }
       } else if (event.has_state()) {
         const v1::StateChange& st = event.state();

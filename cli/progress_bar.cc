@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "cli/table_printer.h"
+#include "common/metric_text.h"
 
 namespace nmsparse::cli {
 

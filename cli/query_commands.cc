@@ -11,16 +11,18 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "cli/cluster_commands.h"
-#include "cli/compare_pivot.h"
+#include "cli/compare_table.h"
 #include "cli/exit_codes.h"
 #include "cli/lineage_commands.h"
 #include "cli/report_commands.h"
 #include "cli/run_format.h"
 #include "cli/sweep_fetch.h"
 #include "cli/table_printer.h"
+#include "common/metric_text.h"
 #include "common/visible_text.h"
+#include "contract/metric_names.h"
+#include "report/compare_pivot.h"
 #include "report/tfevents.h"
-#include "worker/contract/trainer_contract.h"
 
 namespace nmsparse::cli {
 namespace {
@@ -191,7 +193,7 @@ int RunBestCommand(const CommandContext& context) {
   if (!id.ok()) return Fail(context, id.status());
   v1::GetBestRequest request;
   request.set_sweep_id(*id);
-  request.set_metric(context.args->Get("metric").value_or("top1"));
+  request.set_metric(context.args->Get("metric").value_or(contract::kTop1));
   if (auto k = context.args->Get("k")) {
     absl::StatusOr<int64_t> parsed = ParseId(*k, "-k");
     if (!parsed.ok()) return Fail(context, parsed.status());
@@ -243,11 +245,11 @@ int RunCompareCommand(const CommandContext& context) {
   if (!sweep.ok()) return Fail(context, sweep.status());
   absl::StatusOr<std::vector<v1::Run>> runs = ListRuns(context, *id, v1::RUN_STATE_UNSPECIFIED);
   if (!runs.ok()) return Fail(context, runs.status());
-  const std::string metric = context.args->Get("metric").value_or("top1");
+  const std::string metric = context.args->Get("metric").value_or(contract::kTop1);
   if (absl::Status known = CheckMetricReported(*runs, metric); !known.ok()) return Fail(context, known);
-  const ComparePivot pivot = BuildComparePivot(sweep->spec(), *runs, metric);
+  const report::ComparePivot pivot = report::BuildComparePivot(sweep->spec(), *runs, metric);
   if (context.json) {
-    const Json doc = ComparePivotToJson(sweep->id(), pivot);
+    const Json doc = report::ComparePivotToJson(sweep->id(), pivot);
     PrintJson(context, doc);
     return kExitOk;
   }

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "cli/exit_codes.h"
 #include "cli/sweep_fetch.h"
+#include "contract/metric_names.h"
 #include "report/html_report.h"
 
 namespace nmsparse::cli {
@@ -44,7 +45,7 @@ int RunReportCommand(const CommandContext& context) {
   if (!id.ok()) return Fail(context, id.status());
   absl::StatusOr<report::SweepData> data = FetchSweepData(context, *id);
   if (!data.ok()) return Fail(context, data.status());
-  const std::string metric = context.args->Get("metric").value_or("top1");
+  const std::string metric = context.args->Get("metric").value_or(contract::kTop1);
   absl::StatusOr<report::ReportFiles> report = report::BuildReport(*data, metric);
   if (!report.ok()) return Fail(context, report.status());
   const std::string dir = context.args->Get("output").value_or(absl::StrCat("report-sweep-", *id));

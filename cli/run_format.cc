@@ -11,8 +11,10 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "common/metric_text.h"
 #include "common/visible_text.h"
-#include "worker/contract/trainer_contract.h"
+#include "contract/metric_line.h"
+#include "contract/metric_names.h"
 
 namespace nmsparse::cli {
 namespace {
@@ -70,7 +72,8 @@ absl::StatusOr<v1::RunState> ParseRunState(const std::string& name) {
 }
 
 std::vector<std::string> OrderMetricNames(std::vector<std::string> names) {
-  static const std::vector<std::string> kFirst = {"loss", "top1", "top5", "lr", "images_per_s"};
+  static const std::vector<std::string> kFirst = {contract::kLoss, contract::kTop1, contract::kTop5,
+                                                  contract::kLearningRate, contract::kImagesPerSecond};
   auto rank = [](const std::string& name) {
     auto it = std::find(kFirst.begin(), kFirst.end(), name);
     return it == kFirst.end() ? kFirst.size() : static_cast<size_t>(it - kFirst.begin());
@@ -105,7 +108,7 @@ Table MetricCurveTable(const std::vector<v1::MetricPoint>& points) {
   }
   const std::vector<std::string> values =
       OrderMetricNames(std::vector<std::string>(value_names.begin(), value_names.end()));
-  std::vector<std::string> headers = {"kind", "epoch", "step"};
+  std::vector<std::string> headers = {contract::kKindKey, contract::kEpochKey, contract::kStepKey};
   headers.insert(headers.end(), values.begin(), values.end());
   headers.insert(headers.end(), label_names.begin(), label_names.end());
   Table table(headers);

@@ -6,6 +6,9 @@
 #include "absl/strings/str_cat.h"
 #include "cli/run_format.h"
 #include "cli/table_printer.h"
+#include "common/metric_text.h"
+#include "contract/metric_line.h"
+#include "contract/metric_names.h"
 #include "schemas/proto_bridge.h"
 #include "schemas/train_steps.h"
 
@@ -27,17 +30,18 @@ void RunProgress::Add(const v1::MetricPoint& point) {
   }
   if (point.attempt() < attempt_) return;
   const auto step = static_cast<int64_t>(point.step());
-  if (point.kind() == "epoch" && !steps_per_epoch_.has_value() && point.epoch() == 0 && step > 0) {
+  if (point.kind() == contract::kKindEpoch && !steps_per_epoch_.has_value() && point.epoch() == 0 &&
+      step > 0) {
     steps_per_epoch_ = step;  // Epoch points carry the steps done so far.
   }
-  if (point.kind() == "final") finished_ = true;
+  if (point.kind() == contract::kKindFinal) finished_ = true;
   steps_done_ = std::max(steps_done_, step);
   if (first_step_ < 0) {
     first_step_ = step;
     first_ms_ = point.at_ms();
   }
   last_ms_ = std::max(last_ms_, point.at_ms());
-  auto images = point.values().find("images_per_s");
+  auto images = point.values().find(contract::kImagesPerSecond);
   if (images != point.values().end() && std::isfinite(images->second)) images_per_s_ = images->second;
 }
 

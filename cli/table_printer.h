@@ -34,10 +34,6 @@ class Table {
   std::vector<size_t> max_widths_;  // Per column; 0: no limit.
 };
 
-// A metric value as tables and progress lines show it: at most 4 significant digits below 1000, whole numbers
-// up to 100,000, then three significant digits with an SI prefix (FLOPs: 42.9G).
-std::string FormatMetric(double value);
-
 }  // namespace nmsparse::cli
 
 #endif  // NMSPARSE_CLI_TABLE_PRINTER_H_

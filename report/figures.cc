@@ -3,15 +3,15 @@
 #include <cmath>
 #include <map>
 
-#include "cli/compare_pivot.h"
+#include "contract/metric_line.h"
+#include "contract/metric_names.h"
+#include "report/compare_pivot.h"
 #include "report/file_name_part.h"
 #include "report/pareto.h"
 #include "report/run_facts.h"
 
 namespace nmsparse::report {
 namespace {
-
-using cli::ComparePivot;
 
 // A figure's id is its file's stem: the metric's part of it is kept to a file name's piece.
 constexpr size_t kMaxMetricInFileName = 64;
@@ -49,7 +49,7 @@ Series& SeriesNamed(Figure* figure, const std::string& name, Series::Style style
 
 }  // namespace
 
-std::string RunName(const v1::Run& run) { return cli::RunLabel(run); }
+std::string RunName(const v1::Run& run) { return RunLabel(run); }
 
 Figure LossCurves(const SweepData& data) {
   Figure f{"curves_loss",
@@ -60,8 +60,8 @@ Figure LossCurves(const SweepData& data) {
            false,
            {}};
   for (const RunData& run : data.runs) {
-    Series s = CurveOf(run, "step", "loss", /*x_is_step=*/true);
-    if (s.x.empty()) s = CurveOf(run, "epoch", "loss", /*x_is_step=*/true);
+    Series s = CurveOf(run, contract::kKindStep, contract::kLoss, /*x_is_step=*/true);
+    if (s.x.empty()) s = CurveOf(run, contract::kKindEpoch, contract::kLoss, /*x_is_step=*/true);
     if (!s.x.empty()) f.series.push_back(std::move(s));
   }
   return f;
@@ -76,7 +76,7 @@ Figure EvalCurves(const SweepData& data, const std::string& metric) {
            false,
            {}};
   for (const RunData& run : data.runs) {
-    Series s = CurveOf(run, "epoch", metric, /*x_is_step=*/false);
+    Series s = CurveOf(run, contract::kKindEpoch, metric, /*x_is_step=*/false);
     if (!s.x.empty()) f.series.push_back(std::move(s));
   }
   return f;

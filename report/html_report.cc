@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
-#include "cli/compare_pivot.h"
+#include "report/compare_pivot.h"
 #include "report/figures.h"
 #include "report/gnuplot_svg.h"
 #include "report/html_page.h"
@@ -68,12 +68,12 @@ std::string StateSummary(const v1::Sweep& sweep) {
 mstch::map PivotContext(const SweepData& data, const std::string& metric) {
   std::vector<v1::Run> runs;
   for (const RunData& r : data.runs) runs.push_back(r.run);
-  const cli::ComparePivot pivot = cli::BuildComparePivot(data.sweep.spec(), runs, metric);
+  const ComparePivot pivot = BuildComparePivot(data.sweep.spec(), runs, metric);
   mstch::array columns, rows;
   for (const std::string& c : pivot.column_labels) columns.push_back(c);
   for (size_t r = 0; r < pivot.row_labels.size(); ++r) {
     mstch::array cells;
-    for (const cli::ComparePivot::Cell& cell : pivot.cells[r]) cells.push_back(cli::CellText(pivot, cell));
+    for (const ComparePivot::Cell& cell : pivot.cells[r]) cells.push_back(CellText(pivot, cell));
     rows.push_back(mstch::map{{"label", pivot.row_labels[r]}, {"cells", cells}});
   }
   mstch::map out{{"row_axis", pivot.row_axis.empty() ? std::string("run") : pivot.row_axis},

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "contract/metric_names.h"
 #include "schemas/model_catalog.h"
 #include "schemas/sparsity_config.h"
 #include "worker/trainer/flops.h"
@@ -58,7 +59,7 @@ double FinalMetric(const v1::Run& run, const std::string& metric) {
   return run.state() == v1::SUCCEEDED ? Value(run.final_metrics(), metric) : kNaN;
 }
 
-double TrainingFlops(const v1::Run& run) { return Value(run.final_metrics(), "flops"); }
+double TrainingFlops(const v1::Run& run) { return Value(run.final_metrics(), contract::kFlops); }
 
 double InferenceFlops(const v1::Run& run) {
   const v1::ModelSpec& model = run.spec().model();

@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/visible_text.h"
+#include "contract/metric_names.h"
 #include "report/figures.h"
 #include "report/gnuplot_svg.h"
 #include "report/html_report.h"
@@ -23,7 +24,6 @@ namespace {
 constexpr size_t kMaxBodyBytes = 4096;   // Only /login has a body: one token.
 constexpr int kThreads = 4;              // Concurrent requests; more wait in the queue.
 constexpr uint32_t kMaxLogLines = 2000;  // Per /logs answer.
-constexpr char kMetric[] = "top1";
 
 // The id in the path (the route's first group, digits): one past int64 is refused, naming it, rather than
 // read as another id.
@@ -65,10 +65,10 @@ httplib::Server::Handler Guarded(const TokenAuthenticator* auth, httplib::Server
   };
 }
 
-// Valid UTF-8 and display controls escaped (cli::ToJsonText), so that no string fails or steers the page.
-void Json(httplib::Response& res, const absl::StatusOr<cli::Json>& json) {
+// Valid UTF-8 and display controls escaped (ToJsonText), so that no string fails or steers the page.
+void Json(httplib::Response& res, const absl::StatusOr<nmsparse::Json>& json) {
   if (!json.ok()) return Error(res, json.status());
-  res.set_content(cli::ToJsonText(*json, /*pretty=*/false), "application/json");
+  res.set_content(ToJsonText(*json, /*pretty=*/false), "application/json");
 }
 
 }  // namespace
@@ -117,17 +117,17 @@ void DashboardServer::Route(CoordinatorService* coordinator, const DashboardOpti
   auto reader = std::make_shared<SweepReader>(coordinator);
   httplib::Server& http = *http_;
   http.Get("/", Guarded(auth, [reader](const httplib::Request&, httplib::Response& res) {
-             absl::StatusOr<cli::Json> sweeps = reader->Sweeps();
+             absl::StatusOr<nmsparse::Json> sweeps = reader->Sweeps();
              if (!sweeps.ok()) return Error(res, sweeps.status());
              res.set_content(SweepsPage(*sweeps), "text/html; charset=utf-8");
            }));
   http.Get(R"(/sweeps/(\d+))", Guarded(auth, [reader](const httplib::Request& req, httplib::Response& res) {
              absl::StatusOr<int64_t> id = IdOf(req, "sweep");
              if (!id.ok()) return Error(res, id.status());
-             absl::StatusOr<cli::Json> sweep = reader->Sweep(*id);
+             absl::StatusOr<nmsparse::Json> sweep = reader->Sweep(*id);
              if (!sweep.ok()) return Error(res, sweep.status());
              // The figures' ids and titles do not depend on the data: each is drawn when its <img> asks.
-             res.set_content(SweepPage(*sweep, report::SweepFigures(report::SweepData{}, kMetric)),
+             res.set_content(SweepPage(*sweep, report::SweepFigures(report::SweepData{}, contract::kTop1)),
                              "text/html; charset=utf-8");
            }));
   http.Get(R"(/sweeps/(\d+)/report/?)",
@@ -137,7 +137,7 @@ void DashboardServer::Route(CoordinatorService* coordinator, const DashboardOpti
              if (!id.ok()) return Error(res, id.status());
              absl::StatusOr<report::SweepData> data = reader->SweepData(*id);
              if (!data.ok()) return Error(res, data.status());
-             res.set_content(report::ReportHtml(*data, kMetric), "text/html; charset=utf-8");
+             res.set_content(report::ReportHtml(*data, contract::kTop1), "text/html; charset=utf-8");
            }));
   http.Get(R"(/sweeps/(\d+)/report/([a-z0-9_]+)\.svg)",
            Guarded(auth, [reader](const httplib::Request& req, httplib::Response& res) {
@@ -145,7 +145,7 @@ void DashboardServer::Route(CoordinatorService* coordinator, const DashboardOpti
              if (!id.ok()) return Error(res, id.status());
              absl::StatusOr<report::SweepData> data = reader->SweepData(*id);
              if (!data.ok()) return Error(res, data.status());
-             for (const report::Figure& f : report::SweepFigures(*data, kMetric)) {
+             for (const report::Figure& f : report::SweepFigures(*data, contract::kTop1)) {
                if (f.id != req.matches[2].str()) continue;
                absl::StatusOr<std::string> svg = report::RenderSvg(f);
                if (!svg.ok()) return Error(res, svg.status());
@@ -156,7 +156,7 @@ void DashboardServer::Route(CoordinatorService* coordinator, const DashboardOpti
   http.Get(R"(/runs/(\d+))", Guarded(auth, [reader](const httplib::Request& req, httplib::Response& res) {
              absl::StatusOr<int64_t> id = IdOf(req, "run");
              if (!id.ok()) return Error(res, id.status());
-             absl::StatusOr<cli::Json> run = reader->Run(*id);
+             absl::StatusOr<nmsparse::Json> run = reader->Run(*id);
              if (!run.ok()) return Error(res, run.status());
              res.set_content(RunPage(*run), "text/html; charset=utf-8");
            }));

@@ -144,12 +144,12 @@ std::string Page(const std::string& body, mstch::map context) {
   return report::RenderHtml(std::string(kHead) + kPoll + body, context);
 }
 
-std::string Text(const cli::Json& j, const char* key) {
+std::string Text(const Json& j, const char* key) {
   if (!j.contains(key) || j[key].is_null()) return "";
   return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
 }
 
-std::string Joined(const cli::Json& map, bool numbers) {
+std::string Joined(const Json& map, bool numbers) {
   std::vector<std::string> parts;
   std::map<std::string, std::string> sorted;
   for (auto it = map.begin(); it != map.end(); ++it) {
@@ -163,9 +163,9 @@ std::string Joined(const cli::Json& map, bool numbers) {
 
 }  // namespace
 
-std::string SweepsPage(const cli::Json& sweeps) {
+std::string SweepsPage(const Json& sweeps) {
   mstch::array rows;
-  for (const cli::Json& s : sweeps["sweeps"]) {
+  for (const Json& s : sweeps["sweeps"]) {
     rows.push_back(mstch::map{{"id", Text(s, "id")},
                               {"name", Text(s, "name")},
                               {"by", Text(s, "submitted_by").empty() ? "-" : Text(s, "submitted_by")},
@@ -175,9 +175,9 @@ std::string SweepsPage(const cli::Json& sweeps) {
   return Page(kSweeps, mstch::map{{"title", std::string("sweeps")}, {"sweeps", rows}});
 }
 
-std::string SweepPage(const cli::Json& sweep, const std::vector<report::Figure>& figures) {
+std::string SweepPage(const Json& sweep, const std::vector<report::Figure>& figures) {
   mstch::array runs, figs;
-  for (const cli::Json& r : sweep["runs"]) {
+  for (const Json& r : sweep["runs"]) {
     runs.push_back(mstch::map{{"id", Text(r, "id")},
                               {"labels", Joined(r["labels"], false)},
                               {"state", Text(r, "state")},
@@ -194,8 +194,8 @@ std::string SweepPage(const cli::Json& sweep, const std::vector<report::Figure>&
                                  {"figures", figs}});
 }
 
-std::string RunPage(const cli::Json& run) {
-  const cli::Json& r = run["run"];
+std::string RunPage(const Json& run) {
+  const Json& r = run["run"];
   return Page(kRun, mstch::map{{"title", "run " + Text(r, "id")},
                                {"run_id", Text(r, "id")},
                                {"sweep_id", Text(r, "sweep_id")},

@@ -8,17 +8,17 @@
 #include <string>
 #include <vector>
 
-#include "cli/json_output.h"
+#include "common/proto_json.h"
 #include "report/figure.h"
 
 namespace nmsparse::server {
 
 // `sweeps`: the JSON of ListSweeps.
-std::string SweepsPage(const cli::Json& sweeps);
+std::string SweepsPage(const Json& sweeps);
 // `sweep`: {"sweep", "runs"} (SweepReader::Sweep); `figures`: the report's figures (ids and titles).
-std::string SweepPage(const cli::Json& sweep, const std::vector<report::Figure>& figures);
+std::string SweepPage(const Json& sweep, const std::vector<report::Figure>& figures);
 // `run`: the JSON of GetRun.
-std::string RunPage(const cli::Json& run);
+std::string RunPage(const Json& run);
 std::string LoginPage(const std::string& message);
 
 }  // namespace nmsparse::server

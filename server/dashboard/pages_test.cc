@@ -19,20 +19,20 @@ void ExpectSafe(const std::string& html) {
 }
 
 TEST(PagesTest, SweepsAndSweepPages) {
-  const cli::Json sweeps = {{"sweeps",
-                             {{{"id", 7},
-                               {"name", kHostile},
-                               {"submitted_by", kHostile},
-                               {"run_counts", {{kHostile, 1}}},
-                               {"created_at_ms", 5}}}}};
+  const Json sweeps = {{"sweeps",
+                        {{{"id", 7},
+                          {"name", kHostile},
+                          {"submitted_by", kHostile},
+                          {"run_counts", {{kHostile, 1}}},
+                          {"created_at_ms", 5}}}}};
   ExpectSafe(SweepsPage(sweeps));
-  const cli::Json sweep = {{"sweep", {{"id", 7}, {"name", kHostile}}},
-                           {"runs",
-                            {{{"id", 9},
-                              {"labels", {{kHostile, kHostile}}},
-                              {"state", "RUNNING"},
-                              {"attempt", 1},
-                              {"final_metrics", cli::Json::object()}}}}};
+  const Json sweep = {{"sweep", {{"id", 7}, {"name", kHostile}}},
+                      {"runs",
+                       {{{"id", 9},
+                         {"labels", {{kHostile, kHostile}}},
+                         {"state", "RUNNING"},
+                         {"attempt", 1},
+                         {"final_metrics", Json::object()}}}}};
   ExpectSafe(SweepPage(sweep, {}));
 }
 

@@ -22,14 +22,14 @@ absl::StatusOr<Response> Call(CoordinatorService* service, Method method, const 
 
 }  // namespace
 
-absl::StatusOr<cli::Json> SweepReader::Sweeps() const {
+absl::StatusOr<Json> SweepReader::Sweeps() const {
   auto response = Call<v1::ListSweepsRequest, v1::ListSweepsResponse>(
       coordinator_, &CoordinatorService::ListSweeps, v1::ListSweepsRequest());
   if (!response.ok()) return response.status();
-  return cli::ToJson(*response);
+  return ToJson(*response);
 }
 
-absl::StatusOr<cli::Json> SweepReader::Sweep(int64_t sweep_id) const {
+absl::StatusOr<Json> SweepReader::Sweep(int64_t sweep_id) const {
   v1::GetSweepRequest sweep_request;
   sweep_request.set_sweep_id(sweep_id);
   auto sweep =
@@ -40,19 +40,19 @@ absl::StatusOr<cli::Json> SweepReader::Sweep(int64_t sweep_id) const {
   auto runs = Call<v1::ListRunsRequest, v1::ListRunsResponse>(coordinator_, &CoordinatorService::ListRuns,
                                                               runs_request);
   if (!runs.ok()) return runs.status();
-  return cli::Json{{"sweep", cli::ToJson(*sweep)}, {"runs", cli::ToJson(*runs)["runs"]}};
+  return Json{{"sweep", ToJson(*sweep)}, {"runs", ToJson(*runs)["runs"]}};
 }
 
-absl::StatusOr<cli::Json> SweepReader::Run(int64_t run_id) const {
+absl::StatusOr<Json> SweepReader::Run(int64_t run_id) const {
   v1::GetRunRequest request;
   request.set_run_id(run_id);
   request.set_include_metrics(true);
   auto run = Call<v1::GetRunRequest, v1::GetRunResponse>(coordinator_, &CoordinatorService::GetRun, request);
   if (!run.ok()) return run.status();
-  return cli::ToJson(*run);
+  return ToJson(*run);
 }
 
-absl::StatusOr<cli::Json> SweepReader::Logs(int64_t run_id, int64_t from_seq, uint32_t limit) const {
+absl::StatusOr<Json> SweepReader::Logs(int64_t run_id, int64_t from_seq, uint32_t limit) const {
   v1::GetLogsRequest request;
   request.set_run_id(run_id);
   request.set_from_seq(from_seq);
@@ -60,7 +60,7 @@ absl::StatusOr<cli::Json> SweepReader::Logs(int64_t run_id, int64_t from_seq, ui
   auto logs =
       Call<v1::GetLogsRequest, v1::GetLogsResponse>(coordinator_, &CoordinatorService::GetLogs, request);
   if (!logs.ok()) return logs.status();
-  return cli::ToJson(*logs);
+  return ToJson(*logs);
 }
 
 absl::StatusOr<report::SweepData> SweepReader::SweepData(int64_t sweep_id) const {

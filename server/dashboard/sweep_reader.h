@@ -1,10 +1,11 @@
 // The dashboard's reads: the gRPC API's own handlers (CoordinatorService), called in process, so the
-// dashboard shows exactly what `nmctl` would; answers as the same JSON as `nmctl --json` (cli/json_output.h).
+// dashboard shows exactly what `nmctl` would; answers as the same JSON as `nmctl --json`
+// (common/proto_json.h).
 #ifndef NMSPARSE_SERVER_DASHBOARD_SWEEP_READER_H_
 #define NMSPARSE_SERVER_DASHBOARD_SWEEP_READER_H_
 
 #include "absl/status/statusor.h"
-#include "cli/json_output.h"
+#include "common/proto_json.h"
 #include "report/sweep_data.h"
 #include "server/api/coordinator_service.h"
 
@@ -14,13 +15,13 @@ class SweepReader {
  public:
   explicit SweepReader(CoordinatorService* coordinator) : coordinator_(coordinator) {}
 
-  absl::StatusOr<cli::Json> Sweeps() const;
+  absl::StatusOr<Json> Sweeps() const;
   // {"sweep": ..., "runs": [...]}.
-  absl::StatusOr<cli::Json> Sweep(int64_t sweep_id) const;
+  absl::StatusOr<Json> Sweep(int64_t sweep_id) const;
   // GetRun with every metric point.
-  absl::StatusOr<cli::Json> Run(int64_t run_id) const;
+  absl::StatusOr<Json> Run(int64_t run_id) const;
   // Up to `limit` log lines from `from_seq`.
-  absl::StatusOr<cli::Json> Logs(int64_t run_id, int64_t from_seq, uint32_t limit) const;
+  absl::StatusOr<Json> Logs(int64_t run_id, int64_t from_seq, uint32_t limit) const;
   // What the report's figures are drawn from.
   absl::StatusOr<report::SweepData> SweepData(int64_t sweep_id) const;
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "contract/metric_line.h"
 #include "server/store/status_macros.h"
 
 namespace nmsparse::server {
@@ -52,7 +53,9 @@ v1::LogLine LogFromRow(const Statement& st, int64_t run_id) {
 }
 
 // A point without a kind is stored as an epoch point.
-std::string StoredKind(const v1::MetricPoint& point) { return point.kind().empty() ? "epoch" : point.kind(); }
+std::string StoredKind(const v1::MetricPoint& point) {
+  return point.kind().empty() ? contract::kKindEpoch : point.kind();
+}
 
 int64_t EventSeq(const v1::RunEvent& e) {
   if (e.has_metric()) return e.metric().seq();
@@ -164,7 +167,7 @@ absl::StatusOr<int64_t> StoredMetricSeq(Database* db, int64_t run_id, uint32_t a
 absl::StatusOr<int64_t> AppendMetric(Database* db, int64_t run_id, uint32_t attempt, v1::MetricPoint point,
                                      int64_t now_ms, const EventCaps& caps) {
   NM_ASSIGN_OR_RETURN(VolumeRow volume, LoadVolume(db, run_id, kMetricVolume));
-  if (volume.stored >= caps.max_metric_points && point.kind() != "final") {
+  if (volume.stored >= caps.max_metric_points && point.kind() != contract::kKindFinal) {
     NM_RETURN_IF_ERROR(
         RecordDropped(db, run_id, attempt, kMetricVolume, volume, 1, caps.max_metric_points, now_ms));
     return 0;

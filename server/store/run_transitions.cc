@@ -1,9 +1,9 @@
 #include "server/store/run_transitions.h"
 
 #include "absl/strings/str_cat.h"
+#include "contract/exit_codes.h"
 #include "server/store/event_table.h"
 #include "server/store/status_macros.h"
-#include "worker/contract/trainer_contract.h"
 
 namespace nmsparse::server {
 namespace {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A stand-in for nmtrain, for the device test only: records the argv and rank environment it was started with
 # in <--out>/rank-<RANK>.txt and, as rank 0, prints the final metric line nmtrain would, naming the device it
-# would open by the contract (worker/contract/trainer_contract.h). $FAKE_REPORTED_DEVICE overrides that
+# would open by the contract (contract/trainer_flags.h). $FAKE_REPORTED_DEVICE overrides that
 # device, to play a trainer that ignored --device.
 out="" device=""
 args=("$@")

@@ -9,12 +9,13 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "common/unicode_text.h"
+#include "contract/exit_codes.h"
+#include "contract/run_directory.h"
+#include "contract/trainer_flags.h"
 #include "schemas/limits.h"
 #include "worker/agent/agent_log.h"
 #include "worker/agent/data_roots.h"
 #include "worker/agent/report_fate.h"
-#include "worker/contract/run_directory.h"
-#include "worker/contract/trainer_contract.h"
 
 namespace nmsparse::agent {
 namespace {
@@ -323,9 +324,9 @@ void Agent::HandleAssignment(const v1::Assignment& assignment) {
   launch.attempt = assignment.attempt();
   launch.spec_yaml = assignment.resolved_spec();
   // The run's numeric id, never its name, is the path component: a spec cannot steer where files go.
-  launch.run_dir = absl::StrCat(options_.work_dir, "/runs/", assignment.run_id());
+  launch.run_dir = contract::RunDirectory(options_.work_dir, assignment.run_id());
   if (assignment.init_from_run() != 0) {
-    launch.init_from = absl::StrCat(options_.work_dir, "/runs/", assignment.init_from_run());
+    launch.init_from = contract::RunDirectory(options_.work_dir, assignment.init_from_run());
   }
   // A data path outside the data roots, or a fork whose parent's checkpoint is not here, fails the attempt
   // before any trainer starts, with the reason in the run's message. A data error, not a bad spec: both
@@ -343,7 +344,7 @@ void Agent::HandleAssignment(const v1::Assignment& assignment) {
   }
   launch.trainer = options_.trainer;
   if (options_.trainer_threads > 0)
-    launch.trainer_args = {"--threads", absl::StrCat(options_.trainer_threads)};
+    launch.trainer_args = {contract::kThreadsFlag, absl::StrCat(options_.trainer_threads)};
   launch.kill_grace = options_.kill_grace;
   for (uint32_t slot : assignment.slots()) {
     RankDevice device;

@@ -4,9 +4,9 @@
 #include <string>
 
 #include "absl/strings/ascii.h"
+#include "contract/metric_line.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
-#include "worker/contract/trainer_contract.h"
 
 namespace nmsparse::agent {
 namespace {
@@ -42,10 +42,10 @@ std::optional<MetricLine> ParseMetricLine(absl::string_view line) {
   out.point.set_kind(kind_name);
   for (const auto& [name, value] : fields) {
     if (name == contract::kKindKey) continue;
-    if (name == "epoch" || name == "step") {
+    if (name == contract::kEpochKey || name == contract::kStepKey) {
       const std::optional<uint64_t> counter = AsCounter(value);
       if (!counter) return std::nullopt;
-      if (name == "epoch") {
+      if (name == contract::kEpochKey) {
         out.point.set_epoch(static_cast<uint32_t>(*counter));
       } else {
         out.point.set_step(*counter);

@@ -3,8 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/client_security.h"
-#include "worker/contract/run_directory.h"
-#include "worker/contract/trainer_contract.h"
+#include "contract/trainer_flags.h"
 
 extern char** environ;
 
@@ -29,7 +28,8 @@ RankCommand MakeRankCommand(const RunLaunch& launch, size_t rank, int master_por
                             const std::vector<std::string>& base_env, const std::string& spec_path) {
   const bool gpus = OnGpus(launch);
   RankCommand command;
-  command.argv = {launch.trainer, "--spec", spec_path, "--out", launch.run_dir, "--resume"};
+  command.argv = {launch.trainer,     contract::kSpecFlag, spec_path,
+                  contract::kOutFlag, launch.run_dir,      contract::kResumeFlag};
   if (!launch.init_from.empty())
     command.argv.insert(command.argv.end(), {contract::kInitFromFlag, launch.init_from});
   command.argv.insert(command.argv.end(),

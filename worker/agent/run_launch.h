@@ -1,6 +1,6 @@
 // What the agent starts for one run attempt: the run's identity, spec and directory, the trainer binary, and
 // one device per rank; and the command line and environment each rank gets from that (the device contract in
-// worker/contract/trainer_contract.h).
+// contract/trainer_flags.h).
 #ifndef NMSPARSE_WORKER_AGENT_RUN_LAUNCH_H_
 #define NMSPARSE_WORKER_AGENT_RUN_LAUNCH_H_
 

@@ -16,9 +16,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "contract/exit_codes.h"
+#include "contract/metric_names.h"
+#include "contract/run_directory.h"
+#include "contract/trainer_flags.h"
 #include "worker/agent/metric_line_parser.h"
 #include "worker/agent/rank_process.h"
-#include "worker/contract/trainer_contract.h"
 
 namespace nmsparse::agent {
 namespace {
@@ -124,7 +127,7 @@ void RunSupervisor::OnStderr(uint32_t rank, absl::string_view line) {
 RunOutcome RunSupervisor::Supervise() {
   RunOutcome outcome;
   const size_t world = launch_.ranks.empty() ? 1 : launch_.ranks.size();
-  const std::string spec_path = launch_.run_dir + "/spec.yaml";
+  const std::string spec_path = launch_.run_dir + "/" + contract::kSpecFileName;
   if (!MakeDirs(launch_.run_dir) || !WriteFile(spec_path, launch_.spec_yaml)) {
     outcome.state = v1::FAILED;
     outcome.exit_code = -1;

@@ -13,8 +13,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "contract/exit_codes.h"
 #include "gtest/gtest.h"
-#include "worker/contract/trainer_contract.h"
 
 namespace nmsparse::agent {
 namespace {

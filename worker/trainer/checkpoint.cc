@@ -12,7 +12,7 @@
 #include <iostream>
 #include <stdexcept>
 
-#include "worker/contract/run_directory.h"
+#include "contract/run_directory.h"
 
 namespace nmsparse {
 namespace {
@@ -62,7 +62,7 @@ NamedTensors ReadMasks(torch::serialize::InputArchive& a) {
 
 }  // namespace
 
-// The names are nmworker's too (it looks for a fork's parent checkpoint): worker/contract/run_directory.h.
+// The names are nmworker's too (it looks for a fork's parent checkpoint): contract/run_directory.h.
 std::string CheckpointPath(const std::string& out_dir) {
   return out_dir + "/" + contract::kCheckpointFiles[0];
 }

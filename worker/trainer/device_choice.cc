@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "worker/contract/trainer_contract.h"
+#include "contract/trainer_flags.h"
 
 namespace nmsparse {
 namespace {

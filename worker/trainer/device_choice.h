@@ -1,5 +1,5 @@
 // Which device a rank of nmtrain trains on, decided from --device, LOCAL_RANK and the GPUs this process sees
-// (the contract with the agent: worker/contract/trainer_contract.h). Plain C++, so that the rule is tested on
+// (the contract with the agent: contract/trainer_flags.h). Plain C++, so that the rule is tested on
 // machines without a GPU; the trainer feeds it torch::cuda::device_count().
 #ifndef NMSPARSE_WORKER_TRAINER_DEVICE_CHOICE_H_
 #define NMSPARSE_WORKER_TRAINER_DEVICE_CHOICE_H_

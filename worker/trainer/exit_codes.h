@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "worker/contract/trainer_contract.h"
+#include "contract/exit_codes.h"
 
 namespace nmsparse {
 

@@ -18,8 +18,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "common/version.h"
+#include "contract/trainer_flags.h"
 #include "schemas/experiment_config.h"
-#include "worker/contract/run_directory.h"
 #include "worker/trainer/distributed.h"
 #include "worker/trainer/exit_codes.h"
 #include "worker/trainer/trainer.h"
@@ -90,22 +90,22 @@ int Main(int argc, char** argv) {
     } else if (arg == "--version") {
       std::cout << VersionText("nmtrain");
       return kExitOk;
-    } else if (arg == "--spec") {
+    } else if (arg == contract::kSpecFlag) {
       if (!value(&spec_path)) return Usage("--spec needs a file");
-    } else if (arg == "--out") {
+    } else if (arg == contract::kOutFlag) {
       if (!value(&options.out_dir)) return Usage("--out needs a directory");
-    } else if (arg == "--resume") {
+    } else if (arg == contract::kResumeFlag) {
       options.resume = true;
     } else if (arg == contract::kInitFromFlag) {
       if (!value(&options.init_from)) return Usage("--init-from needs the parent run's directory");
     } else if (arg == "--validate-only") {
       validate_only = true;
-    } else if (arg == "--threads") {
+    } else if (arg == contract::kThreadsFlag) {
       if (!value(&v) || !absl::SimpleAtoi(v, &threads) || threads < 1) return Usage("--threads needs N >= 1");
     } else if (arg == "--loader-threads") {
       if (!value(&v) || !absl::SimpleAtoi(v, &options.loader_threads) || options.loader_threads < 0)
         return Usage("--loader-threads needs N >= 0");
-    } else if (arg == "--device") {
+    } else if (arg == contract::kDeviceFlag) {
       if (!value(&options.device)) return Usage("--device needs cpu or cuda");
     } else if (arg == "--precision") {
       if (!value(&v)) return Usage("--precision needs fp32 or bf16");

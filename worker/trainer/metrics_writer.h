@@ -1,5 +1,5 @@
 // One flat JSON object per line (numbers and strings only), the metric protocol between nmtrain and the
-// worker agent (docs/nmtrain.md).
+// worker agent (contract/metric_line.h, docs/nmtrain.md).
 #ifndef NMSPARSE_WORKER_TRAINER_METRICS_WRITER_H_
 #define NMSPARSE_WORKER_TRAINER_METRICS_WRITER_H_
 
@@ -10,11 +10,13 @@
 #include <variant>
 #include <vector>
 
+#include "contract/metric_line.h"
+
 namespace nmsparse {
 
 class MetricLine {
  public:
-  explicit MetricLine(const std::string& kind) { Add("kind", kind); }
+  explicit MetricLine(const std::string& kind) { Add(contract::kKindKey, kind); }
   MetricLine& Add(const std::string& key, double value);
   MetricLine& Add(const std::string& key, int64_t value);
   MetricLine& Add(const std::string& key, int value) { return Add(key, static_cast<int64_t>(value)); }

@@ -12,6 +12,9 @@
 #include <thread>
 
 #include "absl/strings/str_join.h"
+#include "contract/metric_line.h"
+#include "contract/metric_names.h"
+#include "contract/run_directory.h"
 #include "schemas/model_catalog.h"
 #include "schemas/semi_structured_layers.h"
 #include "worker/sparsity/semi_structured/semi_structured_layers_setup.h"
@@ -88,7 +91,7 @@ std::unique_ptr<SemiStructuredLayers> MakeSemiStructured(const ExperimentConfig&
 }
 
 // semi_structured/<layer>: the path the layer's last forward took and why; speedup_2_4/<layer>: timed
-// dense / 2:4 GPU time of its GEMM, 0 when not timed (worker/contract/trainer_contract.h).
+// dense / 2:4 GPU time of its GEMM, 0 when not timed (contract/metric_names.h).
 void AddSemiStructuredFields(const SemiStructuredLayers* semi, MetricLine& line) {
   if (semi == nullptr) return;
   for (const auto& layer : semi->Report()) {
@@ -174,12 +177,13 @@ class Run {
 
   int Train() {
     if (dist_->is_root()) MakeDirs(o_.out_dir);
-    // Before spec.yaml, so that a refused resume (other seed or precision) leaves the directory as it was.
+    // Before the spec file, so that a refused resume (other seed or precision) leaves the directory as is.
     RestoreOrStartFresh(ResumeRequest{o_.out_dir, o_.resume, c_.seed, c_.resources.precision, dist_->rank(),
                                       dist_->world_size(), device_, rank_prefix_, o_.init_from,
                                       steps_per_epoch_ * c_.schedule.epochs},
                         *model_, *optimizer_, *sparsity_, state_, log_);
-    if (dist_->is_root()) std::ofstream(o_.out_dir + "/spec.yaml") << CanonicalYaml(c_) << "\n";
+    if (dist_->is_root())
+      std::ofstream(o_.out_dir + "/" + contract::kSpecFileName) << CanonicalYaml(c_) << "\n";
     dist_->BroadcastModel(*model_);
     PrepareSemiStructured();
     StartBatches();
@@ -373,10 +377,14 @@ class Run {
     state_.last_eval_loss = eval.loss;
     if (dist_->is_root()) {
       MetricLine line(contract::kKindEpoch);
-      line.Add("epoch", epoch).Add("step", state_.global_step).Add("loss", loss);
-      line.Add("eval_loss", eval.loss).Add("top1", eval.top1).Add("top5", eval.top5);
-      line.Add("lr", schedule_->At(std::max<int64_t>(state_.global_step - 1, 0)));
-      line.Add("images_per_s", images_per_s).Add("flops", state_.flops);
+      line.Add(contract::kEpochKey, epoch)
+          .Add(contract::kStepKey, state_.global_step)
+          .Add(contract::kLoss, loss);
+      line.Add(contract::kEvalLoss, eval.loss)
+          .Add(contract::kTop1, eval.top1)
+          .Add(contract::kTop5, eval.top5);
+      line.Add(contract::kLearningRate, schedule_->At(std::max<int64_t>(state_.global_step - 1, 0)));
+      line.Add(contract::kImagesPerSecond, images_per_s).Add(contract::kFlops, state_.flops);
       line.Add("precision", c_.resources.precision);
       AddDeviceFields(line);
       AddSparsityFields(sparsity_->Report(state_.global_step, /*per_layer=*/true), line);
@@ -405,8 +413,11 @@ class Run {
   void EmitStep(int epoch, double loss, double lr, double images_per_s) {
     if (!dist_->is_root()) return;
     MetricLine line(contract::kKindStep);
-    line.Add("epoch", epoch).Add("step", state_.global_step).Add("loss", loss).Add("lr", lr);
-    line.Add("images_per_s", images_per_s).Add("flops", state_.flops);
+    line.Add(contract::kEpochKey, epoch)
+        .Add(contract::kStepKey, state_.global_step)
+        .Add(contract::kLoss, loss);
+    line.Add(contract::kLearningRate, lr);
+    line.Add(contract::kImagesPerSecond, images_per_s).Add(contract::kFlops, state_.flops);
     AddSparsityFields(sparsity_->Report(state_.global_step, /*per_layer=*/false), line);
     EmitMetric(*o_.metrics, line);
   }
@@ -414,11 +425,12 @@ class Run {
   void EmitFinal() {
     if (!dist_->is_root()) return;
     MetricLine line(contract::kKindFinal);
-    line.Add("top1", state_.last_top1).Add("top5", state_.last_top5).Add("loss", state_.last_epoch_loss);
-    line.Add("eval_loss", state_.last_eval_loss)
+    line.Add(contract::kTop1, state_.last_top1).Add(contract::kTop5, state_.last_top5);
+    line.Add(contract::kLoss, state_.last_epoch_loss);
+    line.Add(contract::kEvalLoss, state_.last_eval_loss)
         .Add("best_top1", state_.best_top1)
         .Add("epochs", c_.schedule.epochs);
-    line.Add("step", state_.global_step)
+    line.Add(contract::kStepKey, state_.global_step)
         .Add("train_seconds", state_.train_seconds)
         .Add("flops", state_.flops)
         .Add("precision", c_.resources.precision);

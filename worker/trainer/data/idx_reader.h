@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "worker/contract/dataset_location.h"
+#include "contract/dataset_location.h"
 #include "worker/trainer/data/dataset.h"
 
 namespace nmsparse {

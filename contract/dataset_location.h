@@ -1,7 +1,8 @@
 // Where nmtrain reads a dataset from when the spec gives no data.path: nmtrain opens it there, and nmworker
-// checks it against its data roots before starting a run (worker/agent/data_roots.h). Standard library only.
-#ifndef NMSPARSE_WORKER_CONTRACT_DATASET_LOCATION_H_
-#define NMSPARSE_WORKER_CONTRACT_DATASET_LOCATION_H_
+// checks it against its data roots before starting a run (worker/agent/data_roots.h). Standard library only,
+// like all of contract/.
+#ifndef NMSPARSE_CONTRACT_DATASET_LOCATION_H_
+#define NMSPARSE_CONTRACT_DATASET_LOCATION_H_
 
 #include <cstdlib>
 #include <string>
@@ -21,4 +22,4 @@ inline std::string FashionMnistDir(const std::string& dir) {
 
 }  // namespace nmsparse
 
-#endif  // NMSPARSE_WORKER_CONTRACT_DATASET_LOCATION_H_
+#endif  // NMSPARSE_CONTRACT_DATASET_LOCATION_H_

@@ -1,16 +1,16 @@
-// The `compare` view: a sweep's final metric as a table with one row per value of the first grid axis and one
-// column per value of the second (the layout of the paper's tables), or a single column with one axis.
-#ifndef NMSPARSE_CLI_COMPARE_PIVOT_H_
-#define NMSPARSE_CLI_COMPARE_PIVOT_H_
+// A sweep's final metric pivoted for comparison: one row per value of the first grid axis and one column per
+// value of the second (the layout of the paper's tables), or a single column with one axis. `nmctl compare`
+// prints it (cli/compare_table.h); the HTML report and its figures show it.
+#ifndef NMSPARSE_REPORT_COMPARE_PIVOT_H_
+#define NMSPARSE_REPORT_COMPARE_PIVOT_H_
 
 #include <string>
 #include <vector>
 
-#include "cli/json_output.h"
-#include "cli/table_printer.h"
+#include "common/proto_json.h"
 #include "nmsparse/v1/sweep.pb.h"
 
-namespace nmsparse::cli {
+namespace nmsparse::report {
 
 struct ComparePivot {
   struct Cell {
@@ -43,15 +43,11 @@ std::string RunLabel(const v1::Run& run);
 // state of its runs while none has succeeded, or "-" without runs.
 std::string CellText(const ComparePivot& pivot, const ComparePivot::Cell& cell);
 
-// Cells show the mean metric, and "± std (n=K)" when K > 1 succeeded runs share a cell, or the lower-case
-// state of the cell's runs while none has succeeded, or "-" without runs.
-Table RenderComparePivot(const ComparePivot& pivot);
-
 // The table as ordered JSON: {"sweep_id", "metric", "row_axis", "column_axis", "columns": [...], "rows":
 // [{"label", "cells": [{"column", "n", "mean", "std", "values", "runs", "state"}]}]}; mean and std are null
 // while no run of the cell succeeded.
 Json ComparePivotToJson(int64_t sweep_id, const ComparePivot& pivot);
 
-}  // namespace nmsparse::cli
+}  // namespace nmsparse::report
 
-#endif  // NMSPARSE_CLI_COMPARE_PIVOT_H_
+#endif  // NMSPARSE_REPORT_COMPARE_PIVOT_H_

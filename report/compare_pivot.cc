@@ -1,12 +1,13 @@
-#include "cli/compare_pivot.h"
+#include "report/compare_pivot.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "common/metric_text.h"
 
-namespace nmsparse::cli {
+namespace nmsparse::report {
 namespace {
 
 // Index of `label` in `labels`, appending it when new (labels outside the spec's value list keep their order
@@ -122,22 +123,6 @@ ComparePivot BuildComparePivot(const v1::SweepSpec& spec, const std::vector<v1::
   return pivot;
 }
 
-Table RenderComparePivot(const ComparePivot& pivot) {
-  std::vector<std::string> headers = {pivot.row_axis.empty() ? "run" : pivot.row_axis};
-  for (const std::string& c : pivot.column_labels) headers.push_back(c);
-  Table table(headers);
-  for (size_t r = 0; r < pivot.row_labels.size(); ++r) {
-    std::vector<std::string> row = {pivot.row_labels[r]};
-    for (const ComparePivot::Cell& cell : pivot.cells[r]) row.push_back(CellText(pivot, cell));
-    table.AddRow(row);
-  }
-  return table;
-}
-
-}  // namespace nmsparse::cli
-
-namespace nmsparse::cli {
-
 Json ComparePivotToJson(int64_t sweep_id, const ComparePivot& pivot) {
   Json doc = {{"sweep_id", sweep_id},           {"metric", pivot.metric},
               {"row_axis", pivot.row_axis},     {"column_axis", pivot.column_axis},
@@ -160,4 +145,4 @@ Json ComparePivotToJson(int64_t sweep_id, const ComparePivot& pivot) {
   return doc;
 }
 
-}  // namespace nmsparse::cli
+}  // namespace nmsparse::report

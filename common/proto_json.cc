@@ -1,11 +1,11 @@
-#include "cli/json_output.h"
+#include "common/proto_json.h"
 
 #include <map>
 
 #include "common/safe_json.h"
 #include "google/protobuf/descriptor.h"
 
-namespace nmsparse::cli {
+namespace nmsparse {
 namespace {
 
 using google::protobuf::FieldDescriptor;
@@ -82,4 +82,4 @@ std::string ToJsonText(const Json& json, bool pretty) {
   return SafeJsonText(json.dump(pretty ? 2 : -1, ' ', false, Json::error_handler_t::replace));
 }
 
-}  // namespace nmsparse::cli
+}  // namespace nmsparse

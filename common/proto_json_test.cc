@@ -1,13 +1,13 @@
 // --json: ids and other 64-bit integers are numbers, fields keep their .proto order, maps are sorted.
-#include "cli/json_output.h"
+#include "common/proto_json.h"
 
 #include "gtest/gtest.h"
 #include "nmsparse/v1/coordinator.pb.h"
 
-namespace nmsparse::cli {
+namespace nmsparse {
 namespace {
 
-TEST(JsonOutputTest, IdsAreNumbersAndFieldsKeepTheirOrder) {
+TEST(ProtoJsonTest, IdsAreNumbersAndFieldsKeepTheirOrder) {
   v1::Run run;
   run.set_id(16);
   run.set_sweep_id(5);
@@ -30,7 +30,7 @@ TEST(JsonOutputTest, IdsAreNumbersAndFieldsKeepTheirOrder) {
   EXPECT_EQ(text.find("\"16\""), std::string::npos) << text;
 }
 
-TEST(JsonOutputTest, RepeatedMessagesAndUnsetMessages) {
+TEST(ProtoJsonTest, RepeatedMessagesAndUnsetMessages) {
   v1::ListRunsResponse list;
   list.add_runs()->set_id(1);
   list.add_runs()->set_id(2);
@@ -41,7 +41,7 @@ TEST(JsonOutputTest, RepeatedMessagesAndUnsetMessages) {
 }
 
 // Issue 22: --json is valid JSON that reads the same, and as safe on a terminal as a table.
-TEST(JsonOutputTest, HostileStringsAreEscapedNotDropped) {
+TEST(ProtoJsonTest, HostileStringsAreEscapedNotDropped) {
   v1::Sweep sweep;
   sweep.set_name("a\x1b[2J\n\u202e\u0085\x7f\xff\"");
   const std::string text = ToJsonText(ToJson(sweep), /*pretty=*/false);
@@ -52,4 +52,4 @@ TEST(JsonOutputTest, HostileStringsAreEscapedNotDropped) {
 }
 
 }  // namespace
-}  // namespace nmsparse::cli
+}  // namespace nmsparse

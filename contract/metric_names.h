@@ -1,0 +1,30 @@
+// Names of the values and labels in nmtrain's metric lines (contract/metric_line.h) that other programs read:
+// the coordinator's dashboard, nmctl's tables and the report. Standard library only, like all of contract/.
+#ifndef NMSPARSE_CONTRACT_METRIC_NAMES_H_
+#define NMSPARSE_CONTRACT_METRIC_NAMES_H_
+
+namespace nmsparse::contract {
+
+// Values.
+constexpr char kTop1[] = "top1";  // Eval top-1 accuracy (%): the metric sweeps are compared on by default.
+constexpr char kTop5[] = "top5";
+constexpr char kLoss[] = "loss";  // Mean training loss of the epoch (step lines: of the last steps).
+constexpr char kEvalLoss[] = "eval_loss";
+constexpr char kLearningRate[] = "lr";
+constexpr char kImagesPerSecond[] = "images_per_s";  // Training throughput.
+constexpr char kFlops[] = "flops";                   // Training FLOPs so far.
+
+// Labels of the epoch and final lines: rank 0's device ("cuda:0 (GPU 2) NVIDIA H100 80GB HBM3", "cpu") and
+// every rank's, joined with "; " in rank order.
+constexpr char kDeviceLabel[] = "device";
+constexpr char kDevicesLabel[] = "devices";
+
+// Per semi-structured 2:4 linear (docs/accelerated-2-4.md), in every epoch line: the label
+// "semi_structured/<layer>" says which path its last forward took and why ("weight_2:4 masked dense (device
+// cpu)"), the value "speedup_2_4/<layer>" is dense / 2:4 GPU time of its GEMM (0 when not timed).
+constexpr char kSemiStructuredLabelPrefix[] = "semi_structured/";
+constexpr char kSpeedup24ValuePrefix[] = "speedup_2_4/";
+
+}  // namespace nmsparse::contract
+
+#endif  // NMSPARSE_CONTRACT_METRIC_NAMES_H_

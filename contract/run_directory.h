@@ -1,0 +1,29 @@
+// What nmworker and nmtrain agree on about run directories, <work_dir>/runs/<run id>/: where one is, the
+// spec file the agent writes there, the checkpoints nmtrain keeps there. Standard library only, like all of
+// contract/.
+#ifndef NMSPARSE_CONTRACT_RUN_DIRECTORY_H_
+#define NMSPARSE_CONTRACT_RUN_DIRECTORY_H_
+
+#include <cstdint>
+#include <string>
+
+namespace nmsparse::contract {
+
+// The directory of run `run_id` under a worker's work directory; nmtrain's --out, and a fork's --init-from
+// (contract/trainer_flags.h) for the parent's run id.
+inline std::string RunDirectory(const std::string& work_dir, int64_t run_id) {
+  return work_dir + "/runs/" + std::to_string(run_id);
+}
+
+// The spec the agent writes into the run directory and passes as --spec; nmtrain rewrites it there as it
+// trains it (canonical, with command-line overrides such as --precision applied).
+constexpr char kSpecFileName[] = "spec.yaml";
+
+// The checkpoint nmtrain keeps in its --out directory, and the one before it, which nmtrain falls back to
+// when the newer one is damaged (worker/trainer/checkpoint.cc writes and reads both; the agent looks for a
+// fork's parent checkpoint among them).
+constexpr const char* kCheckpointFiles[] = {"checkpoint.pt", "checkpoint.prev.pt"};
+
+}  // namespace nmsparse::contract
+
+#endif  // NMSPARSE_CONTRACT_RUN_DIRECTORY_H_
