@@ -133,10 +133,10 @@ SwinV2BlockImpl::SwinV2BlockImpl(const SwinV2BlockOptions& options)
   attn =
       register_module("attn", WindowAttention(WindowAttentionOptions(dim, window_size_, options.num_heads())
                                                   .qkv_bias(options.qkv_bias())
-                                                  .attn_drop(drop.attn_drop_rate)
-                                                  .proj_drop(drop.drop_rate)));
+                                                  .attn_drop(drop.attn_drop_rate())
+                                                  .proj_drop(drop.drop_rate())));
   norm1 = register_module("norm1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim})));
-  mlp = register_module("mlp", Mlp(dim, static_cast<int64_t>(dim * options.mlp_ratio()), drop.drop_rate));
+  mlp = register_module("mlp", Mlp(dim, static_cast<int64_t>(dim * options.mlp_ratio()), drop.drop_rate()));
   norm2 = register_module("norm2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim})));
   if (shift_size_[0] > 0 || shift_size_[1] > 0) {
     const int64_t hp = (input_resolution[0] + window_size_[0] - 1) / window_size_[0] * window_size_[0];
@@ -232,7 +232,7 @@ SwinTransformerV2Impl::SwinTransformerV2Impl(const ModelArch& arch, const DropOp
 
   int64_t total_depth = 0;
   for (int d : arch.depths) total_depth += d;
-  const auto rates = DropPathRates(drop.drop_path_rate, total_depth);
+  const auto rates = DropPathRates(drop.drop_path_rate(), total_depth);
 
   layers = register_module("layers", torch::nn::ModuleList());
   int64_t in_dim = arch.embed_dim, scale = 1, block_index = 0;
@@ -252,7 +252,7 @@ SwinTransformerV2Impl::SwinTransformerV2Impl(const ModelArch& arch, const DropOp
     if (i > 0) scale *= 2;
   }
   norm = register_module("norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({in_dim})));
-  head = register_module("head", ClassifierHead(in_dim, arch.num_classes, drop.drop_rate));
+  head = register_module("head", ClassifierHead(in_dim, arch.num_classes, drop.drop_rate()));
 
   // timm's init_weights: Linear trunc_normal(.02), then res-post-norms (norm1, norm2 of every block) to zero.
   InitLinearsTimm(*this);

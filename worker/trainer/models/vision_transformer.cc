@@ -65,10 +65,10 @@ VitBlockImpl::VitBlockImpl(const VitBlockOptions& options) : drop_path_(options.
   norm1 = register_module("norm1", VitLayerNorm(dim));
   attn = register_module("attn", Attention(AttentionOptions(dim, options.num_heads())
                                                .qkv_bias(options.qkv_bias())
-                                               .attn_drop(drop.attn_drop_rate)
-                                               .proj_drop(drop.drop_rate)));
+                                               .attn_drop(drop.attn_drop_rate())
+                                               .proj_drop(drop.drop_rate())));
   norm2 = register_module("norm2", VitLayerNorm(dim));
-  mlp = register_module("mlp", Mlp(dim, static_cast<int64_t>(dim * options.mlp_ratio()), drop.drop_rate));
+  mlp = register_module("mlp", Mlp(dim, static_cast<int64_t>(dim * options.mlp_ratio()), drop.drop_rate()));
 }
 
 torch::Tensor VitBlockImpl::forward(const torch::Tensor& x) {
@@ -88,9 +88,9 @@ VisionTransformerImpl::VisionTransformerImpl(const ModelArch& arch, const DropOp
   patch_embed = register_module("patch_embed", PatchEmbed(arch.in_chans, dim, arch.patch_size));
   if (class_token_) cls_token = register_parameter("cls_token", torch::zeros({1, 1, dim}));
   pos_embed = register_parameter("pos_embed", torch::zeros({1, tokens, dim}));
-  pos_drop_ = register_module("pos_drop", torch::nn::Dropout(drop.drop_rate));
+  pos_drop_ = register_module("pos_drop", torch::nn::Dropout(drop.drop_rate()));
   blocks = register_module("blocks", torch::nn::ModuleList());
-  const auto rates = DropPathRates(drop.drop_path_rate, arch.depth);
+  const auto rates = DropPathRates(drop.drop_path_rate(), arch.depth);
   for (int i = 0; i < arch.depth; ++i) {
     blocks->push_back(VitBlock(VitBlockOptions(dim, arch.num_heads)
                                    .mlp_ratio(arch.mlp_ratio)
@@ -99,7 +99,7 @@ VisionTransformerImpl::VisionTransformerImpl(const ModelArch& arch, const DropOp
                                    .drop_path(rates[i])));
   }
   norm = register_module("norm", VitLayerNorm(dim));
-  head_drop_ = register_module("head_drop", torch::nn::Dropout(drop.drop_rate));
+  head_drop_ = register_module("head_drop", torch::nn::Dropout(drop.drop_rate()));
   head = register_module("head", torch::nn::Linear(dim, arch.num_classes));
 
   // timm's init_weights('') : pos_embed trunc_normal(.02), cls_token normal(1e-6), Linear trunc_normal(.02).
