@@ -76,7 +76,7 @@ class Stack {
     root_ = std::make_shared<torch::nn::Module>();
     blocks_ = root_->register_module("blocks", torch::nn::ModuleList());
     for (int i = 0; i < absl::GetFlag(FLAGS_depth); ++i) {
-      blocks_->push_back(VitBlock(kDim, kHeads, 4.0, /*qkv_bias=*/true, DropOptions{}, /*drop_path=*/0.0));
+      blocks_->push_back(VitBlock(VitBlockOptions(kDim, kHeads).qkv_bias(true)));
     }
     auto engine = SparsityEngine::Create(recipe.config, 100, 1000, *root_);
     TORCH_CHECK(engine.ok(), engine.status().ToString());

@@ -34,6 +34,20 @@ v1::RunAttempt MakeAttempt(int64_t run_id, uint32_t attempt) {
   return run;
 }
 
+// A trainer's log line as the coordinator takes it.
+Report LogReport(const v1::RunAttempt& run, uint32_t rank, absl::string_view text) {
+  Report report;
+  report.kind = Report::Kind::kLog;
+  report.run = run;
+  report.line.set_run_id(run.run_id());
+  report.line.set_attempt(run.attempt());
+  report.line.set_rank(rank);
+  // Proto3 strings are UTF-8: one stray byte would make the coordinator refuse the whole report.
+  report.line.set_text(limits::CutLogLine(ValidUtf8(std::string_view(text.data(), text.size()))));
+  report.line.set_at_ms(absl::ToUnixMillis(absl::Now()));
+  return report;
+}
+
 AgentOptions WithDataRoots(AgentOptions options) {
   if (options.data_roots.empty()) options.data_roots = DefaultDataRoots(options.work_dir);
   return options;
@@ -58,8 +72,8 @@ void Agent::Shutdown(std::chrono::milliseconds flush_timeout) {
   std::map<int64_t, ActiveRun> runs;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_ && reporter_stopping_) return;
-    stopping_ = true;
+    if (lifecycle_ == Lifecycle::kStopped) return;
+    lifecycle_ = Lifecycle::kStopping;
   }
   cv_.notify_all();
   client_->CancelAssignments(/*for_good=*/true);
@@ -82,7 +96,7 @@ void Agent::Shutdown(std::chrono::milliseconds flush_timeout) {
   if (outbox_.size() > 0) AgentLog(absl::StrCat("exiting with ", outbox_.size(), " unsent reports"));
   {
     std::lock_guard<std::mutex> lock(mu_);
-    reporter_stopping_ = true;
+    lifecycle_ = Lifecycle::kStopped;
     runs.swap(runs_);
   }
   cv_.notify_all();
@@ -111,7 +125,7 @@ void Agent::CheckIdle() {
   const auto now = std::chrono::steady_clock::now();
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!runs_.empty() || leaving_) {
+    if (!runs_.empty() || lifecycle_ != Lifecycle::kServing) {
       idle_since_ = now;
       return;
     }
@@ -136,7 +150,7 @@ void Agent::Leave(const std::string& why, std::chrono::milliseconds flush_timeou
   int64_t worker_id;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    leaving_ = true;
+    if (lifecycle_ == Lifecycle::kServing) lifecycle_ = Lifecycle::kLeaving;
     worker_id = worker_id_;
     for (auto& [id, run] : runs_) {
       if (!run.supervisor->done()) supervisors.push_back(run.supervisor.get());
@@ -165,7 +179,8 @@ void Agent::Leave(const std::string& why, std::chrono::milliseconds flush_timeou
 void Agent::Backoff(std::chrono::milliseconds* delay, bool reporter, std::chrono::milliseconds cap) {
   std::unique_lock<std::mutex> lock(mu_);
   // The reporter keeps trying while the agent shuts down: it flushes the last reports.
-  cv_.wait_for(lock, *delay, [this, reporter] { return reporter ? reporter_stopping_ : stopping_; });
+  cv_.wait_for(lock, *delay,
+               [this, reporter] { return reporter ? lifecycle_ == Lifecycle::kStopped : Stopping(); });
   *delay = std::min(*delay * 2, cap);
 }
 
@@ -196,7 +211,6 @@ absl::Status Agent::RegisterOnce() {
       heartbeat_interval_ = std::chrono::milliseconds(response->heartbeat_interval_ms());
     }
     registered_ = true;
-    need_register_ = false;
   }
   cv_.notify_all();
   AgentLog(absl::StrCat("registered with ", client_->address(), " as worker ", response->worker_id(), " (",
@@ -213,8 +227,8 @@ void Agent::HeartbeatLoop() {
     bool need_register;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (stopping_) return;
-      need_register = need_register_;
+      if (Stopping()) return;
+      need_register = !registered_;
     }
     ReapFinished();
     if (need_register) {
@@ -240,9 +254,9 @@ void Agent::HeartbeatLoop() {
     {
       std::unique_lock<std::mutex> lock(mu_);
       interval = heartbeat_interval_;
-      cv_.wait_for(lock, interval, [this] { return stopping_ || need_register_; });
-      if (stopping_) return;
-      if (need_register_) continue;
+      cv_.wait_for(lock, interval, [this] { return Stopping() || !registered_; });
+      if (Stopping()) return;
+      if (!registered_) continue;
       worker_id = worker_id_;
     }
     v1::HeartbeatRequest request;
@@ -258,7 +272,7 @@ void Agent::HeartbeatLoop() {
     // back, reporting the attempts that kept running meanwhile.
     AgentLog(absl::StrCat("heartbeat failed: ", response.status().ToString(), "; registering again"));
     std::lock_guard<std::mutex> lock(mu_);
-    need_register_ = true;
+    registered_ = false;
   }
 }
 
@@ -268,8 +282,8 @@ void Agent::AssignmentLoop() {
     int64_t worker_id;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || (registered_ && !need_register_); });
-      if (stopping_) return;
+      cv_.wait(lock, [this] { return Stopping() || registered_; });
+      if (Stopping()) return;
       worker_id = worker_id_;
     }
     const auto opened = std::chrono::steady_clock::now();
@@ -277,9 +291,9 @@ void Agent::AssignmentLoop() {
         client_->StreamAssignments(worker_id, [this](const v1::Assignment& a) { HandleAssignment(a); });
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (stopping_) return;
+      if (Stopping()) return;
       if (status.code() == absl::StatusCode::kNotFound || status.code() == absl::StatusCode::kUnavailable) {
-        need_register_ = true;
+        registered_ = false;
       }
     }
     cv_.notify_all();
@@ -293,32 +307,52 @@ void Agent::AssignmentLoop() {
 
 void Agent::HandleAssignment(const v1::Assignment& assignment) {
   const v1::RunAttempt run = MakeAttempt(assignment.run_id(), assignment.attempt());
-  std::unique_ptr<RunSupervisor> previous;
-  uint32_t previous_attempt = 0;
+  if (!ClaimRun(run)) return;
+  RunLaunch launch = MakeLaunch(assignment);
+  // A data path outside the data roots, or a fork whose parent's checkpoint is not here, fails the attempt
+  // before any trainer starts, with the reason in the run's message. A data error, not a bad spec: both
+  // depend on this worker (its roots, its files), and another worker may take the retry.
+  absl::Status refused = CheckRunDataAccess(launch.spec_yaml, launch.run_dir, options_.data_roots);
+  if (refused.ok()) refused = CheckForkSource(launch, assignment.init_from_run());
+  if (!refused.ok()) {
+    Refuse(run, refused);
+    return;
+  }
+  AgentLog(absl::StrCat("starting ", AttemptName(run), " with ", launch.ranks.size(), " rank(s) in ",
+                        launch.run_dir, assignment.resume() ? " (resume)" : ""));
+  StartSupervisor(run, std::move(launch));
+}
+
+bool Agent::ClaimRun(const v1::RunAttempt& run) {
+  ActiveRun previous;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_) return;
-    if (leaving_) {
+    if (Stopping()) return false;
+    if (lifecycle_ == Lifecycle::kLeaving) {
       HandBackUnstarted(run);
-      return;
+      return false;
     }
-    auto it = runs_.find(assignment.run_id());
+    auto it = runs_.find(run.run_id());
     if (it != runs_.end()) {
-      if (it->second.attempt >= assignment.attempt())
-        return;  // Sent again after a reconnect: already running.
-      previous = std::move(it->second.supervisor);
-      previous_attempt = it->second.attempt;
+      if (it->second.attempt >= run.attempt())
+        return false;  // Sent again after a reconnect: already running.
+      previous = std::move(it->second);
       runs_.erase(it);
     }
   }
-  if (previous != nullptr) {
-    // The same run directory is reused: the old attempt must be gone before the new one starts.
-    AgentLog(absl::StrCat("stopping stale attempt ", previous_attempt, " of run ", assignment.run_id()));
-    previous->Stop(StopReason::kStale);
-    previous->Join();
-    outbox_.DropAttempt(MakeAttempt(assignment.run_id(), previous_attempt));
-  }
+  if (previous.supervisor != nullptr) StopStaleAttempt(run.run_id(), previous);
+  return true;
+}
 
+void Agent::StopStaleAttempt(int64_t run_id, const ActiveRun& stale) {
+  // The same run directory is reused: the old attempt must be gone before the new one starts.
+  AgentLog(absl::StrCat("stopping stale attempt ", stale.attempt, " of run ", run_id));
+  stale.supervisor->Stop(StopReason::kStale);
+  stale.supervisor->Join();
+  outbox_.DropAttempt(MakeAttempt(run_id, stale.attempt));
+}
+
+RunLaunch Agent::MakeLaunch(const v1::Assignment& assignment) const {
   RunLaunch launch;
   launch.run_id = assignment.run_id();
   launch.attempt = assignment.attempt();
@@ -327,20 +361,6 @@ void Agent::HandleAssignment(const v1::Assignment& assignment) {
   launch.run_dir = contract::RunDirectory(options_.work_dir, assignment.run_id());
   if (assignment.init_from_run() != 0) {
     launch.init_from = contract::RunDirectory(options_.work_dir, assignment.init_from_run());
-  }
-  // A data path outside the data roots, or a fork whose parent's checkpoint is not here, fails the attempt
-  // before any trainer starts, with the reason in the run's message. A data error, not a bad spec: both
-  // depend on this worker (its roots, its files), and another worker may take the retry.
-  absl::Status refused = CheckRunDataAccess(launch.spec_yaml, launch.run_dir, options_.data_roots);
-  if (refused.ok()) refused = CheckForkSource(launch, assignment.init_from_run());
-  if (!refused.ok()) {
-    AgentLog(absl::StrCat("refusing ", AttemptName(run), ": ", refused.message()));
-    RunOutcome outcome;
-    outcome.state = v1::FAILED;
-    outcome.exit_code = contract::kExitData;
-    outcome.message = absl::StrCat("refused by nmworker on ", options_.host, ": ", refused.message());
-    OnRunDone(run, outcome);
-    return;
   }
   launch.trainer = options_.trainer;
   if (options_.trainer_threads > 0)
@@ -352,7 +372,19 @@ void Agent::HandleAssignment(const v1::Assignment& assignment) {
     launch.ranks.push_back(device);
   }
   if (launch.ranks.empty()) launch.ranks.push_back(RankDevice{});
+  return launch;
+}
 
+void Agent::Refuse(const v1::RunAttempt& run, const absl::Status& why) {
+  AgentLog(absl::StrCat("refusing ", AttemptName(run), ": ", why.message()));
+  RunOutcome outcome;
+  outcome.state = v1::FAILED;
+  outcome.exit_code = contract::kExitData;
+  outcome.message = absl::StrCat("refused by nmworker on ", options_.host, ": ", why.message());
+  OnRunDone(run, outcome);
+}
+
+RunCallbacks Agent::ReportingCallbacks(const v1::RunAttempt& run) {
   RunCallbacks callbacks;
   callbacks.on_started = [this, run] {
     Report report;
@@ -368,27 +400,19 @@ void Agent::HandleAssignment(const v1::Assignment& assignment) {
     outbox_.Push(std::move(report));
   };
   callbacks.on_log = [this, run](uint32_t rank, absl::string_view text) {
-    Report report;
-    report.kind = Report::Kind::kLog;
-    report.run = run;
-    report.line.set_run_id(run.run_id());
-    report.line.set_attempt(run.attempt());
-    report.line.set_rank(rank);
-    // Proto3 strings are UTF-8: one stray byte would make the coordinator refuse the whole report.
-    report.line.set_text(limits::CutLogLine(ValidUtf8(std::string_view(text.data(), text.size()))));
-    report.line.set_at_ms(absl::ToUnixMillis(absl::Now()));
-    outbox_.Push(std::move(report));
+    outbox_.Push(LogReport(run, rank, text));
   };
   callbacks.on_done = [this, run](const RunOutcome& outcome) { OnRunDone(run, outcome); };
+  return callbacks;
+}
 
-  AgentLog(absl::StrCat("starting ", AttemptName(run), " with ", launch.ranks.size(), " rank(s) in ",
-                        launch.run_dir, assignment.resume() ? " (resume)" : ""));
-  auto supervisor = std::make_unique<RunSupervisor>(std::move(launch), std::move(callbacks));
+void Agent::StartSupervisor(const v1::RunAttempt& run, RunLaunch launch) {
+  auto supervisor = std::make_unique<RunSupervisor>(std::move(launch), ReportingCallbacks(run));
   RunSupervisor* raw = supervisor.get();
   {
     std::lock_guard<std::mutex> lock(mu_);
-    ActiveRun& active = runs_[assignment.run_id()];
-    active.attempt = assignment.attempt();
+    ActiveRun& active = runs_[run.run_id()];
+    active.attempt = run.attempt();
     active.supervisor = std::move(supervisor);
   }
   raw->Start();
@@ -449,7 +473,7 @@ void Agent::Retire(const v1::RunAttempt& run) {
     if (it == runs_.end() || it->second.attempt != run.attempt()) return;
     it->second.awaiting_delivery = false;
     // Leave and Shutdown own (and join) the supervisors from now on.
-    if (stopping_ || leaving_) return;
+    if (lifecycle_ != Lifecycle::kServing) return;
     supervisor = std::move(it->second.supervisor);
     runs_.erase(it);
   }
@@ -526,7 +550,7 @@ void Agent::ReportLoop() {
   for (;;) {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (reporter_stopping_) return;
+      if (lifecycle_ == Lifecycle::kStopped) return;
     }
     std::vector<Report> batch = outbox_.PeekBatch(kMaxBatch, std::chrono::milliseconds(200));
     if (batch.empty()) continue;

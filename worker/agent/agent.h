@@ -72,12 +72,34 @@ class Agent {
     bool awaiting_delivery = false;  // Its CompleteRun is in the outbox.
   };
 
+  // Where the agent is in its life; it only moves forward, in this order. Shutdown stops the loops first and
+  // the reporter last, so that the runs' final reports still go out.
+  enum class Lifecycle {
+    kServing,   // Takes assignments.
+    kLeaving,   // Leave: assignments are handed back unstarted; heartbeats go on.
+    kStopping,  // Shutdown: the heartbeat and assignment loops end; the reporter flushes the outbox.
+    kStopped,   // The reporter ends too.
+  };
+  // With mu_ held: the heartbeat and assignment loops end.
+  bool Stopping() const { return lifecycle_ >= Lifecycle::kStopping; }
+
   void HeartbeatLoop();
   void AssignmentLoop();
   void ReportLoop();
 
   absl::Status RegisterOnce();
+  // Starts the assigned attempt under a RunSupervisor, unless it is refused or handed back.
   void HandleAssignment(const v1::Assignment& assignment);
+  // Whether the agent takes `run`: not while leaving (handed back unstarted) or stopping, nor twice when a
+  // reconnect sends it again. An older attempt of the run is stopped first.
+  bool ClaimRun(const v1::RunAttempt& run);
+  void StopStaleAttempt(int64_t run_id, const ActiveRun& stale);
+  RunLaunch MakeLaunch(const v1::Assignment& assignment) const;
+  // Fails `run` before any trainer starts, with `why` in its message.
+  void Refuse(const v1::RunAttempt& run, const absl::Status& why);
+  // What the supervisor reports (start, metrics, log lines, the outcome) goes into the outbox.
+  RunCallbacks ReportingCallbacks(const v1::RunAttempt& run);
+  void StartSupervisor(const v1::RunAttempt& run, RunLaunch launch);
   void StopAttempts(const google::protobuf::RepeatedPtrField<v1::RunAttempt>& attempts, StopReason reason);
   // A fork needs its parent's checkpoint in launch.init_from unless its own run directory has one already.
   absl::Status CheckForkSource(const RunLaunch& launch, int64_t parent_run_id) const;
@@ -100,14 +122,14 @@ class Agent {
 
   std::mutex mu_;
   std::condition_variable cv_;
-  bool stopping_ = false;
-  bool reporter_stopping_ = false;
+  Lifecycle lifecycle_ = Lifecycle::kServing;
+  // Apart from the lifecycle: the coordinator may forget this worker (or restart) at any stage, and the
+  // agent registers again while serving or leaving. False until the first Register, and again after a failed
+  // heartbeat or an assignment stream that lost the worker.
   bool registered_ = false;
-  bool need_register_ = true;
   int64_t worker_id_ = 0;
   std::chrono::milliseconds heartbeat_interval_{1000};
   std::map<int64_t, ActiveRun> runs_;
-  bool leaving_ = false;  // Assignments are handed back unstarted.
   std::optional<ExitRequest> exit_request_;
   std::chrono::steady_clock::time_point idle_since_ = std::chrono::steady_clock::now();
 

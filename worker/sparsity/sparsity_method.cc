@@ -5,11 +5,13 @@
 
 namespace nmsparse {
 
-absl::StatusOr<std::unique_ptr<SparsityMethod>> CreateSparsityMethod(
-    const SparsityConfig& config, int total_epochs, int64_t steps_per_epoch, torch::nn::Module& model,
-    torch::optim::Optimizer* optimizer, uint64_t seed) {
-  if (config.IsDynamic()) return CreateDynamicSparsityMethod(config.dynamic, model, optimizer, seed);
-  return CreateNMSparsityMethod(config, total_epochs, steps_per_epoch, model);
+absl::StatusOr<std::unique_ptr<SparsityMethod>> CreateSparsityMethod(const SparsityConfig& config,
+                                                                     torch::nn::Module& model,
+                                                                     const SparsityMethodOptions& options) {
+  if (config.IsDynamic()) {
+    return CreateDynamicSparsityMethod(config.dynamic, model, options.optimizer(), options.seed());
+  }
+  return CreateNMSparsityMethod(config, options.total_epochs(), options.steps_per_epoch(), model);
 }
 
 }  // namespace nmsparse

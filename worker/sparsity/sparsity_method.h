@@ -9,6 +9,7 @@
 #ifndef NMSPARSE_WORKER_SPARSITY_SPARSITY_METHOD_H_
 #define NMSPARSE_WORKER_SPARSITY_SPARSITY_METHOD_H_
 
+#include <torch/arg.h>
 #include <torch/types.h>
 
 #include <cstdint>
@@ -63,12 +64,26 @@ class SparsityMethod {
   virtual std::string Describe(int total_epochs, int64_t steps_per_epoch) = 0;
 };
 
+// What CreateSparsityMethod needs besides the config and the model: the run's schedule (the N:M engine's
+// phases are fractions of it), the optimizer (dynamic sparsity clears the state of pruned weights; null for
+// validate-only) and the run's seed (dynamic sparsity's random regrowth).
+struct SparsityMethodOptions {
+  using OptimizerPointer = torch::optim::Optimizer*;  // TORCH_ARG's `const T&` must not reach the pointee.
+
+  SparsityMethodOptions(int total_epochs, int64_t steps_per_epoch)
+      : total_epochs_(total_epochs), steps_per_epoch_(steps_per_epoch) {}
+  TORCH_ARG(int, total_epochs);
+  TORCH_ARG(int64_t, steps_per_epoch);
+  TORCH_ARG(OptimizerPointer, optimizer) = nullptr;
+  TORCH_ARG(uint64_t, seed) = 0;
+};
+
 // The method `config` asks for: dynamic sparsity when it has `dynamic` groups, the N:M engine otherwise (a
 // dense run is the engine with no sparse layer). InvalidArgument naming the key when the config does not fit
-// the model. `optimizer` may be null (validate-only). The model and optimizer must outlive the method.
-absl::StatusOr<std::unique_ptr<SparsityMethod>> CreateSparsityMethod(
-    const SparsityConfig& config, int total_epochs, int64_t steps_per_epoch, torch::nn::Module& model,
-    torch::optim::Optimizer* optimizer, uint64_t seed);
+// the model. The model and optimizer must outlive the method.
+absl::StatusOr<std::unique_ptr<SparsityMethod>> CreateSparsityMethod(const SparsityConfig& config,
+                                                                     torch::nn::Module& model,
+                                                                     const SparsityMethodOptions& options);
 
 }  // namespace nmsparse
 

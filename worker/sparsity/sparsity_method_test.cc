@@ -35,7 +35,8 @@ TEST(SparsityMethodTest, NMRecipeReportsItsStageAndMeasuredSparsity) {
   config.sparsity_type = SparsityType::kSrste;
   config.nm = {1, 4};
   config.dense_fraction = 0.5;  // Epoch 0 of 2 dense, epoch 1 sparse.
-  auto method = CreateSparsityMethod(config, /*total_epochs=*/2, /*steps_per_epoch=*/5, *model, nullptr, 0);
+  auto method =
+      CreateSparsityMethod(config, *model, SparsityMethodOptions(/*total_epochs=*/2, /*steps_per_epoch=*/5));
   ASSERT_TRUE(method.ok()) << method.status();
   SparsityMethod& m = **method;
 
@@ -70,7 +71,8 @@ TEST(SparsityMethodTest, DynamicGroupsPickTheControllerAndCheckpointItsMasks) {
   group.sparsity = StepSchedule::Constant(0.5);
   group.param_filter = {"blocks.*.mlp.fc1.weight"};
   config.dynamic = {group};
-  auto method = CreateSparsityMethod(config, 2, 5, *model, &optimizer, 7);
+  const SparsityMethodOptions options = SparsityMethodOptions(2, 5).optimizer(&optimizer).seed(7);
+  auto method = CreateSparsityMethod(config, *model, options);
   ASSERT_TRUE(method.ok()) << method.status();
   SparsityMethod& m = **method;
 
@@ -89,7 +91,7 @@ TEST(SparsityMethodTest, DynamicGroupsPickTheControllerAndCheckpointItsMasks) {
   EXPECT_NE(m.Describe(2, 5).find("blocks.0.mlp.fc1.weight"), std::string::npos);
 
   config.dynamic[0].param_filter = {"blocks.*.nothing"};
-  const auto refused = CreateSparsityMethod(config, 2, 5, *model, &optimizer, 7);
+  const auto refused = CreateSparsityMethod(config, *model, options);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(refused.status().message().find("sparsity.dynamic[0].param_filter[0]"), std::string::npos)
       << refused.status();

@@ -5,12 +5,12 @@
 
 namespace nmsparse {
 
-LrSchedule::LrSchedule(double lr, double warmup_lr, double min_lr, int64_t warmup_steps, int64_t total_steps)
-    : lr_(lr),
-      warmup_lr_(warmup_lr),
-      min_lr_(min_lr),
-      warmup_steps_(std::max<int64_t>(warmup_steps, 0)),
-      total_steps_(std::max<int64_t>(total_steps, 1)) {}
+LrSchedule::LrSchedule(const LrScheduleOptions& options)
+    : lr_(options.lr),
+      warmup_lr_(options.warmup_lr),
+      min_lr_(options.min_lr),
+      warmup_steps_(std::max<int64_t>(options.warmup_steps, 0)),
+      total_steps_(std::max<int64_t>(options.total_steps, 1)) {}
 
 double LrSchedule::At(int64_t step) const {
   if (step < warmup_steps_) {

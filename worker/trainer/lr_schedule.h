@@ -8,9 +8,19 @@
 
 namespace nmsparse {
 
+// The schedule's rates and lengths (timm's CosineLRScheduler: lr is the optimizer's base rate, warmup_lr its
+// warmup_lr_init, min_lr its lr_min). Set by name: this library is plain C++, without LibTorch's TORCH_ARG.
+struct LrScheduleOptions {
+  double lr = 0.0;
+  double warmup_lr = 0.0;
+  double min_lr = 0.0;
+  int64_t warmup_steps = 0;
+  int64_t total_steps = 1;
+};
+
 class LrSchedule {
  public:
-  LrSchedule(double lr, double warmup_lr, double min_lr, int64_t warmup_steps, int64_t total_steps);
+  explicit LrSchedule(const LrScheduleOptions& options);
   double At(int64_t step) const;  // `step`: 0-based optimizer step.
 
  private:

@@ -66,11 +66,22 @@ RunData LoadData(const ExperimentConfig& c, const ModelArch& arch) {
   return std::move(*data);
 }
 
+LrScheduleOptions LrScheduleFor(const ExperimentConfig& c, int64_t steps_per_epoch) {
+  LrScheduleOptions lr;
+  lr.lr = c.optimizer.lr;
+  lr.warmup_lr = c.schedule.warmup_lr;
+  lr.min_lr = c.schedule.min_lr;
+  lr.warmup_steps = static_cast<int64_t>(std::llround(c.schedule.warmup_epochs * steps_per_epoch));
+  lr.total_steps = steps_per_epoch * c.schedule.epochs;
+  return lr;
+}
+
 // `optimizer` may be null (validate-only).
 std::unique_ptr<SparsityMethod> MakeSparsity(const ExperimentConfig& c, int64_t steps_per_epoch,
                                              torch::nn::Module& model, torch::optim::Optimizer* optimizer) {
-  auto method =
-      CreateSparsityMethod(c.sparsity, c.schedule.epochs, steps_per_epoch, model, optimizer, c.seed);
+  auto method = CreateSparsityMethod(
+      c.sparsity, model,
+      SparsityMethodOptions(c.schedule.epochs, steps_per_epoch).optimizer(optimizer).seed(c.seed));
   if (!method.ok()) throw TrainerError(kExitUsage, std::string(method.status().message()));
   return std::move(*method);
 }
@@ -159,17 +170,16 @@ class Run {
                              std::to_string(int64_t{config.data.batch_size} * accum));
     }
     torch::manual_seed(config.seed);  // Same initial weights on every rank; rank 0's are broadcast anyway.
-    model_ = CreateModel(
-        arch_, DropOptions{config.model.drop_rate, config.model.drop_path_rate, config.model.attn_drop_rate});
+    model_ = CreateModel(arch_, DropOptions()
+                                    .drop_rate(config.model.drop_rate)
+                                    .drop_path_rate(config.model.drop_path_rate)
+                                    .attn_drop_rate(config.model.attn_drop_rate));
     model_->to(device_);
     optimizer_ = MakeAdamW(*model_, config.optimizer);
     adamw_step_ = std::make_unique<AdamWStep>(*optimizer_, /*fused=*/device_.is_cuda());
     sparsity_ = MakeSparsity(config, steps_per_epoch_, *model_, optimizer_.get());
     semi_structured_ = MakeSemiStructured(config, steps_per_epoch_, *model_, device_);
-    const int64_t total = steps_per_epoch_ * config.schedule.epochs;
-    const auto warmup = static_cast<int64_t>(std::llround(config.schedule.warmup_epochs * steps_per_epoch_));
-    schedule_ = std::make_unique<LrSchedule>(config.optimizer.lr, config.schedule.warmup_lr,
-                                             config.schedule.min_lr, warmup, total);
+    schedule_ = std::make_unique<LrSchedule>(LrScheduleFor(config, steps_per_epoch_));
     flops_per_image_ = TrainingFlopsPerImage(arch_);
     params_ = model_->parameters();
     averager_ = std::make_unique<GradientAverager>(*dist_, params_);
@@ -178,10 +188,7 @@ class Run {
   int Train() {
     if (dist_->is_root()) MakeDirs(o_.out_dir);
     // Before the spec file, so that a refused resume (other seed or precision) leaves the directory as is.
-    RestoreOrStartFresh(ResumeRequest{o_.out_dir, o_.resume, c_.seed, c_.resources.precision, dist_->rank(),
-                                      dist_->world_size(), device_, rank_prefix_, o_.init_from,
-                                      steps_per_epoch_ * c_.schedule.epochs},
-                        *model_, *optimizer_, *sparsity_, state_, log_);
+    RestoreOrStartFresh(MakeResumeRequest(), *model_, *optimizer_, *sparsity_, state_, log_);
     if (dist_->is_root())
       std::ofstream(o_.out_dir + "/" + contract::kSpecFileName) << CanonicalYaml(c_) << "\n";
     dist_->BroadcastModel(*model_);
@@ -205,6 +212,22 @@ class Run {
   }
 
  private:
+  // Field by field: a positional brace-init lets same-typed neighbours (rank and world_size) swap unseen.
+  ResumeRequest MakeResumeRequest() const {
+    ResumeRequest r;
+    r.out_dir = o_.out_dir;
+    r.resume = o_.resume;
+    r.seed = c_.seed;
+    r.precision = c_.resources.precision;
+    r.rank = dist_->rank();
+    r.world_size = dist_->world_size();
+    r.device = device_;
+    r.log_prefix = rank_prefix_;
+    r.init_from = o_.init_from;
+    r.total_steps = steps_per_epoch_ * c_.schedule.epochs;
+    return r;
+  }
+
   std::ostream& Log() { return log_ << rank_prefix_; }
 
   // The batches of the run from where it stands (a resume continues mid-epoch), built ahead on loader

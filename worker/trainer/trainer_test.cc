@@ -236,7 +236,13 @@ sparsity: {sparsity_type: SRSTE, n_sparsity: 1, m_sparsity: 8, sparsity_loc: FF,
 }
 
 TEST(LrScheduleTest, WarmupThenCosine) {
-  LrSchedule s(1e-3, 1e-6, 1e-5, 10, 110);
+  LrScheduleOptions options;
+  options.lr = 1e-3;
+  options.warmup_lr = 1e-6;
+  options.min_lr = 1e-5;
+  options.warmup_steps = 10;
+  options.total_steps = 110;
+  LrSchedule s(options);
   EXPECT_DOUBLE_EQ(s.At(0), 1e-6);
   EXPECT_NEAR(s.At(5), 1e-6 + 0.5 * (1e-3 - 1e-6), 1e-12);
   EXPECT_DOUBLE_EQ(s.At(10), 1e-3);

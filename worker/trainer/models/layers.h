@@ -3,6 +3,7 @@
 #ifndef NMSPARSE_WORKER_TRAINER_MODELS_LAYERS_H_
 #define NMSPARSE_WORKER_TRAINER_MODELS_LAYERS_H_
 
+#include <torch/arg.h>
 #include <torch/nn/module.h>
 #include <torch/nn/modules/dropout.h>
 #include <torch/nn/pimpl.h>
@@ -14,10 +15,10 @@ namespace nmsparse {
 
 // Dropout rates of a model, as timm's constructor arguments name them.
 struct DropOptions {
-  double drop_rate =
-      0.0;  // Head dropout (ViT: also position / projection dropout, as timm's proj_drop_rate).
-  double drop_path_rate = 0.0;  // Stochastic depth, linearly increasing over blocks.
-  double attn_drop_rate = 0.0;
+  // Head dropout (ViT: also position / projection dropout, as timm's proj_drop_rate).
+  TORCH_ARG(double, drop_rate) = 0.0;
+  TORCH_ARG(double, drop_path_rate) = 0.0;  // Stochastic depth, linearly increasing over blocks.
+  TORCH_ARG(double, attn_drop_rate) = 0.0;
 };
 
 // timm's Mlp: fc1 -> GELU -> dropout -> fc2 -> dropout. fc1 and fc2 are sparsifiable (location FF).

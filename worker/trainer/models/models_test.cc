@@ -146,7 +146,8 @@ TEST(ModelsTest, CatalogueLayersExistInModules) {
 TEST(ModelsTest, SmallModelsForwardShapes) {
   torch::manual_seed(0);
   for (const auto& name : {"vit_nano_patch7_28", "vit_micro_patch4_28", "swinv2_micro_window7_28"}) {
-    auto model = CreateModel(Arch(name), DropOptions{0.1, 0.1, 0.1});
+    auto model =
+        CreateModel(Arch(name), DropOptions().drop_rate(0.1).drop_path_rate(0.1).attn_drop_rate(0.1));
     auto images = torch::randn({3, 1, 28, 28});
     model->train();
     auto logits = model->forward(images);
@@ -199,7 +200,7 @@ TEST(ModelsTest, VitTimmInitialisation) {
 }
 
 TEST(ModelsTest, SwinV2WindowsShiftsAndBuffers) {
-  auto model = std::make_shared<SwinTransformerV2Impl>(Arch("swinv2_micro_window7_28"), DropOptions{});
+  auto model = std::make_shared<SwinTransformerV2Impl>(Arch("swinv2_micro_window7_28"), DropOptions());
   // Stage 0 runs at 14x14 (patch 2): window 7, odd blocks shifted by 3. Stage 1 at 7x7 fits one window: no
   // shift.
   auto* stage0 = model->layers[0]->as<SwinV2StageImpl>();

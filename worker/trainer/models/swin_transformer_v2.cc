@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 namespace nmsparse {
 namespace {
@@ -69,9 +70,10 @@ torch::Tensor ShiftedWindowMask(int64_t h, int64_t w, Size2 ws, Size2 shift) {
 
 }  // namespace
 
-WindowAttentionImpl::WindowAttentionImpl(int64_t dim, Size2 window_size, int64_t num_heads, bool qkv_bias,
-                                         double attn_drop, double proj_drop)
-    : window_size_(window_size), num_heads_(num_heads) {
+WindowAttentionImpl::WindowAttentionImpl(const WindowAttentionOptions& options)
+    : window_size_(options.window_size()), num_heads_(options.num_heads()) {
+  const int64_t dim = options.dim(), num_heads = options.num_heads();
+  const Size2 window_size = options.window_size();
   if (dim % num_heads != 0)
     throw std::invalid_argument("window attention: dim must be divisible by num_heads");
   logit_scale = register_parameter("logit_scale", torch::full({num_heads, 1, 1}, std::log(10.0)));
@@ -80,14 +82,14 @@ WindowAttentionImpl::WindowAttentionImpl(int64_t dim, Size2 window_size, int64_t
       torch::nn::Sequential(torch::nn::Linear(torch::nn::LinearOptions(2, 512).bias(true)), torch::nn::ReLU(),
                             torch::nn::Linear(torch::nn::LinearOptions(512, num_heads).bias(false))));
   qkv = register_module("qkv", SparseLinear(dim, 3 * dim, false));
-  if (qkv_bias) {
+  if (options.qkv_bias()) {
     q_bias = register_parameter("q_bias", torch::zeros({dim}));
     k_bias = register_buffer("k_bias", torch::zeros({dim}));
     v_bias = register_parameter("v_bias", torch::zeros({dim}));
   }
-  attn_drop_ = register_module("attn_drop", torch::nn::Dropout(attn_drop));
+  attn_drop_ = register_module("attn_drop", torch::nn::Dropout(options.attn_drop()));
   proj = register_module("proj", SparseLinear(dim, dim, true));
-  proj_drop_ = register_module("proj_drop", torch::nn::Dropout(proj_drop));
+  proj_drop_ = register_module("proj_drop", torch::nn::Dropout(options.proj_drop()));
   relative_coords_table = register_buffer("relative_coords_table", RelativeCoordsTable(window_size));
   relative_position_index = register_buffer("relative_position_index", RelativePositionIndex(window_size));
 }
@@ -117,20 +119,24 @@ torch::Tensor WindowAttentionImpl::forward(const torch::Tensor& x, const torch::
   return proj_drop_(proj->forward(out));
 }
 
-SwinV2BlockImpl::SwinV2BlockImpl(int64_t dim, Size2 input_resolution, int64_t num_heads, int64_t window_size,
-                                 int64_t shift_size, double mlp_ratio, bool qkv_bias, const DropOptions& drop,
-                                 double drop_path)
-    : input_resolution_(input_resolution), drop_path_(drop_path) {
+SwinV2BlockImpl::SwinV2BlockImpl(const SwinV2BlockOptions& options)
+    : input_resolution_(options.input_resolution()), drop_path_(options.drop_path()) {
+  const int64_t dim = options.dim();
+  const Size2 input_resolution = options.input_resolution();
+  const DropOptions& drop = options.drop();
   // timm's _calc_window_shift: a window never exceeds the feature map, and a map that fits one window is not
   // shifted.
   for (int i = 0; i < 2; ++i) {
-    window_size_[i] = std::min(input_resolution[i], window_size);
-    shift_size_[i] = input_resolution[i] <= window_size_[i] ? 0 : shift_size;
+    window_size_[i] = std::min(input_resolution[i], options.window_size());
+    shift_size_[i] = input_resolution[i] <= window_size_[i] ? 0 : options.shift_size();
   }
-  attn = register_module(
-      "attn", WindowAttention(dim, window_size_, num_heads, qkv_bias, drop.attn_drop_rate, drop.drop_rate));
+  attn =
+      register_module("attn", WindowAttention(WindowAttentionOptions(dim, window_size_, options.num_heads())
+                                                  .qkv_bias(options.qkv_bias())
+                                                  .attn_drop(drop.attn_drop_rate())
+                                                  .proj_drop(drop.drop_rate())));
   norm1 = register_module("norm1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim})));
-  mlp = register_module("mlp", Mlp(dim, static_cast<int64_t>(dim * mlp_ratio), drop.drop_rate));
+  mlp = register_module("mlp", Mlp(dim, static_cast<int64_t>(dim * options.mlp_ratio()), drop.drop_rate()));
   norm2 = register_module("norm2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim})));
   if (shift_size_[0] > 0 || shift_size_[1] > 0) {
     const int64_t hp = (input_resolution[0] + window_size_[0] - 1) / window_size_[0] * window_size_[0];
@@ -176,21 +182,25 @@ torch::Tensor PatchMergingImpl::forward(const torch::Tensor& x) {
   return norm(reduction(y));
 }
 
-SwinV2StageImpl::SwinV2StageImpl(int64_t dim, int64_t out_dim, Size2 input_resolution, int64_t depth,
-                                 bool downsample_first, int64_t num_heads, int64_t window_size,
-                                 double mlp_ratio, bool qkv_bias, const DropOptions& drop,
-                                 const std::vector<double>& drop_path) {
+SwinV2StageImpl::SwinV2StageImpl(const SwinV2StageOptions& options) {
+  const int64_t dim = options.dim(), out_dim = options.out_dim(), window_size = options.window_size();
+  const Size2 input_resolution = options.input_resolution();
   Size2 resolution = input_resolution;
-  if (downsample_first) {
+  if (options.downsample()) {
     downsample = register_module("downsample", PatchMerging(dim, out_dim));
     resolution = {input_resolution[0] / 2, input_resolution[1] / 2};
   } else if (dim != out_dim) {
     throw std::invalid_argument("swinv2 stage: a stage without downsampling must keep its width");
   }
   blocks = register_module("blocks", torch::nn::ModuleList());
-  for (int64_t i = 0; i < depth; ++i) {
-    blocks->push_back(SwinV2Block(out_dim, resolution, num_heads, window_size,
-                                  i % 2 == 0 ? 0 : window_size / 2, mlp_ratio, qkv_bias, drop, drop_path[i]));
+  for (int64_t i = 0; i < options.depth(); ++i) {
+    blocks->push_back(SwinV2Block(SwinV2BlockOptions(out_dim, resolution, options.num_heads())
+                                      .window_size(window_size)
+                                      .shift_size(i % 2 == 0 ? 0 : window_size / 2)
+                                      .mlp_ratio(options.mlp_ratio())
+                                      .qkv_bias(options.qkv_bias())
+                                      .drop(options.drop())
+                                      .drop_path(options.drop_path()[i])));
   }
 }
 
@@ -222,7 +232,7 @@ SwinTransformerV2Impl::SwinTransformerV2Impl(const ModelArch& arch, const DropOp
 
   int64_t total_depth = 0;
   for (int d : arch.depths) total_depth += d;
-  const auto rates = DropPathRates(drop.drop_path_rate, total_depth);
+  const auto rates = DropPathRates(drop.drop_path_rate(), total_depth);
 
   layers = register_module("layers", torch::nn::ModuleList());
   int64_t in_dim = arch.embed_dim, scale = 1, block_index = 0;
@@ -230,15 +240,19 @@ SwinTransformerV2Impl::SwinTransformerV2Impl(const ModelArch& arch, const DropOp
     const int64_t out_dim = static_cast<int64_t>(arch.embed_dim) << i;
     std::vector<double> stage_rates(rates.begin() + block_index,
                                     rates.begin() + block_index + arch.depths[i]);
-    layers->push_back(SwinV2Stage(in_dim, out_dim, Size2{grid / scale, grid / scale}, int64_t{arch.depths[i]},
-                                  i > 0, int64_t{arch.stage_heads[i]}, int64_t{arch.window_size},
-                                  arch.mlp_ratio, arch.qkv_bias, drop, stage_rates));
+    layers->push_back(SwinV2Stage(SwinV2StageOptions(in_dim, out_dim, Size2{grid / scale, grid / scale},
+                                                     arch.depths[i], arch.stage_heads[i], arch.window_size)
+                                      .downsample(i > 0)
+                                      .mlp_ratio(arch.mlp_ratio)
+                                      .qkv_bias(arch.qkv_bias)
+                                      .drop(drop)
+                                      .drop_path(std::move(stage_rates))));
     block_index += arch.depths[i];
     in_dim = out_dim;
     if (i > 0) scale *= 2;
   }
   norm = register_module("norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({in_dim})));
-  head = register_module("head", ClassifierHead(in_dim, arch.num_classes, drop.drop_rate));
+  head = register_module("head", ClassifierHead(in_dim, arch.num_classes, drop.drop_rate()));
 
   // timm's init_weights: Linear trunc_normal(.02), then res-post-norms (norm1, norm2 of every block) to zero.
   InitLinearsTimm(*this);

@@ -5,6 +5,7 @@
 #ifndef NMSPARSE_WORKER_TRAINER_MODELS_SWIN_TRANSFORMER_V2_H_
 #define NMSPARSE_WORKER_TRAINER_MODELS_SWIN_TRANSFORMER_V2_H_
 
+#include <torch/arg.h>
 #include <torch/nn/modules/container/modulelist.h>
 #include <torch/nn/modules/container/sequential.h>
 #include <torch/nn/modules/dropout.h>
@@ -12,6 +13,7 @@
 #include <torch/nn/modules/normalization.h>
 
 #include <array>
+#include <vector>
 
 #include "schemas/model_catalog.h"
 #include "worker/sparsity/sparse_linear.h"
@@ -23,12 +25,23 @@ namespace nmsparse {
 
 using Size2 = std::array<int64_t, 2>;
 
+// WindowAttentionImpl's arguments, named and defaulted as timm's WindowAttention names them.
+struct WindowAttentionOptions {
+  WindowAttentionOptions(int64_t dim, Size2 window_size, int64_t num_heads)
+      : dim_(dim), window_size_(window_size), num_heads_(num_heads) {}
+  TORCH_ARG(int64_t, dim);
+  TORCH_ARG(Size2, window_size);
+  TORCH_ARG(int64_t, num_heads);
+  TORCH_ARG(bool, qkv_bias) = true;
+  TORCH_ARG(double, attn_drop) = 0.0;
+  TORCH_ARG(double, proj_drop) = 0.0;
+};
+
 // Window attention: cosine similarity scaled by exp(min(logit_scale, log 100)), plus 16*sigmoid of a bias
 // that cpb_mlp computes from log-spaced relative coordinates.
 class WindowAttentionImpl : public torch::nn::Module {
  public:
-  WindowAttentionImpl(int64_t dim, Size2 window_size, int64_t num_heads, bool qkv_bias, double attn_drop,
-                      double proj_drop);
+  explicit WindowAttentionImpl(const WindowAttentionOptions& options);
   // x: [num_windows*B, N, C]; mask: [num_windows, N, N] or undefined.
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask);
 
@@ -48,12 +61,26 @@ class WindowAttentionImpl : public torch::nn::Module {
 };
 TORCH_MODULE(WindowAttention);
 
+// SwinV2BlockImpl's arguments, named and defaulted as timm's SwinTransformerV2Block names them; `drop` gives
+// the attention's and the MLP's dropout, `drop_path` is this block's stochastic depth.
+struct SwinV2BlockOptions {
+  SwinV2BlockOptions(int64_t dim, Size2 input_resolution, int64_t num_heads)
+      : dim_(dim), input_resolution_(input_resolution), num_heads_(num_heads) {}
+  TORCH_ARG(int64_t, dim);
+  TORCH_ARG(Size2, input_resolution);
+  TORCH_ARG(int64_t, num_heads);
+  TORCH_ARG(int64_t, window_size) = 7;
+  TORCH_ARG(int64_t, shift_size) = 0;
+  TORCH_ARG(double, mlp_ratio) = 4.0;
+  TORCH_ARG(bool, qkv_bias) = true;
+  TORCH_ARG(DropOptions, drop);
+  TORCH_ARG(double, drop_path) = 0.0;
+};
+
 // (Shifted) window block with res-post-norm: x + drop_path(norm1(attn(x))), x + drop_path(norm2(mlp(x))).
 class SwinV2BlockImpl : public torch::nn::Module {
  public:
-  SwinV2BlockImpl(int64_t dim, Size2 input_resolution, int64_t num_heads, int64_t window_size,
-                  int64_t shift_size, double mlp_ratio, bool qkv_bias, const DropOptions& drop,
-                  double drop_path);
+  explicit SwinV2BlockImpl(const SwinV2BlockOptions& options);
   torch::Tensor forward(const torch::Tensor& x);  // [B, H, W, C]
 
   WindowAttention attn{nullptr};
@@ -85,11 +112,33 @@ class PatchMergingImpl : public torch::nn::Module {
 };
 TORCH_MODULE(PatchMerging);
 
+// SwinV2StageImpl's arguments, as timm's SwinTransformerV2Stage names them; `drop_path` holds one rate per
+// block.
+struct SwinV2StageOptions {
+  SwinV2StageOptions(int64_t dim, int64_t out_dim, Size2 input_resolution, int64_t depth, int64_t num_heads,
+                     int64_t window_size)
+      : dim_(dim),
+        out_dim_(out_dim),
+        input_resolution_(input_resolution),
+        depth_(depth),
+        num_heads_(num_heads),
+        window_size_(window_size) {}
+  TORCH_ARG(int64_t, dim);
+  TORCH_ARG(int64_t, out_dim);
+  TORCH_ARG(Size2, input_resolution);
+  TORCH_ARG(int64_t, depth);
+  TORCH_ARG(int64_t, num_heads);
+  TORCH_ARG(int64_t, window_size);
+  TORCH_ARG(bool, downsample) = false;  // Starts with a patch merging (every stage but the first).
+  TORCH_ARG(double, mlp_ratio) = 4.0;
+  TORCH_ARG(bool, qkv_bias) = true;
+  TORCH_ARG(DropOptions, drop);
+  TORCH_ARG(std::vector<double>, drop_path);
+};
+
 class SwinV2StageImpl : public torch::nn::Module {
  public:
-  SwinV2StageImpl(int64_t dim, int64_t out_dim, Size2 input_resolution, int64_t depth, bool downsample,
-                  int64_t num_heads, int64_t window_size, double mlp_ratio, bool qkv_bias,
-                  const DropOptions& drop, const std::vector<double>& drop_path);
+  explicit SwinV2StageImpl(const SwinV2StageOptions& options);
   torch::Tensor forward(const torch::Tensor& x);
 
   PatchMerging downsample{nullptr};  // null for the first stage (timm: nn.Identity)

@@ -30,14 +30,15 @@ torch::Tensor PatchEmbedImpl::forward(const torch::Tensor& x) {  // NHWC, as tim
   return norm ? norm(y) : y;
 }
 
-AttentionImpl::AttentionImpl(int64_t dim, int64_t num_heads, bool qkv_bias, double attn_drop,
-                             double proj_drop)
-    : num_heads_(num_heads), scale_(1.0 / std::sqrt(static_cast<double>(dim / num_heads))) {
-  if (dim % num_heads != 0) throw std::invalid_argument("attention: dim must be divisible by num_heads");
-  qkv = register_module("qkv", SparseLinear(dim, 3 * dim, qkv_bias));
-  attn_drop_ = register_module("attn_drop", torch::nn::Dropout(attn_drop));
+AttentionImpl::AttentionImpl(const AttentionOptions& options)
+    : num_heads_(options.num_heads()),
+      scale_(1.0 / std::sqrt(static_cast<double>(options.dim() / options.num_heads()))) {
+  const int64_t dim = options.dim();
+  if (dim % num_heads_ != 0) throw std::invalid_argument("attention: dim must be divisible by num_heads");
+  qkv = register_module("qkv", SparseLinear(dim, 3 * dim, options.qkv_bias()));
+  attn_drop_ = register_module("attn_drop", torch::nn::Dropout(options.attn_drop()));
   proj = register_module("proj", SparseLinear(dim, dim, true));
-  proj_drop_ = register_module("proj_drop", torch::nn::Dropout(proj_drop));
+  proj_drop_ = register_module("proj_drop", torch::nn::Dropout(options.proj_drop()));
 }
 
 // On CPU in float32 the fused kernel computes the same attention without the permute copies and per-head
@@ -58,13 +59,16 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& x) {
   return proj_drop_(proj->forward(heads));
 }
 
-VitBlockImpl::VitBlockImpl(int64_t dim, int64_t num_heads, double mlp_ratio, bool qkv_bias,
-                           const DropOptions& drop, double drop_path)
-    : drop_path_(drop_path) {
+VitBlockImpl::VitBlockImpl(const VitBlockOptions& options) : drop_path_(options.drop_path()) {
+  const int64_t dim = options.dim();
+  const DropOptions& drop = options.drop();
   norm1 = register_module("norm1", VitLayerNorm(dim));
-  attn = register_module("attn", Attention(dim, num_heads, qkv_bias, drop.attn_drop_rate, drop.drop_rate));
+  attn = register_module("attn", Attention(AttentionOptions(dim, options.num_heads())
+                                               .qkv_bias(options.qkv_bias())
+                                               .attn_drop(drop.attn_drop_rate())
+                                               .proj_drop(drop.drop_rate())));
   norm2 = register_module("norm2", VitLayerNorm(dim));
-  mlp = register_module("mlp", Mlp(dim, static_cast<int64_t>(dim * mlp_ratio), drop.drop_rate));
+  mlp = register_module("mlp", Mlp(dim, static_cast<int64_t>(dim * options.mlp_ratio()), drop.drop_rate()));
 }
 
 torch::Tensor VitBlockImpl::forward(const torch::Tensor& x) {
@@ -84,14 +88,18 @@ VisionTransformerImpl::VisionTransformerImpl(const ModelArch& arch, const DropOp
   patch_embed = register_module("patch_embed", PatchEmbed(arch.in_chans, dim, arch.patch_size));
   if (class_token_) cls_token = register_parameter("cls_token", torch::zeros({1, 1, dim}));
   pos_embed = register_parameter("pos_embed", torch::zeros({1, tokens, dim}));
-  pos_drop_ = register_module("pos_drop", torch::nn::Dropout(drop.drop_rate));
+  pos_drop_ = register_module("pos_drop", torch::nn::Dropout(drop.drop_rate()));
   blocks = register_module("blocks", torch::nn::ModuleList());
-  const auto rates = DropPathRates(drop.drop_path_rate, arch.depth);
+  const auto rates = DropPathRates(drop.drop_path_rate(), arch.depth);
   for (int i = 0; i < arch.depth; ++i) {
-    blocks->push_back(VitBlock(dim, arch.num_heads, arch.mlp_ratio, arch.qkv_bias, drop, rates[i]));
+    blocks->push_back(VitBlock(VitBlockOptions(dim, arch.num_heads)
+                                   .mlp_ratio(arch.mlp_ratio)
+                                   .qkv_bias(arch.qkv_bias)
+                                   .drop(drop)
+                                   .drop_path(rates[i])));
   }
   norm = register_module("norm", VitLayerNorm(dim));
-  head_drop_ = register_module("head_drop", torch::nn::Dropout(drop.drop_rate));
+  head_drop_ = register_module("head_drop", torch::nn::Dropout(drop.drop_rate()));
   head = register_module("head", torch::nn::Linear(dim, arch.num_classes));
 
   // timm's init_weights('') : pos_embed trunc_normal(.02), cls_token normal(1e-6), Linear trunc_normal(.02).

@@ -4,6 +4,7 @@
 #ifndef NMSPARSE_WORKER_TRAINER_MODELS_VISION_TRANSFORMER_H_
 #define NMSPARSE_WORKER_TRAINER_MODELS_VISION_TRANSFORMER_H_
 
+#include <torch/arg.h>
 #include <torch/nn/modules/container/modulelist.h>
 #include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/linear.h>
@@ -28,10 +29,20 @@ class PatchEmbedImpl : public torch::nn::Module {
 };
 TORCH_MODULE(PatchEmbed);
 
+// AttentionImpl's arguments, named and defaulted as timm's Attention names them.
+struct AttentionOptions {
+  AttentionOptions(int64_t dim, int64_t num_heads) : dim_(dim), num_heads_(num_heads) {}
+  TORCH_ARG(int64_t, dim);
+  TORCH_ARG(int64_t, num_heads);
+  TORCH_ARG(bool, qkv_bias) = false;
+  TORCH_ARG(double, attn_drop) = 0.0;
+  TORCH_ARG(double, proj_drop) = 0.0;
+};
+
 // Multi-head self-attention with a fused qkv projection.
 class AttentionImpl : public torch::nn::Module {
  public:
-  AttentionImpl(int64_t dim, int64_t num_heads, bool qkv_bias, double attn_drop, double proj_drop);
+  explicit AttentionImpl(const AttentionOptions& options);
   torch::Tensor forward(const torch::Tensor& x);
 
   SparseLinear qkv{nullptr};
@@ -45,11 +56,22 @@ class AttentionImpl : public torch::nn::Module {
 };
 TORCH_MODULE(Attention);
 
+// VitBlockImpl's arguments, named and defaulted as timm's Block names them; `drop` gives the attention's and
+// the MLP's dropout, `drop_path` is this block's stochastic depth.
+struct VitBlockOptions {
+  VitBlockOptions(int64_t dim, int64_t num_heads) : dim_(dim), num_heads_(num_heads) {}
+  TORCH_ARG(int64_t, dim);
+  TORCH_ARG(int64_t, num_heads);
+  TORCH_ARG(double, mlp_ratio) = 4.0;
+  TORCH_ARG(bool, qkv_bias) = false;
+  TORCH_ARG(DropOptions, drop);
+  TORCH_ARG(double, drop_path) = 0.0;
+};
+
 // Pre-norm transformer block: x + drop_path(attn(norm1(x))), then x + drop_path(mlp(norm2(x))).
 class VitBlockImpl : public torch::nn::Module {
  public:
-  VitBlockImpl(int64_t dim, int64_t num_heads, double mlp_ratio, bool qkv_bias, const DropOptions& drop,
-               double drop_path);
+  explicit VitBlockImpl(const VitBlockOptions& options);
   torch::Tensor forward(const torch::Tensor& x);
 
   torch::nn::LayerNorm norm1{nullptr};
