@@ -1,9 +1,11 @@
 #include "common/proto_json.h"
 
 #include <map>
+#include <type_traits>
 
 #include "common/safe_json.h"
 #include "google/protobuf/descriptor.h"
+#include "proto/field_value.h"
 
 namespace nmsparse {
 namespace {
@@ -14,31 +16,16 @@ using google::protobuf::Reflection;
 
 // Element `index` of a repeated field, or the singular value with index -1.
 Json FieldValue(const Message& m, const FieldDescriptor* f, int index) {
-  const Reflection* r = m.GetReflection();
-  const bool rep = index >= 0;
-  switch (f->cpp_type()) {
-    case FieldDescriptor::CPPTYPE_MESSAGE:
-      return ToJson(rep ? r->GetRepeatedMessage(m, f, index) : r->GetMessage(m, f));
-    case FieldDescriptor::CPPTYPE_INT32:
-      return rep ? r->GetRepeatedInt32(m, f, index) : r->GetInt32(m, f);
-    case FieldDescriptor::CPPTYPE_INT64:
-      return rep ? r->GetRepeatedInt64(m, f, index) : r->GetInt64(m, f);
-    case FieldDescriptor::CPPTYPE_UINT32:
-      return rep ? r->GetRepeatedUInt32(m, f, index) : r->GetUInt32(m, f);
-    case FieldDescriptor::CPPTYPE_UINT64:
-      return rep ? r->GetRepeatedUInt64(m, f, index) : r->GetUInt64(m, f);
-    case FieldDescriptor::CPPTYPE_DOUBLE:
-      return rep ? r->GetRepeatedDouble(m, f, index) : r->GetDouble(m, f);
-    case FieldDescriptor::CPPTYPE_FLOAT:
-      return rep ? r->GetRepeatedFloat(m, f, index) : r->GetFloat(m, f);
-    case FieldDescriptor::CPPTYPE_BOOL:
-      return rep ? r->GetRepeatedBool(m, f, index) : r->GetBool(m, f);
-    case FieldDescriptor::CPPTYPE_STRING:
-      return rep ? r->GetRepeatedString(m, f, index) : r->GetString(m, f);
-    case FieldDescriptor::CPPTYPE_ENUM:
-      return (rep ? r->GetRepeatedEnum(m, f, index) : r->GetEnum(m, f))->name();
-  }
-  return nullptr;
+  return VisitFieldValue(m, f, index, [](const auto& value) -> Json {
+    using T = std::decay_t<decltype(value)>;
+    if constexpr (std::is_same_v<T, Message>) {
+      return ToJson(value);
+    } else if constexpr (std::is_same_v<T, const google::protobuf::EnumValueDescriptor*>) {
+      return value->name();
+    } else {
+      return value;
+    }
+  });
 }
 
 // A map field as an object sorted by key (protobuf maps have no order); keys as text.

@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "contract/metric_line.h"
 #include "schemas/sweep_blocks.h"
 #include "server/search/asha_policy.h"
 #include "server/store/event_table.h"
@@ -24,7 +25,7 @@ absl::Status LogDecision(Database* db, const RunRecord& run, const std::string& 
 
 absl::StatusOr<bool> ApplyEarlyStopping(Database* db, const RunRecord& run, const v1::MetricPoint& point,
                                         int64_t now_ms) {
-  if (point.kind() != "epoch" || run.cancel_requested) return false;
+  if (point.kind() != contract::kKindEpoch || run.cancel_requested) return false;
   NM_ASSIGN_OR_RETURN(v1::Sweep sweep, LoadSweep(db, run.run.sweep_id()));
   const v1::EarlyStopping& policy = sweep.spec().early_stopping();
   if (policy.policy().empty()) return false;

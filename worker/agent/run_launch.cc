@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/client_security.h"
+#include "contract/rank_environment.h"
 #include "contract/trainer_flags.h"
 
 extern char** environ;
@@ -40,11 +41,12 @@ RankCommand MakeRankCommand(const RunLaunch& launch, size_t rank, int master_por
     if (device.gpu >= 0) devices.push_back(device.gpu);
   }
   command.env = base_env;
-  command.env.push_back(absl::StrCat("RANK=", rank));
-  command.env.push_back(absl::StrCat("LOCAL_RANK=", rank));  // All ranks of a run are on this node.
-  command.env.push_back(absl::StrCat("WORLD_SIZE=", launch.ranks.size()));
-  command.env.push_back(absl::StrCat("MASTER_ADDR=", launch.master_addr));
-  command.env.push_back(absl::StrCat("MASTER_PORT=", master_port));
+  command.env.push_back(absl::StrCat(contract::kRankVariable, "=", rank));
+  // All ranks of a run are on this node.
+  command.env.push_back(absl::StrCat(contract::kLocalRankVariable, "=", rank));
+  command.env.push_back(absl::StrCat(contract::kWorldSizeVariable, "=", launch.ranks.size()));
+  command.env.push_back(absl::StrCat(contract::kMasterAddrVariable, "=", launch.master_addr));
+  command.env.push_back(absl::StrCat(contract::kMasterPortVariable, "=", master_port));
   command.env.push_back(absl::StrCat("CUDA_VISIBLE_DEVICES=", absl::StrJoin(devices, ",")));
   // GPU indices come from nvidia-smi, which numbers GPUs by PCI bus; CUDA's default order is fastest first.
   command.env.push_back("CUDA_DEVICE_ORDER=PCI_BUS_ID");
@@ -53,14 +55,14 @@ RankCommand MakeRankCommand(const RunLaunch& launch, size_t rank, int master_por
 }
 
 std::vector<std::string> AgentEnvironmentForRanks() {
-  static const char* kReplaced[] = {"RANK",        "WORLD_SIZE",           "LOCAL_RANK",       "MASTER_ADDR",
-                                    "MASTER_PORT", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"};
+  static const char* kDevices[] = {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"};
   std::vector<std::string> env;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     absl::string_view entry(*e);
     const absl::string_view name = entry.substr(0, entry.find('='));
     bool left_out = false;
-    for (const char* replaced : kReplaced) left_out = left_out || name == replaced;
+    for (const char* replaced : contract::kRankVariables) left_out = left_out || name == replaced;
+    for (const char* replaced : kDevices) left_out = left_out || name == replaced;
     for (const char* secret : kCredentialVariables) left_out = left_out || name == secret;
     if (!left_out) env.emplace_back(entry);
   }

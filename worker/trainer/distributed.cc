@@ -17,6 +17,7 @@
 #include <iostream>
 
 #include "absl/strings/numbers.h"
+#include "contract/rank_environment.h"
 #include "worker/trainer/host_reads.h"
 
 namespace nmsparse {
@@ -47,11 +48,12 @@ bool IsLoopback(const std::string& addr) {
 
 DistributedEnv ReadDistributedEnv() {
   DistributedEnv env;
-  env.rank = IntFromEnv("RANK", 0);
-  env.world_size = IntFromEnv("WORLD_SIZE", 1);
-  env.local_rank = IntFromEnv("LOCAL_RANK", env.rank);
-  if (const char* addr = std::getenv("MASTER_ADDR"); addr != nullptr && *addr != '\0') env.master_addr = addr;
-  env.master_port = IntFromEnv("MASTER_PORT", 29500);
+  env.rank = IntFromEnv(contract::kRankVariable, 0);
+  env.world_size = IntFromEnv(contract::kWorldSizeVariable, 1);
+  env.local_rank = IntFromEnv(contract::kLocalRankVariable, env.rank);
+  if (const char* addr = std::getenv(contract::kMasterAddrVariable); addr != nullptr && *addr != '\0')
+    env.master_addr = addr;
+  env.master_port = IntFromEnv(contract::kMasterPortVariable, contract::kDefaultMasterPort);
   if (env.world_size < 1 || env.rank >= env.world_size) {
     throw std::invalid_argument("RANK=" + std::to_string(env.rank) +
                                 " must be below WORLD_SIZE=" + std::to_string(env.world_size));
