@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "absl/strings/str_cat.h"
+#include "cli/cancel_command.h"
 #include "cli/cluster_commands.h"
 #include "cli/exit_codes.h"
 #include "cli/lineage_commands.h"

@@ -1,4 +1,4 @@
-// nmctl commands that follow a run or sweep as it goes: watch, follow, logs -f; and cancel.
+// nmctl commands that follow a run or sweep as it goes: watch, follow, logs (-f).
 #ifndef NMSPARSE_CLI_LIVE_COMMANDS_H_
 #define NMSPARSE_CLI_LIVE_COMMANDS_H_
 
@@ -9,7 +9,6 @@ namespace nmsparse::cli {
 int RunWatchCommand(const CommandContext& context);
 int RunFollowCommand(const CommandContext& context);
 int RunLogsCommand(const CommandContext& context);
-int RunCancelCommand(const CommandContext& context);
 
 }  // namespace nmsparse::cli
 

@@ -10,6 +10,12 @@ absl::StatusOr<v1::Sweep> GetSweep(const CommandContext& context, int64_t sweep_
   return context.connection().Call(&v1::Coordinator::Stub::GetSweep, request);
 }
 
+absl::StatusOr<v1::GetRunResponse> GetRun(const CommandContext& context, int64_t run_id) {
+  v1::GetRunRequest request;
+  request.set_run_id(run_id);
+  return context.connection().Call(&v1::Coordinator::Stub::GetRun, request);
+}
+
 absl::StatusOr<std::vector<v1::Run>> ListRuns(const CommandContext& context, int64_t sweep_id,
                                               v1::RunState state) {
   v1::ListRunsRequest request;

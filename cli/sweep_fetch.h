@@ -1,4 +1,5 @@
-// Reading a sweep from the coordinator: the sweep, its runs, and for reports every run's metric points.
+// Reading sweeps and runs from the coordinator: a sweep, a run, a sweep's runs, and for reports every run's
+// metric points.
 #ifndef NMSPARSE_CLI_SWEEP_FETCH_H_
 #define NMSPARSE_CLI_SWEEP_FETCH_H_
 
@@ -12,6 +13,7 @@
 namespace nmsparse::cli {
 
 absl::StatusOr<v1::Sweep> GetSweep(const CommandContext& context, int64_t sweep_id);
+absl::StatusOr<v1::GetRunResponse> GetRun(const CommandContext& context, int64_t run_id);
 
 // The runs of a sweep (0: of all sweeps) in a state (UNSPECIFIED: any).
 absl::StatusOr<std::vector<v1::Run>> ListRuns(const CommandContext& context, int64_t sweep_id,
