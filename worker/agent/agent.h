@@ -113,6 +113,8 @@ class Agent {
   std::vector<v1::RunAttempt> RunningAttempts();
   absl::Status Send(const std::vector<Report>& batch);
   // Waits `delay` (less when stopping), then doubles it up to `cap`.
+  // The first wait after a failed call; it doubles up to a cap while calls keep failing.
+  static constexpr std::chrono::milliseconds kInitialBackoff{200};
   void Backoff(std::chrono::milliseconds* delay, bool reporter, std::chrono::milliseconds cap);
   std::chrono::milliseconds RegisterBackoffCap();
 
