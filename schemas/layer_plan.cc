@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "schemas/model_catalog.h"
+#include "schemas/model_resolution.h"
 #include "schemas/param_filter.h"
 #include "schemas/semi_structured_layers.h"
 #include "schemas/step_schedule.h"
@@ -113,8 +114,7 @@ absl::StatusOr<std::vector<LayerPlanRow>> DynamicRows(const ExperimentConfig& co
 }
 
 absl::StatusOr<ModelArch> ArchOf(const ExperimentConfig& config) {
-  return LookupModel(config.model.name, config.model.img_size, config.model.in_chans,
-                     config.model.num_classes);
+  return ResolveModel(config.model);
 }
 
 }  // namespace

@@ -54,6 +54,11 @@ inline constexpr int64_t kMaxSearchCandidates = 1'000;
 inline constexpr int64_t kMaxSearchAxes = 32;
 inline constexpr int64_t kMaxSearchChoices = 1'000;
 
+// A spec's model (schemas/model_resolution.h): parameters, and forward FLOPs per image estimated as
+// 2 x parameters x tokens, so that a typo in model_kwargs cannot ask for a 10^12-parameter model.
+inline constexpr int64_t kMaxModelParameters = 10'000'000'000;
+inline constexpr double kMaxModelFlopsPerImage = 1e15;
+
 // A limit as docs/reliability.md lists it.
 struct Limit {
   std::string name;  // What is bounded, e.g. "runs per sweep".

@@ -202,6 +202,11 @@ absl::StatusOr<ModelArch> LookupModel(const std::string& name, int img_size, int
   return arch;
 }
 
+const ModelArch* FindModel(const std::string& name) {
+  auto it = Catalog().find(name);
+  return it == Catalog().end() ? nullptr : &it->second;
+}
+
 std::vector<std::string> ModelNames() {
   std::vector<std::string> names;
   for (const auto& [name, arch] : Catalog()) names.push_back(name);
