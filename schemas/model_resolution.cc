@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "schemas/limits.h"
 
@@ -57,14 +58,6 @@ absl::Status CheckSwin(const ModelConfig& m, const ModelArch& arch) {
     return Invalid("num_heads", absl::StrCat("has ", arch.stage_heads.size(), " entries for ",
                                              arch.depths.size(), " stages (depths): one per stage"));
   }
-  int64_t dim = arch.embed_dim;
-  for (size_t s = 0; s < arch.depths.size(); ++s, dim *= 2) {
-    if (dim % arch.stage_heads[s] != 0) {
-      return Invalid("embed_dim",
-                     absl::StrCat("value ", arch.embed_dim, " gives width ", dim, " at stage ", s,
-                                  ", not a multiple of its num_heads (", arch.stage_heads[s], ")"));
-    }
-  }
   const std::string key = m.window_size > 0 ? "window_size" : "img_size";
   int res = arch.img_size / arch.patch_size;
   for (size_t s = 0; s < arch.depths.size(); ++s, res /= 2) {
@@ -75,6 +68,41 @@ absl::Status CheckSwin(const ModelConfig& m, const ModelArch& arch) {
                             "x", res, " token grid at stage ", s, " of ", arch.name, ", which window ",
                             window, " and the 2x2 patch merging cannot tile"));
     }
+  }
+  int64_t dim = arch.embed_dim;
+  for (size_t s = 0; s < arch.depths.size(); ++s, dim *= 2) {
+    if (dim > limits::kMaxModelWidth) {
+      return Invalid("embed_dim",
+                     absl::StrCat("value ", arch.embed_dim, " gives width ", dim, " at stage ", s,
+                                  ", over the limit of ", limits::kMaxModelWidth, " (schemas/limits.h)"));
+    }
+    if (dim % arch.stage_heads[s] != 0) {
+      return Invalid("embed_dim",
+                     absl::StrCat("value ", arch.embed_dim, " gives width ", dim, " at stage ", s,
+                                  ", not a multiple of its num_heads (", arch.stage_heads[s], ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Bounds checked before anything counts parameters (which lists them) or multiplies sizes.
+absl::Status CheckShapeBounds(const ModelArch& arch) {
+  if (arch.embed_dim > limits::kMaxModelWidth) {
+    return Invalid("embed_dim", absl::StrCat("value ", arch.embed_dim, " is over the limit of ",
+                                             limits::kMaxModelWidth, " (schemas/limits.h)"));
+  }
+  int64_t blocks = IsVit(arch) ? arch.depth : 0;
+  for (int d : arch.depths) blocks += d;
+  if (blocks > limits::kMaxModelBlocks) {
+    return Invalid(IsVit(arch) ? "depth" : "depths",
+                   absl::StrCat(blocks, " blocks are over the limit of ", limits::kMaxModelBlocks,
+                                " (schemas/limits.h)"));
+  }
+  const int64_t grid = arch.img_size / arch.patch_size;
+  if (grid * grid > limits::kMaxModelTokens) {
+    return Invalid("img_size", absl::StrCat("value ", arch.img_size, " with patch size ", arch.patch_size,
+                                            " gives ", grid * grid, " patch tokens, over the limit of ",
+                                            limits::kMaxModelTokens, " (schemas/limits.h)"));
   }
   return absl::OkStatus();
 }
@@ -90,9 +118,10 @@ absl::Status CheckSize(const ModelArch& arch) {
       static_cast<double>(arch.img_size / arch.patch_size) * (arch.img_size / arch.patch_size);
   const double flops = 2.0 * static_cast<double>(params) * tokens;
   if (flops > limits::kMaxModelFlopsPerImage) {
-    return absl::InvalidArgumentError(absl::StrCat("model: about ", flops,
-                                                   " FLOPs per image exceed the limit of ",
-                                                   limits::kMaxModelFlopsPerImage, " (schemas/limits.h)"));
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "model: about %.3g FLOPs per image (2 x parameters x tokens) exceed the limit of %.3g "
+        "(schemas/limits.h)",
+        flops, limits::kMaxModelFlopsPerImage));
   }
   return absl::OkStatus();
 }
@@ -129,6 +158,7 @@ absl::Status ValidateModelArch(const ModelConfig& m, const ModelArch& arch) {
     return Invalid("img_size", absl::StrCat("value ", arch.img_size, " is not a multiple of the patch size ",
                                             arch.patch_size, " of ", arch.name));
   }
+  if (absl::Status st = CheckShapeBounds(arch); !st.ok()) return st;
   if (absl::Status st = IsVit(arch) ? CheckVit(m, arch) : CheckSwin(m, arch); !st.ok()) return st;
   return CheckSize(arch);
 }
