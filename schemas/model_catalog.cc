@@ -151,7 +151,7 @@ Params VitParameters(const ModelArch& arch) {
   Add(&out, "pos_embed", {1, grid * grid + (arch.class_token ? 1 : 0), d});
   AddPatchEmbed(&out, arch, false);
   for (int b = 0; b < arch.depth; ++b) AddVitBlock(&out, arch, absl::StrCat("blocks.", b, "."), d);
-  AddNorm(&out, "norm.", d);
+  AddNorm(&out, arch.class_token ? "norm." : "fc_norm.", d);  // timm: fc_norm after average pooling.
   AddLinear(&out, "head.", d, arch.num_classes, true);
   return out;
 }
