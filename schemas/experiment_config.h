@@ -29,10 +29,10 @@ struct ModelConfig {
   int in_chans = 0;     // 0: the model's own.
   // timm's model_kwargs overriding the catalogue entry; 0, empty or unset: the entry's own value.
   int patch_size = 0;
-  int embed_dim = 0;              // ViT width; SwinV2 width of the first stage.
-  int depth = 0;                  // ViT only.
-  std::vector<int> depths;        // SwinV2 only, one per stage.
-  std::vector<int> num_heads;     // ViT: one number; SwinV2: one per stage.
+  int embed_dim = 0;           // ViT width; SwinV2 width of the first stage.
+  int depth = 0;               // ViT only.
+  std::vector<int> depths;     // SwinV2 only, one per stage.
+  std::vector<int> num_heads;  // ViT: one number; SwinV2: one per stage.
   double mlp_ratio = 0.0;
   std::optional<bool> qkv_bias;
   std::optional<bool> class_token;  // ViT only.
@@ -126,9 +126,9 @@ absl::Status ValidateExperiment(const ExperimentConfig& config);
 // Canonical YAML: every key with defaults filled in, in the key table's order, enum values in their table's
 // spelling, numbers in their shortest exact form. Parses back to an equal config; its text is what
 // ContentHash hashes. Keys added after run hashes were first stored (resources.precision) are written only
-// when they differ from their default, and semi_structured only when it chooses a layer, so the canonical
-// text and hash of every run that predates them stay as they were. ExperimentConfigToYaml is the same as
-// YAML nodes.
+// when they differ from their default, the model's model_kwargs only when they differ from the catalogue
+// entry's own value, and semi_structured only when it chooses a layer, so the canonical text and hash of
+// every run that predates them stay as they were. ExperimentConfigToYaml is the same as YAML nodes.
 std::string CanonicalYaml(const ExperimentConfig& config);
 YAML::Node ExperimentConfigToYaml(const ExperimentConfig& config);
 
