@@ -62,7 +62,7 @@ inline constexpr int64_t kMaxModelWidth = 1 << 16;
 inline constexpr int64_t kMaxModelBlocks = 1 << 10;
 inline constexpr int64_t kMaxModelTokens = 1 << 20;
 inline constexpr int64_t kMaxModelParameters = 10'000'000'000;
-inline constexpr double kMaxModelFlopsPerImage = 1e15;
+inline constexpr int64_t kMaxModelFlopsPerImage = 1'000'000'000'000'000;
 
 // A limit as docs/reliability.md lists it.
 struct Limit {

@@ -117,11 +117,11 @@ absl::Status CheckSize(const ModelArch& arch) {
   const double tokens =
       static_cast<double>(arch.img_size / arch.patch_size) * (arch.img_size / arch.patch_size);
   const double flops = 2.0 * static_cast<double>(params) * tokens;
-  if (flops > limits::kMaxModelFlopsPerImage) {
+  if (flops > static_cast<double>(limits::kMaxModelFlopsPerImage)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "model: about %.3g FLOPs per image (2 x parameters x tokens) exceed the limit of %.3g "
         "(schemas/limits.h)",
-        flops, limits::kMaxModelFlopsPerImage));
+        flops, static_cast<double>(limits::kMaxModelFlopsPerImage)));
   }
   return absl::OkStatus();
 }
