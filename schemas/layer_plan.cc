@@ -113,9 +113,7 @@ absl::StatusOr<std::vector<LayerPlanRow>> DynamicRows(const ExperimentConfig& co
   return rows;
 }
 
-absl::StatusOr<ModelArch> ArchOf(const ExperimentConfig& config) {
-  return ResolveModel(config.model);
-}
+absl::StatusOr<ModelArch> ArchOf(const ExperimentConfig& config) { return ResolveModel(config.model); }
 
 }  // namespace
 
