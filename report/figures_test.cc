@@ -63,6 +63,10 @@ TEST(RunFactsTest, InferenceFlopsShrinkWithDensity) {
   EXPECT_LT(quarter, half);
   // Linear in the pruned fraction.
   EXPECT_NEAR(dense - half, (half - quarter) * 2, 1e-6 * dense);
+  // The spec's model_kwargs count: a deeper model costs more.
+  RunData deeper = MakeRun(5, v1::SparsitySpec::DENSE, 0, 0, 0, 0);
+  deeper.run.mutable_spec()->mutable_model()->set_depth(8);
+  EXPECT_GT(InferenceFlops(deeper.run), 1.9 * dense);
   RunData unknown = MakeRun(4, v1::SparsitySpec::DENSE, 0, 0, 0, 0);
   unknown.run.mutable_spec()->mutable_model()->set_name("no_such_model");
   EXPECT_TRUE(std::isnan(InferenceFlops(unknown.run)));

@@ -5,6 +5,8 @@
 
 #include "contract/metric_names.h"
 #include "schemas/model_catalog.h"
+#include "schemas/model_resolution.h"
+#include "schemas/proto_bridge.h"
 #include "schemas/sparsity_config.h"
 #include "worker/trainer/flops.h"
 
@@ -62,9 +64,12 @@ double FinalMetric(const v1::Run& run, const std::string& metric) {
 double TrainingFlops(const v1::Run& run) { return Value(run.final_metrics(), contract::kFlops); }
 
 double InferenceFlops(const v1::Run& run) {
-  const v1::ModelSpec& model = run.spec().model();
-  absl::StatusOr<ModelArch> arch =
-      LookupModel(model.name(), model.img_size(), model.in_chans(), model.num_classes());
+  // The model section alone, with its model_kwargs, read by the spec's key table.
+  YAML::Node model_only(YAML::NodeType::Map);
+  model_only["model"] = MessageToYaml(run.spec().model());
+  absl::StatusOr<ExperimentConfig> spec = ParseExperimentNode(model_only, "run spec");
+  if (!spec.ok()) return kNaN;
+  absl::StatusOr<ModelArch> arch = ResolveModel(spec->model);
   if (!arch.ok()) return kNaN;
   const double dense = ForwardFlops(*arch);
   if (arch->family != ModelFamily::kVit) return dense;

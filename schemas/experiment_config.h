@@ -6,6 +6,7 @@
 #define NMSPARSE_SCHEMAS_EXPERIMENT_CONFIG_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,6 +27,17 @@ struct ModelConfig {
   int num_classes = 0;  // 0: the model's own.
   int img_size = 0;     // 0: the model's own.
   int in_chans = 0;     // 0: the model's own.
+  // timm's model_kwargs overriding the catalogue entry; 0, empty or unset: the entry's own value.
+  int patch_size = 0;
+  int embed_dim = 0;           // ViT width; SwinV2 width of the first stage.
+  int depth = 0;               // ViT only.
+  std::vector<int> depths;     // SwinV2 only, one per stage.
+  std::vector<int> num_heads;  // ViT: one number; SwinV2: one per stage.
+  double mlp_ratio = 0.0;
+  std::optional<bool> qkv_bias;
+  std::optional<bool> class_token;  // ViT only.
+  std::string global_pool;          // ViT: "token" (needs the class token) or "avg" (needs none).
+  int window_size = 0;              // SwinV2 only.
   double drop_rate = 0.0;
   double drop_path_rate = 0.0;
   double attn_drop_rate = 0.0;
@@ -114,9 +126,9 @@ absl::Status ValidateExperiment(const ExperimentConfig& config);
 // Canonical YAML: every key with defaults filled in, in the key table's order, enum values in their table's
 // spelling, numbers in their shortest exact form. Parses back to an equal config; its text is what
 // ContentHash hashes. Keys added after run hashes were first stored (resources.precision) are written only
-// when they differ from their default, and semi_structured only when it chooses a layer, so the canonical
-// text and hash of every run that predates them stay as they were. ExperimentConfigToYaml is the same as
-// YAML nodes.
+// when they differ from their default, the model's model_kwargs only when they differ from the catalogue
+// entry's own value, and semi_structured only when it chooses a layer, so the canonical text and hash of
+// every run that predates them stay as they were. ExperimentConfigToYaml is the same as YAML nodes.
 std::string CanonicalYaml(const ExperimentConfig& config);
 YAML::Node ExperimentConfigToYaml(const ExperimentConfig& config);
 

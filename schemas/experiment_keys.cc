@@ -2,9 +2,11 @@
 // sections, and the sparsity and semi_structured sections (whose keys are in sparsity_config.cc and
 // semi_structured_config.cc). Aliases are the flat timm train.py keys of the paper's reference configs
 // (schemas/reference_config.h): a key it maps one to one, or one it reads by hand (model, dataset, opt,
-// opt_betas, lr, amp).
+// opt_betas, lr, amp); "model_kwargs.K" is key K of train.py's model_kwargs map.
 #include <limits>
 #include <map>
+#include <optional>
+#include <vector>
 
 #include "schemas/experiment_config.h"
 #include "schemas/model_catalog.h"
@@ -22,32 +24,161 @@ using R = ResourceConfig;
 
 constexpr bool kOpen = true;
 
+// --- model_kwargs: timm's constructor arguments overriding the catalogue entry ---
+
+absl::StatusOr<int> ReadPositive(const YAML::Node& value, const std::string& path) {
+  auto v = yaml_util::ReadInt(value, path, 1, std::numeric_limits<int32_t>::max());
+  if (!v.ok()) return v.status();
+  return static_cast<int>(*v);
+}
+
+// One positive integer, or a list of them (a number reads as a list of one).
+absl::StatusOr<std::vector<int>> ReadIntegers(const YAML::Node& value, const std::string& path) {
+  if (!value.IsSequence()) {
+    auto one = ReadPositive(value, path);
+    if (!one.ok()) return one.status();
+    return std::vector<int>{*one};
+  }
+  auto list = ReadList<int>(value, path, "positive integers", ReadPositive);
+  if (list.ok() && list->empty()) return yaml_util::Error(value, path, "an empty list gives no value");
+  return list;
+}
+
+// Always a flow list, one number included ("num_heads: [4]"), so that both spellings write alike.
+void WriteIntegers(const std::vector<int>& values, const KeyInfo& self, SpecWriter* out) {
+  if (values.empty()) return;
+  YAML::Node list(YAML::NodeType::Sequence);
+  for (int v : values) list.push_back(v);
+  list.SetStyle(YAML::EmitterStyle::Flow);
+  out->Collection(self, list);
+}
+
+// A boolean that is unset unless given (its default is the model's own).
+SpecKey<M> OptionalBoolKey(const std::string& name, std::optional<bool> M::*member) {
+  SpecKey<M> key =
+      spec_keys_internal::ValueKey<M, std::optional<bool>>(name, KeyKind::kBoolean, MakeRef(member));
+  key.read = [member](const YAML::Node& value, const std::string& path, M* m) -> absl::Status {
+    absl::StatusOr<bool> b = yaml_util::ReadBool(value, path);
+    if (!b.ok()) return b.status();
+    m->*member = *b;
+    return absl::OkStatus();
+  };
+  key.write = [member](const M& m, const KeyInfo& self, SpecWriter* out) {
+    if ((m.*member).has_value()) out->Scalar(self, *(m.*member));
+  };
+  return key;
+}
+
+// A model_kwargs key: unset (0, empty) means the catalogue entry's own value, and so does a value equal to
+// it: such a key is left out of the canonical form and compares equal to its absence, so that two specs
+// that build the same model hash alike, and specs written before these keys keep their text.
+SpecKey<M> ModelKwarg(SpecKey<M> key, bool (*is_own)(const M& m, const ModelArch& entry)) {
+  key.info.omitted_at_default = true;
+  key.info.default_text.clear();
+  key.info.validated = true;
+  auto equal = key.equal;
+  auto write = key.write;
+  auto at_own = [equal, is_own](const M& m) {
+    static const M unset{};
+    if (equal(m, unset)) return true;
+    const ModelArch* entry = FindModel(m.name);
+    return entry != nullptr && is_own(m, *entry);
+  };
+  key.write = [write, at_own](const M& m, const KeyInfo& self, SpecWriter* out) {
+    if (!at_own(m)) write(m, self, out);
+  };
+  key.equal = [equal, at_own](const M& a, const M& b) { return equal(a, b) || (at_own(a) && at_own(b)); };
+  return key;
+}
+
+std::vector<int> OwnHeads(const ModelArch& a) {
+  return a.family == ModelFamily::kVit ? std::vector<int>{a.num_heads} : a.stage_heads;
+}
+
+std::string OwnPool(const M& m, const ModelArch& a) {
+  return a.family == ModelFamily::kVit && m.class_token.value_or(a.class_token) ? "token" : "avg";
+}
+
+std::vector<SpecKey<M>> ModelKwargKeys() {
+  std::vector<SpecKey<M>> keys;
+  keys.push_back(ModelKwarg(IntKey<M>("patch_size", &M::patch_size, 0)
+                                .Doc("Patch (stem) size; img_size must be a multiple of it.")
+                                .Alias("model_kwargs.patch_size"),
+                            [](const M& m, const ModelArch& a) { return m.patch_size == a.patch_size; }));
+  keys.push_back(ModelKwarg(IntKey<M>("embed_dim", &M::embed_dim, 0)
+                                .Doc("Width (SwinV2: of the first stage, doubling per stage); a multiple of "
+                                     "num_heads.")
+                                .Alias("model_kwargs.embed_dim"),
+                            [](const M& m, const ModelArch& a) { return m.embed_dim == a.embed_dim; }));
+  keys.push_back(
+      ModelKwarg(IntKey<M>("depth", &M::depth, 0).Doc("ViT: number of blocks.").Alias("model_kwargs.depth"),
+                 [](const M& m, const ModelArch& a) { return m.depth == a.depth; }));
+  keys.push_back(ModelKwarg(
+      MemberKey<M, std::vector<int>>("depths", KeyKind::kIntegers, &M::depths, ReadIntegers, WriteIntegers)
+          .Doc("SwinV2: blocks per stage, e.g. [2, 2, 6, 2].")
+          .Alias("model_kwargs.depths"),
+      [](const M& m, const ModelArch& a) { return m.depths == a.depths; }));
+  keys.push_back(ModelKwarg(MemberKey<M, std::vector<int>>("num_heads", KeyKind::kIntegers, &M::num_heads,
+                                                           ReadIntegers, WriteIntegers)
+                                .Doc("Attention heads: ViT one number, SwinV2 one per stage (as in timm). "
+                                     "Written as a list.")
+                                .Alias("model_kwargs.num_heads"),
+                            [](const M& m, const ModelArch& a) { return m.num_heads == OwnHeads(a); }));
+  keys.push_back(ModelKwarg(NumberKey<M>("mlp_ratio", &M::mlp_ratio, 0.0)
+                                .Doc("MLP hidden width over the block width.")
+                                .Alias("model_kwargs.mlp_ratio"),
+                            [](const M& m, const ModelArch& a) { return m.mlp_ratio == a.mlp_ratio; }));
+  keys.push_back(ModelKwarg(OptionalBoolKey("qkv_bias", &M::qkv_bias)
+                                .Doc("Bias of the qkv projection (SwinV2: q_bias and v_bias).")
+                                .Alias("model_kwargs.qkv_bias"),
+                            [](const M& m, const ModelArch& a) { return *m.qkv_bias == a.qkv_bias; }));
+  keys.push_back(ModelKwarg(OptionalBoolKey("class_token", &M::class_token)
+                                .Doc("ViT: a class token (pooled by \"token\"); false pools by \"avg\".")
+                                .Alias("model_kwargs.class_token"),
+                            [](const M& m, const ModelArch& a) { return *m.class_token == a.class_token; }));
+  keys.push_back(ModelKwarg(WordKey<M>("global_pool", &M::global_pool, {"token", "avg"})
+                                .Doc("ViT: token (needs class_token) or avg (needs class_token: false).")
+                                .Alias("model_kwargs.global_pool"),
+                            [](const M& m, const ModelArch& a) { return m.global_pool == OwnPool(m, a); }));
+  keys.push_back(ModelKwarg(IntKey<M>("window_size", &M::window_size, 0)
+                                .Doc("SwinV2: attention window; clamped to a stage's resolution when larger.")
+                                .Alias("model_kwargs.window_size"),
+                            [](const M& m, const ModelArch& a) { return m.window_size == a.window_size; }));
+  return keys;
+}
+
 const KeyTable<ModelConfig>& ModelKeys() {
-  static const auto* keys = new KeyTable<M>({
-      [] {
-        SpecKey<M> name =
-            StringKey<M>("name", &M::name).Doc("A catalogued model.").Alias("model").Validated();
-        name.info.names = ModelNames();
-        return std::move(name).Required();
-      }(),
-      IntKey<M>("num_classes", &M::num_classes, 0)
-          .Doc("Classes (0: the model's own).")
-          .Alias("num_classes")
-          .Validated(),
-      IntKey<M>("img_size", &M::img_size, 0)
-          .Doc("Input size (0: the model's own); a multiple of the patch size.")
-          .Alias("img_size")
-          .Validated(),
-      IntKey<M>("in_chans", &M::in_chans, 0)
-          .Doc("Input channels (0: the model's own).")
-          .Alias("in_chans")
-          .Validated(),
-      NumberKey<M>("drop_rate", &M::drop_rate, 0.0, 1.0, kOpen).Doc("Dropout before the head.").Alias("drop"),
-      NumberKey<M>("drop_path_rate", &M::drop_path_rate, 0.0, 1.0, kOpen)
-          .Doc("Stochastic depth rate.")
-          .Alias("drop_path"),
-      NumberKey<M>("attn_drop_rate", &M::attn_drop_rate, 0.0, 1.0, kOpen).Doc("Attention dropout."),
-  });
+  static const auto* keys = new KeyTable<M>([] {
+    std::vector<SpecKey<M>> keys = {
+        [] {
+          SpecKey<M> name =
+              StringKey<M>("name", &M::name).Doc("A catalogued model.").Alias("model").Validated();
+          name.info.names = ModelNames();
+          return std::move(name).Required();
+        }(),
+        IntKey<M>("num_classes", &M::num_classes, 0)
+            .Doc("Classes (0: the model's own).")
+            .Alias("num_classes")
+            .Validated(),
+        IntKey<M>("img_size", &M::img_size, 0)
+            .Doc("Input size (0: the model's own); a multiple of the patch size.")
+            .Alias("img_size")
+            .Validated(),
+        IntKey<M>("in_chans", &M::in_chans, 0)
+            .Doc("Input channels (0: the model's own).")
+            .Alias("in_chans")
+            .Validated(),
+        NumberKey<M>("drop_rate", &M::drop_rate, 0.0, 1.0, kOpen)
+            .Doc("Dropout before the head.")
+            .Alias("drop"),
+        NumberKey<M>("drop_path_rate", &M::drop_path_rate, 0.0, 1.0, kOpen)
+            .Doc("Stochastic depth rate.")
+            .Alias("drop_path"),
+        NumberKey<M>("attn_drop_rate", &M::attn_drop_rate, 0.0, 1.0, kOpen).Doc("Attention dropout."),
+    };
+    for (SpecKey<M>& key : ModelKwargKeys()) keys.push_back(std::move(key));
+    return keys;
+  }());
   return *keys;
 }
 

@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "schemas/experiment_config.h"
 #include "schemas/model_catalog.h"
+#include "schemas/model_resolution.h"
 #include "schemas/param_filter.h"
 #include "schemas/pure_memo.h"
 #include "schemas/semi_structured_layers.h"
@@ -23,23 +24,7 @@ absl::Status Invalid(const std::string& path, const std::string& reason) {
 std::string NMText(const NM& nm) { return absl::StrCat(nm.n, ":", nm.m); }
 
 absl::Status ValidateModelAndData(const ExperimentConfig& c, const ModelArch& arch) {
-  if (arch.img_size % arch.patch_size != 0) {
-    return Invalid("model.img_size",
-                   absl::StrCat("value ", arch.img_size, " is not a multiple of the patch size ",
-                                arch.patch_size, " of ", arch.name));
-  }
-  if (arch.family == ModelFamily::kSwinV2) {
-    int res = arch.img_size / arch.patch_size;
-    for (size_t s = 0; s < arch.depths.size(); ++s, res /= 2) {
-      const int window = std::min(arch.window_size, res);
-      if (res == 0 || res % window != 0 || (s + 1 < arch.depths.size() && res % 2 != 0)) {
-        return Invalid("model.img_size",
-                       absl::StrCat("value ", arch.img_size, " gives a ", res, "x", res,
-                                    " token grid at stage ", s, " of ", arch.name, ", which window ", window,
-                                    " and the 2x2 patch merging cannot tile"));
-      }
-    }
-  }
+  if (absl::Status st = ValidateModelArch(c.model, arch); !st.ok()) return st;
   if (c.data.dataset == "fashion_mnist" &&
       (arch.img_size != 28 || arch.in_chans != 1 || arch.num_classes != 10)) {
     return Invalid("model", absl::StrCat("fashion_mnist images are 28x28x1 in 10 classes, but ", arch.name,
@@ -53,12 +38,14 @@ absl::Status ValidateModelAndData(const ExperimentConfig& c, const ModelArch& ar
   return absl::OkStatus();
 }
 
-// SparsifiableLayers(LookupModel(model...), locations): a pure function of these arguments, remembered on
+// SparsifiableLayers(ResolveModel(model), locations): a pure function of these arguments, remembered on
 // all of them, since every run of a sweep walks the same model's layers.
 std::shared_ptr<const std::vector<LayerShape>> LayersAt(const ModelConfig& m, const ModelArch& arch,
                                                         const std::vector<SparsityLocation>& locations) {
   static auto* memo = new PureMemo<std::vector<LayerShape>>;
-  std::string key = absl::StrCat(m.name, "/", m.img_size, "/", m.in_chans, "/", m.num_classes, "/");
+  std::string key = absl::StrCat(m.name, "/", m.img_size, "/", m.in_chans, "/", m.num_classes, "/",
+                                 arch.patch_size, "/", arch.embed_dim, "/", arch.depth, "/",
+                                 absl::StrJoin(arch.depths, ","), "/", arch.mlp_ratio, "/");
   for (SparsityLocation loc : locations) absl::StrAppend(&key, static_cast<int>(loc), ",");
   return memo->Get(key, [&] { return SparsifiableLayers(arch, locations); });
 }
@@ -112,7 +99,7 @@ absl::Status ValidateDynamicGroups(const ExperimentConfig& c, const ModelArch& a
 
 absl::Status ValidateExperiment(const ExperimentConfig& c) {
   if (c.model.name.empty()) return Invalid("model.name", "missing: every experiment names a model");
-  auto arch = LookupModel(c.model.name, c.model.img_size, c.model.in_chans, c.model.num_classes);
+  auto arch = ResolveModel(c.model);
   if (!arch.ok()) return Invalid("model.name", std::string(arch.status().message()));
   if (auto st = ValidateModelAndData(c, *arch); !st.ok()) return st;
   if (c.data.batch_size % c.resources.gpus != 0) {

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "schemas/model_catalog.h"
+#include "schemas/model_resolution.h"
 #include "schemas/param_filter.h"
 #include "schemas/semi_structured_layers.h"
 #include "schemas/step_schedule.h"
@@ -112,10 +113,7 @@ absl::StatusOr<std::vector<LayerPlanRow>> DynamicRows(const ExperimentConfig& co
   return rows;
 }
 
-absl::StatusOr<ModelArch> ArchOf(const ExperimentConfig& config) {
-  return LookupModel(config.model.name, config.model.img_size, config.model.in_chans,
-                     config.model.num_classes);
-}
+absl::StatusOr<ModelArch> ArchOf(const ExperimentConfig& config) { return ResolveModel(config.model); }
 
 }  // namespace
 

@@ -27,6 +27,11 @@ const std::vector<Limit>& AllLimits() {
       {"search n_candidates", kMaxSearchCandidates, ""},
       {"random axes of a search", kMaxSearchAxes, ""},
       {"choices of a search axis", kMaxSearchChoices, ""},
+      {"model width", kMaxModelWidth, ""},
+      {"model blocks", kMaxModelBlocks, ""},
+      {"model patch tokens", kMaxModelTokens, ""},
+      {"model parameters", kMaxModelParameters, ""},
+      {"model FLOPs per image", kMaxModelFlopsPerImage, ""},
   };
   return *all;
 }

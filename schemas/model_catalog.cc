@@ -151,7 +151,7 @@ Params VitParameters(const ModelArch& arch) {
   Add(&out, "pos_embed", {1, grid * grid + (arch.class_token ? 1 : 0), d});
   AddPatchEmbed(&out, arch, false);
   for (int b = 0; b < arch.depth; ++b) AddVitBlock(&out, arch, absl::StrCat("blocks.", b, "."), d);
-  AddNorm(&out, "norm.", d);
+  AddNorm(&out, arch.class_token ? "norm." : "fc_norm.", d);  // timm: fc_norm after average pooling.
   AddLinear(&out, "head.", d, arch.num_classes, true);
   return out;
 }
@@ -200,6 +200,11 @@ absl::StatusOr<ModelArch> LookupModel(const std::string& name, int img_size, int
   if (in_chans > 0) arch.in_chans = in_chans;
   if (num_classes > 0) arch.num_classes = num_classes;
   return arch;
+}
+
+const ModelArch* FindModel(const std::string& name) {
+  auto it = Catalog().find(name);
+  return it == Catalog().end() ? nullptr : &it->second;
 }
 
 std::vector<std::string> ModelNames() {

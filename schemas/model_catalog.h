@@ -50,6 +50,9 @@ struct LayerShape {
 absl::StatusOr<ModelArch> LookupModel(const std::string& name, int img_size = 0, int in_chans = 0,
                                       int num_classes = 0);
 
+// The catalogue entry of `name` as listed, or nullptr.
+const ModelArch* FindModel(const std::string& name);
+
 // Every catalogued model name, sorted.
 std::vector<std::string> ModelNames();
 

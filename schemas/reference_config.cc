@@ -1,5 +1,6 @@
 #include "schemas/reference_config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -7,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "schemas/spec_keys.h"
 #include "schemas/yaml_util.h"
 
@@ -17,9 +19,9 @@ using yaml_util::Error;
 
 // Keys read by hand below (model, dataset, opt, opt_betas, clip_mode, lr and its batch-size scaling, amp).
 const std::set<std::string>& SpecialKeys() {
-  static const auto* keys =
-      new std::set<std::string>{"model",   "dataset",      "opt",           "opt_betas", "clip_mode", "lr",
-                                "lr_base", "lr_base_size", "lr_base_scale", "amp",       "amp_dtype"};
+  static const auto* keys = new std::set<std::string>{
+      "model",   "dataset",      "opt",           "opt_betas", "clip_mode", "lr",
+      "lr_base", "lr_base_size", "lr_base_scale", "amp",       "amp_dtype", "model_kwargs"};
   return *keys;
 }
 
@@ -244,8 +246,31 @@ absl::Status MapAmp(const YAML::Node& node, YAML::Node* nested, std::vector<std:
   return absl::OkStatus();
 }
 
+// model_kwargs (timm's create_model arguments): each key onto the model key whose alias is model_kwargs.K.
+absl::Status MapModelKwargs(const YAML::Node& kwargs, YAML::Node* nested) {
+  if (yaml_util::IsNullish(kwargs)) return absl::OkStatus();
+  if (!kwargs.IsMap()) {
+    return Error(kwargs, "model_kwargs",
+                 "value " + yaml_util::Describe(kwargs) + " is not a map of model arguments");
+  }
+  std::vector<std::string> known;
+  for (const auto& [flat, path] : Aliases()) {
+    if (absl::StartsWith(flat, "model_kwargs.")) known.push_back(flat.substr(13));
+  }
+  for (const auto& kv : kwargs) {
+    const std::string name = kv.first.Scalar();
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      return Error(kv.first, "model_kwargs." + name,
+                   "unknown model argument; known: " + absl::StrJoin(known, ", "));
+    }
+    (*nested)["model"][name] = kv.second;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status MapSpecialKeys(const YAML::Node& node, YAML::Node* nested, std::vector<std::string>* warnings) {
   if (auto st = MapAmp(node, nested, warnings); !st.ok()) return st;
+  if (auto st = MapModelKwargs(node["model_kwargs"], nested); !st.ok()) return st;
   auto name = yaml_util::ReadString(node["model"], "model");
   if (!name.ok()) return name.status();
   (*nested)["model"]["name"] = node["model"];

@@ -64,6 +64,9 @@ const absl::flat_hash_map<std::string, Bound>& Table() {
       // An experiment spec (a sweep's base).
       {"nmsparse.v1.ExperimentSpec.name", Bytes(kMaxNameBytes)},
       {"nmsparse.v1.ModelSpec.name", Bytes(kMaxNameBytes)},
+      {"nmsparse.v1.ModelSpec.depths", Count(kMaxRepeatedCount)},
+      {"nmsparse.v1.ModelSpec.num_heads", Count(kMaxRepeatedCount)},
+      {"nmsparse.v1.ModelSpec.global_pool", Bytes(kMaxNameBytes)},
       {"nmsparse.v1.DataSpec.dataset", Bytes(kMaxNameBytes)},
       {"nmsparse.v1.DataSpec.path", Bytes(kMaxPathBytes)},
       {"nmsparse.v1.OptimizerSpec.name", Bytes(kMaxNameBytes)},

@@ -134,6 +134,11 @@ Json ValueSchema(const KeyInfo& key) {
     case KeyKind::kGlobs:
       out = StringList();
       break;
+    case KeyKind::kIntegers:
+      out = {{"oneOf",
+              {{{"type", "integer"}, {"minimum", 1}},
+               {{"type", "array"}, {"items", {{"type", "integer"}, {"minimum", 1}}}, {"minItems", 1}}}}};
+      break;
     case KeyKind::kSchedule:
       out["$ref"] = "#/$defs/schedule";
       break;

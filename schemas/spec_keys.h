@@ -44,6 +44,7 @@ enum class KeyKind {
   kSection,       // A map of `keys`.
   kSectionList,   // A list of maps of `keys`.
   kGlobs,         // A glob or a list of globs.
+  kIntegers,      // A positive integer or a list of them.
   kSchedule,      // A number (constant) or a map of `keys` (schemas/step_schedule.h).
   kScheduleList,  // A list of schedules (a cycle's).
   kLocations,     // sparsity_loc: letters/words over FF, Q, K, V, O, C, or a list of them.

@@ -457,5 +457,26 @@ TEST(SweepTest, RecipeAxisReplacesTheBaseKeysItImplies) {
   EXPECT_EQ(explicit_keys[0].content_hash, runs[1].content_hash);
 }
 
+// Model size as a grid axis (issue 28): one run per depth, each with its own model and content hash; the
+// catalogue entry's own depth (4 for vit_micro) runs and hashes as the base does.
+TEST(SweepTest, ModelDepthIsAnAxis) {
+  const auto runs = MustExpand(MustParse(R"(name: depth
+base:
+  model: {name: vit_micro_patch4_28, embed_dim: 128, num_heads: 4}
+  data: {dataset: synthetic}
+grid:
+  model.depth: [4, 6, 8]
+)"));
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[0].config.model.depth, 4);
+  EXPECT_EQ(runs[1].config.model.depth, 6);
+  EXPECT_EQ(runs[2].config.model.depth, 8);
+  EXPECT_EQ(runs[0].canonical_yaml.find("depth:"), std::string::npos) << runs[0].canonical_yaml;
+  EXPECT_NE(runs[1].canonical_yaml.find("  depth: 6\n"), std::string::npos) << runs[1].canonical_yaml;
+  EXPECT_NE(runs[0].content_hash, runs[1].content_hash);
+  EXPECT_NE(runs[1].content_hash, runs[2].content_hash);
+  EXPECT_EQ(runs[2].spec.model().depth(), 8u);
+}
+
 }  // namespace
 }  // namespace nmsparse

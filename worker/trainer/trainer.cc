@@ -16,6 +16,7 @@
 #include "contract/metric_names.h"
 #include "contract/run_directory.h"
 #include "schemas/model_catalog.h"
+#include "schemas/model_resolution.h"
 #include "schemas/semi_structured_layers.h"
 #include "worker/sparsity/semi_structured/semi_structured_layers_setup.h"
 #include "worker/sparsity/sparsity_method.h"
@@ -51,7 +52,7 @@ double Seconds(Clock::time_point since) {
 }
 
 ModelArch ResolveArch(const ExperimentConfig& c) {
-  auto arch = LookupModel(c.model.name, c.model.img_size, c.model.in_chans, c.model.num_classes);
+  auto arch = ResolveModel(c.model);
   if (!arch.ok()) throw TrainerError(kExitUsage, "model.name: " + std::string(arch.status().message()));
   return *arch;
 }

@@ -235,6 +235,20 @@ sparsity: {sparsity_type: SRSTE, n_sparsity: 1, m_sparsity: 8, sparsity_loc: FF,
   EXPECT_NE(out.str().find("blocks.1.mlp.fc2 [ff] 32x128 -> 1:8"), std::string::npos) << out.str();
 }
 
+// --validate-only describes the model the spec's model_kwargs build (issue 28): the 128/6/4/patch-4 ViT,
+// whose 1,199,882 parameters are timm's count (worker/trainer/models/testdata/timm_model_kwargs.txt).
+TEST(TrainerTest, DescribeRunSeesModelKwargs) {
+  const auto config = ParseValidExperiment(R"(
+model: {name: vit_micro_patch4_28, embed_dim: 128, depth: 6, num_heads: 4, patch_size: 4}
+data: {dataset: fashion_mnist, train_subset: 512, batch_size: 64}
+sparsity: {sparsity_type: SRSTE, n_sparsity: 1, m_sparsity: 8, sparsity_loc: FF}
+)");
+  std::ostringstream out;
+  EXPECT_EQ(DescribeRun(config, out), kExitOk);
+  EXPECT_NE(out.str().find("1199882 parameters"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("blocks.5.mlp.fc1 [ff] 512x128 -> 1:8"), std::string::npos) << out.str();
+}
+
 TEST(LrScheduleTest, WarmupThenCosine) {
   LrScheduleOptions options;
   options.lr = 1e-3;

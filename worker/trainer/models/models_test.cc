@@ -1,12 +1,17 @@
 #include <torch/torch.h>
 
+#include <fstream>
 #include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
+#include "schemas/experiment_config.h"
 #include "schemas/model_catalog.h"
+#include "schemas/model_resolution.h"
 #include "schemas/semi_structured_config.h"
 #include "schemas/sparsity_config.h"
 #include "worker/sparsity/semi_structured/semi_structured_layers_setup.h"
@@ -224,6 +229,70 @@ TEST(ModelsTest, SwinV2WindowsShiftsAndBuffers) {
   EXPECT_EQ(index.min().item<int64_t>(), 0);
   EXPECT_EQ(index.max().item<int64_t>(), 13 * 13 - 1);
   EXPECT_EQ(index[0][0].item<int64_t>(), 6 * 13 + 6);  // zero offset sits in the middle of the table
+}
+
+// One case of testdata/timm_model_kwargs.txt: timm's create_model(name, **kwargs) parameters.
+struct TimmCase {
+  std::string model_line;  // "NAME {kwargs}": the spec's model section.
+  std::vector<ParameterShape> parameters;
+  int64_t total = 0;
+};
+
+std::vector<TimmCase> ReadTimmGolden(const std::string& path) {
+  std::ifstream in(path);
+  EXPECT_TRUE(in) << path;
+  std::vector<TimmCase> cases;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    const std::pair<std::string, std::string> word = absl::StrSplit(line, absl::MaxSplits(' ', 1));
+    if (word.first == "model") {
+      cases.push_back({word.second, {}, 0});
+    } else if (word.first == "total") {
+      EXPECT_TRUE(absl::SimpleAtoi(word.second, &cases.back().total)) << line;
+    } else {
+      ParameterShape p{word.first, {}};
+      for (absl::string_view d : absl::StrSplit(word.second, ',')) {
+        int64_t size = 0;
+        EXPECT_TRUE(absl::SimpleAtoi(d, &size)) << line;
+        p.shape.push_back(size);
+      }
+      cases.back().parameters.push_back(std::move(p));
+    }
+  }
+  return cases;
+}
+
+// The spec's model keys with timm's model_kwargs (issue 28) build timm's model: the resolved architecture's
+// parameters (schemas/model_catalog.h) and the LibTorch module's named_parameters() have timm's names,
+// shapes and count, as tools/timm_model_golden.py printed them from timm's create_model(name, **kwargs).
+TEST(ModelsTest, ModelKwargsMatchTimmCreateModel) {
+  const auto cases = ReadTimmGolden("worker/trainer/models/testdata/timm_model_kwargs.txt");
+  ASSERT_EQ(cases.size(), 4u);
+  for (const TimmCase& c : cases) {
+    const std::pair<std::string, std::string> name_kwargs =
+        absl::StrSplit(c.model_line, absl::MaxSplits(' ', 1));
+    const std::string section = name_kwargs.second.substr(1, name_kwargs.second.size() - 2);
+    auto config = ParseExperimentYaml(
+        "model: {name: " + name_kwargs.first + ", " + section + "}\ndata: {dataset: synthetic}\n", "kwargs");
+    ASSERT_TRUE(config.ok()) << config.status();
+    ASSERT_TRUE(ValidateExperiment(*config).ok()) << ValidateExperiment(*config);
+    auto arch = ResolveModel(config->model);
+    ASSERT_TRUE(arch.ok()) << arch.status();
+    const auto catalogue = ModelParameters(*arch);
+    auto model = CreateModel(*arch);
+    const auto module = model->named_parameters();
+    ASSERT_EQ(catalogue.size(), c.parameters.size()) << c.model_line;
+    ASSERT_EQ(module.size(), c.parameters.size()) << c.model_line;
+    for (size_t i = 0; i < c.parameters.size(); ++i) {
+      const ParameterShape& timm = c.parameters[i];
+      EXPECT_EQ(catalogue[i].name, timm.name) << c.model_line;
+      EXPECT_EQ(catalogue[i].shape, timm.shape) << c.model_line << " " << timm.name;
+      EXPECT_EQ(module[i].key(), timm.name) << c.model_line;
+      EXPECT_EQ(module[i].value().sizes().vec(), timm.shape) << c.model_line << " " << timm.name;
+    }
+    EXPECT_EQ(ParameterCount(*arch), c.total) << c.model_line;
+    model->forward(torch::randn({2, arch->in_chans, arch->img_size, arch->img_size}));
+  }
 }
 
 // Every linear of the attention goes through its layer's forward, so a semi-structured 2:4 layer chosen there

@@ -98,7 +98,8 @@ VisionTransformerImpl::VisionTransformerImpl(const ModelArch& arch, const DropOp
                                    .drop(drop)
                                    .drop_path(rates[i])));
   }
-  norm = register_module("norm", VitLayerNorm(dim));
+  // timm: the final norm before token pooling ("norm"), or after average pooling ("fc_norm", norm Identity).
+  norm = register_module(class_token_ ? "norm" : "fc_norm", VitLayerNorm(dim));
   head_drop_ = register_module("head_drop", torch::nn::Dropout(drop.drop_rate()));
   head = register_module("head", torch::nn::Linear(dim, arch.num_classes));
 
@@ -114,8 +115,7 @@ torch::Tensor VisionTransformerImpl::forward(const torch::Tensor& images) {
   if (class_token_) x = torch::cat({cls_token.expand({x.size(0), -1, -1}), x}, 1);
   x = pos_drop_(x + pos_embed);
   for (const auto& block : *blocks) x = block->as<VitBlockImpl>()->forward(x);
-  x = norm(x);
-  x = class_token_ ? x.select(1, 0) : x.mean(1);  // timm global_pool: "token", else "avg"
+  x = class_token_ ? norm(x).select(1, 0) : norm(x.mean(1));  // timm global_pool: "token", else "avg"
   return head(head_drop_(x));
 }
 
