@@ -127,9 +127,12 @@ class ProtoWriter : public SpecWriter {
   }
 
   void Scalar(const KeyInfo& key, const SpecScalar& value) override {
-    if (IsZero(value)) return;  // Proto3 scalars: zero is the absence of a value, never serialized.
     Message* msg = stack_.back().first;
-    if (!SetScalarField(msg, FieldOf(*msg, key), value)) Die(*msg, key.name + " = " + ScalarText(value));
+    const FieldDescriptor* field = FieldOf(*msg, key);
+    // Proto3 scalars: zero is the absence of a value, never serialized; an `optional` field's zero is a
+    // value.
+    if (IsZero(value) && !field->has_presence()) return;
+    if (!SetScalarField(msg, field, value)) Die(*msg, key.name + " = " + ScalarText(value));
   }
 
   void Collection(const KeyInfo& key, const YAML::Node& value) override {
@@ -201,6 +204,7 @@ YAML::Node ScalarToYaml(const Message& msg, const FieldDescriptor* field, int in
 bool Written(const Message& msg, const FieldDescriptor* field) {
   const Reflection* r = msg.GetReflection();
   if (field->containing_oneof() != nullptr) return r->HasField(msg, field);  // Only the member that is set.
+  if (field->has_presence()) return r->HasField(msg, field);                 // proto3 `optional`: if set.
   switch (field->cpp_type()) {
     case FieldDescriptor::CPPTYPE_MESSAGE:
       return r->HasField(msg, field);
