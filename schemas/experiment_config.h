@@ -65,6 +65,19 @@ struct OptimizerConfig {
   double clip_grad_norm = 0.0;  // 0: no clipping.
   double label_smoothing = 0.0;
   double mixup_alpha = 0.0;  // 0: no mixup.
+  // timm's Mixup/CutMix and its loss choice (worker/trainer/mixup.h, loss.h; docs/nmtrain.md).
+  double cutmix_alpha = 0.0;  // 0: no CutMix (unless cutmix_min/max are set).
+  double cutmix_min = 0.0;    // cutmix_min < cutmix_max: box sides drawn in [min, max) of the image's.
+  double cutmix_max = 0.0;
+  double mixup_prob = 1.0;           // Probability of mixing a batch (or element).
+  double mixup_switch_prob = 0.5;    // Probability of CutMix rather than Mixup when both are active.
+  std::string mixup_mode = "batch";  // batch, pair or elem.
+  int mixup_off_epoch = 0;           // Mixing stops at this epoch (0: never).
+  bool bce_loss = false;             // Binary cross-entropy instead of softmax cross-entropy.
+  double bce_target_thresh = 0.0;    // > 0: BCE targets binarized at this threshold.
+  bool bce_sum = false;              // BCE summed over the classes, then averaged over the batch.
+  // Mixup or CutMix is configured (timm's mixup_active).
+  bool MixupActive() const { return mixup_alpha > 0.0 || cutmix_alpha > 0.0 || cutmix_max > 0.0; }
   int grad_accum_steps = 1;
 };
 

@@ -185,6 +185,32 @@ name: micro-srste
 
 // resources.precision: fp32 (default) or bf16, case-insensitive; a bad value names key, value and line; bf16
 // is part of the canonical form and hash, fp32 is left out of both so that older runs keep their hashes.
+// timm's Mixup pairs image i with image B-1-i of each rank's batch: an odd one is refused at validation,
+// naming the key and value; cutmix_min/cutmix_max need min < max.
+TEST(ExperimentConfigTest, MixupNeedsEvenRankBatchesAndOrderedCutmixBounds) {
+  auto with = [](const std::string& batch, const std::string& optimizer) {
+    return absl::StrReplaceAll(kMicro, {{"  batch_size: 128\n", "  batch_size: " + batch + "\n"},
+                                        {"  weight_decay: 0.05\n", "  weight_decay: 0.05\n" + optimizer}});
+  };
+  EXPECT_EQ(ValidateError(with("126", "  mixup_alpha: 0.8\n")),
+            "data.batch_size: value 126 gives each rank batches of 63 images (batch_size / resources.gpus), "
+            "which must be even with Mixup/CutMix (timm mixes image i with image B-1-i)");
+  EXPECT_EQ(ValidateError(with("126", "  cutmix_alpha: 1\n")).substr(0, 26), "data.batch_size: value 126");
+  EXPECT_TRUE(ValidateExperiment(MustParse(with("126", ""))).ok());  // No mixing: any batch.
+  EXPECT_TRUE(ValidateExperiment(MustParse(with("124", "  mixup_alpha: 0.8\n"))).ok());
+  EXPECT_EQ(ValidateError(with("128", "  cutmix_min: 0.8\n  cutmix_max: 0.2\n")),
+            "optimizer.cutmix_max: value 0.2 is out of range: must be > optimizer.cutmix_min (0.8)");
+  // The new keys round-trip through the canonical text, which leaves them out at their defaults.
+  const ExperimentConfig mixed =
+      MustParse(with("128",
+                     "  mixup_alpha: 0.8\n  cutmix_min: 0.2\n  cutmix_max: 0.8\n  mixup_prob: 0\n"
+                     "  mixup_mode: PAIR\n  mixup_off_epoch: 2\n  bce_loss: true\n  bce_target_thresh: 0.2\n"
+                     "  bce_sum: true\n"));
+  EXPECT_EQ(mixed.optimizer.mixup_mode, "pair");
+  EXPECT_TRUE(MustParse(CanonicalYaml(mixed)) == mixed);
+  EXPECT_EQ(CanonicalYaml(MustParse(kMicro)).find("bce"), std::string::npos);
+}
+
 TEST(ExperimentConfigTest, PrecisionKey) {
   const ExperimentConfig fp32 = MustParse(kMicro);
   EXPECT_EQ(fp32.resources.precision, "fp32");

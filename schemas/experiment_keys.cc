@@ -229,6 +229,39 @@ const KeyTable<OptimizerConfig>& OptimizerKeys() {
           .Doc("Label smoothing.")
           .Alias("smoothing"),
       NumberKey<O>("mixup_alpha", &O::mixup_alpha, 0.0).Doc("Mixup alpha (0: no mixup).").Alias("mixup"),
+      OmittedAtDefault(NumberKey<O>("cutmix_alpha", &O::cutmix_alpha, 0.0)
+                           .Doc("CutMix alpha (0: no CutMix unless cutmix_min/cutmix_max are set).")
+                           .Alias("cutmix")),
+      OmittedAtDefault(
+          NumberKey<O>("cutmix_min", &O::cutmix_min, 0.0, 1.0)
+              .Doc("CutMix box side, lower bound as a fraction of the image's (timm's cutmix_minmax[0]); "
+                   "with cutmix_max it replaces cutmix_alpha's boxes.")
+              .Validated()),
+      OmittedAtDefault(NumberKey<O>("cutmix_max", &O::cutmix_max, 0.0, 1.0)
+                           .Doc("CutMix box side, upper bound (timm's cutmix_minmax[1]; 0: unset).")
+                           .Validated()),
+      OmittedAtDefault(NumberKey<O>("mixup_prob", &O::mixup_prob, 0.0, 1.0)
+                           .Doc("Probability of mixing a batch, pair or element.")
+                           .Alias("mixup_prob")),
+      OmittedAtDefault(NumberKey<O>("mixup_switch_prob", &O::mixup_switch_prob, 0.0, 1.0)
+                           .Doc("Probability of CutMix instead of Mixup when both are active.")
+                           .Alias("mixup_switch_prob")),
+      OmittedAtDefault(WordKey<O>("mixup_mode", &O::mixup_mode, {"batch", "pair", "elem"})
+                           .Doc("Mixing parameters drawn per batch, per pair or per element.")
+                           .Alias("mixup_mode")),
+      OmittedAtDefault(IntKey<O>("mixup_off_epoch", &O::mixup_off_epoch, 0)
+                           .Doc("Epoch (0-based) from which nothing is mixed (0: never off).")
+                           .Alias("mixup_off_epoch")),
+      OmittedAtDefault(
+          BoolKey<O>("bce_loss", &O::bce_loss)
+              .Doc("Binary cross-entropy loss (timm's BinaryCrossEntropy) where timm's train.py uses it.")
+              .Alias("bce_loss")),
+      OmittedAtDefault(NumberKey<O>("bce_target_thresh", &O::bce_target_thresh, 0.0, 1.0, kOpen)
+                           .Doc("BCE targets binarized: 1 above this value, else 0 (0: not binarized).")
+                           .Alias("bce_target_thresh")),
+      OmittedAtDefault(BoolKey<O>("bce_sum", &O::bce_sum)
+                           .Doc("BCE summed over the classes before the batch mean.")
+                           .Alias("bce_sum")),
       IntKey<O>("grad_accum_steps", &O::grad_accum_steps, 1)
           .Doc("Micro-batches per optimizer step.")
           .Alias("grad_accum_steps")

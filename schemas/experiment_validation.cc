@@ -95,6 +95,27 @@ absl::Status ValidateDynamicGroups(const ExperimentConfig& c, const ModelArch& a
   return AssignParamGroups(params, c.sparsity.dynamic).status();
 }
 
+// timm's Mixup: cutmix_minmax is both bounds or neither, and each mixed batch (a rank's batch,
+// batch_size / gpus; each micro-batch of grad_accum_steps is one) pairs element i with element B-1-i, so B
+// must be even.
+absl::Status ValidateMixup(const ExperimentConfig& c) {
+  const OptimizerConfig& o = c.optimizer;
+  if ((o.cutmix_min > 0.0 || o.cutmix_max > 0.0) && !(o.cutmix_min < o.cutmix_max)) {
+    return Invalid("optimizer.cutmix_max", absl::StrCat("value ", yaml_util::FormatDouble(o.cutmix_max),
+                                                        " is out of range: must be > optimizer.cutmix_min (",
+                                                        yaml_util::FormatDouble(o.cutmix_min), ")"));
+  }
+  if (!o.MixupActive()) return absl::OkStatus();
+  const int local_batch = c.data.batch_size / c.resources.gpus;
+  if (local_batch % 2 != 0) {
+    return Invalid("data.batch_size",
+                   absl::StrCat("value ", c.data.batch_size, " gives each rank batches of ", local_batch,
+                                " images (batch_size / resources.gpus), which must be even with Mixup/CutMix "
+                                "(timm mixes image i with image B-1-i)"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ValidateExperiment(const ExperimentConfig& c) {
@@ -108,6 +129,7 @@ absl::Status ValidateExperiment(const ExperimentConfig& c) {
                                 c.resources.gpus, "): the global batch is split evenly over ranks"));
   }
   if (auto st = CheckEpochHasSteps(c); !st.ok()) return st;
+  if (auto st = ValidateMixup(c); !st.ok()) return st;
   if (c.schedule.warmup_epochs > c.schedule.epochs) {
     return Invalid("schedule.warmup_epochs",
                    absl::StrCat("value ", yaml_util::FormatDouble(c.schedule.warmup_epochs),

@@ -183,6 +183,26 @@ TEST(ProtoBridgeTest, WireZerosStayZeros) {
   EXPECT_EQ(back->seed, 0u);
 }
 
+// Mixup keys with defaults other than 0 are proto3 `optional`: unset reads as the default (1, 0.5), and an
+// explicit 0 travels as 0.
+TEST(ProtoBridgeTest, MixupProbabilitiesKeepTheirDefaultsAndZeros) {
+  ExperimentConfig config = Sample();
+  v1::ExperimentSpec unset = ToProto(config);
+  EXPECT_FALSE(unset.optimizer().has_mixup_prob());
+  auto back = FromProto(unset);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->optimizer.mixup_prob, 1.0);
+  EXPECT_EQ(back->optimizer.mixup_switch_prob, 0.5);
+  config.optimizer.mixup_prob = 0.0;
+  config.optimizer.mixup_switch_prob = 0.0;
+  config.optimizer.mixup_mode = "elem";
+  back = FromProto(ToProto(config));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->optimizer.mixup_prob, 0.0);
+  EXPECT_EQ(back->optimizer.mixup_switch_prob, 0.0);
+  EXPECT_TRUE(*back == config);
+}
+
 // resources.precision: unset on the wire at fp32 (so fp32 specs serialize as before the field), set for bf16.
 TEST(ProtoBridgeTest, PrecisionTravelsOnlyWhenNotFp32) {
   ExperimentConfig config = Sample();

@@ -17,11 +17,12 @@ namespace {
 
 using yaml_util::Error;
 
-// Keys read by hand below (model, dataset, opt, opt_betas, clip_mode, lr and its batch-size scaling, amp).
+// Keys read by hand below (model, dataset, opt, opt_betas, clip_mode, lr and its batch-size scaling, amp,
+// cutmix_minmax).
 const std::set<std::string>& SpecialKeys() {
   static const auto* keys = new std::set<std::string>{
-      "model",   "dataset",      "opt",           "opt_betas", "clip_mode", "lr",
-      "lr_base", "lr_base_size", "lr_base_scale", "amp",       "amp_dtype", "model_kwargs"};
+      "model",        "dataset",       "opt", "opt_betas", "clip_mode",    "lr",           "lr_base",
+      "lr_base_size", "lr_base_scale", "amp", "amp_dtype", "model_kwargs", "cutmix_minmax"};
   return *keys;
 }
 
@@ -63,9 +64,6 @@ const std::map<std::string, std::string>& IgnoredKeys() {
       {"aot_autograd", "false"},
       {"aug_repeats", "0"},
       {"aug_splits", "0"},
-      {"bce_loss", "false"},
-      {"bce_target_thresh", "~"},
-      {"bce_sum", "false"},
       {"bn_eps", "~"},
       {"bn_momentum", "~"},
       {"channels_last", "false"},
@@ -75,8 +73,6 @@ const std::map<std::string, std::string>& IgnoredKeys() {
       {"color_jitter", "0.4"},
       {"cooldown_epochs", "0"},
       {"crop_pct", "~"},
-      {"cutmix", "0"},
-      {"cutmix_minmax", "~"},
       {"data", "~"},
       {"dataset_download", "false"},
       {"decay_epochs", "90"},
@@ -108,10 +104,6 @@ const std::map<std::string, std::string>& IgnoredKeys() {
       {"lr_noise_pct", "0.67"},
       {"lr_noise_std", "1.0"},
       {"mean", "~"},
-      {"mixup_mode", "batch"},
-      {"mixup_off_epoch", "0"},
-      {"mixup_prob", "1.0"},
-      {"mixup_switch_prob", "0.5"},
       {"model_ema", "false"},
       {"model_ema_decay", "0.9998"},
       {"model_ema_force_cpu", "false"},
@@ -296,6 +288,15 @@ absl::Status MapSpecialKeys(const YAML::Node& node, YAML::Node* nested, std::vec
     }
     (*nested)["optimizer"]["beta1"] = betas[0];
     (*nested)["optimizer"]["beta2"] = betas[1];
+  }
+  const YAML::Node minmax = node["cutmix_minmax"];
+  if (!yaml_util::IsNullish(minmax)) {
+    if (!minmax.IsSequence() || minmax.size() != 2) {
+      return Error(minmax, "cutmix_minmax",
+                   "value " + yaml_util::Describe(minmax) + " is not a list of two box fractions [min, max]");
+    }
+    (*nested)["optimizer"]["cutmix_min"] = minmax[0];
+    (*nested)["optimizer"]["cutmix_max"] = minmax[1];
   }
   auto lr = ReferenceLr(node);
   if (!lr.ok()) return lr.status();

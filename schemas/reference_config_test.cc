@@ -31,6 +31,15 @@ TEST(ReferenceConfigTest, PaperConfigLoadsUnchanged) {
   EXPECT_DOUBLE_EQ(c->optimizer.clip_grad_norm, 1.0);
   EXPECT_DOUBLE_EQ(c->optimizer.mixup_alpha, 0.5);
   EXPECT_DOUBLE_EQ(c->optimizer.label_smoothing, 0.0);
+  // timm's loss and Mixup keys are honoured (issue 24): BCE over batch-mode mixup, cutmix off.
+  EXPECT_TRUE(c->optimizer.bce_loss);
+  EXPECT_DOUBLE_EQ(c->optimizer.bce_target_thresh, 0.0);
+  EXPECT_DOUBLE_EQ(c->optimizer.cutmix_alpha, 0.0);
+  EXPECT_DOUBLE_EQ(c->optimizer.cutmix_max, 0.0);
+  EXPECT_EQ(c->optimizer.mixup_mode, "batch");
+  EXPECT_DOUBLE_EQ(c->optimizer.mixup_prob, 1.0);
+  EXPECT_DOUBLE_EQ(c->optimizer.mixup_switch_prob, 0.5);
+  EXPECT_EQ(c->optimizer.mixup_off_epoch, 0);
   EXPECT_EQ(c->schedule.epochs, 350);
   EXPECT_DOUBLE_EQ(c->schedule.warmup_epochs, 15);
   EXPECT_DOUBLE_EQ(c->schedule.warmup_lr, 1e-7);
@@ -51,7 +60,7 @@ TEST(ReferenceConfigTest, PaperConfigLoadsUnchanged) {
   EXPECT_EQ(c->resources.precision, "bf16");
   EXPECT_FALSE(Has(warnings, "ignored reference key: amp = true"));
   EXPECT_FALSE(Has(warnings, "ignored reference key: amp_dtype = bfloat16"));
-  EXPECT_TRUE(Has(warnings, "ignored reference key: bce_loss = true"));
+  EXPECT_FALSE(Has(warnings, "ignored reference key: bce_loss = true"));
   EXPECT_TRUE(Has(warnings, "ignored reference key: workers = 16"));
   EXPECT_TRUE(Has(warnings,
                   "reference key dataset = torch/imagenet-1k is read as nmsparse shards "
@@ -62,6 +71,26 @@ TEST(ReferenceConfigTest, PaperConfigLoadsUnchanged) {
       EXPECT_EQ(w.find(std::string("key: ") + quiet), std::string::npos) << w;
     }
   }
+}
+
+// cutmix_minmax, a list of two fractions, maps onto optimizer.cutmix_min and cutmix_max.
+TEST(ReferenceConfigTest, CutmixMinmaxMapsToItsBounds) {
+  auto c = ParseReferenceConfig(YAML::Load("{model: vit_tiny_patch16_224, cutmix_minmax: [0.2, 0.8], "
+                                           "bce_loss: true, bce_sum: true, bce_target_thresh: 0.2, "
+                                           "mixup_mode: elem, mixup_off_epoch: 5}"),
+                                nullptr);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_DOUBLE_EQ(c->optimizer.cutmix_min, 0.2);
+  EXPECT_DOUBLE_EQ(c->optimizer.cutmix_max, 0.8);
+  EXPECT_TRUE(c->optimizer.MixupActive());
+  EXPECT_TRUE(c->optimizer.bce_sum);
+  EXPECT_DOUBLE_EQ(c->optimizer.bce_target_thresh, 0.2);
+  EXPECT_EQ(c->optimizer.mixup_mode, "elem");
+  EXPECT_EQ(c->optimizer.mixup_off_epoch, 5);
+  auto bad = ParseReferenceConfig(YAML::Load("{model: vit_tiny_patch16_224, cutmix_minmax: 0.5}"), nullptr);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(std::string(bad.status().message()).find("cutmix_minmax: value"), std::string::npos)
+      << bad.status();
 }
 
 // train.py's amp: bfloat16 is bf16 autocast; float16 (train.py's default dtype) is not implemented and trains

@@ -249,7 +249,9 @@ TEST(SweepTest, ParseErrorsNameFileLineAndPath) {
       ParseError(std::string(kBase) + "grid:\n  recipe:\n    a: {optimizer.lrate: 1}\n"),
       "sweep.yaml:9: grid.recipe.a.optimizer.lrate: unknown key path 'optimizer.lrate': known keys of "
       "optimizer: name, lr, weight_decay, beta1, beta2, eps, clip_grad_norm, label_smoothing, mixup_alpha, "
-      "grad_accum_steps");
+      "cutmix_alpha, cutmix_min, "
+      "cutmix_max, mixup_prob, mixup_switch_prob, mixup_mode, mixup_off_epoch, bce_loss, bce_target_thresh, "
+      "bce_sum, grad_accum_steps");
   EXPECT_EQ(ParseError(std::string(kBase) + "grid:\n  recipe: 3\n"),
             "sweep.yaml:8: grid.recipe: value 3 is not a list of values, a map label -> overrides, or "
             "{values: [...]}");
@@ -311,7 +313,9 @@ TEST(SweepTest, ApplyOverride) {
   EXPECT_EQ(
       ApplyOverride(spec, "optimizer.learning_rate", "1").message(),
       "unknown key path 'optimizer.learning_rate': known keys of optimizer: name, lr, weight_decay, beta1, "
-      "beta2, eps, clip_grad_norm, label_smoothing, mixup_alpha, grad_accum_steps");
+      "beta2, eps, clip_grad_norm, label_smoothing, mixup_alpha, cutmix_alpha, cutmix_min, "
+      "cutmix_max, mixup_prob, mixup_switch_prob, mixup_mode, mixup_off_epoch, bce_loss, bce_target_thresh, "
+      "bce_sum, grad_accum_steps");
   EXPECT_EQ(
       ApplyOverride(spec, "lr", "1").message(),
       "unknown key path 'lr': known top-level keys: name, seed, model, data, optimizer, schedule, resources, "

@@ -37,6 +37,7 @@
 #include "worker/trainer/loss.h"
 #include "worker/trainer/lr_schedule.h"
 #include "worker/trainer/metrics_writer.h"
+#include "worker/trainer/mixup.h"
 #include "worker/trainer/models/model_factory.h"
 #include "worker/trainer/optimizer.h"
 #include "worker/trainer/resume.h"
@@ -140,7 +141,9 @@ class Run {
         o_(options),
         log_(*options.log),
         arch_(ResolveArch(config)),
-        bf16_(config.resources.precision == "bf16") {
+        bf16_(config.resources.precision == "bf16"),
+        loss_(config.optimizer),
+        mixup_(MixupOptionsFrom(config.optimizer, arch_.num_classes)) {
     torch::set_num_threads(std::max(1, options.threads));
     const DistributedEnv env = ReadDistributedEnv();
     const OpenedDevice opened = OpenDevice(options.device, env.local_rank);
@@ -199,7 +202,8 @@ class Run {
     Log() << arch_.name << ": " << data_.train->size() << " training images, " << steps_per_epoch_
           << " steps/epoch x " << c_.schedule.epochs << " epochs, " << dist_->world_size() << " rank(s), "
           << torch::get_num_threads() << " thread(s), " << loader_threads_ << " loader thread(s), "
-          << (bf16_ ? "bf16 autocast (fp32 weights, optimizer state and loss)" : "fp32")
+          << (bf16_ ? "bf16 autocast (fp32 weights, optimizer state and loss)" : "fp32") << ", "
+          << loss_.Describe() << (loss_.dense_targets() ? " over " + mixup_.mode + "-mode Mixup/CutMix" : "")
           << (adamw_step_->fused() ? ", fused AdamW" : "")
           << (sync_debug_.on() ? ", CUDA sync debug mode (a synchronising call in a step is an error)" : "")
           << "\n";
@@ -310,13 +314,16 @@ class Run {
     averager_->Arm(k == accum_ - 1);  // Gradients are averaged during the last micro-batch's backward.
     const Batch batch = (*transfer_)(prefetch_->Next());
     auto images = batch.images;
-    auto targets = SmoothedTargets(batch.labels, arch_.num_classes, c_.optimizer.label_smoothing);
-    Mixup(images, targets, c_.optimizer.mixup_alpha,
+    torch::Tensor targets = batch.labels;
+    if (loss_.dense_targets()) {  // timm's Mixup; its draws are per micro-batch, so a resume redraws them.
+      MixupRandom rng(
           HashCombine(c_.seed ^ 0x3ab1c0deULL, static_cast<uint64_t>(state_.global_step * accum_ + k)));
+      targets = ApplyMixup(images, batch.labels, mixup_, MixupEnabled(c_.optimizer, state_.epoch), rng);
+    }
     // bf16: the forward pass under autocast, the loss from fp32 logits, backward outside the autocast region
     // into the fp32 weights. No loss scaling: bf16 keeps fp32's 8 exponent bits, so small gradients do not
     // underflow as in fp16 (what torch.cuda.amp.GradScaler is for).
-    auto loss = SoftTargetCrossEntropy(ForwardLogits(*model_, images, bf16_), targets);
+    auto loss = loss_(ForwardLogits(*model_, images, bf16_), targets);
     (loss / accum_).backward();
     const int64_t n = batch.labels.size(0);
     window_loss_.add_(loss.detach().to(torch::kDouble) * static_cast<double>(n));
@@ -470,7 +477,9 @@ class Run {
   const TrainerOptions& o_;
   std::ostream& log_;
   ModelArch arch_;
-  const bool bf16_;  // resources.precision bf16: forward passes under bf16 autocast.
+  const bool bf16_;           // resources.precision bf16: forward passes under bf16 autocast.
+  const TrainLoss loss_;      // timm train.py's choice of training loss.
+  const MixupOptions mixup_;  // Used when loss_ takes dense (mixed) targets.
   torch::Device device_ = torch::kCPU;
   StepSyncDebug sync_debug_;  // NMTRAIN_SYNC_DEBUG=error: the host-sync guard over each step.
   std::unique_ptr<Distributed> dist_;
