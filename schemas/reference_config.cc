@@ -18,7 +18,7 @@ namespace {
 using yaml_util::Error;
 
 // Keys read by hand below (model, dataset, opt, opt_betas, clip_mode, lr and its batch-size scaling, amp,
-// cutmix_minmax).
+// model_kwargs, cutmix_minmax).
 const std::set<std::string>& SpecialKeys() {
   static const auto* keys = new std::set<std::string>{
       "model",        "dataset",       "opt", "opt_betas", "clip_mode",    "lr",           "lr_base",
