@@ -60,6 +60,8 @@ std::string ValuesText(const KeyInfo& key) {
       return "a list of groups";
     case KeyKind::kGlobs:
       return "a glob or a list of globs";
+    case KeyKind::kIntegerList:
+      return "a list of integers";
     case KeyKind::kSchedule:
       return "a number in [0, 1] or a schedule";
     case KeyKind::kScheduleList:

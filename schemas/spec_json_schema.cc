@@ -134,6 +134,9 @@ Json ValueSchema(const KeyInfo& key) {
     case KeyKind::kGlobs:
       out = StringList();
       break;
+    case KeyKind::kIntegerList:
+      out = {{"type", "array"}, {"items", {{"type", "integer"}, {"minimum", key.min}}}};
+      break;
     case KeyKind::kSchedule:
       out["$ref"] = "#/$defs/schedule";
       break;
