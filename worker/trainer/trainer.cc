@@ -392,6 +392,10 @@ class Run {
     state_.last_top1 = eval.top1;
     state_.last_top5 = eval.top5;
     state_.last_eval_loss = eval.loss;
+    // Every rank's rate follows the same top-1 (plateau; train.py's scheduler.step(epoch + 1, metric)), after
+    // the epoch's line has shown the rate it trained with.
+    const double trained_lr = schedule_->At(epoch, std::max<int64_t>(state_.global_step - 1, 0));
+    schedule_->EndEpoch(epoch, eval.top1);
     if (dist_->is_root()) {
       MetricLine line(contract::kKindEpoch);
       line.Add(contract::kEpochKey, epoch)
@@ -400,7 +404,7 @@ class Run {
       line.Add(contract::kEvalLoss, eval.loss)
           .Add(contract::kTop1, eval.top1)
           .Add(contract::kTop5, eval.top5);
-      line.Add(contract::kLearningRate, schedule_->At(epoch, std::max<int64_t>(state_.global_step - 1, 0)));
+      line.Add(contract::kLearningRate, trained_lr);
       line.Add(contract::kImagesPerSecond, images_per_s).Add(contract::kFlops, state_.flops);
       line.Add("precision", c_.resources.precision);
       AddDeviceFields(line);
