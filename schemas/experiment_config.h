@@ -87,6 +87,21 @@ struct ScheduleConfig {
   double min_lr = 1e-6;        // Cosine decay floor.
   double warmup_lr = 1e-6;
   int log_every_steps = 0;  // 0: per epoch only.
+  // timm's schedulers (worker/trainer/lr_scheduler.h; create_scheduler_v2's arguments by train.py's names).
+  // warmup_cosine: nmsparse's own cosine (per update, the warm-up inside `epochs`).
+  std::string sched = "warmup_cosine";
+  int cooldown_epochs = 0;
+  bool warmup_prefix = false;
+  bool sched_on_updates = false;
+  double lr_k_decay = 1.0;
+  double lr_cycle_mul = 1.0;
+  double lr_cycle_decay = 0.5;
+  int lr_cycle_limit = 1;
+  double decay_epochs = 90.0;
+  std::vector<int> decay_milestones;  // multistep: required (train.py defaults to 90, 180, 270).
+
+  double decay_rate = 0.1;
+  int patience_epochs = 10;
 };
 
 struct ResourceConfig {

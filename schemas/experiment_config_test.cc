@@ -86,9 +86,11 @@ TEST(ExperimentConfigTest, ErrorsNameFileLineKeyAndValue) {
             "exp.yaml:2: data.dataset: value 'IMAGENET' is not one of fashion_mnist, synthetic, shards");
   EXPECT_EQ(ParseError("optimizer:\n  name: sgd\n"),
             "exp.yaml:2: optimizer.name: value 'sgd' is not one of adamw");
-  EXPECT_EQ(ParseError("schedule:\n  epochs: 3\n  warmup: 1\n"),
-            "exp.yaml:3: schedule.warmup: unknown key; known keys: epochs, warmup_epochs, min_lr, warmup_lr, "
-            "log_every_steps");
+  EXPECT_EQ(
+      ParseError("schedule:\n  epochs: 3\n  warmup: 1\n"),
+      "exp.yaml:3: schedule.warmup: unknown key; known keys: epochs, warmup_epochs, min_lr, warmup_lr, "
+      "log_every_steps, sched, cooldown_epochs, warmup_prefix, sched_on_updates, lr_k_decay, lr_cycle_mul, "
+      "lr_cycle_decay, lr_cycle_limit, decay_epochs, decay_milestones, decay_rate, patience_epochs");
   EXPECT_EQ(
       ParseError("modle: {name: x}\n"),
       "exp.yaml:1: modle: unknown key; known keys: name, seed, model, data, optimizer, schedule, resources, "

@@ -23,6 +23,7 @@ using Sc = ScheduleConfig;
 using R = ResourceConfig;
 
 constexpr bool kOpen = true;
+constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // --- model_kwargs: timm's constructor arguments overriding the catalogue entry ---
 
@@ -284,6 +285,50 @@ const KeyTable<ScheduleConfig>& ScheduleKeys() {
       IntKey<Sc>("log_every_steps", &Sc::log_every_steps, 0)
           .Doc("Also emit a metric point every N optimizer steps (0: per epoch only).")
           .Alias("log_interval"),
+      // timm's schedulers (create_scheduler_v2, by train.py's names; docs/nmtrain.md).
+      OmittedAtDefault(WordKey<Sc>("sched", &Sc::sched,
+                                   {"warmup_cosine", "cosine", "step", "multistep", "plateau", "constant"}))
+          .Doc("warmup_cosine: nmsparse's cosine (per update, the warm-up inside epochs, cosine over the "
+               "rest); "
+               "the others are timm's schedulers of that name. Case-insensitive.")
+          .Alias("sched")
+          .Validated(),
+      OmittedAtDefault(IntKey<Sc>("cooldown_epochs", &Sc::cooldown_epochs, 0))
+          .Doc("Epochs at min_lr after a cosine schedule (the run trains them too).")
+          .Alias("cooldown_epochs"),
+      OmittedAtDefault(BoolKey<Sc>("warmup_prefix", &Sc::warmup_prefix))
+          .Doc("The warm-up comes before the schedule's epochs rather than inside them (timm).")
+          .Alias("warmup_prefix")
+          .Validated(),
+      OmittedAtDefault(BoolKey<Sc>("sched_on_updates", &Sc::sched_on_updates))
+          .Doc("timm's schedulers step per optimizer update rather than per epoch.")
+          .Alias("sched_on_updates")
+          .Validated(),
+      OmittedAtDefault(NumberKey<Sc>("lr_k_decay", &Sc::lr_k_decay, 0.0, kInf, !kOpen, /*min_open=*/true))
+          .Doc("Cosine k-decay exponent.")
+          .Alias("lr_k_decay"),
+      OmittedAtDefault(NumberKey<Sc>("lr_cycle_mul", &Sc::lr_cycle_mul, 0.0, kInf, !kOpen, /*min_open=*/true))
+          .Doc("Cosine: each cycle's length over the previous one's.")
+          .Alias("lr_cycle_mul"),
+      OmittedAtDefault(NumberKey<Sc>("lr_cycle_decay", &Sc::lr_cycle_decay, 0.0))
+          .Doc("Cosine: each cycle's peak rate over the previous one's.")
+          .Alias("lr_cycle_decay"),
+      OmittedAtDefault(IntKey<Sc>("lr_cycle_limit", &Sc::lr_cycle_limit, 1))
+          .Doc("Cosine: cycles.")
+          .Alias("lr_cycle_limit"),
+      OmittedAtDefault(NumberKey<Sc>("decay_epochs", &Sc::decay_epochs, 0.0, kInf, !kOpen, /*min_open=*/true))
+          .Doc("step: epochs between decays.")
+          .Alias("decay_epochs"),
+      OmittedAtDefault(IntListKey<Sc>("decay_milestones", &Sc::decay_milestones, 1))
+          .Doc("multistep: the epochs at which the rate decays, ascending.")
+          .Alias("decay_milestones")
+          .Validated(),
+      OmittedAtDefault(NumberKey<Sc>("decay_rate", &Sc::decay_rate, 0.0))
+          .Doc("step, multistep, plateau: the factor of each decay.")
+          .Alias("decay_rate"),
+      OmittedAtDefault(IntKey<Sc>("patience_epochs", &Sc::patience_epochs, 0))
+          .Doc("plateau: epochs without a better top-1 before a decay.")
+          .Alias("patience_epochs"),
   });
   return *keys;
 }

@@ -116,6 +116,32 @@ absl::Status ValidateMixup(const ExperimentConfig& c) {
   return absl::OkStatus();
 }
 
+// The keys of one scheduler that another does not take (timm asserts or ignores them).
+absl::Status ValidateLrScheduler(const ScheduleConfig& s) {
+  if (s.sched == "warmup_cosine" && s.warmup_prefix) {
+    return Invalid("schedule.warmup_prefix",
+                   "true needs one of timm's schedulers (schedule.sched): warmup_cosine keeps the warm-up "
+                   "inside schedule.epochs");
+  }
+  if ((s.sched == "warmup_cosine" || s.sched == "plateau") && s.sched_on_updates) {
+    return Invalid("schedule.sched_on_updates",
+                   absl::StrCat("true is not possible with schedule.sched ", s.sched,
+                                s.sched == "plateau" ? ", which steps per epoch on the evaluation's top-1"
+                                                     : ", which always steps per update"));
+  }
+  if (s.sched == "multistep" && s.decay_milestones.empty()) {
+    return Invalid("schedule.decay_milestones", "missing: multistep decays at these epochs");
+  }
+  for (size_t i = 1; i < s.decay_milestones.size(); ++i) {
+    if (s.decay_milestones[i] <= s.decay_milestones[i - 1]) {
+      return Invalid("schedule.decay_milestones",
+                     absl::StrCat("value ", s.decay_milestones[i], " at [", i,
+                                  "] is not greater than the one before: milestones are ascending"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ValidateExperiment(const ExperimentConfig& c) {
@@ -135,6 +161,7 @@ absl::Status ValidateExperiment(const ExperimentConfig& c) {
                    absl::StrCat("value ", yaml_util::FormatDouble(c.schedule.warmup_epochs),
                                 " is out of range: must be <= schedule.epochs (", c.schedule.epochs, ")"));
   }
+  if (auto st = ValidateLrScheduler(c.schedule); !st.ok()) return st;
   if (auto st = ValidateDynamicGroups(c, *arch); !st.ok()) return st;
   if (auto st = ValidateSparsity(c, *arch); !st.ok()) return st;
   return ChooseSemiStructuredLayers(c.semi_structured, c.sparsity, *arch).status();

@@ -71,13 +71,9 @@ const std::map<std::string, std::string>& IgnoredKeys() {
       {"checkpoint_hist", "10"},
       {"class_map", "''"},
       {"color_jitter", "0.4"},
-      {"cooldown_epochs", "0"},
       {"crop_pct", "~"},
       {"data", "~"},
       {"dataset_download", "false"},
-      {"decay_epochs", "90"},
-      {"decay_milestones", "[90, 180, 270]"},
-      {"decay_rate", "0.1"},
       {"device", "cuda"},
       {"dist_bn", "reduce"},
       {"drop_block", "~"},
@@ -96,10 +92,6 @@ const std::map<std::string, std::string>& IgnoredKeys() {
       {"layer_decay", "~"},
       {"local_rank", "0"},
       {"log_wandb", "false"},
-      {"lr_cycle_decay", "0.5"},
-      {"lr_cycle_limit", "1"},
-      {"lr_cycle_mul", "1.0"},
-      {"lr_k_decay", "1.0"},
       {"lr_noise", "~"},
       {"lr_noise_pct", "0.67"},
       {"lr_noise_std", "1.0"},
@@ -113,7 +105,6 @@ const std::map<std::string, std::string>& IgnoredKeys() {
       {"no_prefetcher", "false"},
       {"no_resume_opt", "false"},
       {"output", "''"},
-      {"patience_epochs", "10"},
       {"pin_mem", "false"},
       {"pretrained", "false"},
       {"ratio", "[0.75, 1.3333333333333333]"},
@@ -125,8 +116,6 @@ const std::map<std::string, std::string>& IgnoredKeys() {
       {"resume", "''"},
       {"save_images", "false"},
       {"scale", "[0.08, 1.0]"},
-      {"sched", "cosine"},  // The schedule nmsparse implements.
-      {"sched_on_updates", "false"},
       {"split_bn", "false"},
       {"start_epoch", "~"},
       {"std", "~"},
@@ -139,7 +128,6 @@ const std::map<std::string, std::string>& IgnoredKeys() {
       {"use_multi_epochs_loader", "false"},
       {"val_split", "validation"},
       {"vflip", "0"},
-      {"warmup_prefix", "false"},
       {"worker_seeding", "all"},
       {"workers", "4"},
   };
@@ -261,6 +249,9 @@ absl::Status MapModelKwargs(const YAML::Node& kwargs, YAML::Node* nested) {
 }
 
 absl::Status MapSpecialKeys(const YAML::Node& node, YAML::Node* nested, std::vector<std::string>* warnings) {
+  // train.py's scheduler when none is named: cosine (nmsparse's own default, warmup_cosine, is no train.py
+  // value).
+  if (yaml_util::IsNullish(node["sched"])) (*nested)["schedule"]["sched"] = "cosine";
   if (auto st = MapAmp(node, nested, warnings); !st.ok()) return st;
   if (auto st = MapModelKwargs(node["model_kwargs"], nested); !st.ok()) return st;
   auto name = yaml_util::ReadString(node["model"], "model");

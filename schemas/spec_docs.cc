@@ -62,6 +62,8 @@ std::string ValuesText(const KeyInfo& key) {
       return "a glob or a list of globs";
     case KeyKind::kIntegers:
       return "a positive integer or a list of them";
+    case KeyKind::kIntegerList:
+      return "a list of integers";
     case KeyKind::kSchedule:
       return "a number in [0, 1] or a schedule";
     case KeyKind::kScheduleList:

@@ -139,6 +139,9 @@ Json ValueSchema(const KeyInfo& key) {
               {{{"type", "integer"}, {"minimum", 1}},
                {{"type", "array"}, {"items", {{"type", "integer"}, {"minimum", 1}}}, {"minItems", 1}}}}};
       break;
+    case KeyKind::kIntegerList:
+      out = {{"type", "array"}, {"items", {{"type", "integer"}, {"minimum", key.min}}}};
+      break;
     case KeyKind::kSchedule:
       out["$ref"] = "#/$defs/schedule";
       break;

@@ -208,6 +208,33 @@ SpecKey<S> SectionKey(const std::string& name, T S::*member, const KeyTable<T>& 
   return key;
 }
 
+// A list of integers, each >= min, written as a flow list.
+template <typename S>
+SpecKey<S> IntListKey(const std::string& name, std::vector<int> S::*member, int64_t min) {
+  const auto ref = MakeRef(member);
+  SpecKey<S> key = spec_keys_internal::ValueKey<S, std::vector<int>>(name, KeyKind::kIntegerList, ref);
+  key.read = [ref, min](const YAML::Node& v, const std::string& path, S* s) -> absl::Status {
+    if (!v.IsSequence())
+      return yaml_util::Error(v, path, "value " + yaml_util::Describe(v) + " is not a list");
+    std::vector<int> items;
+    for (size_t i = 0; i < v.size(); ++i) {
+      auto item = yaml_util::ReadInt(v[i], path + "[" + std::to_string(i) + "]", min);
+      if (!item.ok()) return item.status();
+      items.push_back(static_cast<int>(*item));
+    }
+    *ref(s) = std::move(items);
+    return absl::OkStatus();
+  };
+  key.write = [ref](const S& s, const KeyInfo& self, SpecWriter* out) {
+    YAML::Node list(YAML::NodeType::Sequence);
+    for (int item : ref(s)) list.push_back(item);
+    list.SetStyle(YAML::EmitterStyle::Flow);
+    out->Collection(self, list);
+  };
+  key.info.min = static_cast<double>(min);
+  return key;
+}
+
 // Left out of the canonical form while its value is the default (keys added after run hashes were first
 // stored, so that older runs keep their canonical text and content hash).
 template <typename S>

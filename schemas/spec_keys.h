@@ -49,6 +49,7 @@ enum class KeyKind {
   kScheduleList,  // A list of schedules (a cycle's).
   kLocations,     // sparsity_loc: letters/words over FF, Q, K, V, O, C, or a list of them.
   kPhases,        // A list of {dense|sparse|fine_tune: fraction} or {kind, fraction}.
+  kIntegerList,   // A list of integers in [min, max].
 };
 
 // The type-erased description of a key: everything but its functions.

@@ -35,7 +35,7 @@
 #include "worker/trainer/gradient_averager.h"
 #include "worker/trainer/host_reads.h"
 #include "worker/trainer/loss.h"
-#include "worker/trainer/lr_schedule.h"
+#include "worker/trainer/lr_scheduler.h"
 #include "worker/trainer/metrics_writer.h"
 #include "worker/trainer/mixup.h"
 #include "worker/trainer/models/model_factory.h"
@@ -68,22 +68,14 @@ RunData LoadData(const ExperimentConfig& c, const ModelArch& arch) {
   return std::move(*data);
 }
 
-LrScheduleOptions LrScheduleFor(const ExperimentConfig& c, int64_t steps_per_epoch) {
-  LrScheduleOptions lr;
-  lr.lr = c.optimizer.lr;
-  lr.warmup_lr = c.schedule.warmup_lr;
-  lr.min_lr = c.schedule.min_lr;
-  lr.warmup_steps = static_cast<int64_t>(std::llround(c.schedule.warmup_epochs * steps_per_epoch));
-  lr.total_steps = steps_per_epoch * c.schedule.epochs;
-  return lr;
-}
-
-// `optimizer` may be null (validate-only).
-std::unique_ptr<SparsityMethod> MakeSparsity(const ExperimentConfig& c, int64_t steps_per_epoch,
-                                             torch::nn::Module& model, torch::optim::Optimizer* optimizer) {
+// `optimizer` may be null (validate-only). `epochs`: the run's, cooldown included
+// (LrScheduler::TrainedEpochs): the sparsity schedule spans the whole run, as the reference's does
+// (docs/sparsity-method.md).
+std::unique_ptr<SparsityMethod> MakeSparsity(const ExperimentConfig& c, int64_t epochs,
+                                             int64_t steps_per_epoch, torch::nn::Module& model,
+                                             torch::optim::Optimizer* optimizer) {
   auto method = CreateSparsityMethod(
-      c.sparsity, model,
-      SparsityMethodOptions(c.schedule.epochs, steps_per_epoch).optimizer(optimizer).seed(c.seed));
+      c.sparsity, model, SparsityMethodOptions(epochs, steps_per_epoch).optimizer(optimizer).seed(c.seed));
   if (!method.ok()) throw TrainerError(kExitUsage, std::string(method.status().message()));
   return std::move(*method);
 }
@@ -95,10 +87,11 @@ void AddSparsityFields(const SparsityReport& report, MetricLine& line) {
 
 // Accelerated 2:4 linears (docs/accelerated-2-4.md): null when the spec's semi_structured section chooses
 // none.
-std::unique_ptr<SemiStructuredLayers> MakeSemiStructured(const ExperimentConfig& c, int64_t steps_per_epoch,
-                                                         torch::nn::Module& model, torch::Device device) {
-  auto semi = SemiStructuredLayers::Install(c.semi_structured, c.sparsity, c.schedule.epochs, steps_per_epoch,
-                                            model, device);
+std::unique_ptr<SemiStructuredLayers> MakeSemiStructured(const ExperimentConfig& c, int64_t epochs,
+                                                         int64_t steps_per_epoch, torch::nn::Module& model,
+                                                         torch::Device device) {
+  auto semi =
+      SemiStructuredLayers::Install(c.semi_structured, c.sparsity, epochs, steps_per_epoch, model, device);
   if (!semi.ok()) throw TrainerError(kExitUsage, std::string(semi.status().message()));
   return std::move(*semi);
 }
@@ -181,9 +174,10 @@ class Run {
     model_->to(device_);
     optimizer_ = MakeAdamW(*model_, config.optimizer);
     adamw_step_ = std::make_unique<AdamWStep>(*optimizer_, /*fused=*/device_.is_cuda());
-    sparsity_ = MakeSparsity(config, steps_per_epoch_, *model_, optimizer_.get());
-    semi_structured_ = MakeSemiStructured(config, steps_per_epoch_, *model_, device_);
-    schedule_ = std::make_unique<LrSchedule>(LrScheduleFor(config, steps_per_epoch_));
+    schedule_ = MakeLrScheduler(config.schedule, config.optimizer.lr, steps_per_epoch_);
+    epochs_ = schedule_->TrainedEpochs();
+    sparsity_ = MakeSparsity(config, epochs_, steps_per_epoch_, *model_, optimizer_.get());
+    semi_structured_ = MakeSemiStructured(config, epochs_, steps_per_epoch_, *model_, device_);
     flops_per_image_ = TrainingFlopsPerImage(arch_);
     params_ = model_->parameters();
     averager_ = std::make_unique<GradientAverager>(*dist_, params_);
@@ -200,14 +194,14 @@ class Run {
     StartBatches();
     Log() << "training on " << devices_label_ << "\n";
     Log() << arch_.name << ": " << data_.train->size() << " training images, " << steps_per_epoch_
-          << " steps/epoch x " << c_.schedule.epochs << " epochs, " << dist_->world_size() << " rank(s), "
+          << " steps/epoch x " << epochs_ << " epochs, " << dist_->world_size() << " rank(s), "
           << torch::get_num_threads() << " thread(s), " << loader_threads_ << " loader thread(s), "
           << (bf16_ ? "bf16 autocast (fp32 weights, optimizer state and loss)" : "fp32") << ", "
           << loss_.Describe() << (loss_.dense_targets() ? " over " + mixup_.mode + "-mode Mixup/CutMix" : "")
           << (adamw_step_->fused() ? ", fused AdamW" : "")
           << (sync_debug_.on() ? ", CUDA sync debug mode (a synchronising call in a step is an error)" : "")
           << "\n";
-    for (int epoch = state_.epoch; epoch < c_.schedule.epochs; ++epoch) {
+    for (int epoch = state_.epoch; epoch < epochs_; ++epoch) {
       if (!TrainEpoch(epoch)) return kExitTerminated;
       FinishEpoch(epoch);
       HoldIfAsked();
@@ -229,7 +223,7 @@ class Run {
     r.device = device_;
     r.log_prefix = rank_prefix_;
     r.init_from = o_.init_from;
-    r.total_steps = steps_per_epoch_ * c_.schedule.epochs;
+    r.total_steps = steps_per_epoch_ * epochs_;
     return r;
   }
 
@@ -246,7 +240,7 @@ class Run {
           (void)bound;
           return loader_->GetHost(static_cast<int>(p / per_epoch), p % per_epoch, pin);
         },
-        (state_.epoch * steps_per_epoch_ + state_.step_in_epoch) * accum_, c_.schedule.epochs * per_epoch,
+        (state_.epoch * steps_per_epoch_ + state_.step_in_epoch) * accum_, epochs_ * per_epoch,
         loader_threads_, std::max(2, 2 * loader_threads_));
   }
 
@@ -282,7 +276,7 @@ class Run {
       sync_debug_.BeginStep();
       sparsity_->BeginStep(epoch, state_.global_step);
       if (semi_structured_) semi_structured_->BeginStep(state_.global_step);
-      const double lr = schedule_->At(state_.global_step);
+      const double lr = schedule_->At(epoch, state_.global_step);
       SetLearningRate(*optimizer_, lr);
       optimizer_->zero_grad();
       for (int k = 0; k < accum_; ++k) ForwardBackward(k);
@@ -406,6 +400,10 @@ class Run {
     state_.last_top1 = eval.top1;
     state_.last_top5 = eval.top5;
     state_.last_eval_loss = eval.loss;
+    // Every rank's rate follows the same top-1 (plateau; train.py's scheduler.step(epoch + 1, metric)), after
+    // the epoch's line has shown the rate it trained with.
+    const double trained_lr = schedule_->At(epoch, std::max<int64_t>(state_.global_step - 1, 0));
+    schedule_->EndEpoch(epoch, eval.top1);
     if (dist_->is_root()) {
       MetricLine line(contract::kKindEpoch);
       line.Add(contract::kEpochKey, epoch)
@@ -414,7 +412,7 @@ class Run {
       line.Add(contract::kEvalLoss, eval.loss)
           .Add(contract::kTop1, eval.top1)
           .Add(contract::kTop5, eval.top5);
-      line.Add(contract::kLearningRate, schedule_->At(std::max<int64_t>(state_.global_step - 1, 0)));
+      line.Add(contract::kLearningRate, trained_lr);
       line.Add(contract::kImagesPerSecond, images_per_s).Add(contract::kFlops, state_.flops);
       line.Add("precision", c_.resources.precision);
       AddDeviceFields(line);
@@ -460,7 +458,7 @@ class Run {
     line.Add(contract::kLoss, state_.last_epoch_loss);
     line.Add(contract::kEvalLoss, state_.last_eval_loss)
         .Add("best_top1", state_.best_top1)
-        .Add("epochs", c_.schedule.epochs);
+        .Add("epochs", epochs_);
     line.Add(contract::kStepKey, state_.global_step)
         .Add("train_seconds", state_.train_seconds)
         .Add("flops", state_.flops)
@@ -503,7 +501,8 @@ class Run {
   std::unique_ptr<AdamWStep> adamw_step_;  // Fused on a GPU (LibTorch 2.4+).
   std::unique_ptr<SparsityMethod> sparsity_;
   std::unique_ptr<SemiStructuredLayers> semi_structured_;  // After sparsity_: detaches before the model goes.
-  std::unique_ptr<LrSchedule> schedule_;
+  std::unique_ptr<LrScheduler> schedule_;
+  int64_t epochs_ = 0;  // Trained, cooldown included (LrScheduler::TrainedEpochs).
   std::vector<torch::Tensor> params_;
   std::unique_ptr<GradientAverager> averager_;  // Bucketed all-reduce overlapped with backward.
   double flops_per_image_ = 0.0;
@@ -535,7 +534,9 @@ int DescribeRun(const ExperimentConfig& config, std::ostream& out) {
         << " (N:M stages below assume 1 step per epoch)\n";
   }
   auto model = CreateModel(arch);
-  auto sparsity = MakeSparsity(config, steps_per_epoch, *model, nullptr);
+  const int64_t epochs =
+      MakeLrScheduler(config.schedule, config.optimizer.lr, steps_per_epoch)->TrainedEpochs();
+  auto sparsity = MakeSparsity(config, epochs, steps_per_epoch, *model, nullptr);
   int64_t params = 0;
   for (const auto& p : model->parameters()) params += p.numel();
   out << "model " << arch.name << ": " << params << " parameters, " << ForwardFlops(arch) / 1e9
@@ -545,7 +546,7 @@ int DescribeRun(const ExperimentConfig& config, std::ostream& out) {
       << (config.resources.precision == "bf16"
               ? ": forward passes under bf16 autocast; weights, optimizer state, masks and loss in fp32\n"
               : ": fp32 throughout\n");
-  out << sparsity->Describe(config.schedule.epochs, steps_per_epoch);
+  out << sparsity->Describe(epochs, steps_per_epoch);
   auto semi = ChooseSemiStructuredLayers(config.semi_structured, config.sparsity, arch);
   out << (semi.ok() ? FormatSemiStructuredChoices(config.semi_structured, *semi)
                     : "semi-structured layers: " + std::string(semi.status().message()) + "\n");

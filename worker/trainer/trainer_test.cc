@@ -21,7 +21,6 @@
 #include "worker/trainer/flops.h"
 #include "worker/trainer/host_reads.h"
 #include "worker/trainer/loss.h"
-#include "worker/trainer/lr_schedule.h"
 #include "worker/trainer/metrics_writer.h"
 #include "worker/trainer/mixup.h"
 #include "worker/trainer/models/model_factory.h"
@@ -248,22 +247,6 @@ sparsity: {sparsity_type: SRSTE, n_sparsity: 1, m_sparsity: 8, sparsity_loc: FF}
   EXPECT_EQ(DescribeRun(config, out), kExitOk);
   EXPECT_NE(out.str().find("1199882 parameters"), std::string::npos) << out.str();
   EXPECT_NE(out.str().find("blocks.5.mlp.fc1 [ff] 512x128 -> 1:8"), std::string::npos) << out.str();
-}
-
-TEST(LrScheduleTest, WarmupThenCosine) {
-  LrScheduleOptions options;
-  options.lr = 1e-3;
-  options.warmup_lr = 1e-6;
-  options.min_lr = 1e-5;
-  options.warmup_steps = 10;
-  options.total_steps = 110;
-  LrSchedule s(options);
-  EXPECT_DOUBLE_EQ(s.At(0), 1e-6);
-  EXPECT_NEAR(s.At(5), 1e-6 + 0.5 * (1e-3 - 1e-6), 1e-12);
-  EXPECT_DOUBLE_EQ(s.At(10), 1e-3);
-  EXPECT_NEAR(s.At(60), 1e-5 + 0.5 * (1e-3 - 1e-5), 1e-12);
-  EXPECT_NEAR(s.At(110), 1e-5, 1e-12);
-  EXPECT_NEAR(s.At(500), 1e-5, 1e-12);
 }
 
 TEST(OptimizerTest, TimmNoWeightDecayGroups) {
