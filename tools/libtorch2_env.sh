@@ -19,5 +19,11 @@ if [[ ! -f "$stamp" ]]; then
   "$venv/bin/pip" install -q --disable-pip-version-check "torch==$version" >&2
   touch "$stamp"
 fi
+# Another install into the venv (timm, say) may have replaced torch: the build must see the version it asks for.
+installed=$("$venv/bin/python" -W ignore -c 'import torch; print(torch.__version__.split("+")[0])' 2>/dev/null || true)
+if [[ "$installed" != "$version" ]]; then
+  echo "libtorch2: $venv has torch ${installed:-none}, not $version: reinstalling torch==$version" >&2
+  "$venv/bin/pip" install -q --disable-pip-version-check "torch==$version" >&2
+fi
 # torch warns on import without numpy; the path is all that is needed here.
 "$venv/bin/python" -W ignore -c 'import os, torch; print(os.path.dirname(torch.__file__))' 2>/dev/null

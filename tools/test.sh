@@ -8,7 +8,7 @@
 #      and its committed corpus (tools/fuzz.sh, NMSPARSE_FUZZ_RUNS; one count per target)
 #   5. LibTorch 2.x: the trainer built with CMake against pip's torch==2.11.0 with CUDA (compiled and linked,
 #      no GPU needed) and its tests run on the CPU (tools/test_libtorch2.sh; the venv is cached per machine),
-#      and timm installed there regenerates the model_kwargs golden file (tools/check_timm_golden.sh)
+#      and timm installed there regenerates the golden files of the timm tests (tools/check_timm_goldens.sh)
 # Ends with one "N passed, M failed" line. Usage: tools/test.sh [extra bazel test arguments]
 # NMSPARSE_SKIP_LIBTORCH2=1 leaves out stage 5 (for a quick local run; CI always runs it).
 set -uo pipefail
@@ -66,8 +66,8 @@ if [[ "${NMSPARSE_SKIP_LIBTORCH2:-0}" != 1 ]]; then
   failed=$((failed + ctest_failed))
   # A configure or build failure runs no test: it still counts as one failure.
   [[ $libtorch2_rc -ne 0 && $ctest_failed -eq 0 ]] && count 1
-  # timm from PyPI into the same venv: its create_model parameters against models_test's golden file.
-  bash tools/check_timm_golden.sh
+  # timm from PyPI into the same venv: the golden files of models_test, loss_test and lr_scheduler_test.
+  bash tools/check_timm_goldens.sh
   count $?
   end_stage "5. CMake, LibTorch 2.11 + CUDA"
 fi

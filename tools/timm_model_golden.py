@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Prints timm's parameters (names, shapes, total) for the model_kwargs cases that nmsparse's models must
 match: worker/trainer/models/testdata/timm_model_kwargs.txt is its output, which models_test compares with
-the catalogue (schemas/model_catalog.h) and the LibTorch modules without Python. tools/check_timm_golden.sh
+the catalogue (schemas/model_catalog.h) and the LibTorch modules without Python. tools/check_timm_goldens.sh
 regenerates it with timm from PyPI and compares.
 
 Format: a "model NAME {spec kwargs}" line (the kwargs in nmsparse's spec YAML, as the model section takes

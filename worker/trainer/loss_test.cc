@@ -1,5 +1,5 @@
 // timm's losses and Mixup/CutMix against timm itself: worker/trainer/testdata/timm_loss.txt is printed by
-// tools/timm_loss_golden.py (checked against PyPI timm by tools/check_timm_loss_golden.sh). Exact where the
+// tools/timm_loss_golden.py (checked against PyPI timm by tools/check_timm_goldens.sh). Exact where the
 // arithmetic is the same float32 operations (targets, mixed images); 1e-6 relative for the losses (float32
 // reductions may sum in another order); KS tests where the random streams differ.
 #include "worker/trainer/loss.h"

@@ -1,5 +1,5 @@
 // nmsparse's schedulers against timm's: testdata/timm_lr_schedules.txt holds, per case, timm's rate at every
-// optimizer update of the run train.py trains (tools/timm_sched_golden.py; tools/check_timm_sched_golden.sh
+// optimizer update of the run train.py trains (tools/timm_sched_golden.py; tools/check_timm_goldens.sh
 // regenerates it with timm and diffs). Every rate must agree to 1e-9 relative (double against double), and
 // the run's length with train.py's num_epochs.
 #include "worker/trainer/lr_scheduler.h"

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Regenerates each golden file that nmsparse's tests compare with timm and fails when one differs from the
+# committed file. timm comes from PyPI (NMSPARSE_TIMM_VERSION) into the LibTorch 2.x venv of
+# tools/libtorch2_env.sh, with that venv's torch pinned so that pip never swaps the LibTorch the CMake build uses.
+#   models_test:       create_model(name, **model_kwargs) parameter names, shapes, counts (issue 28)
+#   loss_test:         BCE / label-smoothing / soft-target losses, Mixup and CutMix (issue 24)
+#   lr_scheduler_test: create_scheduler_v2's learning rate at every update (issue 24)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+torch_dir=$(bash tools/libtorch2_env.sh)
+python=${NMSPARSE_TORCH_PYTHON:-$(dirname "$(dirname "$(dirname "$(dirname "$torch_dir")")")")/bin/python}
+timm_version=${NMSPARSE_TIMM_VERSION:-1.0.31}
+if ! "$python" -c "import timm, sys; sys.exit(timm.__version__ != '$timm_version')" 2>/dev/null; then
+  torch_version=$("$python" -W ignore -c 'import torch; print(torch.__version__.split("+")[0])')
+  "$python" -m pip install -q --disable-pip-version-check "timm==$timm_version" "torch==$torch_version" >&2
+fi
+
+failed=0
+# check GOLDEN GENERATOR FIXES: the generator's output must equal the committed file.
+check() {
+  if diff -u "$1" <("$python" -W ignore "$2") >/dev/null; then
+    echo "check_timm_goldens: $1 equals timm $timm_version's"
+  else
+    echo "check_timm_goldens: timm $timm_version differs from $1 (regenerate it with $2, then fix $3)" >&2
+    failed=1
+  fi
+}
+check worker/trainer/models/testdata/timm_model_kwargs.txt tools/timm_model_golden.py worker/trainer/models/
+check worker/trainer/testdata/timm_loss.txt tools/timm_loss_golden.py "worker/trainer/loss.cc, mixup.cc"
+check worker/trainer/testdata/timm_lr_schedules.txt tools/timm_sched_golden.py worker/trainer/lr_scheduler.cc
+exit $failed
