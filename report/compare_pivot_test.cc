@@ -1,39 +1,21 @@
 #include "report/compare_pivot.h"
 
 #include "gtest/gtest.h"
+#include "report/compare_pivot_testing.h"
 
 namespace nmsparse::report {
 namespace {
 
-v1::SweepSpec TwoAxes() {
-  v1::SweepSpec spec;
-  v1::GridAxis* recipe = spec.add_grid();
-  recipe->set_name("recipe");
-  for (const char* label : {"dense", "srste", "mdgf_exp"}) recipe->add_values()->set_label(label);
-  v1::GridAxis* nm = spec.add_grid();
-  nm->set_name("nm");
-  for (const char* label : {"2:4", "1:8"}) nm->add_values()->set_label(label);
-  return spec;
-}
-
-v1::Run MakeRun(int64_t id, const std::string& recipe, const std::string& nm, v1::RunState state,
-                double top1) {
-  v1::Run run;
-  run.set_id(id);
-  run.set_state(state);
-  (*run.mutable_labels())["recipe"] = recipe;
-  if (!nm.empty()) (*run.mutable_labels())["nm"] = nm;
-  if (state == v1::SUCCEEDED) (*run.mutable_final_metrics())["top1"] = top1;
-  return run;
-}
+using testing::RecipeByNmSweep;
+using testing::RecipeRun;
 
 TEST(ComparePivotTest, RowsFirstAxisColumnsSecondAxisInSpecOrder) {
   const std::vector<v1::Run> runs = {
-      MakeRun(1, "mdgf_exp", "1:8", v1::SUCCEEDED, 70.0), MakeRun(2, "dense", "2:4", v1::SUCCEEDED, 80.0),
-      MakeRun(3, "dense", "2:4", v1::SUCCEEDED, 82.0),    MakeRun(4, "srste", "2:4", v1::RUNNING, 0),
-      MakeRun(5, "srste", "1:8", v1::FAILED, 0),          MakeRun(6, "srste", "1:8", v1::QUEUED, 0),
+      RecipeRun(1, "mdgf_exp", "1:8", v1::SUCCEEDED, 70.0), RecipeRun(2, "dense", "2:4", v1::SUCCEEDED, 80.0),
+      RecipeRun(3, "dense", "2:4", v1::SUCCEEDED, 82.0),    RecipeRun(4, "srste", "2:4", v1::RUNNING, 0),
+      RecipeRun(5, "srste", "1:8", v1::FAILED, 0),          RecipeRun(6, "srste", "1:8", v1::QUEUED, 0),
   };
-  const ComparePivot pivot = BuildComparePivot(TwoAxes(), runs, "top1");
+  const ComparePivot pivot = BuildComparePivot(RecipeByNmSweep(), runs, "top1");
   EXPECT_EQ(pivot.row_labels, (std::vector<std::string>{"dense", "srste", "mdgf_exp"}));
   EXPECT_EQ(pivot.column_labels, (std::vector<std::string>{"2:4", "1:8"}));
   EXPECT_DOUBLE_EQ(pivot.cells[0][0].mean(), 81.0);
@@ -50,9 +32,9 @@ TEST(ComparePivotTest, RowsFirstAxisColumnsSecondAxisInSpecOrder) {
 // row and column order as arrays.
 TEST(ComparePivotTest, SpreadAndOrderedJson) {
   const std::vector<v1::Run> runs = {
-      MakeRun(1, "dense", "2:4", v1::SUCCEEDED, 80.0), MakeRun(2, "dense", "2:4", v1::SUCCEEDED, 82.0),
-      MakeRun(3, "dense", "2:4", v1::SUCCEEDED, 84.0), MakeRun(4, "srste", "1:8", v1::RUNNING, 0)};
-  const ComparePivot pivot = BuildComparePivot(TwoAxes(), runs, "top1");
+      RecipeRun(1, "dense", "2:4", v1::SUCCEEDED, 80.0), RecipeRun(2, "dense", "2:4", v1::SUCCEEDED, 82.0),
+      RecipeRun(3, "dense", "2:4", v1::SUCCEEDED, 84.0), RecipeRun(4, "srste", "1:8", v1::RUNNING, 0)};
+  const ComparePivot pivot = BuildComparePivot(RecipeByNmSweep(), runs, "top1");
   const ComparePivot::Cell& cell = pivot.cells[0][0];
   EXPECT_DOUBLE_EQ(cell.mean(), 82.0);
   EXPECT_DOUBLE_EQ(cell.stddev(), 2.0);  // Sample std of 80, 82, 84.
@@ -81,8 +63,8 @@ TEST(ComparePivotTest, OneAxisGivesOneColumn) {
   recipe->set_name("recipe");
   recipe->add_values()->set_label("dense");
   recipe->add_values()->set_label("srste");
-  const std::vector<v1::Run> runs = {MakeRun(1, "dense", "", v1::SUCCEEDED, 91.25),
-                                     MakeRun(2, "srste", "", v1::SUCCEEDED, 90.5)};
+  const std::vector<v1::Run> runs = {RecipeRun(1, "dense", "", v1::SUCCEEDED, 91.25),
+                                     RecipeRun(2, "srste", "", v1::SUCCEEDED, 90.5)};
   const ComparePivot pivot = BuildComparePivot(spec, runs, "top1");
   EXPECT_EQ(pivot.row_labels, (std::vector<std::string>{"dense", "srste"}));
   EXPECT_EQ(pivot.column_labels, (std::vector<std::string>{"top1"}));
@@ -91,15 +73,15 @@ TEST(ComparePivotTest, OneAxisGivesOneColumn) {
 }
 
 TEST(ComparePivotTest, NoAxisListsRuns) {
-  const std::vector<v1::Run> runs = {MakeRun(4, "x", "", v1::SUCCEEDED, 50.0)};
+  const std::vector<v1::Run> runs = {RecipeRun(4, "x", "", v1::SUCCEEDED, 50.0)};
   const ComparePivot pivot = BuildComparePivot(v1::SweepSpec(), runs, "top1");
   ASSERT_EQ(pivot.row_labels.size(), 1u);
   EXPECT_EQ(pivot.row_labels[0], "run 4 recipe=x");
 }
 
 TEST(ComparePivotTest, SucceededWithoutTheMetric) {
-  const std::vector<v1::Run> runs = {MakeRun(1, "dense", "2:4", v1::SUCCEEDED, 1.0)};
-  const ComparePivot pivot = BuildComparePivot(TwoAxes(), runs, "top5");
+  const std::vector<v1::Run> runs = {RecipeRun(1, "dense", "2:4", v1::SUCCEEDED, 1.0)};
+  const ComparePivot pivot = BuildComparePivot(RecipeByNmSweep(), runs, "top5");
   EXPECT_EQ(CellText(pivot, pivot.cells[0][0]), "no top5");
 }
 
