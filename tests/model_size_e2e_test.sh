@@ -47,19 +47,20 @@ check "compare --json: one row per depth, each with its succeeded run" \
   test "$(json "[(r['label'], r['cells'][0]['n']) for r in d['rows']]" <"$tmp/compare.json")" = \
   "[('1', 1), ('2', 1), ('3', 1)]"
 
-# Parameters by depth, from each run's final metric line (nmctl run --json) and as nmctl run prints them.
-params=$(json "' '.join(str(int(r['final_metrics']['params'])) for r in sorted(d['runs'], key=lambda r: int(r['labels']['model.depth'])))" \
-  <"$tmp/grid.json")
+# Parameters by depth, from each run's final metric line (nmctl runs --json) and as nmctl run prints them.
+by_depth="sorted(d['runs'], key=lambda r: int(r['labels']['model.depth']))"
+params=$(json "' '.join(str(int(r['final_metrics']['params'])) for r in $by_depth)" <"$tmp/grid.json")
 log "parameters at depth 1, 2, 3: $params"
 read -r p1 p2 p3 <<<"$params"
 check "every run reports its parameter count" test -n "${p3:-}"
 check "the parameter count grows with depth" test "${p1:-0}" -gt 0 -a "${p2:-0}" -gt "${p1:-0}" -a "${p3:-0}" -gt "${p2:-0}"
-check "by one block each: depth 3 - depth 2 = depth 2 - depth 1" test $((p3 - p2)) = $((p2 - p1))
+check "by one block each: depth 3 - depth 2 = depth 2 - depth 1" \
+  test -n "${p3:-}" -a "$((${p3:-0} - ${p2:-0}))" = "$((${p2:-0} - ${p1:-0}))"
 first=$(json "[r['id'] for r in d['runs'] if r['labels']['model.depth']=='1'][0]" <"$tmp/grid.json")
 check "nmctl run shows the parameter count" bash -c "'$nmctl' run $first | grep -qE 'final:.* params=$p1( |\$)'"
 
 # --- A random integer axis over depth
-check "nmctl validate accepts the random depth axis" ctl validate "$random_yaml"
+check "nmctl validate accepts the random depth axis" bash -c "'$nmctl' validate '$random_yaml' >'$tmp/validate.out'"
 random=$(ctl submit "$random_yaml" --json)
 random_sweep=$(echo "$random" | json "d['sweep']['id']")
 check "submit draws two runs" test "$(echo "$random" | json "len(d['runs'])")" = 2
