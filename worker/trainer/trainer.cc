@@ -46,6 +46,12 @@
 namespace nmsparse {
 namespace {
 
+int64_t CountParameters(torch::nn::Module& model) {
+  int64_t count = 0;
+  for (const auto& p : model.parameters()) count += p.numel();
+  return count;
+}
+
 using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::time_point since) {
@@ -462,6 +468,7 @@ class Run {
     line.Add(contract::kStepKey, state_.global_step)
         .Add("train_seconds", state_.train_seconds)
         .Add("flops", state_.flops)
+        .Add(contract::kParams, static_cast<double>(CountParameters(*model_)))
         .Add("precision", c_.resources.precision);
     AddDeviceFields(line);
     EmitMetric(*o_.metrics, line);
@@ -537,11 +544,9 @@ int DescribeRun(const ExperimentConfig& config, std::ostream& out) {
   const int64_t epochs =
       MakeLrScheduler(config.schedule, config.optimizer.lr, steps_per_epoch)->TrainedEpochs();
   auto sparsity = MakeSparsity(config, epochs, steps_per_epoch, *model, nullptr);
-  int64_t params = 0;
-  for (const auto& p : model->parameters()) params += p.numel();
-  out << "model " << arch.name << ": " << params << " parameters, " << ForwardFlops(arch) / 1e9
-      << " GFLOPs forward per image, input " << arch.in_chans << "x" << arch.img_size << "x" << arch.img_size
-      << ", " << arch.num_classes << " classes\n";
+  out << "model " << arch.name << ": " << CountParameters(*model) << " parameters, "
+      << ForwardFlops(arch) / 1e9 << " GFLOPs forward per image, input " << arch.in_chans << "x"
+      << arch.img_size << "x" << arch.img_size << ", " << arch.num_classes << " classes\n";
   out << "precision " << config.resources.precision
       << (config.resources.precision == "bf16"
               ? ": forward passes under bf16 autocast; weights, optimizer state, masks and loss in fp32\n"

@@ -45,6 +45,7 @@ schedule: {epochs: 1, warmup_epochs: 0.2}
   // Chance is 0.1; this run measured 0.40 top-1 and 0.88 top-5 here.
   EXPECT_GT(std::stod(final_line["top1"]), 0.25) << metrics;
   EXPECT_GT(std::stod(final_line["top5"]), 0.7) << metrics;
+  EXPECT_EQ(final_line["params"], "27978");  // As DescribeRun counts them (DescribeRunListsSparseLayers).
   auto epoch_line = LastMetricFields(metrics, "epoch");
   EXPECT_EQ(epoch_line["step"], "62");
   EXPECT_EQ(epoch_line["phase"], "dense");
