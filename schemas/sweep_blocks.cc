@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "schemas/limits.h"
+#include "schemas/proto_bridge.h"
 #include "schemas/proto_keys.h"
 #include "schemas/yaml_util.h"
 
@@ -245,7 +246,7 @@ absl::Status CheckRandomAxes(const v1::SweepSpec& sweep) {
 
 uint32_t AshaMaxResource(const v1::SweepSpec& sweep) {
   const uint32_t max = sweep.early_stopping().max_resource();
-  return max > 0 ? max : static_cast<uint32_t>(sweep.base().schedule().epochs());
+  return max > 0 ? max : static_cast<uint32_t>(TrainedEpochs(sweep.base()));
 }
 
 absl::Status CheckEarlyStopping(const v1::SweepSpec& sweep) {
@@ -263,7 +264,7 @@ absl::Status CheckEarlyStopping(const v1::SweepSpec& sweep) {
     return Invalid(
         b + "max_resource", absl::StrCat(max),
         absl::StrCat("leaves no rung: it must be greater than min_resource (", es.min_resource(), ")",
-                     es.max_resource() == 0 ? "; it defaults to the base's schedule.epochs" : ""));
+                     es.max_resource() == 0 ? "; it defaults to the epochs the base trains" : ""));
   }
   return absl::OkStatus();
 }
