@@ -88,8 +88,10 @@ const KeyTable<v1::EarlyStopping>& EarlyStoppingKeyTable() {
             ProtoIntKey<ES>("reduction_factor", 2, kMaxCount)
                 .Doc("η: the rungs are η times apart, and about 1/η of the runs at a rung go on"),
             ProtoIntKey<ES>("max_resource", 1, kMaxCount)
-                .Doc("no rung at or past it (the end of training is no rung); default: the base's "
-                     "`schedule.epochs`")
+                .Doc(
+                    "no rung at or past it (the end of training is no rung); default: the epochs the base "
+                    "trains (`schedule.epochs`, plus `cooldown_epochs` and a prefixed warm-up as the trainer "
+                    "counts them)")
                 .NoDefault(),
         },
         defaults);
