@@ -11,6 +11,7 @@
 #include "contract/metric_names.h"
 #include "schemas/proto_bridge.h"
 #include "schemas/train_steps.h"
+#include "schemas/trained_epochs.h"
 
 namespace nmsparse::cli {
 
@@ -20,7 +21,7 @@ RunProgress::RunProgress(std::optional<int64_t> steps_per_epoch, int epochs)
 RunProgress RunProgress::ForSpec(const v1::ExperimentSpec& spec) {
   absl::StatusOr<ExperimentConfig> config = FromProto(spec);
   if (!config.ok()) return RunProgress(std::nullopt, static_cast<int>(spec.schedule().epochs()));
-  return RunProgress(StepsPerEpoch(*config), config->schedule.epochs);
+  return RunProgress(StepsPerEpoch(*config), TrainedEpochs(config->schedule));
 }
 
 void RunProgress::Add(const v1::MetricPoint& point) {

@@ -1,7 +1,8 @@
 // One run's progress as `watch` and `follow` show it: optimizer steps done of the run's total, throughput and
-// an ETA, from the run's metric points. The total is steps per epoch x schedule.epochs: steps per epoch from
-// the spec where it tells (schemas/train_steps.h), else from the first epoch point (its step count). Rates
-// use the points' coordinator times (at_ms), so a replayed history gives the same figures as a live one.
+// an ETA, from the run's metric points. The total is steps per epoch x the epochs the run trains
+// (TrainedEpochs): steps per epoch from the spec where it tells (schemas/train_steps.h), else from the first
+// epoch point (its step count). Rates use the points' coordinator times (at_ms), so a replayed history gives
+// the same figures as a live one.
 #ifndef NMSPARSE_CLI_RUN_PROGRESS_H_
 #define NMSPARSE_CLI_RUN_PROGRESS_H_
 

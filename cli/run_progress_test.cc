@@ -64,5 +64,15 @@ TEST(RunProgressTest, ForSpecUsesTheSpecsSteps) {
   EXPECT_EQ(RunProgress::ForSpec(ToProto(*config)).total_steps(), 24);
 }
 
+// The total spans the epochs the run trains, cooldown included, as the trainer's (issue 24).
+TEST(RunProgressTest, ForSpecCountsTheCooldownEpochs) {
+  absl::StatusOr<ExperimentConfig> config = ParseExperimentYaml(
+      "model: {name: vit_nano_patch7_28}\ndata: {dataset: synthetic, synthetic_size: 256, batch_size: 32}\n"
+      "schedule: {epochs: 3, sched: cosine, cooldown_epochs: 2}\n",
+      "exp.yaml");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(RunProgress::ForSpec(ToProto(*config)).total_steps(), 40);
+}
+
 }  // namespace
 }  // namespace nmsparse::cli

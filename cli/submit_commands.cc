@@ -21,6 +21,7 @@
 #include "schemas/structure_decay.h"
 #include "schemas/sweep.h"
 #include "schemas/sweep_size.h"
+#include "schemas/trained_epochs.h"
 
 namespace nmsparse::cli {
 namespace {
@@ -67,7 +68,7 @@ absl::StatusOr<v1::SweepSpec> LoadFromArgs(const CommandContext& context) {
 void WarnShortStructureDecay(const CommandContext& context, const std::vector<ResolvedRun>& runs) {
   std::vector<std::pair<std::string, std::vector<int>>> warnings;
   for (const ResolvedRun& run : runs) {
-    const std::string text = SkippedStagesWarning(run.config.sparsity, run.config.schedule.epochs);
+    const std::string text = SkippedStagesWarning(run.config.sparsity, TrainedEpochs(run.config.schedule));
     if (text.empty()) continue;
     auto it = std::find_if(warnings.begin(), warnings.end(), [&](const auto& w) { return w.first == text; });
     if (it == warnings.end()) {
@@ -158,7 +159,7 @@ int RunValidateCommand(const CommandContext& context) {
       if (s.nm_qkv != s.nm) absl::StrAppend(&sparsity, " (qkv ", s.nm_qkv.n, ":", s.nm_qkv.m, ")");
     }
     table.AddRow({absl::StrCat(run.index), absl::StrJoin(labels, " "), run.config.model.name, sparsity,
-                  absl::StrCat(run.config.schedule.epochs), absl::StrCat(run.config.resources.gpus),
+                  absl::StrCat(TrainedEpochs(run.config.schedule)), absl::StrCat(run.config.resources.gpus),
                   run.config.resources.precision, run.content_hash.substr(0, kHashPrefix)});
   }
   out << table.Render();

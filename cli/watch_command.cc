@@ -17,6 +17,7 @@
 #include "cli/table_printer.h"
 #include "common/visible_text.h"
 #include "contract/metric_line.h"
+#include "schemas/proto_bridge.h"
 
 namespace nmsparse::cli {
 namespace {
@@ -66,7 +67,7 @@ int RunWatchCommand(const CommandContext& context) {
   if (!id.ok()) return Fail(context, id.status());
   absl::StatusOr<v1::GetRunResponse> initial = GetRun(context, *id);
   if (!initial.ok()) return Fail(context, initial.status());
-  const uint32_t epochs = initial->run().spec().schedule().epochs();
+  const int epochs = TrainedEpochs(initial->run().spec());
   RunProgress progress = RunProgress::ForSpec(initial->run().spec());
   const bool show_logs = context.args->Has("logs");
   std::ostream& out = *context.out;

@@ -12,6 +12,7 @@
 #include "schemas/semi_structured_layers.h"
 #include "schemas/structure_decay.h"
 #include "schemas/train_steps.h"
+#include "schemas/trained_epochs.h"
 #include "schemas/yaml_util.h"
 
 namespace nmsparse {
@@ -62,8 +63,9 @@ absl::Status ValidateSparsity(const ExperimentConfig& c, const ModelArch& arch) 
   }
   // The N:M of every stage of a target; SR-STE ignores the structure decay (§2): only its target is used.
   const auto stages_of = [&](const NM& target) {
-    return s.sparsity_type == SparsityType::kSrste ? std::vector<std::pair<int, NM>>{{0, target}}
-                                                   : StructureDecayStages(s, c.schedule.epochs, target);
+    return s.sparsity_type == SparsityType::kSrste
+               ? std::vector<std::pair<int, NM>>{{0, target}}
+               : StructureDecayStages(s, TrainedEpochs(c.schedule), target);
   };
   const std::vector<std::pair<int, NM>> main_stages = stages_of(s.nm), qkv_stages = stages_of(s.nm_qkv);
   for (const LayerShape& layer : *LayersAt(c.model, arch, s.locations)) {

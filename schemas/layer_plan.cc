@@ -12,6 +12,7 @@
 #include "schemas/semi_structured_layers.h"
 #include "schemas/step_schedule.h"
 #include "schemas/structure_decay.h"
+#include "schemas/trained_epochs.h"
 
 namespace nmsparse {
 namespace {
@@ -102,9 +103,9 @@ absl::StatusOr<std::vector<LayerPlanRow>> DynamicRows(const ExperimentConfig& co
     if (row.has_location) row.location = loc->second;
     const int g = (*owner)[i];
     if (g < 0) {
-      Add(&row.stages, 0, config.schedule.epochs, "dense", {0, 0}, "dense");
+      Add(&row.stages, 0, TrainedEpochs(config.schedule), "dense", {0, 0}, "dense");
     } else {
-      Add(&row.stages, 0, config.schedule.epochs, "sparse", {0, 0},
+      Add(&row.stages, 0, TrainedEpochs(config.schedule), "sparse", {0, 0},
           absl::StrCat(ToString(groups[g].algorithm), " ", DescribeSchedule(groups[g].sparsity), " (group ",
                        g, ")"));
     }
@@ -137,8 +138,8 @@ absl::StatusOr<std::vector<LayerPlanRow>> DescribeLayerPlan(const ExperimentConf
     LayerPlanRow row{layer.name, layer.location, layer.shape, layer.row_offset, {}};
     NM target = TargetFor(s, layer.location);
     if (s.sparsity_type == SparsityType::kUnstructured) target = {0, 0};
-    row.stages = s.phases.empty() ? DefaultTimeline(s, config.schedule.epochs, target)
-                                  : PhaseTimeline(s, config.schedule.epochs, target);
+    row.stages = s.phases.empty() ? DefaultTimeline(s, TrainedEpochs(config.schedule), target)
+                                  : PhaseTimeline(s, TrainedEpochs(config.schedule), target);
     rows.push_back(std::move(row));
   }
   return rows;

@@ -14,6 +14,7 @@
 #include "proto/field_value.h"
 #include "schemas/proto_keys.h"
 #include "schemas/spec_keys.h"
+#include "schemas/trained_epochs.h"
 #include "schemas/yaml_util.h"
 
 namespace nmsparse {
@@ -280,6 +281,11 @@ v1::ExperimentSpec ToProto(const ExperimentConfig& config) {
 
 absl::StatusOr<ExperimentConfig> FromProto(const v1::ExperimentSpec& spec) {
   return ParseExperimentNode(MessageToYaml(spec), "");
+}
+
+int TrainedEpochs(const v1::ExperimentSpec& spec) {
+  const absl::StatusOr<ExperimentConfig> config = FromProto(spec);
+  return config.ok() ? TrainedEpochs(config->schedule) : static_cast<int>(spec.schedule().epochs());
 }
 
 }  // namespace nmsparse

@@ -35,6 +35,10 @@ v1::ExperimentSpec ToProto(const ExperimentConfig& config);
 // name the key path ("optimizer.beta1: value 1 is out of range: ...").
 absl::StatusOr<ExperimentConfig> FromProto(const v1::ExperimentSpec& spec);
 
+// The epochs a run of `spec` trains (TrainedEpochs, schemas/trained_epochs.h), for the coordinator and nmctl
+// that hold the wire form; schedule.epochs where the spec does not convert (its check reports why).
+int TrainedEpochs(const v1::ExperimentSpec& spec);
+
 }  // namespace nmsparse
 
 #endif  // NMSPARSE_SCHEMAS_PROTO_BRIDGE_H_

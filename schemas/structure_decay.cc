@@ -91,9 +91,10 @@ std::string SkippedStagesWarning(const SparsityConfig& config, int total_epochs)
   while (enough < (1 << 20) && StructureDecayStages(config, enough, config.nm).size() < table.size())
     ++enough;
   return absl::StrCat("sparsity.structure_decay_flag: the structure decay plans ", table.size(), " stages (",
-                      absl::StrJoin(planned, ", "), ") but schedule.epochs ", total_epochs, " gives ",
-                      stages.size(), " (", absl::StrJoin(kept, ", "), "): ", absl::StrJoin(skipped, ", "),
-                      " never train; schedule.epochs >= ", enough, " gives each stage an epoch");
+                      absl::StrJoin(planned, ", "), ") but the ", total_epochs,
+                      " epochs the run trains give ", stages.size(), " (", absl::StrJoin(kept, ", "),
+                      "): ", absl::StrJoin(skipped, ", "), " never train; training >= ", enough,
+                      " epochs (schedule.epochs, cooldown_epochs) gives each stage an epoch");
 }
 
 NM StageAtEpoch(const SparsityConfig& config, int total_epochs, NM target, int epoch) {

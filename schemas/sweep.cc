@@ -230,7 +230,7 @@ absl::Status ParseSweepNode(const YAML::Node& node, const std::string& file_name
       *sweep->add_random() = *axis;
     }
   }
-  const uint32_t base_epochs = sweep->base().schedule().epochs();
+  const auto base_epochs = static_cast<uint32_t>(TrainedEpochs(sweep->base()));
   if (const YAML::Node es = node["early_stopping"]; !yaml_util::IsNullish(es)) {
     if (auto st = ParseEarlyStopping(es, base_epochs, sweep->mutable_early_stopping()); !st.ok()) return st;
   }

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "schemas/limits.h"
+#include "schemas/proto_bridge.h"
 #include "schemas/proto_keys.h"
 #include "schemas/yaml_util.h"
 
@@ -87,8 +88,10 @@ const KeyTable<v1::EarlyStopping>& EarlyStoppingKeyTable() {
             ProtoIntKey<ES>("reduction_factor", 2, kMaxCount)
                 .Doc("η: the rungs are η times apart, and about 1/η of the runs at a rung go on"),
             ProtoIntKey<ES>("max_resource", 1, kMaxCount)
-                .Doc("no rung at or past it (the end of training is no rung); default: the base's "
-                     "`schedule.epochs`")
+                .Doc(
+                    "no rung at or past it (the end of training is no rung); default: the epochs the base "
+                    "trains (`schedule.epochs`, plus `cooldown_epochs` and a prefixed warm-up as the trainer "
+                    "counts them)")
                 .NoDefault(),
         },
         defaults);
@@ -245,7 +248,7 @@ absl::Status CheckRandomAxes(const v1::SweepSpec& sweep) {
 
 uint32_t AshaMaxResource(const v1::SweepSpec& sweep) {
   const uint32_t max = sweep.early_stopping().max_resource();
-  return max > 0 ? max : static_cast<uint32_t>(sweep.base().schedule().epochs());
+  return max > 0 ? max : static_cast<uint32_t>(TrainedEpochs(sweep.base()));
 }
 
 absl::Status CheckEarlyStopping(const v1::SweepSpec& sweep) {
@@ -263,7 +266,7 @@ absl::Status CheckEarlyStopping(const v1::SweepSpec& sweep) {
     return Invalid(
         b + "max_resource", absl::StrCat(max),
         absl::StrCat("leaves no rung: it must be greater than min_resource (", es.min_resource(), ")",
-                     es.max_resource() == 0 ? "; it defaults to the base's schedule.epochs" : ""));
+                     es.max_resource() == 0 ? "; it defaults to the epochs the base trains" : ""));
   }
   return absl::OkStatus();
 }

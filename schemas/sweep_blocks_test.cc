@@ -50,6 +50,18 @@ TEST(SweepBlocksTest, EarlyStoppingDefaults) {
   EXPECT_EQ(es.max_resource(), 9u);  // The base's epochs.
 }
 
+// max_resource defaults to the epochs the base trains, cooldown included, as the trainer counts them (issue
+// 24); a stored sweep without it reads the same.
+TEST(SweepBlocksTest, EarlyStoppingMaxResourceDefaultsToTheTrainedEpochs) {
+  std::string base(kBase);
+  base.replace(base.find("{epochs: 9}"), 11, "{epochs: 9, sched: cosine, cooldown_epochs: 3}");
+  auto sweep = Parse(base + "early_stopping: {metric: top1}\n");
+  ASSERT_TRUE(sweep.ok()) << sweep.status();
+  EXPECT_EQ(sweep->early_stopping().max_resource(), 12u);
+  sweep->mutable_early_stopping()->set_max_resource(0);
+  EXPECT_EQ(AshaMaxResource(*sweep), 12u);
+}
+
 TEST(SweepBlocksTest, EarlyStoppingRefusalsNameTheKey) {
   const std::string base(kBase);
   EXPECT_EQ(

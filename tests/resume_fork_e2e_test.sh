@@ -117,7 +117,7 @@ check "a fresh submission of the fork's spec would not reuse the fork" test "$(d
 expect_error "fork with an unknown key" 2 "fork of run $run: --set schedule.epochz=3: " \
   ctl fork "$run" --set schedule.epochz=3
 expect_error "fork shorter than the parent's step" 2 \
-  "fork of run $run: schedule.epochs: 2 makes 20 steps (10 per epoch), fewer than step 240" \
+  "fork of run $run: schedule: its 2 trained epochs make 20 steps (10 per epoch), fewer than step 240" \
   ctl fork "$run" --set schedule.epochs=2
 expect_error "fork with another model" 2 \
   "model.name: vit_micro_patch4_28 differs from the parent's vit_nano_patch7_28" \

@@ -12,6 +12,7 @@
 #include "schemas/proto_bridge.h"
 #include "schemas/spec_overrides.h"
 #include "schemas/train_steps.h"
+#include "schemas/trained_epochs.h"
 #include "server/store/run_transitions.h"
 #include "server/store/status_macros.h"
 #include "server/store/sweep_table.h"
@@ -85,21 +86,21 @@ absl::Status CheckScheduleReaches(int64_t parent_id, const v1::ExperimentSpec& f
                                   const RecordedProgress& progress) {
   absl::StatusOr<ExperimentConfig> config = FromProto(fork);
   if (!config.ok()) return config.status();
-  const uint32_t epochs = fork.schedule().epochs();
+  const int epochs = TrainedEpochs(config->schedule);
   const std::optional<int64_t> per_epoch = StepsPerEpoch(*config);
   if (per_epoch) {
     const int64_t total = *per_epoch * epochs;
     if (total >= static_cast<int64_t>(progress.step)) return absl::OkStatus();
-    return absl::InvalidArgumentError(
-        absl::StrCat(ForkName(parent_id), ": schedule.epochs: ", epochs, " makes ", total, " steps (",
-                     *per_epoch, " per epoch), fewer than step ", progress.step, " where run ", parent_id,
-                     " got to; the fork continues from there, so its schedule must be at least as long"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        ForkName(parent_id), ": schedule: its ", epochs, " trained epochs make ", total, " steps (",
+        *per_epoch, " per epoch), fewer than step ", progress.step, " where run ", parent_id,
+        " got to; the fork continues from there, so its schedule must be at least as long"));
   }
   // progress.epoch is 0-based: a run that got into it needs one epoch more.
-  if (epochs > progress.epoch) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(ForkName(parent_id), ": schedule.epochs: ", epochs,
-                                                 " ends before epoch ", progress.epoch + 1, " where run ",
-                                                 parent_id, " got to; the fork continues from there"));
+  if (epochs > static_cast<int64_t>(progress.epoch)) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(ForkName(parent_id), ": schedule: its ", epochs, " trained epochs end before epoch ",
+                   progress.epoch + 1, " where run ", parent_id, " got to; the fork continues from there"));
 }
 
 bool SetsKey(const v1::ForkRunRequest& request, const std::string& key) {

@@ -85,9 +85,13 @@ TEST(RunForkTest, RefusesWhatTheCheckpointCannotStartFrom) {
 
   auto shorter = Plan(Parent(), {"schedule.epochs=1"});
   EXPECT_EQ(shorter.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(message(shorter).find("schedule.epochs: 1 makes 10 steps (10 per epoch), fewer than step 20"),
+  EXPECT_NE(message(shorter).find(
+                "schedule: its 1 trained epochs make 10 steps (10 per epoch), fewer than step 20"),
             std::string::npos)
       << message(shorter);
+
+  // The run's length is the epochs it trains: a cooldown epoch reaches step 20 (issue 24).
+  EXPECT_TRUE(Plan(Parent(), {"schedule.epochs=1", "schedule.cooldown_epochs=1"}).ok());
 
   auto model = Plan(Parent(), {"model.name=vit_micro_patch4_28"});
   EXPECT_EQ(model.status().code(), absl::StatusCode::kInvalidArgument);
@@ -119,8 +123,9 @@ TEST(RunForkTest, ScheduleInEpochsWhereTheSpecDoesNotTellSteps) {
   const RecordedProgress into_second_epoch{150, 1};
   auto shorter = Plan(parent, {"schedule.epochs=1"}, into_second_epoch);
   EXPECT_EQ(shorter.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(shorter.status().message().find("schedule.epochs: 1 ends before epoch 2 where run 5 got to"),
-            std::string::npos)
+  EXPECT_NE(
+      shorter.status().message().find("schedule: its 1 trained epochs end before epoch 2 where run 5 got to"),
+      std::string::npos)
       << shorter.status();
   EXPECT_TRUE(Plan(parent, {"schedule.epochs=3"}, into_second_epoch).ok());
 }

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <vector>
 
+#include "schemas/trained_epochs.h"
+
 namespace nmsparse {
 namespace {
 
@@ -156,18 +158,6 @@ class PlateauScheduler : public LrScheduler {
   int bad_epochs_ = 0;
 };
 
-// create_scheduler_v2's num_epochs of a cosine schedule: its cycles' length, the prefixed warm-up and the
-// cooldown, in time units of `per` updates, floored to epochs.
-int64_t CosineEpochs(const CosineShape& shape, const Warmup& warmup, double cooldown_t, double per) {
-  const int cycles = std::max(1, shape.cycle_limit);
-  double t =
-      shape.cycle_mul == 1.0
-          ? shape.t_initial * cycles
-          : std::floor(-shape.t_initial * (std::pow(shape.cycle_mul, cycles) - 1) / (1 - shape.cycle_mul));
-  if (warmup.prefix) t += warmup.t;
-  return static_cast<int64_t>(std::floor((t + cooldown_t) / per));
-}
-
 CosineShape CosineShapeOf(const ScheduleConfig& s, double t_initial) {
   CosineShape shape;
   shape.t_initial = t_initial;
@@ -186,9 +176,7 @@ std::unique_ptr<LrScheduler> MakeWarmupCosine(const ScheduleConfig& s, double lr
   const Warmup warmup = MakeWarmup(lr, s.warmup_lr, static_cast<double>(warmup_updates), /*prefix=*/true);
   const CosineShape shape =
       CosineShapeOf(s, static_cast<double>(std::max<int64_t>(s.epochs * updates - warmup_updates, 1)));
-  const double per = static_cast<double>(updates);
-  return std::make_unique<CosineScheduler>(lr, warmup, /*on_updates=*/true,
-                                           CosineEpochs(shape, warmup, s.cooldown_epochs * per, per), shape);
+  return std::make_unique<CosineScheduler>(lr, warmup, /*on_updates=*/true, TrainedEpochs(s), shape);
 }
 
 }  // namespace
@@ -199,27 +187,24 @@ std::unique_ptr<LrScheduler> MakeLrScheduler(const ScheduleConfig& s, double lr,
   // create_scheduler_v2: times in epochs, or in updates with sched_on_updates.
   const double per = s.sched_on_updates ? static_cast<double>(updates) : 1.0;
   const Warmup warmup = MakeWarmup(lr, s.warmup_lr, s.warmup_epochs * per, s.warmup_prefix);
-  // Without a cycle length, num_epochs is epochs and a prefixed warm-up (cooldown_epochs does not count).
-  const int64_t plain_epochs = s.epochs + (s.warmup_prefix ? static_cast<int64_t>(s.warmup_epochs) : 0);
+  const int64_t trained = TrainedEpochs(s);
   const bool on = s.sched_on_updates;
   if (s.sched == "cosine") {
     const CosineShape shape = CosineShapeOf(s, s.epochs * per);
-    return std::make_unique<CosineScheduler>(
-        lr, warmup, on, CosineEpochs(shape, warmup, s.cooldown_epochs * per, per), shape);
+    return std::make_unique<CosineScheduler>(lr, warmup, on, trained, shape);
   }
   if (s.sched == "step") {
-    return std::make_unique<StepScheduler>(lr, warmup, on, plain_epochs, s.decay_epochs * per, s.decay_rate);
+    return std::make_unique<StepScheduler>(lr, warmup, on, trained, s.decay_epochs * per, s.decay_rate);
   }
-  if (s.sched == "constant") return std::make_unique<StepScheduler>(lr, warmup, on, plain_epochs, 1.0, 1.0);
+  if (s.sched == "constant") return std::make_unique<StepScheduler>(lr, warmup, on, trained, 1.0, 1.0);
   if (s.sched == "multistep") {
     std::vector<double> milestones;
     for (int m : s.decay_milestones) milestones.push_back(m * per);
-    return std::make_unique<MultiStepScheduler>(lr, warmup, on, plain_epochs, std::move(milestones),
-                                                s.decay_rate);
+    return std::make_unique<MultiStepScheduler>(lr, warmup, on, trained, std::move(milestones), s.decay_rate);
   }
   // plateau (the spec's key table admits no other value).
   return std::make_unique<PlateauScheduler>(lr, MakeWarmup(lr, s.warmup_lr, s.warmup_epochs, false),
-                                            s.decay_rate, s.patience_epochs, s.min_lr, plain_epochs);
+                                            s.decay_rate, s.patience_epochs, s.min_lr, trained);
 }
 
 }  // namespace nmsparse

@@ -21,7 +21,7 @@ class LrScheduler {
   // After epoch `epoch` with the evaluation's top-1 (train.py's scheduler.step(epoch + 1, metric)): plateau's
   // only input; the others are functions of time.
   virtual void EndEpoch(int64_t /*epoch*/, double /*top1*/) {}
-  // Epochs the run trains (create_scheduler_v2's num_epochs).
+  // Epochs the run trains: TrainedEpochs(schedule) (schemas/trained_epochs.h).
   virtual int64_t TrainedEpochs() const = 0;
 };
 

@@ -57,7 +57,7 @@ void LoadForkStart(const ResumeRequest& r, torch::nn::Module& model, torch::opti
     throw TrainerError(kExitUsage, "fork: the parent checkpoint " + CheckpointPath(r.init_from) +
                                        " is at step " + std::to_string(state.global_step) +
                                        ", past this run's " + std::to_string(r.total_steps) +
-                                       " steps (schedule.epochs)");
+                                       " steps (the epochs it trains)");
   }
 }
 
