@@ -5,7 +5,6 @@
 
 #include <cmath>
 #include <fstream>
-#include <map>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -16,7 +15,6 @@
 #include "contract/metric_names.h"
 #include "contract/run_directory.h"
 #include "schemas/model_catalog.h"
-#include "schemas/model_resolution.h"
 #include "schemas/semi_structured_layers.h"
 #include "worker/sparsity/semi_structured/semi_structured_layers_setup.h"
 #include "worker/sparsity/sparsity_method.h"
@@ -41,16 +39,12 @@
 #include "worker/trainer/models/model_factory.h"
 #include "worker/trainer/optimizer.h"
 #include "worker/trainer/resume.h"
+#include "worker/trainer/run_metric_fields.h"
+#include "worker/trainer/run_parts.h"
 #include "worker/trainer/sync_debug.h"
 
 namespace nmsparse {
 namespace {
-
-int64_t CountParameters(torch::nn::Module& model) {
-  int64_t count = 0;
-  for (const auto& p : model.parameters()) count += p.numel();
-  return count;
-}
 
 using Clock = std::chrono::steady_clock;
 
@@ -58,79 +52,8 @@ double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
 }
 
-ModelArch ResolveArch(const ExperimentConfig& c) {
-  auto arch = ResolveModel(c.model);
-  if (!arch.ok()) throw TrainerError(kExitUsage, "model.name: " + std::string(arch.status().message()));
-  return *arch;
-}
-
-// InvalidArgument (a spec mistake) is a usage error; anything else means the data is not usable.
-RunData LoadData(const ExperimentConfig& c, const ModelArch& arch) {
-  auto data = LoadRunData(c.data, c.seed, arch);
-  if (!data.ok()) {
-    const bool spec = data.status().code() == absl::StatusCode::kInvalidArgument;
-    throw TrainerError(spec ? kExitUsage : kExitData, std::string(data.status().message()));
-  }
-  return std::move(*data);
-}
-
-// `optimizer` may be null (validate-only). `epochs`: the run's, cooldown included
-// (LrScheduler::TrainedEpochs): the sparsity schedule spans the whole run, as the reference's does
-// (docs/sparsity-method.md).
-std::unique_ptr<SparsityMethod> MakeSparsity(const ExperimentConfig& c, int64_t epochs,
-                                             int64_t steps_per_epoch, torch::nn::Module& model,
-                                             torch::optim::Optimizer* optimizer) {
-  auto method = CreateSparsityMethod(
-      c.sparsity, model, SparsityMethodOptions(epochs, steps_per_epoch).optimizer(optimizer).seed(c.seed));
-  if (!method.ok()) throw TrainerError(kExitUsage, std::string(method.status().message()));
-  return std::move(*method);
-}
-
-void AddSparsityFields(const SparsityReport& report, MetricLine& line) {
-  for (const auto& [key, label] : report.labels) line.Add(key, label);
-  for (const auto& [key, number] : report.numbers) line.Add(key, number);
-}
-
-// Accelerated 2:4 linears (docs/accelerated-2-4.md): null when the spec's semi_structured section chooses
-// none.
-std::unique_ptr<SemiStructuredLayers> MakeSemiStructured(const ExperimentConfig& c, int64_t epochs,
-                                                         int64_t steps_per_epoch, torch::nn::Module& model,
-                                                         torch::Device device) {
-  auto semi =
-      SemiStructuredLayers::Install(c.semi_structured, c.sparsity, epochs, steps_per_epoch, model, device);
-  if (!semi.ok()) throw TrainerError(kExitUsage, std::string(semi.status().message()));
-  return std::move(*semi);
-}
-
-// semi_structured/<layer>: the path the layer's last forward took and why; speedup_2_4/<layer>: timed
-// dense / 2:4 GPU time of its GEMM, 0 when not timed (contract/metric_names.h).
-void AddSemiStructuredFields(const SemiStructuredLayers* semi, MetricLine& line) {
-  if (semi == nullptr) return;
-  for (const auto& layer : semi->Report()) {
-    line.Add(contract::kSemiStructuredLabelPrefix + layer.name, FormatSemiStructuredReport(layer));
-    line.Add(contract::kSpeedup24ValuePrefix + layer.name, layer.path.speedup);
-  }
-}
-
 // A multi-rank run without step lines still agrees on a stop this often (the only per-interval collective).
 constexpr int64_t kStopAgreementSteps = 20;
-
-// Loader threads: as asked, else on a GPU resources.cpu_threads (at least 2), so that the host keeps ahead of
-// the device; on the CPU none, since every core already computes (batches are then built in the loop).
-int LoaderThreads(const TrainerOptions& options, const ExperimentConfig& config, torch::Device device) {
-  if (options.loader_threads >= 0) return options.loader_threads;
-  return device.is_cuda() ? std::max(2, config.resources.cpu_threads) : 0;
-}
-
-void MakeDirs(const std::string& path) {
-  for (size_t pos = 1; pos <= path.size(); ++pos) {
-    if (pos == path.size() || path[pos] == '/') mkdir(path.substr(0, pos).c_str(), 0755);
-  }
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    throw TrainerError(kExitUsage, "--out: cannot create directory " + path);
-  }
-}
 
 // Everything a run is made of, in construction order.
 class Run {

@@ -1,0 +1,62 @@
+#include "worker/trainer/run_parts.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "schemas/model_resolution.h"
+#include "worker/trainer/exit_codes.h"
+
+namespace nmsparse {
+
+ModelArch ResolveArch(const ExperimentConfig& c) {
+  auto arch = ResolveModel(c.model);
+  if (!arch.ok()) throw TrainerError(kExitUsage, "model.name: " + std::string(arch.status().message()));
+  return *arch;
+}
+
+// InvalidArgument (a spec mistake) is a usage error; anything else means the data is not usable.
+RunData LoadData(const ExperimentConfig& c, const ModelArch& arch) {
+  auto data = LoadRunData(c.data, c.seed, arch);
+  if (!data.ok()) {
+    const bool spec = data.status().code() == absl::StatusCode::kInvalidArgument;
+    throw TrainerError(spec ? kExitUsage : kExitData, std::string(data.status().message()));
+  }
+  return std::move(*data);
+}
+
+std::unique_ptr<SparsityMethod> MakeSparsity(const ExperimentConfig& c, int64_t epochs,
+                                             int64_t steps_per_epoch, torch::nn::Module& model,
+                                             torch::optim::Optimizer* optimizer) {
+  auto method = CreateSparsityMethod(
+      c.sparsity, model, SparsityMethodOptions(epochs, steps_per_epoch).optimizer(optimizer).seed(c.seed));
+  if (!method.ok()) throw TrainerError(kExitUsage, std::string(method.status().message()));
+  return std::move(*method);
+}
+
+std::unique_ptr<SemiStructuredLayers> MakeSemiStructured(const ExperimentConfig& c, int64_t epochs,
+                                                         int64_t steps_per_epoch, torch::nn::Module& model,
+                                                         torch::Device device) {
+  auto semi =
+      SemiStructuredLayers::Install(c.semi_structured, c.sparsity, epochs, steps_per_epoch, model, device);
+  if (!semi.ok()) throw TrainerError(kExitUsage, std::string(semi.status().message()));
+  return std::move(*semi);
+}
+
+int LoaderThreads(const TrainerOptions& options, const ExperimentConfig& config, torch::Device device) {
+  if (options.loader_threads >= 0) return options.loader_threads;
+  return device.is_cuda() ? std::max(2, config.resources.cpu_threads) : 0;
+}
+
+void MakeDirs(const std::string& path) {
+  for (size_t pos = 1; pos <= path.size(); ++pos) {
+    if (pos == path.size() || path[pos] == '/') mkdir(path.substr(0, pos).c_str(), 0755);
+  }
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    throw TrainerError(kExitUsage, "--out: cannot create directory " + path);
+  }
+}
+
+}  // namespace nmsparse
