@@ -47,6 +47,13 @@ trap 'dump_slurm_logs; stop_slurm_cluster; cleanup' EXIT
 start_slurm_cluster || { fail "the Slurm cluster did not start"; exit 1; }
 log "slurm up: $(sinfo -h -o '%P %a %D %t %c CPUs')"
 
+# While it exists, a trainer that has finished two epochs waits (NMTRAIN_HOLD_FILE): sections B and C hold their
+# run mid-training instead of hoping that it is still running when the job is cancelled or reaches its limit
+# (on an idle machine the nano ViT trains hundreds of epochs in seconds). sbatch passes nmserver's environment
+# to the job, nmworker passes it to nmtrain.
+hold="$tmp/hold"
+export NMTRAIN_HOLD_FILE="$hold" NMTRAIN_HOLD_AFTER_EPOCHS=2
+
 port=$(free_port)
 write_config() {  # write_config NAME KEY=VALUE...: a server config whose slurm: section has these keys.
   local file="$tmp/$1.yaml"; shift
@@ -125,6 +132,7 @@ log "figure: the pool over time (sampled about once a second; unchanged lines le
 uniq -f2 "$timeline" | sed 's/^/figure:   /' >&2
 
 # --- B. a job scancel'ed mid-run: the run is requeued and resumes from its checkpoint in a new job
+touch "$hold"
 sweep_c=$(ctl submit "$sweep_yaml" --set schedule.epochs=30 --set name=slurm-scancel --no-reuse --json | json "d['sweep']['id']")
 check "a long run is running with a checkpoint" wait_runs "$sweep_c" \
   "any(r['state']=='RUNNING' for r in runs)" 120
@@ -137,6 +145,7 @@ log "scancel job $job (running run $victim)"
 scancel "$job"
 check "the run is requeued after its job was cancelled" \
   wait_for 60 bash -c "'$nmctl' run '$victim' --json | grep -q 'requeued'"
+rm -f "$hold"  # The retry resumes after epoch 2 and trains on to the end.
 check "the pool reports the cancelled job" wait_for 30 bash -c "'$nmctl' cluster | grep -q 'slurm:$job .*CANCELLED'"
 check "the run succeeds in a new job" wait_runs "$sweep_c" "all(r['state']=='SUCCEEDED' for r in runs)" 300
 check "its retry resumed from the checkpoint" bash -c "'$nmctl' logs '$victim' | grep -q 'resuming from'"
@@ -145,6 +154,7 @@ check "and the pool is empty again" wait_for 60 no_active_jobs
 
 # --- C. a time limit reached: the worker hands its run back at Slurm's warning, cleanly
 serve_with "$(write_config c time=1 max_jobs=1 signal_before_end_s=45)"
+touch "$hold"  # Held until the sweep is cancelled: running at the time limit, and again in the next job.
 sweep_d=$(ctl submit "$sweep_yaml" --set schedule.epochs=400 --set name=slurm-timelimit --no-reuse --json | json "d['sweep']['id']")
 check "a run starts in a 1-minute job" wait_runs "$sweep_d" "any(r['state']=='RUNNING' for r in runs)" 120
 long=$(ctl runs --sweep "$sweep_d" --json | json "[r['id'] for r in d['runs'] if r['state']=='RUNNING'][0]")
@@ -158,6 +168,7 @@ check "the run stopped at a checkpoint and starts again in a new job" \
 check "and resumed from its checkpoint" wait_for 30 bash -c "'$nmctl' logs '$long' | grep -q 'resuming from'"
 ctl cancel --sweep "$sweep_d" >/dev/null
 check "the cancelled run ends" wait_runs "$sweep_d" "all(r['state']=='CANCELLED' for r in runs)" 60
+rm -f "$hold"
 check "and its worker leaves, ending its job" wait_for 60 no_active_jobs
 
 # --- D. a job that fails to start is seen and reported
