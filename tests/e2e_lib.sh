@@ -1,6 +1,6 @@
 # Helpers shared by the end-to-end scripts: logging and checks, starting and stopping the real nmserver and
 # nmworker processes, and polling runs through nmctl. The sourcing script sets nmserver, nmctl, tmp (a fresh
-# directory) and db (the SQLite file) first, and defines its own start_worker.
+# directory) and db (the SQLite file) first; start_cpu_worker also needs nmworker, nmtrain and work.
 
 declare -A worker_pid=()
 server_pid=""
@@ -56,6 +56,13 @@ start_server() {  # start_server PORT [FLAGS...] (port 0: any free one); sets $a
   export NMSPARSE_COORDINATOR="$address"
   log "nmserver $server_pid on $address"
 }
+
+start_cpu_worker() {  # start_cpu_worker NAME [NMWORKER_FLAGS...]: one CPU slot running the real nmtrain.
+  "$nmworker" --coordinator="$NMSPARSE_COORDINATOR" --work_dir="$work" --trainer="$nmtrain" --cpu-slots=1 \
+    --host="$1" "${@:2}" >"$tmp/nmworker-$1.log" 2>&1 &
+  worker_pid[$1]=$!
+}
+start_worker() { start_cpu_worker "$@"; }  # The default; a script whose workers differ redefines it.
 
 ctl() { "$nmctl" "$@"; }
 json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }

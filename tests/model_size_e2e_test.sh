@@ -18,12 +18,6 @@ work="$tmp/work"
 
 source "$(dirname "${BASH_SOURCE[0]}")/e2e_lib.sh"
 
-start_worker() {  # start_worker NAME
-  "$nmworker" --coordinator="$NMSPARSE_COORDINATOR" --work_dir="$work" --trainer="$nmtrain" --cpu-slots=1 \
-    --host="$1" >"$tmp/nmworker-$1.log" 2>&1 &
-  worker_pid[$1]=$!
-}
-
 start_server 0
 start_worker w1
 

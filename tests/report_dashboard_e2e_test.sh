@@ -26,12 +26,6 @@ mkdir -p "$HOME"
 
 source "$(dirname "${BASH_SOURCE[0]}")/e2e_lib.sh"
 
-start_worker() {  # start_worker NAME
-  "$nmworker" --coordinator="$NMSPARSE_COORDINATOR" --work_dir="$work" --trainer="$nmtrain" --cpu-slots=1 \
-    --host="$1" >"$tmp/nmworker-$1.log" 2>&1 &
-  worker_pid[$1]=$!
-}
-
 chromium=$(command -v chromium-headless-shell || command -v chromium || true)
 browser() {  # browser ARGS... URL: headless Chromium, quiet.
   "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars --virtual-time-budget=6000 \

@@ -25,12 +25,8 @@ hold="$tmp/hold"  # While it exists, a trainer that has finished two epochs wait
 
 source "$(dirname "${BASH_SOURCE[0]}")/e2e_lib.sh"
 
-start_worker() {  # start_worker NAME
-  NMTRAIN_HOLD_FILE="$hold" NMTRAIN_HOLD_AFTER_EPOCHS=2 \
-    "$nmworker" --coordinator="$NMSPARSE_COORDINATOR" --work_dir="$work" --trainer="$nmtrain" --cpu-slots=1 \
-    --host="$1" --kill_grace_ms=3000 >"$tmp/nmworker-$1.log" 2>&1 &
-  worker_pid[$1]=$!
-}
+export NMTRAIN_HOLD_FILE="$hold" NMTRAIN_HOLD_AFTER_EPOCHS=2  # Read by every worker's trainers.
+start_worker() { start_cpu_worker "$@" --kill_grace_ms=3000; }
 
 expect_error() {  # expect_error DESCRIPTION EXIT_CODE PATTERN COMMAND...: fails with that code, stderr matches.
   local what=$1 code=$2 pattern=$3; shift 3
