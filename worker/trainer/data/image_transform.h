@@ -5,12 +5,26 @@
 #define NMSPARSE_WORKER_TRAINER_DATA_IMAGE_TRANSFORM_H_
 
 #include <cstdint>
+#include <random>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "worker/trainer/data/image.h"
 
 namespace nmsparse {
+
+// The random stream of one image's transform, seeded per (seed, epoch, image) by the loader.
+using ImageRng = std::mt19937_64;
+
+// One step of a training pipeline that keeps the image's size and channels (a flip, RandAugment, colour
+// jitter): the pipeline applies its steps in order, each drawing from the image's stream.
+class ImageOp {
+ public:
+  virtual ~ImageOp() = default;
+  virtual void Apply(Image& image, ImageRng& rng) const = 0;
+  // The step in words, with its parameters, as `nmctl validate` prints it.
+  virtual std::string Describe() const = 0;
+};
 
 class ImageTransform {
  public:
