@@ -12,6 +12,8 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libsqlite3-dev libyaml-cpp-dev libssl-dev zlib1g-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev
+  libturbojpeg0-dev          # TurboJPEG: JPEG decoding (scaled in the DCT domain) for ImageFolder and packed JPEG
+  libarchive-dev             # nmshard reads WebDataset tar shards
   openssl                    # the TLS tests make their own CA and certificates
   dataset-fashion-mnist      # the embedded default dataset (/usr/share/datasets/fashion-mnist)
   gnuplot-nox                # nmctl report and the dashboard draw their SVG figures with it

@@ -4,6 +4,11 @@
 //   nmshard idx --images F --labels F --out DIR --split S [--per-shard N]
 //   nmshard ppm --src DIR --out DIR --split S [--per-shard N]      DIR/<class>/*.ppm|*.pgm (binary P6/P5),
 //                                                                  classes numbered in sorted order
+//   nmshard imagefolder --src ROOT --out DIR --split S [--per-shard N]
+//                                        ROOT/S/<class>/*.JPEG into packed JPEG shards S-NNNNN.nmjpeg
+//   nmshard webdataset --src TAR|DIR --out DIR --split S --num-classes K [--per-shard N]
+//                                        WebDataset tar shards (<key>.jpg + <key>.cls; DIR: its *.tar,
+//                                        sorted) into packed JPEG shards
 //   nmshard info DIR                                               shape, classes and counts per split
 // Exit codes: 0 ok, 2 usage, 3 data error.
 #include <dirent.h>
@@ -22,7 +27,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "worker/trainer/data/idx_reader.h"
+#include "worker/trainer/data/image_folder_dataset.h"
+#include "worker/trainer/data/jpeg_decoder.h"
+#include "worker/trainer/data/packed_jpeg_dataset.h"
+#include "worker/trainer/data/packed_jpeg_writer.h"
 #include "worker/trainer/data/shard_dataset.h"
+#include "worker/trainer/data/webdataset_reader.h"
 
 namespace nmsparse {
 namespace {
@@ -35,6 +45,8 @@ int Usage(const std::string& why) {
             << "usage: nmshard fashion-mnist --out DIR [--src DIR] [--per-shard N]\n"
             << "       nmshard idx --images FILE --labels FILE --out DIR --split train|eval [--per-shard N]\n"
             << "       nmshard ppm --src DIR --out DIR --split train|eval [--per-shard N]\n"
+            << "       nmshard imagefolder --src ROOT --out DIR --split S [--per-shard N]\n"
+            << "       nmshard webdataset --src TAR|DIR --out DIR --split S --num-classes K [--per-shard N]\n"
             << "       nmshard info DIR\n";
   return kUsage;
 }
@@ -122,6 +134,72 @@ absl::Status ConvertPnmFolder(const std::string& src, const std::string& out, co
   return absl::OkStatus();
 }
 
+constexpr int64_t kProgressEvery = 10000;
+
+// Adds one JPEG, recorded as `name`, to `writer` after checking its header (a message names `where`), so
+// that a converted shard holds only JPEGs.
+absl::Status AddJpeg(PackedJpegWriter& writer, const std::string& jpeg, int64_t label,
+                     const std::string& where, const std::string& name) {
+  auto header = ReadJpegHeader(reinterpret_cast<const uint8_t*>(jpeg.data()), jpeg.size(), where);
+  if (!header.ok()) return header.status();
+  if (auto s = writer.Add(jpeg, label, name); !s.ok()) return s;
+  if (writer.written() % kProgressEvery == 0) std::cerr << "nmshard: " << writer.written() << " images\n";
+  return absl::OkStatus();
+}
+
+absl::Status Finish(PackedJpegWriter& writer, const std::string& split, const std::string& out) {
+  if (auto s = writer.Finish(); !s.ok()) return s;
+  std::cerr << "nmshard: wrote " << writer.written() << " " << split << " images in " << writer.shards()
+            << " packed shards to " << out << "\n";
+  return absl::OkStatus();
+}
+
+absl::Status ConvertImageFolder(const std::string& src, const std::string& out, const std::string& split,
+                                int64_t per_shard) {
+  auto folder = ImageFolderDataset::Open(src, split);
+  if (!folder.ok()) return folder.status();
+  for (const auto& warning : (*folder)->warnings()) std::cerr << "nmshard: warning: " << warning << "\n";
+  PackedJpegWriter writer(out, split, (*folder)->classes(), per_shard);
+  const std::string prefix = src + "/" + split + "/";
+  for (const auto& entry : (*folder)->entries()) {
+    auto jpeg = ReadWholeFile(entry.path);
+    if (!jpeg.ok()) return jpeg.status();
+    // The record's name is its path below the split, as in the ImageFolder.
+    const std::string name =
+        absl::StartsWith(entry.path, prefix) ? entry.path.substr(prefix.size()) : entry.path;
+    if (auto s = AddJpeg(writer, *jpeg, entry.label, entry.path, name); !s.ok()) return s;
+  }
+  return Finish(writer, split, out);
+}
+
+absl::Status ConvertWebDataset(const std::string& src, const std::string& out, const std::string& split,
+                               int num_classes, int64_t per_shard) {
+  std::vector<std::string> tars;
+  struct stat st;
+  if (stat(src.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    for (const auto& name : ListDir(src)) {
+      if (absl::EndsWith(name, ".tar")) tars.push_back(src + "/" + name);
+    }
+    if (tars.empty()) return absl::NotFoundError(absl::StrCat("no .tar files in ", src));
+  } else {
+    tars.push_back(src);
+  }
+  std::vector<std::string> classes;
+  for (int i = 0; i < num_classes; ++i) classes.push_back(absl::StrCat(i));
+  PackedJpegWriter writer(out, split, classes, per_shard);
+  for (const auto& tar : tars) {
+    auto status = ReadWebDatasetTar(tar, [&](const WebDatasetSample& sample) {
+      if (sample.label >= num_classes) {
+        return absl::DataLossError(absl::StrCat(sample.key, ".cls: class ", sample.label,
+                                                " is not below --num-classes ", num_classes));
+      }
+      return AddJpeg(writer, sample.jpeg, sample.label, sample.key, sample.key);
+    });
+    if (!status.ok()) return status;
+  }
+  return Finish(writer, split, out);
+}
+
 int Info(const std::string& dir) {
   bool any = false;
   for (const char* split : {"train", "eval"}) {
@@ -131,6 +209,12 @@ int Info(const std::string& dir) {
     const auto s = (*ds)->shape();
     std::cout << split << ": " << (*ds)->size() << " images " << s.channels << "x" << s.height << "x"
               << s.width << ", " << (*ds)->num_classes() << " classes\n";
+  }
+  for (const char* split : {"train", "val", "eval"}) {
+    auto ds = PackedJpegDataset::Open(dir, split);
+    if (!ds.ok()) continue;
+    any = true;
+    std::cout << split << ": " << (*ds)->size() << " packed JPEGs, " << (*ds)->num_classes() << " classes\n";
   }
   if (!any) {
     std::cerr << "nmshard: no shards in " << dir << "\n";
@@ -172,6 +256,19 @@ int Main(int argc, char** argv) {
     const std::string split = flags["split"];
     if (split != "train" && split != "eval") return Usage("--split must be train or eval");
     status = ConvertPnmFolder(flags["src"], out, split, per_shard);
+  } else if (command == "imagefolder" || command == "webdataset") {
+    const std::string split = flags["split"];
+    if (split.empty() || split.find('/') != std::string::npos) return Usage("--split must name a split");
+    if (flags["src"].empty()) return Usage("--src is required");
+    if (command == "imagefolder") {
+      status = ConvertImageFolder(flags["src"], out, split, per_shard);
+    } else {
+      int num_classes = 0;
+      if (!absl::SimpleAtoi(flags["num-classes"], &num_classes) || num_classes <= 0) {
+        return Usage("--num-classes must be a positive integer");
+      }
+      status = ConvertWebDataset(flags["src"], out, split, num_classes, per_shard);
+    }
   } else {
     return Usage("unknown command " + command);
   }

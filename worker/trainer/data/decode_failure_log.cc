@@ -1,0 +1,77 @@
+#include "worker/trainer/data/decode_failure_log.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+
+namespace nmsparse {
+
+void DecodeFailureLog::Record(int64_t epoch, const std::string& where, const std::string& message) {
+  absl::MutexLock lock(&mu_);
+  DecodeFailure& failure = epochs_[epoch][where];
+  if (failure.count++ == 0) {
+    failure.where = where;
+    failure.message = message;
+  }
+}
+
+int64_t DecodeFailureLog::Count(int64_t epoch) const {
+  absl::MutexLock lock(&mu_);
+  int64_t count = 0;
+  if (auto it = epochs_.find(epoch); it != epochs_.end()) {
+    for (const auto& [where, failure] : it->second) count += failure.count;
+  }
+  return count;
+}
+
+std::vector<DecodeFailure> DecodeFailureLog::Failures(int64_t epoch) const {
+  std::vector<DecodeFailure> failures;
+  {
+    absl::MutexLock lock(&mu_);
+    if (auto it = epochs_.find(epoch); it != epochs_.end()) {
+      for (const auto& [where, failure] : it->second) failures.push_back(failure);
+    }
+  }
+  // Stable on the name order of the map: ties stay sorted by name.
+  std::stable_sort(failures.begin(), failures.end(),
+                   [](const DecodeFailure& a, const DecodeFailure& b) { return a.count > b.count; });
+  return failures;
+}
+
+absl::Status DecodeFailureLog::CheckThreshold(int64_t epoch, int64_t epoch_images,
+                                              double max_fraction) const {
+  const int64_t count = Count(epoch);
+  const double allowed = max_fraction * static_cast<double>(epoch_images);
+  if (static_cast<double>(count) <= allowed) return absl::OkStatus();
+  std::string message = absl::StrCat(count, " images of ", epoch_images, " in epoch ", epoch,
+                                     " could not be decoded, over the limit of ", max_fraction * 100, "% (",
+                                     static_cast<int64_t>(std::floor(allowed)), " images); worst:");
+  const auto failures = Failures(epoch);
+  for (size_t i = 0; i < failures.size() && i < kWorstFilesNamed; ++i) {
+    absl::StrAppend(&message, "\n  ", failures[i].where, " (", failures[i].count,
+                    "x): ", failures[i].message);
+  }
+  return absl::DataLossError(message);
+}
+
+absl::StatusOr<DecodedSample> DecodeOrReplace(
+    const EncodedDataset& data, int64_t index, int64_t epoch,
+    const std::function<absl::StatusOr<Image>(const ImageSource&)>& decode, DecodeFailureLog* log) {
+  absl::Status last;
+  const int64_t tries = std::min<int64_t>(kMaxConsecutiveDecodeFailures, data.size());
+  for (int64_t attempt = 0; attempt < tries; ++attempt) {
+    const int64_t i = (index + attempt) % data.size();
+    auto sample = data.Open(i);
+    absl::StatusOr<Image> image =
+        sample.ok() ? decode(*sample->image) : absl::StatusOr<Image>(sample.status());
+    if (image.ok()) return DecodedSample{*std::move(image), sample->label, i};
+    last = image.status();
+    if (!absl::IsDataLoss(last) && !absl::IsNotFound(last)) return last;
+    log->Record(epoch, data.Describe(i), std::string(last.message()));
+  }
+  return absl::DataLossError(absl::StrCat("no decodable image in the ", tries, " from image ", index, " (",
+                                          data.Describe(index), "); last: ", last.message()));
+}
+
+}  // namespace nmsparse
