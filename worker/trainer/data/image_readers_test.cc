@@ -172,14 +172,27 @@ TEST(PackedJpegTest, RoundTripKeepsBytesLabelsClassesAndNames) {
   EXPECT_TRUE(absl::IsNotFound(PackedJpegDataset::Open(out, "val").status()));
 }
 
-TEST(PackedJpegTest, AbandonedWriterLeavesNoFile) {
+TEST(PackedJpegTest, SplitAppearsWholeAtFinishAndAnAbandonedWriterLeavesNoFile) {
   const std::string out = NewTestDir();
   {
-    PackedJpegWriter writer(out, "train", {"a"}, 100);
+    PackedJpegWriter writer(out, "train", {"a"}, 1);
     ASSERT_TRUE(writer.Add(MakeTestJpeg(8, 8), 0, "one").ok());
-    EXPECT_EQ(FilesIn(out), std::vector<std::string>{"train-00000.nmjpeg.tmp"});
+    ASSERT_TRUE(writer.Add(MakeTestJpeg(8, 8), 0, "two").ok());
+    // Two complete shards, neither visible before Finish.
+    EXPECT_EQ(FilesIn(out), (std::vector<std::string>{"train-00000.nmjpeg.tmp", "train-00001.nmjpeg.tmp"}));
   }
   EXPECT_TRUE(FilesIn(out).empty());
+  {
+    PackedJpegWriter writer(out, "train", {"a"}, 1);
+    ASSERT_TRUE(writer.Add(MakeTestJpeg(8, 8), 0, "one").ok());
+    ASSERT_TRUE(writer.Finish().ok());
+  }
+  EXPECT_EQ(FilesIn(out), std::vector<std::string>{"train-00000.nmjpeg"});
+  // A second conversion into the same directory would mix with the first.
+  PackedJpegWriter again(out, "train", {"a"}, 1);
+  EXPECT_TRUE(absl::IsFailedPrecondition(again.Add(MakeTestJpeg(8, 8), 0, "x")));
+  EXPECT_EQ(FilesIn(out), std::vector<std::string>{"train-00000.nmjpeg"});
+  std::remove((out + "/train-00000.nmjpeg").c_str());
   PackedJpegWriter writer(out, "train", {"a"}, 100);
   EXPECT_TRUE(absl::IsInvalidArgument(writer.Add(MakeTestJpeg(8, 8), 1, "label 1")));
 }
@@ -195,14 +208,14 @@ TEST(PackedJpegTest, FailedWriteLeavesNoPartialFile) {
   ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
   absl::Status status;
   {
-    PackedJpegWriter writer(out, "train", {"a"}, 1000);
+    PackedJpegWriter writer(out, "train", {"a"}, 2);  // Completed shards are removed too.
     const std::string jpeg = MakeTestJpeg(256, 256);  // Tens of KiB: a few fill the limit.
     for (int i = 0; i < 100 && status.ok(); ++i) status = writer.Add(jpeg, 0, "img");
     if (status.ok()) status = writer.Finish();
   }
   setrlimit(RLIMIT_FSIZE, &saved);
   EXPECT_TRUE(absl::IsDataLoss(status)) << status;
-  EXPECT_THAT(std::string(status.message()), HasSubstr(out + "/train-00000.nmjpeg.tmp"));
+  EXPECT_THAT(std::string(status.message()), HasSubstr(".nmjpeg.tmp"));
   EXPECT_TRUE(FilesIn(out).empty());
   PackedJpegWriter nowhere(out + "/missing", "train", {"a"}, 10);
   EXPECT_FALSE(nowhere.Add(MakeTestJpeg(8, 8), 0, "x").ok());

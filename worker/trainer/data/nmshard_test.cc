@@ -67,11 +67,15 @@ TEST(NmshardTest, PngNamedJpegStopsTheConversionNamingItAndLeavesNoShard) {
   const std::string root = MakeFolder();
   WriteTestFile(root + "/val/n01/b.JPEG", PngBytes());
   const std::string out = NewTestDir();
-  const CommandResult run = Nmshard("imagefolder --src " + root + " --out " + out + " --split val");
+  // One shard per image: a.JPEG's shard is complete when b.JPEG stops the conversion.
+  const CommandResult run =
+      Nmshard("imagefolder --src " + root + " --out " + out + " --split val --per-shard 1");
   EXPECT_EQ(run.exit_code, 3) << run.output;
   EXPECT_THAT(run.output, HasSubstr(root + "/val/n01/b.JPEG: a PNG image, not a JPEG"));
   EXPECT_FALSE(PackedJpegDataset::Open(out, "val").ok());
   EXPECT_EQ(Nmshard("info " + out).exit_code, 3);
+  const std::string listing = Nmshard("info " + out + "/; ls -A " + out).output;
+  EXPECT_EQ(listing.find(".nmjpeg"), std::string::npos) << listing;
 }
 
 TEST(NmshardTest, EmptyClassFolderIsNamed) {

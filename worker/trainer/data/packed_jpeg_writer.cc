@@ -1,5 +1,6 @@
 #include "worker/trainer/data/packed_jpeg_writer.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -8,6 +9,7 @@
 #include <cstring>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "worker/trainer/data/packed_jpeg_format.h"
@@ -23,16 +25,38 @@ PackedJpegWriter::PackedJpegWriter(std::string dir, std::string split, std::vect
 
 PackedJpegWriter::~PackedJpegWriter() { Abandon(); }
 
+std::string PackedJpegWriter::ShardPath(int index) const {
+  return absl::StrFormat("%s/%s-%05d%s", dir_, split_, index, kPackedJpegSuffix);
+}
+
+// Removes the shard being written and the completed ones not yet renamed.
 void PackedJpegWriter::Abandon() {
-  if (file_ == nullptr) return;
-  std::fclose(file_);
-  file_ = nullptr;
-  std::remove(tmp_.c_str());
+  if (finished_) return;
+  if (file_ != nullptr) {
+    std::fclose(file_);
+    file_ = nullptr;
+  }
+  for (int i = 0; i <= shard_index_; ++i) std::remove((ShardPath(i) + ".tmp").c_str());
+  shard_index_ = 0;
 }
 
 absl::Status PackedJpegWriter::StartShard() {
-  path_ = absl::StrFormat("%s/%s-%05d%s", dir_, split_, shard_index_, kPackedJpegSuffix);
-  tmp_ = path_ + ".tmp";
+  if (shard_index_ == 0) {
+    if (DIR* d = opendir(dir_.c_str())) {
+      bool existing = false;
+      while (dirent* e = readdir(d)) {
+        const std::string name = e->d_name;
+        existing |= absl::StartsWith(name, split_ + "-") && absl::EndsWith(name, kPackedJpegSuffix);
+      }
+      closedir(d);
+      if (existing) {
+        return absl::FailedPreconditionError(absl::StrCat(dir_, " already holds ", split_, "-*",
+                                                          kPackedJpegSuffix,
+                                                          " shards: remove them or write elsewhere"));
+      }
+    }
+  }
+  tmp_ = ShardPath(shard_index_) + ".tmp";
   file_ = std::fopen(tmp_.c_str(), "wb");
   if (file_ == nullptr)
     return absl::PermissionDeniedError(absl::StrCat("cannot write ", tmp_, ": ", std::strerror(errno)));
@@ -70,7 +94,26 @@ absl::Status PackedJpegWriter::Add(const std::string& jpeg, int64_t label, const
   return absl::OkStatus();
 }
 
-absl::Status PackedJpegWriter::Finish() { return file_ == nullptr ? absl::OkStatus() : CompleteShard(); }
+absl::Status PackedJpegWriter::Finish() {
+  if (file_ != nullptr) {
+    if (auto s = CompleteShard(); !s.ok()) return s;
+  }
+  for (int i = 0; i < shard_index_; ++i) {
+    const std::string path = ShardPath(i), tmp = path + ".tmp";
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+      const std::string why = std::strerror(errno);
+      Abandon();
+      return absl::DataLossError(absl::StrCat("cannot rename ", tmp, " to ", path, ": ", why));
+    }
+  }
+  // The renames are durable once the directory is synced.
+  if (const int dir_fd = open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir_fd >= 0) {
+    fsync(dir_fd);
+    close(dir_fd);
+  }
+  finished_ = true;
+  return absl::OkStatus();
+}
 
 absl::Status PackedJpegWriter::CompleteShard() {
   std::string tail(index_.size() * kPackedJpegIndexEntryBytes, '\0');
@@ -106,16 +149,6 @@ absl::Status PackedJpegWriter::CompleteShard() {
   }
   std::fclose(file_);
   file_ = nullptr;
-  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    std::remove(tmp_.c_str());
-    return absl::DataLossError(absl::StrCat("cannot rename ", tmp_, " to ", path_, ": ", why));
-  }
-  // The rename is durable once the directory is synced.
-  if (const int dir_fd = open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir_fd >= 0) {
-    fsync(dir_fd);
-    close(dir_fd);
-  }
   ++shard_index_;
   return absl::OkStatus();
 }

@@ -1,6 +1,7 @@
-// Writes a split's JPEG files into packed shards (packed_jpeg_format.h). Each shard is written to
-// `<name>.tmp`, fsynced and renamed into place: a reader never sees a partial shard, and a writer that fails
-// or is abandoned (destroyed before Finish) removes its temporary file.
+// Writes a split's JPEG files into packed shards (packed_jpeg_format.h), atomically for the whole split: each
+// shard is written to `<name>.tmp` and fsynced, and Finish renames them all into place. A reader never sees a
+// partial shard or split; a writer that fails or is abandoned (destroyed before Finish) removes its temporary
+// files.
 #ifndef NMSPARSE_WORKER_TRAINER_DATA_PACKED_JPEG_WRITER_H_
 #define NMSPARSE_WORKER_TRAINER_DATA_PACKED_JPEG_WRITER_H_
 
@@ -22,9 +23,10 @@ class PackedJpegWriter {
   PackedJpegWriter& operator=(const PackedJpegWriter&) = delete;
 
   // Appends one encoded image. `name` (its source, for messages) must not contain a newline.
-  // InvalidArgument for a label outside the classes; DataLoss when the disk write fails.
+  // InvalidArgument for a label outside the classes; FailedPrecondition when the directory already holds
+  // shards of the split (they would mix); DataLoss when the disk write fails.
   absl::Status Add(const std::string& jpeg, int64_t label, const std::string& name);
-  absl::Status Finish();  // Completes the last shard.
+  absl::Status Finish();  // Completes the last shard and renames the split's shards into place.
   int64_t written() const { return written_; }
   int shards() const { return shard_index_; }
 
@@ -37,12 +39,14 @@ class PackedJpegWriter {
   absl::Status StartShard();
   absl::Status CompleteShard();
   void Abandon();
+  std::string ShardPath(int index) const;
   std::string dir_, split_;
   std::vector<std::string> classes_;
   int64_t per_shard_;
-  int shard_index_ = 0;
+  int shard_index_ = 0;  // Shards completed.
+  bool finished_ = false;
   int64_t written_ = 0;
-  std::string path_, tmp_;
+  std::string tmp_;
   std::FILE* file_ = nullptr;
   uint64_t offset_ = 0;
   std::vector<IndexEntry> index_;
