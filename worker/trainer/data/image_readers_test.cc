@@ -203,14 +203,19 @@ TEST(PackedJpegTest, FailedWriteLeavesNoPartialFile) {
   signal(SIGXFSZ, SIG_IGN);
   rlimit saved;
   getrlimit(RLIMIT_FSIZE, &saved);
-  rlimit small = saved;
-  small.rlim_cur = 64 << 10;
-  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  rlimit limit = saved;
+  limit.rlim_cur = 64 << 10;
+  const std::string small = MakeTestJpeg(8, 8), large = MakeTestJpeg(512, 512);
+  ASSERT_GT(large.size(), limit.rlim_cur);
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limit), 0);
   absl::Status status;
   {
-    PackedJpegWriter writer(out, "train", {"a"}, 2);  // Completed shards are removed too.
-    const std::string jpeg = MakeTestJpeg(256, 256);  // Tens of KiB: a few fill the limit.
-    for (int i = 0; i < 100 && status.ok(); ++i) status = writer.Add(jpeg, 0, "img");
+    // Shard 0 (two small images) completes; shard 1's large image passes the file size limit. Both go.
+    PackedJpegWriter writer(out, "train", {"a"}, 2);
+    status = writer.Add(small, 0, "small");
+    if (status.ok()) status = writer.Add(small, 0, "small");
+    EXPECT_EQ(writer.shards(), 1);
+    if (status.ok()) status = writer.Add(large, 0, "large");
     if (status.ok()) status = writer.Finish();
   }
   setrlimit(RLIMIT_FSIZE, &saved);
