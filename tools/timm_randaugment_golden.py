@@ -1,0 +1,91 @@
+"""Prints timm's RandAugment ops on fixed images: the golden file
+worker/trainer/data/randaugment/testdata/timm_randaugment.txt, which randaugment_test compares with nmsparse's
+worker/trainer/data/randaugment/ (issue 23). Each op of timm.data.auto_augment is called directly with fixed
+arguments (no random draw), and each level function with its random negation held off. Run by
+tools/check_timm_goldens.sh.
+
+Lines:
+  image NAME W H BASE64                      an input (RGB, row-major)
+  op NAME IMAGE INTERP ARG BASE64            timm's op NAME(IMAGE, ARG, resample=INTERP, fillcolor=FILL) output
+  level NAME MAGNITUDE ARG                timm's LEVEL_TO_ARG[NAME](MAGNITUDE) before negation
+  fill R G B                              the fill colour every geometric op above uses
+"""
+import base64
+import random
+
+import numpy as np
+from PIL import Image
+import timm.data.auto_augment as aa
+
+W, H = 24, 18
+FILL = (124, 116, 104)  # timm's img_mean for IMAGENET_DEFAULT_MEAN: round(255 * mean)
+
+
+def gradient_noise(seed, lo, hi):
+    # Gradients in each channel plus noise, scaled into [lo, hi]: every op sees edges, flat runs and texture.
+    rng = np.random.RandomState(seed)
+    y, x = np.mgrid[0:H, 0:W].astype(np.float64)
+    base = np.stack([x / (W - 1), y / (H - 1), (x + y) / (W + H - 2)], axis=-1)
+    img = 0.8 * base + 0.2 * rng.rand(H, W, 3)
+    return Image.fromarray(np.round(lo + (hi - lo) * img).astype(np.uint8), "RGB")
+
+
+IMAGES = {
+    "full": gradient_noise(1, 0, 255),
+    "narrow": gradient_noise(2, 60, 141),  # a low-contrast image: AutoContrast and Equalize stretch it
+}
+
+# Each op at the ends of its argument range and between; the narrow image only where its histogram matters.
+POINT = {
+    "full": [("AutoContrast", [0]), ("Equalize", [0]), ("Invert", [0]), ("Posterize", [0, 1, 3, 4, 8]),
+             ("Solarize", [0, 26, 128, 256]), ("SolarizeAdd", [0, 55, 110]), ("Color", [0.1, 0.55, 1.9]),
+             ("Contrast", [0.1, 1.9]), ("Brightness", [0.1, 0.55, 1.9]), ("Sharpness", [0.1, 0.55, 1.9])],
+    "narrow": [("AutoContrast", [0]), ("Equalize", [0]), ("Contrast", [0.37, 1.63]), ("Color", [1.45])],
+}
+GEOMETRIC = [("Rotate", [-30.0, 13.5, 90.0, 180.0]), ("ShearX", [-0.3, 0.135]), ("ShearY", [0.3]),
+             ("TranslateXRel", [-0.45, 0.2]), ("TranslateYRel", [0.135])]
+INTERPS = {"nearest": Image.NEAREST, "bilinear": Image.BILINEAR, "bicubic": Image.BICUBIC}
+
+
+def hexdump(img):
+    return base64.b64encode(np.asarray(img.convert("RGB"), dtype=np.uint8).tobytes()).decode()
+
+
+def posterize(img, bits):
+    # Pillow >= 10 refuses bits=0 (ImageOps.posterize raises); older Pillow kept no bits. timm's level
+    # functions give 0 bits at PosterizeIncreasing m>=10 and Posterize m<2.5, so the golden states the
+    # older arithmetic (mask 0) that nmsparse keeps.
+    if bits == 0:
+        return img.point(lambda v: 0)
+    return aa.posterize(img, bits)
+
+
+def main():
+    for name, img in IMAGES.items():
+        print("image", name, W, H, hexdump(img))
+    print("fill", *FILL)
+    for image_name, img in IMAGES.items():
+        for name, args in POINT[image_name]:
+            for arg in args:
+                fn = posterize if name == "Posterize" else aa.NAME_TO_OP[name]
+                out = fn(img, arg) if name not in ("AutoContrast", "Equalize", "Invert") else fn(img)
+                print("op", name, image_name, "none", repr(arg), hexdump(out))
+    img = IMAGES["full"]
+    for name, args in GEOMETRIC:
+        for arg in args:
+            for interp_name, interp in INTERPS.items():
+                out = aa.NAME_TO_OP[name](img, arg, resample=interp, fillcolor=FILL)
+                print("op", name, "full", interp_name, repr(arg), hexdump(out))
+    random.random = lambda: 0.0  # _randomly_negate negates when random() > 0.5: never
+    for name in aa.LEVEL_TO_ARG:
+        if name not in aa._RAND_TRANSFORMS and name not in aa._RAND_INCREASING_TRANSFORMS:
+            continue
+        fn = aa.LEVEL_TO_ARG[name]
+        if fn is None:
+            continue
+        for m in [0.0, 0.3, 1.0, 2.5, 4.9, 5.0, 7.3, 9.0, 9.99, 10.0, 15.0, 30.0]:
+            print("level", name, repr(m), repr(fn(m, {"translate_pct": 0.45})[0]))
+
+
+if __name__ == "__main__":
+    main()

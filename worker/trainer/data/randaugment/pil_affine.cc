@@ -1,0 +1,254 @@
+#include "worker/trainer/data/randaugment/pil_affine.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace nmsparse::pil {
+namespace {
+
+using Matrix = std::array<double, 6>;
+
+// Geometry.c's COORD and FLOOR.
+int Coord(double v) { return v < 0.0 ? -1 : static_cast<int>(v); }
+int Floor(double v) { return v < 0.0 ? static_cast<int>(std::floor(v)) : static_cast<int>(v); }
+int Clip(int v, int size) { return v < 0 ? 0 : (v < size ? v : size - 1); }
+
+Image Filled(const Image& like, const Fill& fill) {
+  Image out = like;
+  const int c = like.channels;
+  for (size_t i = 0; i < out.pixels.size(); ++i) out.pixels[i] = fill[c == 3 ? i % 3 : 0];
+  return out;
+}
+
+void CopyPixel(const Image& in, int x, int y, uint8_t* out) {
+  const uint8_t* p = in.row(y) + x * in.channels;
+  for (int b = 0; b < in.channels; ++b) out[b] = p[b];
+}
+
+// Translation with NEAREST: ImagingScaleAffine's tabulated columns and rows.
+void ScaleNearest(const Image& in, const Matrix& a, Image& out) {
+  std::vector<int> columns(out.width, -1);
+  double xo = a[2] + a[0] * 0.5;
+  for (int x = 0; x < out.width; ++x, xo += a[0]) {
+    const int xin = Coord(xo);
+    if (xin >= 0 && xin < in.width) columns[x] = xin;
+  }
+  double yo = a[5] + a[4] * 0.5;
+  for (int y = 0; y < out.height; ++y, yo += a[4]) {
+    const int yin = Coord(yo);
+    if (yin < 0 || yin >= in.height) continue;
+    for (int x = 0; x < out.width; ++x) {
+      if (columns[x] >= 0) CopyPixel(in, columns[x], yin, out.row(y) + x * out.channels);
+    }
+  }
+}
+
+bool FitsFixedPoint(const Matrix& a, int x, int y) {
+  return std::fabs(x * a[0] + y * a[1] + a[2]) < 32768.0 && std::fabs(x * a[3] + y * a[4] + a[5]) < 32768.0;
+}
+
+// NEAREST in 16.16 fixed point, stepping along rows (Geometry.c affine_fixed).
+void FixedNearest(const Image& in, const Matrix& a, Image& out) {
+  auto fix = [](double v) { return Floor(v * 65536.0 + 0.5); };
+  const int a0 = fix(a[0]), a1 = fix(a[1]), a3 = fix(a[3]), a4 = fix(a[4]);
+  int a2 = fix(a[2] + a[0] * 0.5 + a[1] * 0.5);
+  int a5 = fix(a[5] + a[3] * 0.5 + a[4] * 0.5);
+  for (int y = 0; y < out.height; ++y, a2 += a1, a5 += a4) {
+    int xx = a2;
+    int yy = a5;
+    for (int x = 0; x < out.width; ++x, xx += a0, yy += a3) {
+      const int xin = xx >> 16;
+      const int yin = yy >> 16;
+      if (xin >= 0 && xin < in.width && yin >= 0 && yin < in.height) {
+        CopyPixel(in, xin, yin, out.row(y) + x * out.channels);
+      }
+    }
+  }
+}
+
+// NEAREST without fixed point, for matrices whose corners overflow it.
+void FloatNearest(const Image& in, const Matrix& a, Image& out) {
+  double xo = a[2] + a[1] * 0.5 + a[0] * 0.5;
+  double yo = a[5] + a[4] * 0.5 + a[3] * 0.5;
+  for (int y = 0; y < out.height; ++y, xo += a[1], yo += a[4]) {
+    double xx = xo;
+    double yy = yo;
+    for (int x = 0; x < out.width; ++x, xx += a[0], yy += a[3]) {
+      const int xin = Coord(xx);
+      const int yin = Coord(yy);
+      if (xin >= 0 && xin < in.width && yin >= 0 && yin < in.height) {
+        CopyPixel(in, xin, yin, out.row(y) + x * out.channels);
+      }
+    }
+  }
+}
+
+// Geometry.c bilinear_filter32RGB: rows clipped for the first tap only, truncated to a byte.
+void Bilinear(const Image& in, double xin, double yin, uint8_t* out) {
+  xin -= 0.5;
+  yin -= 0.5;
+  const int x = Floor(xin);
+  const int y = Floor(yin);
+  const double dx = xin - x;
+  const double dy = yin - y;
+  const int c = in.channels;
+  const int x0 = Clip(x, in.width) * c;
+  const int x1 = Clip(x + 1, in.width) * c;
+  const bool next_row = y + 1 >= 0 && y + 1 < in.height;
+  for (int b = 0; b < c; ++b) {
+    const uint8_t* row = in.row(Clip(y, in.height)) + b;
+    double v1 = row[x0] + (row[x1] - row[x0]) * dx;
+    double v2 = v1;
+    if (next_row) {
+      const uint8_t* below = in.row(y + 1) + b;
+      v2 = below[x0] + (below[x1] - below[x0]) * dx;
+    }
+    v1 = v1 + (v2 - v1) * dy;
+    out[b] = static_cast<uint8_t>(v1);
+  }
+}
+
+// Geometry.c's BICUBIC: Pillow's cubic with a = -1 in Horner form.
+double Cubic(double v1, double v2, double v3, double v4, double d) {
+  const double p1 = v2;
+  const double p2 = -v1 + v3;
+  const double p3 = 2 * (v1 - v2) + v3 - v4;
+  const double p4 = -v1 + v2 - v3 + v4;
+  return p1 + d * (p2 + d * (p3 + d * p4));
+}
+
+// Geometry.c bicubic_filter32RGB: rows past the bottom repeat the one above; clamped, truncated.
+void Bicubic(const Image& in, double xin, double yin, uint8_t* out) {
+  xin -= 0.5;
+  yin -= 0.5;
+  const int x = Floor(xin) - 1;
+  const int y = Floor(yin) - 1;
+  const double dx = xin - (x + 1);
+  const double dy = yin - (y + 1);
+  const int c = in.channels;
+  int xs[4];
+  for (int i = 0; i < 4; ++i) xs[i] = Clip(x + i, in.width) * c;
+  for (int b = 0; b < c; ++b) {
+    double v[4];
+    for (int i = 0; i < 4; ++i) {
+      const int yy = y + i;
+      if (i > 0 && !(yy >= 0 && yy < in.height)) {
+        v[i] = v[i - 1];
+        continue;
+      }
+      const uint8_t* row = in.row(i == 0 ? Clip(yy, in.height) : yy) + b;
+      v[i] = Cubic(row[xs[0]], row[xs[1]], row[xs[2]], row[xs[3]], dx);
+    }
+    const double r = Cubic(v[0], v[1], v[2], v[3], dy);
+    out[b] = r <= 0.0 ? 0 : (r >= 255.0 ? 255 : static_cast<uint8_t>(r));
+  }
+}
+
+// ImagingGenericTransform with affine_transform: each output pixel centre mapped back into the input.
+void Interpolated(const Image& in, const Matrix& a, Resample resample, Image& out) {
+  for (int y = 0; y < out.height; ++y) {
+    for (int x = 0; x < out.width; ++x) {
+      const double xc = x + 0.5;
+      const double yc = y + 0.5;
+      const double xin = a[0] * xc + a[1] * yc + a[2];
+      const double yin = a[3] * xc + a[4] * yc + a[5];
+      if (xin < 0.0 || xin >= in.width || yin < 0.0 || yin >= in.height) continue;
+      uint8_t* dst = out.row(y) + x * out.channels;
+      if (resample == Resample::kBilinear) {
+        Bilinear(in, xin, yin, dst);
+      } else {
+        Bicubic(in, xin, yin, dst);
+      }
+    }
+  }
+}
+
+// Python's round(v, 15): correctly rounded to 15 decimals, as glibc's printf rounds.
+double Round15(double v) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.15f", v);
+  return std::strtod(text, nullptr);
+}
+
+// Transpose.ROTATE_180 / ROTATE_90 / ROTATE_270 (counter-clockwise).
+Image Transposed(const Image& in, int quarter_turns) {
+  Image out = in;
+  const int c = in.channels;
+  if (quarter_turns % 2 == 1) std::swap(out.width, out.height);
+  for (int y = 0; y < in.height; ++y) {
+    for (int x = 0; x < in.width; ++x) {
+      int ox = x, oy = y;
+      if (quarter_turns == 1) ox = y, oy = in.width - 1 - x;
+      if (quarter_turns == 2) ox = in.width - 1 - x, oy = in.height - 1 - y;
+      if (quarter_turns == 3) ox = in.height - 1 - y, oy = x;
+      CopyPixel(in, x, y, out.row(oy) + ox * c);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+const char* ResampleName(Resample resample) {
+  switch (resample) {
+    case Resample::kNearest:
+      return "nearest";
+    case Resample::kBilinear:
+      return "bilinear";
+    case Resample::kBicubic:
+      return "bicubic";
+  }
+  return "?";
+}
+
+Image AffineTransform(const Image& image, const Matrix& a, Resample resample, const Fill& fill) {
+  Image out = Filled(image, fill);
+  if (resample != Resample::kNearest) {
+    Interpolated(image, a, resample, out);
+  } else if (a[1] == 0 && a[3] == 0) {
+    ScaleNearest(image, a, out);
+  } else if (FitsFixedPoint(a, 0, 0) && FitsFixedPoint(a, out.width, out.height) &&
+             FitsFixedPoint(a, 0, out.height) && FitsFixedPoint(a, out.width, 0)) {
+    FixedNearest(image, a, out);
+  } else {
+    FloatNearest(image, a, out);
+  }
+  return out;
+}
+
+Image Rotate(const Image& image, double degrees, Resample resample, const Fill& fill) {
+  double angle = std::fmod(degrees, 360.0);  // Python's %: the divisor's sign.
+  if (angle < 0) angle += 360.0;
+  if (angle == 0) return image;
+  if (angle == 180) return Transposed(image, 2);
+  if ((angle == 90 || angle == 270) && image.width == image.height) {
+    return Transposed(image, angle == 90 ? 1 : 3);
+  }
+  const double radians = -(angle * (M_PI / 180.0));
+  Matrix m = {Round15(std::cos(radians)),  Round15(std::sin(radians)), 0.0,
+              Round15(-std::sin(radians)), Round15(std::cos(radians)), 0.0};
+  const double cx = image.width / 2.0;
+  const double cy = image.height / 2.0;
+  m[2] = m[0] * -cx + m[1] * -cy + 0.0 + cx;
+  m[5] = m[3] * -cx + m[4] * -cy + 0.0 + cy;
+  return AffineTransform(image, m, resample, fill);
+}
+
+Image ShearX(const Image& image, double factor, Resample resample, const Fill& fill) {
+  return AffineTransform(image, {1, factor, 0, 0, 1, 0}, resample, fill);
+}
+
+Image ShearY(const Image& image, double factor, Resample resample, const Fill& fill) {
+  return AffineTransform(image, {1, 0, 0, factor, 1, 0}, resample, fill);
+}
+
+Image TranslateXRel(const Image& image, double fraction, Resample resample, const Fill& fill) {
+  return AffineTransform(image, {1, 0, fraction * image.width, 0, 1, 0}, resample, fill);
+}
+
+Image TranslateYRel(const Image& image, double fraction, Resample resample, const Fill& fill) {
+  return AffineTransform(image, {1, 0, 0, 0, 1, fraction * image.height}, resample, fill);
+}
+
+}  // namespace nmsparse::pil

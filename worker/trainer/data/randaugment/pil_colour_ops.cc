@@ -1,0 +1,195 @@
+#include "worker/trainer/data/randaugment/pil_colour_ops.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace nmsparse::pil {
+namespace {
+
+using Lut = std::array<uint8_t, 256>;
+using Histogram = std::array<int64_t, 256>;
+
+void ApplyLut(Image& image, const Lut& lut) {
+  for (uint8_t& v : image.pixels) v = lut[v];
+}
+
+// One LUT per channel (Pillow's point() with a 256 * bands table).
+void ApplyChannelLuts(Image& image, const std::vector<Lut>& luts) {
+  const int c = image.channels;
+  for (size_t i = 0; i < image.pixels.size(); ++i) image.pixels[i] = luts[i % c][image.pixels[i]];
+}
+
+std::vector<Histogram> ChannelHistograms(const Image& image) {
+  std::vector<Histogram> histograms(image.channels, Histogram{});
+  const int c = image.channels;
+  for (size_t i = 0; i < image.pixels.size(); ++i) ++histograms[i % c][image.pixels[i]];
+  return histograms;
+}
+
+Lut Identity() {
+  Lut lut;
+  for (int i = 0; i < 256; ++i) lut[i] = static_cast<uint8_t>(i);
+  return lut;
+}
+
+// Pillow's RGB -> L: ITU-R 601-2 luma, 16-bit fixed point rounded (Convert.c L24).
+uint8_t Luma(const uint8_t* rgb) {
+  return static_cast<uint8_t>((rgb[0] * 19595 + rgb[1] * 38470 + rgb[2] * 7471 + 0x8000) >> 16);
+}
+
+// Image.blend(degenerate, image, alpha) per byte: Blend.c in single precision, truncated, clipped only when
+// extrapolating.
+uint8_t Blend(uint8_t degenerate, uint8_t value, float alpha) {
+  const float v = static_cast<float>(degenerate) + alpha * static_cast<float>(value - degenerate);
+  if (alpha >= 0.0f && alpha <= 1.0f) return static_cast<uint8_t>(v);
+  if (v <= 0.0f) return 0;
+  if (v >= 255.0f) return 255;
+  return static_cast<uint8_t>(v);
+}
+
+void BlendWith(Image& image, const Image& degenerate, double factor) {
+  const float alpha = static_cast<float>(factor);
+  for (size_t i = 0; i < image.pixels.size(); ++i) {
+    image.pixels[i] = Blend(degenerate.pixels[i], image.pixels[i], alpha);
+  }
+}
+
+// The grey image as RGB again (convert("L").convert("RGB")).
+Image GreyAsRgb(const Image& image) {
+  Image grey = image;
+  if (image.channels != 3) return grey;
+  for (size_t i = 0; i < image.pixels.size(); i += 3) {
+    const uint8_t l = Luma(&image.pixels[i]);
+    grey.pixels[i] = grey.pixels[i + 1] = grey.pixels[i + 2] = l;
+  }
+  return grey;
+}
+
+// ImageFilter.SMOOTH: the 3x3 kernel (1 1 1 / 1 5 1 / 1 1 1) / 13 in single precision with Pillow's +0.5
+// rounding offset (Filter.c ImagingFilter3x3); the outermost rows and columns are copied.
+Image Smooth(const Image& image) {
+  Image out = image;
+  const int w = image.width;
+  const int h = image.height;
+  const int c = image.channels;
+  const float edge = static_cast<float>(1.0 / 13.0);
+  const float centre = static_cast<float>(5.0 / 13.0);
+  const float k[9] = {edge, edge, edge, edge, centre, edge, edge, edge, edge};
+  auto row3 = [c](const uint8_t* row, int x, const float* kr) {
+    return static_cast<float>(row[(x - 1) * c]) * kr[0] + static_cast<float>(row[x * c]) * kr[1] +
+           static_cast<float>(row[(x + 1) * c]) * kr[2];
+  };
+  for (int y = 1; y < h - 1; ++y) {
+    for (int x = 1; x < w - 1; ++x) {
+      for (int b = 0; b < c; ++b) {
+        float ss = 0.5f;
+        ss += row3(image.row(y + 1) + b, x, &k[0]);
+        ss += row3(image.row(y) + b, x, &k[3]);
+        ss += row3(image.row(y - 1) + b, x, &k[6]);
+        ss = std::min(std::max(ss, 0.0f), 255.0f);
+        out.row(y)[x * c + b] = static_cast<uint8_t>(ss);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void AutoContrast(Image& image) {
+  std::vector<Lut> luts;
+  for (const Histogram& h : ChannelHistograms(image)) {
+    int lo = 0;
+    while (lo < 255 && h[lo] == 0) ++lo;
+    int hi = 255;
+    while (hi > 0 && h[hi] == 0) --hi;
+    Lut lut = Identity();
+    if (hi > lo) {
+      const double scale = 255.0 / (hi - lo);
+      const double offset = -lo * scale;
+      for (int i = 0; i < 256; ++i) {
+        const int v = static_cast<int>(i * scale + offset);  // Python's int(): towards zero.
+        lut[i] = static_cast<uint8_t>(std::clamp(v, 0, 255));
+      }
+    }
+    luts.push_back(lut);
+  }
+  ApplyChannelLuts(image, luts);
+}
+
+void Equalize(Image& image) {
+  std::vector<Lut> luts;
+  for (const Histogram& h : ChannelHistograms(image)) {
+    int64_t total = 0;
+    int used = 0;
+    int64_t last = 0;  // The count of the highest value present.
+    for (int64_t count : h) {
+      if (count == 0) continue;
+      total += count;
+      last = count;
+      ++used;
+    }
+    Lut lut = Identity();
+    const int64_t step = used <= 1 ? 0 : (total - last) / 255;
+    if (step > 0) {
+      int64_t n = step / 2;
+      for (int i = 0; i < 256; ++i) {
+        // Pillow clips the table's entries to a byte when it builds the LUT.
+        lut[i] = static_cast<uint8_t>(std::min<int64_t>(n / step, 255));
+        n += h[i];
+      }
+    }
+    luts.push_back(lut);
+  }
+  ApplyChannelLuts(image, luts);
+}
+
+void Invert(Image& image) {
+  for (uint8_t& v : image.pixels) v = static_cast<uint8_t>(255 - v);
+}
+
+void Posterize(Image& image, int bits) {
+  if (bits >= 8) return;
+  const int mask = bits <= 0 ? 0 : ~((1 << (8 - bits)) - 1);
+  Lut lut;
+  for (int i = 0; i < 256; ++i) lut[i] = static_cast<uint8_t>(i & mask);
+  ApplyLut(image, lut);
+}
+
+void Solarize(Image& image, int threshold) {
+  Lut lut;
+  for (int i = 0; i < 256; ++i) lut[i] = static_cast<uint8_t>(i < threshold ? i : 255 - i);
+  ApplyLut(image, lut);
+}
+
+void SolarizeAdd(Image& image, int add, int threshold) {
+  Lut lut;
+  for (int i = 0; i < 256; ++i) lut[i] = static_cast<uint8_t>(i < threshold ? std::min(255, i + add) : i);
+  ApplyLut(image, lut);
+}
+
+void Color(Image& image, double factor) { BlendWith(image, GreyAsRgb(image), factor); }
+
+void Contrast(Image& image, double factor) {
+  // ImageStat's mean of the L image, rounded half up.
+  Image grey = GreyAsRgb(image);
+  int64_t sum = 0;
+  const int c = grey.channels;
+  for (size_t i = 0; i < grey.pixels.size(); i += c) sum += grey.pixels[i];
+  const int64_t count = static_cast<int64_t>(grey.width) * grey.height;
+  const double mean = count > 0 ? static_cast<double>(sum) / static_cast<double>(count) : 0.0;
+  std::fill(grey.pixels.begin(), grey.pixels.end(), static_cast<uint8_t>(static_cast<int>(mean + 0.5)));
+  BlendWith(image, grey, factor);
+}
+
+void Brightness(Image& image, double factor) {
+  Image black = image;
+  std::fill(black.pixels.begin(), black.pixels.end(), 0);
+  BlendWith(image, black, factor);
+}
+
+void Sharpness(Image& image, double factor) { BlendWith(image, Smooth(image), factor); }
+
+}  // namespace nmsparse::pil
