@@ -21,18 +21,19 @@ W, H = 24, 18
 FILL = (124, 116, 104)  # timm's img_mean for IMAGENET_DEFAULT_MEAN: round(255 * mean)
 
 
-def gradient_noise(seed, lo, hi):
+def gradient_noise(seed, lo, hi, w=W, h=H):
     # Gradients in each channel plus noise, scaled into [lo, hi]: every op sees edges, flat runs and texture.
     rng = np.random.RandomState(seed)
-    y, x = np.mgrid[0:H, 0:W].astype(np.float64)
-    base = np.stack([x / (W - 1), y / (H - 1), (x + y) / (W + H - 2)], axis=-1)
-    img = 0.8 * base + 0.2 * rng.rand(H, W, 3)
+    y, x = np.mgrid[0:h, 0:w].astype(np.float64)
+    base = np.stack([x / (w - 1), y / (h - 1), (x + y) / (w + h - 2)], axis=-1)
+    img = 0.8 * base + 0.2 * rng.rand(h, w, 3)
     return Image.fromarray(np.round(lo + (hi - lo) * img).astype(np.uint8), "RGB")
 
 
 IMAGES = {
     "full": gradient_noise(1, 0, 255),
     "narrow": gradient_noise(2, 60, 141),  # a low-contrast image: AutoContrast and Equalize stretch it
+    "square": gradient_noise(3, 0, 255, 16, 16),  # Pillow rotates a square image by 90 degrees exactly
 }
 
 # Each op at the ends of its argument range and between; the narrow image only where its histogram matters.
@@ -41,6 +42,7 @@ POINT = {
              ("Solarize", [0, 26, 128, 256]), ("SolarizeAdd", [0, 55, 110]), ("Color", [0.1, 0.55, 1.9]),
              ("Contrast", [0.1, 1.9]), ("Brightness", [0.1, 0.55, 1.9]), ("Sharpness", [0.1, 0.55, 1.9])],
     "narrow": [("AutoContrast", [0]), ("Equalize", [0]), ("Contrast", [0.37, 1.63]), ("Color", [1.45])],
+    "square": [],
 }
 GEOMETRIC = [("Rotate", [-30.0, 13.5, 90.0, 180.0]), ("ShearX", [-0.3, 0.135]), ("ShearY", [0.3]),
              ("TranslateXRel", [-0.45, 0.2]), ("TranslateYRel", [0.135])]
@@ -62,7 +64,7 @@ def posterize(img, bits):
 
 def main():
     for name, img in IMAGES.items():
-        print("image", name, W, H, hexdump(img))
+        print("image", name, img.width, img.height, hexdump(img))
     print("fill", *FILL)
     for image_name, img in IMAGES.items():
         for name, args in POINT[image_name]:
@@ -70,12 +72,12 @@ def main():
                 fn = posterize if name == "Posterize" else aa.NAME_TO_OP[name]
                 out = fn(img, arg) if name not in ("AutoContrast", "Equalize", "Invert") else fn(img)
                 print("op", name, image_name, "none", repr(arg), hexdump(out))
-    img = IMAGES["full"]
-    for name, args in GEOMETRIC:
+    geometric = [("full", name, args) for name, args in GEOMETRIC] + [("square", "Rotate", [90.0, -90.0, 45.0])]
+    for image_name, name, args in geometric:
         for arg in args:
             for interp_name, interp in INTERPS.items():
-                out = aa.NAME_TO_OP[name](img, arg, resample=interp, fillcolor=FILL)
-                print("op", name, "full", interp_name, repr(arg), hexdump(out))
+                out = aa.NAME_TO_OP[name](IMAGES[image_name], arg, resample=interp, fillcolor=FILL)
+                print("op", name, image_name, interp_name, repr(arg), hexdump(out))
     random.random = lambda: 0.0  # _randomly_negate negates when random() > 0.5: never
     for name in aa.LEVEL_TO_ARG:
         if name not in aa._RAND_TRANSFORMS and name not in aa._RAND_INCREASING_TRANSFORMS:
