@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 namespace nmsparse::pil {
 namespace {
@@ -15,9 +16,16 @@ int Floor(double v) { return v < 0.0 ? static_cast<int>(std::floor(v)) : static_
 int Clip(int v, int size) { return v < 0 ? 0 : (v < size ? v : size - 1); }
 
 Image Filled(const Image& like, const Fill& fill) {
-  Image out = like;
+  Image out;
+  out.width = like.width;
+  out.height = like.height;
+  out.channels = like.channels;
+  out.pixels.resize(like.pixels.size());
   const int c = like.channels;
-  for (size_t i = 0; i < out.pixels.size(); ++i) out.pixels[i] = fill[c == 3 ? i % 3 : 0];
+  uint8_t* p = out.pixels.data();
+  for (size_t i = 0; i < out.pixels.size(); i += c) {
+    for (int b = 0; b < c; ++b) p[i + b] = fill[c == 3 ? b : 0];
+  }
   return out;
 }
 
@@ -84,28 +92,39 @@ void FloatNearest(const Image& in, const Matrix& a, Image& out) {
   }
 }
 
-// Geometry.c bilinear_filter32RGB: rows clipped for the first tap only, truncated to a byte.
-void Bilinear(const Image& in, double xin, double yin, uint8_t* out) {
-  xin -= 0.5;
-  yin -= 0.5;
-  const int x = Floor(xin);
-  const int y = Floor(yin);
-  const double dx = xin - x;
-  const double dy = yin - y;
+// Where one axis of a sample point falls, as Geometry.c's filters find it: inside the image or not (tested
+// before the half-pixel shift), the fraction past the tap at or left of the point, and the taps, clipped to
+// the image. (Pillow repeats the last valid row below the image instead of clipping; both give the same row.)
+template <int kTaps>
+struct AxisTaps {
+  bool inside = false;
+  double d = 0;
+  int index[kTaps] = {};
+};
+
+template <int kTaps>
+AxisTaps<kTaps> TapsAt(double v, int size) {
+  AxisTaps<kTaps> taps;
+  taps.inside = !(v < 0.0 || v >= size);
+  v -= 0.5;
+  const int i = Floor(v);
+  taps.d = v - i;
+  const int first = kTaps == 2 ? i : i - 1;  // Bicubic starts one tap before.
+  for (int k = 0; k < kTaps; ++k) taps.index[k] = Clip(first + k, size);
+  return taps;
+}
+
+// Geometry.c bilinear_filter32RGB: truncated to a byte.
+void Bilinear(const Image& in, const AxisTaps<2>& xt, const AxisTaps<2>& yt, uint8_t* out) {
   const int c = in.channels;
-  const int x0 = Clip(x, in.width) * c;
-  const int x1 = Clip(x + 1, in.width) * c;
-  const bool next_row = y + 1 >= 0 && y + 1 < in.height;
+  const int x0 = xt.index[0] * c;
+  const int x1 = xt.index[1] * c;
+  const uint8_t* top = in.row(yt.index[0]);
+  const uint8_t* below = in.row(yt.index[1]);
   for (int b = 0; b < c; ++b) {
-    const uint8_t* row = in.row(Clip(y, in.height)) + b;
-    double v1 = row[x0] + (row[x1] - row[x0]) * dx;
-    double v2 = v1;
-    if (next_row) {
-      const uint8_t* below = in.row(y + 1) + b;
-      v2 = below[x0] + (below[x1] - below[x0]) * dx;
-    }
-    v1 = v1 + (v2 - v1) * dy;
-    out[b] = static_cast<uint8_t>(v1);
+    const double v1 = top[x0 + b] + (top[x1 + b] - top[x0 + b]) * xt.d;
+    const double v2 = below[x0 + b] + (below[x1 + b] - below[x0 + b]) * xt.d;
+    out[b] = static_cast<uint8_t>(v1 + (v2 - v1) * yt.d);
   }
 }
 
@@ -118,48 +137,55 @@ double Cubic(double v1, double v2, double v3, double v4, double d) {
   return p1 + d * (p2 + d * (p3 + d * p4));
 }
 
-// Geometry.c bicubic_filter32RGB: rows past the bottom repeat the one above; clamped, truncated.
-void Bicubic(const Image& in, double xin, double yin, uint8_t* out) {
-  xin -= 0.5;
-  yin -= 0.5;
-  const int x = Floor(xin) - 1;
-  const int y = Floor(yin) - 1;
-  const double dx = xin - (x + 1);
-  const double dy = yin - (y + 1);
+// Geometry.c bicubic_filter32RGB: clamped, truncated to a byte.
+void Bicubic(const Image& in, const AxisTaps<4>& xt, const AxisTaps<4>& yt, uint8_t* out) {
   const int c = in.channels;
   int xs[4];
-  for (int i = 0; i < 4; ++i) xs[i] = Clip(x + i, in.width) * c;
+  for (int i = 0; i < 4; ++i) xs[i] = xt.index[i] * c;
+  // A cubic at d = 0 is exactly its second tap (p1 + 0 * finite): shears and translations sample whole rows
+  // or columns, and skip the taps that cannot change a byte.
+  const int first_row = yt.d == 0.0 ? 1 : 0;
+  const int last_row = yt.d == 0.0 ? 1 : 3;
   for (int b = 0; b < c; ++b) {
     double v[4];
-    for (int i = 0; i < 4; ++i) {
-      const int yy = y + i;
-      if (i > 0 && !(yy >= 0 && yy < in.height)) {
-        v[i] = v[i - 1];
-        continue;
-      }
-      const uint8_t* row = in.row(i == 0 ? Clip(yy, in.height) : yy) + b;
-      v[i] = Cubic(row[xs[0]], row[xs[1]], row[xs[2]], row[xs[3]], dx);
+    for (int i = first_row; i <= last_row; ++i) {
+      const uint8_t* r = in.row(yt.index[i]) + b;
+      v[i] = xt.d == 0.0 ? r[xs[1]] : Cubic(r[xs[0]], r[xs[1]], r[xs[2]], r[xs[3]], xt.d);
     }
-    const double r = Cubic(v[0], v[1], v[2], v[3], dy);
-    out[b] = r <= 0.0 ? 0 : (r >= 255.0 ? 255 : static_cast<uint8_t>(r));
+    const double s = yt.d == 0.0 ? v[1] : Cubic(v[0], v[1], v[2], v[3], yt.d);
+    out[b] = s <= 0.0 ? 0 : (s >= 255.0 ? 255 : static_cast<uint8_t>(s));
   }
 }
 
-// ImagingGenericTransform with affine_transform: each output pixel centre mapped back into the input.
-void Interpolated(const Image& in, const Matrix& a, Resample resample, Image& out) {
+// ImagingGenericTransform with affine_transform: each output pixel centre mapped back into the input. Where
+// the matrix keeps an axis independent of the other (a1 = 0: x from the column alone; a3 = 0: y from the row
+// alone; the product with 0 adds an exact zero), that axis's taps are found once per column or row.
+template <int kTaps, void (*Sample)(const Image&, const AxisTaps<kTaps>&, const AxisTaps<kTaps>&, uint8_t*)>
+void Interpolated(const Image& in, const Matrix& a, Image& out) {
+  const bool column_table = a[1] == 0;
+  const bool row_table = a[3] == 0;
+  std::vector<AxisTaps<kTaps>> columns(column_table ? out.width : 0);
+  for (int x = 0; x < static_cast<int>(columns.size()); ++x) {
+    columns[x] = TapsAt<kTaps>(a[0] * (x + 0.5) + a[1] * 0.5 + a[2], in.width);
+  }
+  const int c = out.channels;
   for (int y = 0; y < out.height; ++y) {
-    for (int x = 0; x < out.width; ++x) {
+    uint8_t* dst = out.row(y);
+    const double yc = y + 0.5;
+    AxisTaps<kTaps> row_taps;
+    if (row_table) {
+      row_taps = TapsAt<kTaps>(a[3] * 0.5 + a[4] * yc + a[5], in.height);
+      if (!row_taps.inside) continue;
+    }
+    for (int x = 0; x < out.width; ++x, dst += c) {
       const double xc = x + 0.5;
-      const double yc = y + 0.5;
-      const double xin = a[0] * xc + a[1] * yc + a[2];
-      const double yin = a[3] * xc + a[4] * yc + a[5];
-      if (xin < 0.0 || xin >= in.width || yin < 0.0 || yin >= in.height) continue;
-      uint8_t* dst = out.row(y) + x * out.channels;
-      if (resample == Resample::kBilinear) {
-        Bilinear(in, xin, yin, dst);
-      } else {
-        Bicubic(in, xin, yin, dst);
-      }
+      const AxisTaps<kTaps> xt =
+          column_table ? columns[x] : TapsAt<kTaps>(a[0] * xc + a[1] * yc + a[2], in.width);
+      if (!xt.inside) continue;
+      const AxisTaps<kTaps> yt =
+          row_table ? row_taps : TapsAt<kTaps>(a[3] * xc + a[4] * yc + a[5], in.height);
+      if (!yt.inside) continue;
+      Sample(in, xt, yt, dst);
     }
   }
 }
@@ -204,8 +230,10 @@ const char* ResampleName(Resample resample) {
 
 Image AffineTransform(const Image& image, const Matrix& a, Resample resample, const Fill& fill) {
   Image out = Filled(image, fill);
-  if (resample != Resample::kNearest) {
-    Interpolated(image, a, resample, out);
+  if (resample == Resample::kBilinear) {
+    Interpolated<2, Bilinear>(image, a, out);
+  } else if (resample == Resample::kBicubic) {
+    Interpolated<4, Bicubic>(image, a, out);
   } else if (a[1] == 0 && a[3] == 0) {
     ScaleNearest(image, a, out);
   } else if (FitsFixedPoint(a, 0, 0) && FitsFixedPoint(a, out.width, out.height) &&

@@ -18,13 +18,21 @@ void ApplyLut(Image& image, const Lut& lut) {
 // One LUT per channel (Pillow's point() with a 256 * bands table).
 void ApplyChannelLuts(Image& image, const std::vector<Lut>& luts) {
   const int c = image.channels;
-  for (size_t i = 0; i < image.pixels.size(); ++i) image.pixels[i] = luts[i % c][image.pixels[i]];
+  uint8_t* p = image.pixels.data();
+  const size_t n = image.pixels.size();
+  for (size_t i = 0; i < n; i += c) {
+    for (int b = 0; b < c; ++b) p[i + b] = luts[b][p[i + b]];
+  }
 }
 
 std::vector<Histogram> ChannelHistograms(const Image& image) {
   std::vector<Histogram> histograms(image.channels, Histogram{});
   const int c = image.channels;
-  for (size_t i = 0; i < image.pixels.size(); ++i) ++histograms[i % c][image.pixels[i]];
+  const uint8_t* p = image.pixels.data();
+  const size_t n = image.pixels.size();
+  for (size_t i = 0; i < n; i += c) {
+    for (int b = 0; b < c; ++b) ++histograms[b][p[i + b]];
+  }
   return histograms;
 }
 
@@ -51,20 +59,18 @@ uint8_t Blend(uint8_t degenerate, uint8_t value, float alpha) {
 
 void BlendWith(Image& image, const Image& degenerate, double factor) {
   const float alpha = static_cast<float>(factor);
-  for (size_t i = 0; i < image.pixels.size(); ++i) {
-    image.pixels[i] = Blend(degenerate.pixels[i], image.pixels[i], alpha);
-  }
+  uint8_t* out = image.pixels.data();
+  const uint8_t* d = degenerate.pixels.data();
+  const size_t n = image.pixels.size();
+  for (size_t i = 0; i < n; ++i) out[i] = Blend(d[i], out[i], alpha);
 }
 
-// The grey image as RGB again (convert("L").convert("RGB")).
-Image GreyAsRgb(const Image& image) {
-  Image grey = image;
-  if (image.channels != 3) return grey;
-  for (size_t i = 0; i < image.pixels.size(); i += 3) {
-    const uint8_t l = Luma(&image.pixels[i]);
-    grey.pixels[i] = grey.pixels[i + 1] = grey.pixels[i + 2] = l;
-  }
-  return grey;
+// A blend with a flat degenerate (Brightness, Contrast) is a function of the value alone: one LUT.
+void BlendWithFlat(Image& image, uint8_t degenerate, double factor) {
+  const float alpha = static_cast<float>(factor);
+  Lut lut;
+  for (int v = 0; v < 256; ++v) lut[v] = Blend(degenerate, static_cast<uint8_t>(v), alpha);
+  ApplyLut(image, lut);
 }
 
 // ImageFilter.SMOOTH: the 3x3 kernel (1 1 1 / 1 5 1 / 1 1 1) / 13 in single precision with Pillow's +0.5
@@ -170,25 +176,32 @@ void SolarizeAdd(Image& image, int add, int threshold) {
   ApplyLut(image, lut);
 }
 
-void Color(Image& image, double factor) { BlendWith(image, GreyAsRgb(image), factor); }
+void Color(Image& image, double factor) {
+  if (image.channels != 3) return;  // A grey image is its own degenerate.
+  const float alpha = static_cast<float>(factor);
+  uint8_t* p = image.pixels.data();
+  const size_t n = image.pixels.size();
+  for (size_t i = 0; i < n; i += 3) {
+    const uint8_t l = Luma(p + i);
+    p[i] = Blend(l, p[i], alpha);
+    p[i + 1] = Blend(l, p[i + 1], alpha);
+    p[i + 2] = Blend(l, p[i + 2], alpha);
+  }
+}
 
 void Contrast(Image& image, double factor) {
   // ImageStat's mean of the L image, rounded half up.
-  Image grey = GreyAsRgb(image);
+  const int c = image.channels;
+  const uint8_t* p = image.pixels.data();
+  const size_t n = image.pixels.size();
   int64_t sum = 0;
-  const int c = grey.channels;
-  for (size_t i = 0; i < grey.pixels.size(); i += c) sum += grey.pixels[i];
-  const int64_t count = static_cast<int64_t>(grey.width) * grey.height;
+  for (size_t i = 0; i < n; i += c) sum += c == 3 ? Luma(p + i) : p[i];
+  const int64_t count = static_cast<int64_t>(image.width) * image.height;
   const double mean = count > 0 ? static_cast<double>(sum) / static_cast<double>(count) : 0.0;
-  std::fill(grey.pixels.begin(), grey.pixels.end(), static_cast<uint8_t>(static_cast<int>(mean + 0.5)));
-  BlendWith(image, grey, factor);
+  BlendWithFlat(image, static_cast<uint8_t>(static_cast<int>(mean + 0.5)), factor);
 }
 
-void Brightness(Image& image, double factor) {
-  Image black = image;
-  std::fill(black.pixels.begin(), black.pixels.end(), 0);
-  BlendWith(image, black, factor);
-}
+void Brightness(Image& image, double factor) { BlendWithFlat(image, 0, factor); }
 
 void Sharpness(Image& image, double factor) { BlendWith(image, Smooth(image), factor); }
 
