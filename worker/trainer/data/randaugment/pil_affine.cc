@@ -137,6 +137,15 @@ double Cubic(double v1, double v2, double v3, double v4, double d) {
   return p1 + d * (p2 + d * (p3 + d * p4));
 }
 
+// The first pass of Cubic on bytes: its p2..p4 are integers, exact in int as in double.
+double CubicOfBytes(const uint8_t* r, const int* xs, double d) {
+  const int v1 = r[xs[0]], v2 = r[xs[1]], v3 = r[xs[2]], v4 = r[xs[3]];
+  const double p2 = -v1 + v3;
+  const double p3 = 2 * (v1 - v2) + v3 - v4;
+  const double p4 = -v1 + v2 - v3 + v4;
+  return v2 + d * (p2 + d * (p3 + d * p4));
+}
+
 // Geometry.c bicubic_filter32RGB: clamped, truncated to a byte.
 void Bicubic(const Image& in, const AxisTaps<4>& xt, const AxisTaps<4>& yt, uint8_t* out) {
   const int c = in.channels;
@@ -146,11 +155,12 @@ void Bicubic(const Image& in, const AxisTaps<4>& xt, const AxisTaps<4>& yt, uint
   // or columns, and skip the taps that cannot change a byte.
   const int first_row = yt.d == 0.0 ? 1 : 0;
   const int last_row = yt.d == 0.0 ? 1 : 3;
+  const uint8_t* rows[4];
+  for (int i = first_row; i <= last_row; ++i) rows[i] = in.row(yt.index[i]);
   for (int b = 0; b < c; ++b) {
     double v[4];
     for (int i = first_row; i <= last_row; ++i) {
-      const uint8_t* r = in.row(yt.index[i]) + b;
-      v[i] = xt.d == 0.0 ? r[xs[1]] : Cubic(r[xs[0]], r[xs[1]], r[xs[2]], r[xs[3]], xt.d);
+      v[i] = xt.d == 0.0 ? rows[i][xs[1] + b] : CubicOfBytes(rows[i] + b, xs, xt.d);
     }
     const double s = yt.d == 0.0 ? v[1] : Cubic(v[0], v[1], v[2], v[3], yt.d);
     out[b] = s <= 0.0 ? 0 : (s >= 255.0 ? 255 : static_cast<uint8_t>(s));

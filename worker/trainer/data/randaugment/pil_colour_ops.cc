@@ -57,14 +57,6 @@ uint8_t Blend(uint8_t degenerate, uint8_t value, float alpha) {
   return static_cast<uint8_t>(v);
 }
 
-void BlendWith(Image& image, const Image& degenerate, double factor) {
-  const float alpha = static_cast<float>(factor);
-  uint8_t* out = image.pixels.data();
-  const uint8_t* d = degenerate.pixels.data();
-  const size_t n = image.pixels.size();
-  for (size_t i = 0; i < n; ++i) out[i] = Blend(d[i], out[i], alpha);
-}
-
 // A blend with a flat degenerate (Brightness, Contrast) is a function of the value alone: one LUT.
 void BlendWithFlat(Image& image, uint8_t degenerate, double factor) {
   const float alpha = static_cast<float>(factor);
@@ -74,32 +66,19 @@ void BlendWithFlat(Image& image, uint8_t degenerate, double factor) {
 }
 
 // ImageFilter.SMOOTH: the 3x3 kernel (1 1 1 / 1 5 1 / 1 1 1) / 13 in single precision with Pillow's +0.5
-// rounding offset (Filter.c ImagingFilter3x3); the outermost rows and columns are copied.
-Image Smooth(const Image& image) {
-  Image out = image;
-  const int w = image.width;
-  const int h = image.height;
-  const int c = image.channels;
+// rounding offset, rows summed bottom to top (Filter.c ImagingFilter3x3); the outermost rows and columns are
+// copied. Returns the smoothed value of byte i of row `mid`.
+inline uint8_t Smoothed(const uint8_t* up, const uint8_t* mid, const uint8_t* down, int i, int c) {
   const float edge = static_cast<float>(1.0 / 13.0);
   const float centre = static_cast<float>(5.0 / 13.0);
-  const float k[9] = {edge, edge, edge, edge, centre, edge, edge, edge, edge};
-  auto row3 = [c](const uint8_t* row, int x, const float* kr) {
-    return static_cast<float>(row[(x - 1) * c]) * kr[0] + static_cast<float>(row[x * c]) * kr[1] +
-           static_cast<float>(row[(x + 1) * c]) * kr[2];
-  };
-  for (int y = 1; y < h - 1; ++y) {
-    for (int x = 1; x < w - 1; ++x) {
-      for (int b = 0; b < c; ++b) {
-        float ss = 0.5f;
-        ss += row3(image.row(y + 1) + b, x, &k[0]);
-        ss += row3(image.row(y) + b, x, &k[3]);
-        ss += row3(image.row(y - 1) + b, x, &k[6]);
-        ss = std::min(std::max(ss, 0.0f), 255.0f);
-        out.row(y)[x * c + b] = static_cast<uint8_t>(ss);
-      }
-    }
-  }
-  return out;
+  auto tap = [](uint8_t v, float k) { return static_cast<float>(v) * k; };
+  float ss = 0.5f;
+  ss += tap(down[i - c], edge) + tap(down[i], edge) + tap(down[i + c], edge);
+  ss += tap(mid[i - c], edge) + tap(mid[i], centre) + tap(mid[i + c], edge);
+  ss += tap(up[i - c], edge) + tap(up[i], edge) + tap(up[i + c], edge);
+  ss = ss < 0.0f ? 0.0f : ss;  // Filter.c's clip8, branch-free.
+  ss = ss > 255.0f ? 255.0f : ss;
+  return static_cast<uint8_t>(static_cast<int>(ss));
 }
 
 }  // namespace
@@ -203,6 +182,32 @@ void Contrast(Image& image, double factor) {
 
 void Brightness(Image& image, double factor) { BlendWithFlat(image, 0, factor); }
 
-void Sharpness(Image& image, double factor) { BlendWith(image, Smooth(image), factor); }
+template <bool kInterpolate>
+void SharpenRows(const Image& source, float alpha, Image& image) {
+  const int c = image.channels;
+  for (int y = 1; y < image.height - 1; ++y) {
+    const uint8_t* up = source.row(y - 1);
+    const uint8_t* mid = source.row(y);
+    const uint8_t* down = source.row(y + 1);
+    uint8_t* out = image.row(y);
+    for (int i = c; i < (image.width - 1) * c; ++i) {
+      const float v = static_cast<float>(Smoothed(up, mid, down, i, c)) +
+                      alpha * static_cast<float>(mid[i] - Smoothed(up, mid, down, i, c));
+      const float clipped = kInterpolate ? v : (v <= 0.0f ? 0.0f : (v >= 255.0f ? 255.0f : v));
+      out[i] = static_cast<uint8_t>(static_cast<int>(clipped));
+    }
+  }
+}
+
+void Sharpness(Image& image, double factor) {
+  // The border blends with itself: unchanged. The blend's two cases (Blend) as two loops that vectorise.
+  const Image source = image;
+  const float alpha = static_cast<float>(factor);
+  if (alpha >= 0.0f && alpha <= 1.0f) {
+    SharpenRows<true>(source, alpha, image);
+  } else {
+    SharpenRows<false>(source, alpha, image);
+  }
+}
 
 }  // namespace nmsparse::pil
