@@ -30,10 +30,22 @@ def gradient_noise(seed, lo, hi, w=W, h=H):
     return Image.fromarray(np.round(lo + (hi - lo) * img).astype(np.uint8), "RGB")
 
 
+def sparse_values():
+    # Three values per channel, one of them in a single pixel: Equalize's table passes 255 (Pillow clips it),
+    # and a flat channel (blue) takes the identity paths of AutoContrast and Equalize.
+    img = np.zeros((H, W, 3), dtype=np.uint8)
+    img[:, : W // 2 + 3, 0] = 10
+    img[0, 0, 0] = 200
+    img[:, :, 1] = np.where(np.arange(W) % 3 == 0, 90, 30)[None, :]
+    img[:, :, 2] = 77
+    return Image.fromarray(img, "RGB")
+
+
 IMAGES = {
     "full": gradient_noise(1, 0, 255),
     "narrow": gradient_noise(2, 60, 141),  # a low-contrast image: AutoContrast and Equalize stretch it
     "square": gradient_noise(3, 0, 255, 16, 16),  # Pillow rotates a square image by 90 degrees exactly
+    "sparse": sparse_values(),
 }
 
 # Each op at the ends of its argument range and between; the narrow image only where its histogram matters.
@@ -43,6 +55,7 @@ POINT = {
              ("Contrast", [0.1, 1.9]), ("Brightness", [0.1, 0.55, 1.9]), ("Sharpness", [0.1, 0.55, 1.9])],
     "narrow": [("AutoContrast", [0]), ("Equalize", [0]), ("Contrast", [0.37, 1.63]), ("Color", [1.45])],
     "square": [],
+    "sparse": [("AutoContrast", [0]), ("Equalize", [0]), ("Contrast", [1.9])],
 }
 GEOMETRIC = [("Rotate", [-30.0, 13.5, 90.0, 180.0]), ("ShearX", [-0.3, 0.135]), ("ShearY", [0.3]),
              ("TranslateXRel", [-0.45, 0.2]), ("TranslateYRel", [0.135])]

@@ -90,7 +90,7 @@ pil::Resample ResampleByName(const std::string& name) {
 // tolerance 0.
 TEST(RandAugmentOpsTest, EachOpEqualsTimmByteForByte) {
   const Golden& golden = LoadGolden();
-  ASSERT_EQ(golden.images.size(), 3u) << kGolden << " missing or unreadable";
+  ASSERT_EQ(golden.images.size(), 4u) << kGolden << " missing or unreadable";
   ASSERT_GE(golden.op_lines.size(), 50u);
   const auto ops = OpsByName();
   for (const std::string& line : golden.op_lines) {
