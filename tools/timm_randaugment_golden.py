@@ -1,14 +1,14 @@
 """Prints timm's RandAugment ops on fixed images: the golden file
-worker/trainer/data/randaugment/testdata/timm_randaugment.txt, which randaugment_test compares with nmsparse's
+worker/trainer/data/randaugment/testdata/timm_randaugment.txt, which rand_augment_test compares with nmsparse's
 worker/trainer/data/randaugment/ (issue 23). Each op of timm.data.auto_augment is called directly with fixed
 arguments (no random draw), and each level function with its random negation held off. Run by
 tools/check_timm_goldens.sh.
 
 Lines:
-  image NAME W H BASE64                      an input (RGB, row-major)
-  op NAME IMAGE INTERP ARG BASE64            timm's op NAME(IMAGE, ARG, resample=INTERP, fillcolor=FILL) output
-  level NAME MAGNITUDE ARG                timm's LEVEL_TO_ARG[NAME](MAGNITUDE) before negation
-  fill R G B                              the fill colour every geometric op above uses
+  image NAME W H BASE64             an input (RGB, row-major)
+  op NAME IMAGE INTERP ARG BASE64   timm's NAME_TO_OP[NAME](IMAGE, ARG, resample=INTERP, fillcolor=FILL)
+  level NAME MAGNITUDE ARG          timm's LEVEL_TO_ARG[NAME](MAGNITUDE) before negation
+  fill R G B                        the fill colour of the geometric ops
 """
 import base64
 import random
@@ -62,7 +62,7 @@ GEOMETRIC = [("Rotate", [-30.0, 13.5, 90.0, 180.0]), ("ShearX", [-0.3, 0.135]), 
 INTERPS = {"nearest": Image.NEAREST, "bilinear": Image.BILINEAR, "bicubic": Image.BICUBIC}
 
 
-def hexdump(img):
+def encoded(img):
     return base64.b64encode(np.asarray(img.convert("RGB"), dtype=np.uint8).tobytes()).decode()
 
 
@@ -77,20 +77,20 @@ def posterize(img, bits):
 
 def main():
     for name, img in IMAGES.items():
-        print("image", name, img.width, img.height, hexdump(img))
+        print("image", name, img.width, img.height, encoded(img))
     print("fill", *FILL)
     for image_name, img in IMAGES.items():
         for name, args in POINT[image_name]:
             for arg in args:
                 fn = posterize if name == "Posterize" else aa.NAME_TO_OP[name]
                 out = fn(img, arg) if name not in ("AutoContrast", "Equalize", "Invert") else fn(img)
-                print("op", name, image_name, "none", repr(arg), hexdump(out))
+                print("op", name, image_name, "none", repr(arg), encoded(out))
     geometric = [("full", name, args) for name, args in GEOMETRIC] + [("square", "Rotate", [90.0, -90.0, 45.0])]
     for image_name, name, args in geometric:
         for arg in args:
             for interp_name, interp in INTERPS.items():
                 out = aa.NAME_TO_OP[name](IMAGES[image_name], arg, resample=interp, fillcolor=FILL)
-                print("op", name, image_name, interp_name, repr(arg), hexdump(out))
+                print("op", name, image_name, interp_name, repr(arg), encoded(out))
     random.random = lambda: 0.0  # _randomly_negate negates when random() > 0.5: never
     for name in aa.LEVEL_TO_ARG:
         if name not in aa._RAND_TRANSFORMS and name not in aa._RAND_INCREASING_TRANSFORMS:
