@@ -6,6 +6,7 @@
 #   loss_test:         BCE / label-smoothing / soft-target losses, Mixup and CutMix (issue 24)
 #   lr_scheduler_test: create_scheduler_v2's learning rate at every update (issue 24)
 #   jpeg_decoder_test: Pillow's decode of JPEGs it made, convert('RGB') as timm's loader (issue 23)
+#   rand_augment_test: each RandAugment op's output and level argument (issue 23)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 torch_dir=$(bash tools/libtorch2_env.sh)
@@ -20,7 +21,7 @@ failed=0
 # check GOLDEN GENERATOR FIXES: the generator's output must equal the committed file.
 check() {
   if diff -u "$1" <("$python" -W ignore "$2") >/dev/null; then
-    echo "check_timm_goldens: $1 equals timm $timm_version's"
+    echo "check_timm_goldens: $1 equals its generator's output (timm $timm_version)"
   else
     echo "check_timm_goldens: timm $timm_version differs from $1 (regenerate it with $2, then fix $3)" >&2
     failed=1
@@ -30,4 +31,5 @@ check worker/trainer/models/testdata/timm_model_kwargs.txt tools/timm_model_gold
 check worker/trainer/testdata/timm_loss.txt tools/timm_loss_golden.py "worker/trainer/loss.cc, mixup.cc"
 check worker/trainer/testdata/timm_lr_schedules.txt tools/timm_sched_golden.py worker/trainer/lr_scheduler.cc
 check worker/trainer/data/testdata/pillow_jpeg_decode.txt tools/pillow_jpeg_golden.py worker/trainer/data/jpeg_decoder.cc
+check worker/trainer/data/randaugment/testdata/timm_randaugment.txt tools/timm_randaugment_golden.py worker/trainer/data/randaugment/
 exit $failed
