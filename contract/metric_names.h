@@ -13,6 +13,11 @@ constexpr char kEvalLoss[] = "eval_loss";
 constexpr char kLearningRate[] = "lr";
 constexpr char kImagesPerSecond[] = "images_per_s";  // Training throughput.
 constexpr char kFlops[] = "flops";                   // Training FLOPs so far.
+// The model EMA's evaluation (model.ema: timm's ModelEmaV2), beside the trained weights' top1 / top5 /
+// eval_loss in the epoch and final lines of runs that keep one.
+constexpr char kEmaTop1[] = "ema_top1";
+constexpr char kEmaTop5[] = "ema_top5";
+constexpr char kEmaEvalLoss[] = "ema_eval_loss";
 constexpr char kParams[] = "params";  // The model's parameters (final line): size sweeps compare on it.
 
 // Labels of the epoch and final lines: rank 0's device ("cuda:0 (GPU 2) NVIDIA H100 80GB HBM3", "cpu") and

@@ -61,6 +61,17 @@ TEST(HtmlReportTest, PageReferencesEveryFigureAndEscapes) {
   EXPECT_NE(html.find("<td>dense</td><td>0.6"), std::string::npos) << html;
 }
 
+// Runs with model.ema: their ema_top1 in a column beside top1; none without.
+TEST(HtmlReportTest, EmaMetricColumnWhenRunsReportIt) {
+  SweepData data = TwoRuns();
+  EXPECT_EQ(ReportHtml(data, "top1").find("<th>ema_top1</th>"), std::string::npos);
+  (*data.runs[0].run.mutable_final_metrics())["ema_top1"] = 0.625;
+  const std::string html = ReportHtml(data, "top1");
+  EXPECT_NE(html.find("<th>top1</th><th>ema_top1</th>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<td>0.6</td><td>0.625</td>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<td>0.7</td><td>-</td>"), std::string::npos) << html;
+}
+
 // Issue 22: names and labels are data. A right-to-left override cannot reverse the title, markup stays text,
 // and no character XML forbids reaches a figure.
 TEST(HtmlReportTest, HostileNamesAreVisibleAndEscaped) {

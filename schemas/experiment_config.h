@@ -41,6 +41,10 @@ struct ModelConfig {
   double drop_rate = 0.0;
   double drop_path_rate = 0.0;
   double attn_drop_rate = 0.0;
+  // timm's ModelEmaV2 (worker/trainer/model_ema.h): an exponential moving average of the dense weights, also
+  // evaluated after every epoch.
+  bool ema = false;
+  double ema_decay = 0.9998;
 };
 
 struct DataConfig {

@@ -176,6 +176,13 @@ const KeyTable<ModelConfig>& ModelKeys() {
             .Doc("Stochastic depth rate.")
             .Alias("drop_path"),
         NumberKey<M>("attn_drop_rate", &M::attn_drop_rate, 0.0, 1.0, kOpen).Doc("Attention dropout."),
+        OmittedAtDefault(BoolKey<M>("ema", &M::ema)
+                             .Doc("Keep timm's ModelEmaV2 of the dense weights and evaluate it too (ema_* "
+                                  "metrics).")
+                             .Alias("model_ema")),
+        OmittedAtDefault(NumberKey<M>("ema_decay", &M::ema_decay, 0.0, 1.0)
+                             .Doc("EMA decay: ema = decay * ema + (1 - decay) * weight after every step.")
+                             .Alias("model_ema_decay")),
     };
     for (SpecKey<M>& key : ModelKwargKeys()) keys.push_back(std::move(key));
     return keys;

@@ -96,8 +96,6 @@ const std::map<std::string, std::string>& IgnoredKeys() {
       {"lr_noise_pct", "0.67"},
       {"lr_noise_std", "1.0"},
       {"mean", "~"},
-      {"model_ema", "false"},
-      {"model_ema_decay", "0.9998"},
       {"model_ema_force_cpu", "false"},
       {"momentum", "0.9"},
       {"no_aug", "false"},

@@ -95,6 +95,27 @@ TEST(ReferenceConfigTest, CutmixMinmaxMapsToItsBounds) {
 
 // train.py's amp: bfloat16 is bf16 autocast; float16 (train.py's default dtype) is not implemented and trains
 // in fp32 with a warning; amp off ignores amp_dtype.
+// model_ema and model_ema_decay are honoured (issue 24): model.ema, model.ema_decay, without a warning;
+// model_ema_warmup (timm 1.0's ModelEmaV3 warm-up, which changes the decay) is refused.
+TEST(ReferenceConfigTest, ModelEmaMapsToModelEma) {
+  std::vector<std::string> warnings;
+  auto c = ParseReferenceConfig(
+      YAML::Load("{model: vit_tiny_patch16_224, model_ema: true, model_ema_decay: 0.999, "
+                 "model_ema_force_cpu: false}"),
+      &warnings);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->model.ema);
+  EXPECT_DOUBLE_EQ(c->model.ema_decay, 0.999);
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  auto defaults = ParseReferenceConfig(YAML::Load("{model: vit_tiny_patch16_224}"), nullptr);
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_FALSE(defaults->model.ema);
+  EXPECT_DOUBLE_EQ(defaults->model.ema_decay, 0.9998);  // timm's train.py default.
+  EXPECT_FALSE(
+      ParseReferenceConfig(YAML::Load("{model: vit_tiny_patch16_224, model_ema_warmup: true}"), nullptr)
+          .ok());
+}
+
 TEST(ReferenceConfigTest, AmpMapsToPrecision) {
   auto load = [](const std::string& text, std::vector<std::string>* warnings) {
     auto c = ParseExperimentYaml("model: vit_nano_patch7_28\n" + text, "flat.yaml", warnings);

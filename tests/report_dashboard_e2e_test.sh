@@ -126,6 +126,14 @@ for f in top1_vs_train_flops top1_vs_inference_flops; do
 done
 check "the table shows mean ± std over the two draws" grep -q "± .* (n=2)" "$report/index.html"
 
+# --- The model EMA (model.ema): its top1 beside the trained weights' in nmctl run, nmctl compare and the report
+check "the report's runs table has an ema_top1 column" grep -q "<th>top1</th><th>ema_top1</th>" "$report/index.html"
+ctl compare "$sweep" >"$tmp/compare.txt"
+check "nmctl compare has an ema_top1 column beside top1" grep -Eq "top1 +ema_top1" "$tmp/compare.txt"
+ctl run "$first_run" >"$tmp/run.txt"
+check "nmctl run shows the final ema_top1" grep -Eq "final: +.*ema_top1=[0-9.e-]+" "$tmp/run.txt"
+check "nmctl run's metric table has ema_top1 per epoch" grep -Eq "ema_top1" <(grep -A3 "^metrics" "$tmp/run.txt")
+
 # --- TensorBoard export
 tb="$tmp/tensorboard"
 check "nmctl export --format tensorboard" ctl export "$sweep" --format tensorboard -o "$tb"

@@ -42,6 +42,12 @@ struct TrainState {
   double last_top1 = 0.0;
   double last_top5 = 0.0;
   double last_eval_loss = 0.0;
+  // model.ema: the EMA's evaluation of the last finished epoch, and the EMA itself by parameter name
+  // (ModelEma::StateDict; empty without EMA and in checkpoints written without it).
+  double last_ema_top1 = 0.0;
+  double last_ema_top5 = 0.0;
+  double last_ema_eval_loss = 0.0;
+  NamedTensors ema;
   // Every rank's CPU generator state ([world_size, n] uint8) in multi-rank runs, so that each rank resumes
   // the dropout and drop-path draws it would have made; undefined for one rank (the file's torch_rng is rank
   // 0's).
@@ -71,6 +77,9 @@ bool LoadCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch:
 
 // Model parameters and buffers only (for comparing runs and evaluation tools).
 void LoadModelFromCheckpoint(const std::string& path, torch::nn::Module& model);
+
+// The model EMA's tensors by parameter name (empty when the run kept none).
+NamedTensors LoadModelEmaFromCheckpoint(const std::string& path);
 
 }  // namespace nmsparse
 

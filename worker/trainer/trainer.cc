@@ -36,6 +36,7 @@
 #include "worker/trainer/lr_scheduler.h"
 #include "worker/trainer/metrics_writer.h"
 #include "worker/trainer/mixup.h"
+#include "worker/trainer/model_ema.h"
 #include "worker/trainer/models/model_factory.h"
 #include "worker/trainer/optimizer.h"
 #include "worker/trainer/resume.h"
@@ -119,6 +120,7 @@ class Run {
     if (dist_->is_root())
       std::ofstream(o_.out_dir + "/" + contract::kSpecFileName) << CanonicalYaml(c_) << "\n";
     dist_->BroadcastModel(*model_);
+    StartEma();
     PrepareSemiStructured();
     StartBatches();
     Log() << "training on " << devices_label_ << "\n";
@@ -127,6 +129,7 @@ class Run {
           << torch::get_num_threads() << " thread(s), " << loader_threads_ << " loader thread(s), "
           << (bf16_ ? "bf16 autocast (fp32 weights, optimizer state and loss)" : "fp32") << ", "
           << loss_.Describe() << (loss_.dense_targets() ? " over " + mixup_.mode + "-mode Mixup/CutMix" : "")
+          << (ema_ ? ", model EMA (decay " + std::to_string(ema_->decay()) + ")" : "")
           << (adamw_step_->fused() ? ", fused AdamW" : "")
           << (sync_debug_.on() ? ", CUDA sync debug mode (a synchronising call in a step is an error)" : "")
           << "\n";
@@ -157,6 +160,16 @@ class Run {
   }
 
   std::ostream& Log() { return log_ << rank_prefix_; }
+
+  // model.ema: timm's ModelEmaV2, made after the weights are final on every rank (a resume's, a fork's or the
+  // broadcast initial ones), from the checkpoint's EMA when it has one, else as a copy of the weights.
+  void StartEma() {
+    if (!c_.model.ema) return;
+    ema_ = std::make_unique<ModelEma>(*model_, c_.model.ema_decay);
+    if (absl::Status loaded = ema_->Load(state_.ema); !loaded.ok())
+      throw TrainerError(kExitTraining, std::string(loaded.message()));
+    state_.ema.clear();
+  }
 
   // The batches of the run from where it stands (a resume continues mid-epoch), built ahead on loader
   // threads into pinned memory when training on a GPU.
@@ -214,6 +227,7 @@ class Run {
       if (c_.optimizer.clip_grad_norm > 0) ClipGradNorm(params_, c_.optimizer.clip_grad_norm);
       (*adamw_step_)();
       sparsity_->AfterOptimizerStep(state_.global_step);
+      if (ema_) ema_->Update();  // timm's train.py: model_ema.update(model) after each optimizer step.
       ++state_.global_step;
       state_.step_in_epoch = step + 1;
       sync_debug_.EndStep();  // The sync point below reads the loss on the host.
@@ -320,8 +334,13 @@ class Run {
   }
 
   void FinishEpoch(int epoch) {
-    const EvalResult eval = Evaluate(*model_, *data_.eval, data_.norm, c_.data.eval_batch_size, *dist_,
-                                     device_, bf16_, loader_threads_);
+    const auto evaluate = [&] {
+      return Evaluate(*model_, *data_.eval, data_.norm, c_.data.eval_batch_size, *dist_, device_, bf16_,
+                      loader_threads_);
+    };
+    const EvalResult eval = evaluate();
+    EvalResult ema_eval;  // The EMA in the model, under the mask rule of the epoch's last step.
+    if (ema_) ema_->WithEmaWeights([&] { ema_eval = evaluate(); });
     const double loss = state_.epoch_samples > 0 ? state_.epoch_loss_sum / state_.epoch_samples : 0.0;
     const double images_per_s = state_.epoch_seconds > 0 ? state_.epoch_samples / state_.epoch_seconds : 0.0;
     state_.best_top1 = std::max(state_.best_top1, eval.top1);
@@ -329,10 +348,14 @@ class Run {
     state_.last_top1 = eval.top1;
     state_.last_top5 = eval.top5;
     state_.last_eval_loss = eval.loss;
+    state_.last_ema_top1 = ema_eval.top1;
+    state_.last_ema_top5 = ema_eval.top5;
+    state_.last_ema_eval_loss = ema_eval.loss;
     // Every rank's rate follows the same top-1 (plateau; train.py's scheduler.step(epoch + 1, metric)), after
     // the epoch's line has shown the rate it trained with.
     const double trained_lr = schedule_->At(epoch, std::max<int64_t>(state_.global_step - 1, 0));
-    schedule_->EndEpoch(epoch, eval.top1);
+    // With EMA, train.py's eval_metrics are the EMA's (the plateau rule follows them).
+    schedule_->EndEpoch(epoch, ema_ ? ema_eval.top1 : eval.top1);
     if (dist_->is_root()) {
       MetricLine line(contract::kKindEpoch);
       line.Add(contract::kEpochKey, epoch)
@@ -341,6 +364,7 @@ class Run {
       line.Add(contract::kEvalLoss, eval.loss)
           .Add(contract::kTop1, eval.top1)
           .Add(contract::kTop5, eval.top5);
+      if (ema_) AddEmaFields(ema_eval.loss, ema_eval.top1, ema_eval.top5, line);
       line.Add(contract::kLearningRate, trained_lr);
       line.Add(contract::kImagesPerSecond, images_per_s).Add(contract::kFlops, state_.flops);
       line.Add("precision", c_.resources.precision);
@@ -350,7 +374,8 @@ class Run {
       EmitMetric(*o_.metrics, line);
     }
     Log() << "epoch " << epoch << ": loss " << loss << ", top-1 " << eval.top1 << ", top-5 " << eval.top5
-          << ", " << images_per_s << " images/s\n";
+          << (ema_ ? ", EMA top-1 " + std::to_string(ema_eval.top1) : "") << ", " << images_per_s
+          << " images/s\n";
     state_.epoch = epoch + 1;
     state_.step_in_epoch = 0;
     state_.epoch_loss_sum = state_.epoch_samples = state_.epoch_seconds = 0.0;
@@ -361,6 +386,7 @@ class Run {
     // A collective: every rank reaches Save() at the same step boundary (epoch end, or an agreed stop).
     if (dist_->world_size() > 1) state_.rank_rngs = dist_->AllGatherBytes(CpuRngState());
     if (!dist_->is_root()) return;
+    if (ema_) state_.ema = ema_->StateDict();
     try {
       SaveCheckpoint(o_.out_dir, *model_, *optimizer_, state_, sparsity_->StateDict());
     } catch (const std::exception& e) {
@@ -385,9 +411,9 @@ class Run {
     MetricLine line(contract::kKindFinal);
     line.Add(contract::kTop1, state_.last_top1).Add(contract::kTop5, state_.last_top5);
     line.Add(contract::kLoss, state_.last_epoch_loss);
-    line.Add(contract::kEvalLoss, state_.last_eval_loss)
-        .Add("best_top1", state_.best_top1)
-        .Add("epochs", epochs_);
+    line.Add(contract::kEvalLoss, state_.last_eval_loss).Add("best_top1", state_.best_top1);
+    if (ema_) AddEmaFields(state_.last_ema_eval_loss, state_.last_ema_top1, state_.last_ema_top5, line);
+    line.Add("epochs", epochs_);
     line.Add(contract::kStepKey, state_.global_step)
         .Add("train_seconds", state_.train_seconds)
         .Add("flops", state_.flops)
@@ -395,6 +421,10 @@ class Run {
         .Add("precision", c_.resources.precision);
     AddDeviceFields(line);
     EmitMetric(*o_.metrics, line);
+  }
+
+  static void AddEmaFields(double loss, double top1, double top5, MetricLine& line) {
+    line.Add(contract::kEmaEvalLoss, loss).Add(contract::kEmaTop1, top1).Add(contract::kEmaTop5, top5);
   }
 
   void AddDeviceFields(MetricLine& line) const {
@@ -435,6 +465,7 @@ class Run {
   int64_t epochs_ = 0;  // Trained, cooldown included (LrScheduler::TrainedEpochs).
   std::vector<torch::Tensor> params_;
   std::unique_ptr<GradientAverager> averager_;  // Bucketed all-reduce overlapped with backward.
+  std::unique_ptr<ModelEma> ema_;               // model.ema only.
   double flops_per_image_ = 0.0;
   TrainState state_;
 };
@@ -474,6 +505,10 @@ int DescribeRun(const ExperimentConfig& config, std::ostream& out) {
       << (config.resources.precision == "bf16"
               ? ": forward passes under bf16 autocast; weights, optimizer state, masks and loss in fp32\n"
               : ": fp32 throughout\n");
+  if (config.model.ema) {
+    out << "model EMA: timm's ModelEmaV2 of the dense weights, decay " << config.model.ema_decay
+        << ", evaluated after every epoch under the run's mask rule\n";
+  }
   out << sparsity->Describe(epochs, steps_per_epoch);
   auto semi = ChooseSemiStructuredLayers(config.semi_structured, config.sparsity, arch);
   out << (semi.ok() ? FormatSemiStructuredChoices(config.semi_structured, *semi)
