@@ -109,7 +109,7 @@ first_run=${runs%% *}
 # --- nmctl report
 report="$tmp/report"
 check "nmctl report writes the report" ctl report "$sweep" -o "$report"
-figures="curves_loss curves_top1 top1_vs_density top1_vs_train_flops top1_vs_inference_flops"
+figures="curves_loss curves_top1 top1_vs_density top1_vs_train_flops top1_vs_inference_flops top1_vs_params"
 for f in $figures; do
   check "index.html references $f.svg" grep -q "src=\"$f.svg\"" "$report/index.html"
 done

@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "contract/run_directory.h"
+#include "worker/trainer/checkpoint_architecture.h"
 
 namespace nmsparse {
 namespace {
@@ -99,6 +100,7 @@ void SaveCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch:
   WriteInt(state_archive, "seed", static_cast<int64_t>(state.seed));
   WriteInt(state_archive, "world_size", state.world_size);
   state_archive.write("precision", c10::IValue(state.precision));
+  if (!state.architecture.empty()) state_archive.write(kArchitectureKey, c10::IValue(state.architecture));
   WriteScalar(state_archive, "best_top1", state.best_top1);
   WriteScalar(state_archive, "train_seconds", state.train_seconds);
   WriteScalar(state_archive, "flops", state.flops);

@@ -30,6 +30,9 @@ struct TrainState {
   // resources.precision of the run ("fp32" for checkpoints written before it was recorded). Weights and
   // optimizer state are fp32 either way; the trainer refuses to resume under another precision.
   std::string precision = "fp32";
+  // The model's ArchitectureText (worker/trainer/checkpoint_architecture.h); empty in checkpoints written
+  // before it was recorded. Resume refuses another architecture.
+  std::string architecture;
   double best_top1 = 0.0;
   double train_seconds = 0.0;   // Cumulative, excluding evaluation.
   double flops = 0.0;           // Training FLOPs so far.

@@ -14,6 +14,7 @@
 #include "contract/metric_line.h"
 #include "contract/metric_names.h"
 #include "contract/run_directory.h"
+#include "schemas/model_arch_text.h"
 #include "schemas/model_catalog.h"
 #include "schemas/semi_structured_layers.h"
 #include "worker/sparsity/semi_structured/semi_structured_layers_setup.h"
@@ -150,6 +151,7 @@ class Run {
     r.resume = o_.resume;
     r.seed = c_.seed;
     r.precision = c_.resources.precision;
+    r.architecture = ArchitectureText(arch_);
     r.rank = dist_->rank();
     r.world_size = dist_->world_size();
     r.device = device_;
