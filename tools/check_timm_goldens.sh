@@ -5,6 +5,8 @@
 #   models_test:       create_model(name, **model_kwargs) parameter names, shapes, counts (issue 28)
 #   loss_test:         BCE / label-smoothing / soft-target losses, Mixup and CutMix (issue 24)
 #   lr_scheduler_test: create_scheduler_v2's learning rate at every update (issue 24)
+#   repeat_aug_test:   RepeatAugSampler's per-rank order for a given permutation (issue 24)
+#   layer_decay_test:  param_groups_layer_decay's groups, lr_scale and weight decay per parameter (issue 24)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 torch_dir=$(bash tools/libtorch2_env.sh)
@@ -28,4 +30,6 @@ check() {
 check worker/trainer/models/testdata/timm_model_kwargs.txt tools/timm_model_golden.py worker/trainer/models/
 check worker/trainer/testdata/timm_loss.txt tools/timm_loss_golden.py "worker/trainer/loss.cc, mixup.cc"
 check worker/trainer/testdata/timm_lr_schedules.txt tools/timm_sched_golden.py worker/trainer/lr_scheduler.cc
+check worker/trainer/data/testdata/timm_repeat_aug.txt tools/timm_repeat_aug_golden.py worker/trainer/data/repeat_aug_sampler.cc
+check worker/trainer/testdata/timm_layer_decay.txt tools/timm_layer_decay_golden.py "worker/trainer/layer_decay.cc, optimizer.cc"
 exit $failed
