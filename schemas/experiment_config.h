@@ -57,6 +57,7 @@ struct DataConfig {
   int random_crop_padding = 0;  // 0: off.
   double hflip = 0.0;           // Probability.
   int synthetic_size = 1024;    // Images of the synthetic dataset.
+  int aug_repeats = 0;          // timm's RepeatAugSampler: each image this many times an epoch (0: off).
 };
 
 struct OptimizerConfig {
@@ -80,6 +81,7 @@ struct OptimizerConfig {
   bool bce_loss = false;             // Binary cross-entropy instead of softmax cross-entropy.
   double bce_target_thresh = 0.0;    // > 0: BCE targets binarized at this threshold.
   bool bce_sum = false;              // BCE summed over the classes, then averaged over the batch.
+  double layer_decay = 0.0;          // > 0: timm's layer-wise lr decay (lr_scale per layer); 0: off.
   // Mixup or CutMix is configured (timm's mixup_active).
   bool MixupActive() const { return mixup_alpha > 0.0 || cutmix_alpha > 0.0 || cutmix_max > 0.0; }
   int grad_accum_steps = 1;

@@ -216,6 +216,12 @@ const KeyTable<DataConfig>& DataKeys() {
           .Doc("Pad-and-crop augmentation padding (0: off)."),
       NumberKey<D>("hflip", &D::hflip, 0.0, 1.0).Doc("Horizontal flip probability.").Alias("hflip"),
       IntKey<D>("synthetic_size", &D::synthetic_size, 1).Doc("Images of the synthetic dataset.").Validated(),
+      OmittedAtDefault(
+          IntKey<D>("aug_repeats", &D::aug_repeats, 0)
+              .Doc("Repeated augmentation (timm's RepeatAugSampler): each image this many times an epoch, "
+                   "each copy on another rank with its own augmentation; the epoch is cut to the dataset's "
+                   "size rounded down to 256 (0: off).")
+              .Alias("aug_repeats")),
   });
   return *keys;
 }
@@ -270,6 +276,11 @@ const KeyTable<OptimizerConfig>& OptimizerKeys() {
       OmittedAtDefault(BoolKey<O>("bce_sum", &O::bce_sum)
                            .Doc("BCE summed over the classes before the batch mean.")
                            .Alias("bce_sum")),
+      OmittedAtDefault(
+          NumberKey<O>("layer_decay", &O::layer_decay, 0.0)
+              .Doc("Layer-wise learning-rate decay (timm's param_groups_layer_decay): the learning rate of "
+                   "layer l of L is scaled by layer_decay^(L - 1 - l) (0: off).")
+              .Alias("layer_decay")),
       IntKey<O>("grad_accum_steps", &O::grad_accum_steps, 1)
           .Doc("Micro-batches per optimizer step.")
           .Alias("grad_accum_steps")

@@ -93,6 +93,23 @@ TEST(ReferenceConfigTest, CutmixMinmaxMapsToItsBounds) {
       << bad.status();
 }
 
+// aug_repeats and layer_decay are honoured (data.aug_repeats, optimizer.layer_decay), not warned about; null
+// layer_decay (train.py's default) leaves it off.
+TEST(ReferenceConfigTest, AugRepeatsAndLayerDecayMapToTheirKeys) {
+  std::vector<std::string> warnings;
+  auto c = ParseReferenceConfig(
+      YAML::Load("{model: vit_tiny_patch16_224, aug_repeats: 3, layer_decay: 0.65}"), &warnings);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->data.aug_repeats, 3);
+  EXPECT_DOUBLE_EQ(c->optimizer.layer_decay, 0.65);
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  auto off = ParseReferenceConfig(
+      YAML::Load("{model: vit_tiny_patch16_224, aug_repeats: 0, layer_decay: null}"), &warnings);
+  ASSERT_TRUE(off.ok()) << off.status();
+  EXPECT_EQ(off->data.aug_repeats, 0);
+  EXPECT_EQ(off->optimizer.layer_decay, 0.0);
+}
+
 // train.py's amp: bfloat16 is bf16 autocast; float16 (train.py's default dtype) is not implemented and trains
 // in fp32 with a warning; amp off ignores amp_dtype.
 // model_ema and model_ema_decay are honoured (issue 24): model.ema, model.ema_decay, without a warning;

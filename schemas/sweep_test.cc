@@ -251,7 +251,7 @@ TEST(SweepTest, ParseErrorsNameFileLineAndPath) {
       "optimizer: name, lr, weight_decay, beta1, beta2, eps, clip_grad_norm, label_smoothing, mixup_alpha, "
       "cutmix_alpha, cutmix_min, "
       "cutmix_max, mixup_prob, mixup_switch_prob, mixup_mode, mixup_off_epoch, bce_loss, bce_target_thresh, "
-      "bce_sum, grad_accum_steps");
+      "bce_sum, layer_decay, grad_accum_steps");
   EXPECT_EQ(ParseError(std::string(kBase) + "grid:\n  recipe: 3\n"),
             "sweep.yaml:8: grid.recipe: value 3 is not a list of values, a map label -> overrides, or "
             "{values: [...]}");
@@ -315,7 +315,7 @@ TEST(SweepTest, ApplyOverride) {
       "unknown key path 'optimizer.learning_rate': known keys of optimizer: name, lr, weight_decay, beta1, "
       "beta2, eps, clip_grad_norm, label_smoothing, mixup_alpha, cutmix_alpha, cutmix_min, "
       "cutmix_max, mixup_prob, mixup_switch_prob, mixup_mode, mixup_off_epoch, bce_loss, bce_target_thresh, "
-      "bce_sum, grad_accum_steps");
+      "bce_sum, layer_decay, grad_accum_steps");
   EXPECT_EQ(
       ApplyOverride(spec, "lr", "1").message(),
       "unknown key path 'lr': known top-level keys: name, seed, model, data, optimizer, schedule, resources, "

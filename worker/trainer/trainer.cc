@@ -86,7 +86,8 @@ class Run {
     }
     loader_ = std::make_unique<TrainLoader>(
         data_.train.get(), config.data.batch_size, dist_->rank(), dist_->world_size(), config.seed,
-        AugmentOptions{config.data.random_crop_padding, config.data.hflip}, data_.norm);
+        AugmentOptions{config.data.random_crop_padding, config.data.hflip}, data_.norm,
+        config.data.aug_repeats);
     accum_ = accum;
     loader_threads_ = LoaderThreads(options, config, device_);
     transfer_ = std::make_unique<DeviceTransfer>(data_.norm, device_);
@@ -103,7 +104,7 @@ class Run {
                                     .drop_path_rate(config.model.drop_path_rate)
                                     .attn_drop_rate(config.model.attn_drop_rate));
     model_->to(device_);
-    optimizer_ = MakeAdamW(*model_, config.optimizer);
+    optimizer_ = MakeAdamW(*model_, config.optimizer, &lr_scales_);
     adamw_step_ = std::make_unique<AdamWStep>(*optimizer_, /*fused=*/device_.is_cuda());
     schedule_ = MakeLrScheduler(config.schedule, config.optimizer.lr, steps_per_epoch_);
     epochs_ = schedule_->TrainedEpochs();
@@ -221,7 +222,7 @@ class Run {
       sparsity_->BeginStep(epoch, state_.global_step);
       if (semi_structured_) semi_structured_->BeginStep(state_.global_step);
       const double lr = schedule_->At(epoch, state_.global_step);
-      SetLearningRate(*optimizer_, lr);
+      SetLearningRate(*optimizer_, lr, lr_scales_);
       optimizer_->zero_grad();
       for (int k = 0; k < accum_; ++k) ForwardBackward(k);
       averager_->Finish();  // The buckets were all-reduced during the last backward pass.
@@ -448,6 +449,7 @@ class Run {
   std::string rank_prefix_;
   RunData data_;
   std::unique_ptr<TrainLoader> loader_;
+  std::vector<double> lr_scales_;  // Per optimizer group (layer-wise lr decay; all 1 without).
   int loader_threads_ = 0;
   std::unique_ptr<PrefetchLoader> prefetch_;
   std::unique_ptr<DeviceTransfer> transfer_;
@@ -482,13 +484,16 @@ int RunTraining(const ExperimentConfig& config, const TrainerOptions& options) {
 
 int DescribeRun(const ExperimentConfig& config, std::ostream& out) {
   const ModelArch arch = ResolveArch(config);
-  const int64_t per_step =
-      std::max<int64_t>(1, int64_t{config.data.batch_size} * std::max(1, config.optimizer.grad_accum_steps));
   int64_t steps_per_epoch = 1;
   std::string data_error;
   try {
     RunData data = LoadData(config, arch);
-    steps_per_epoch = std::max<int64_t>(1, data.train->size() / per_step);
+    // The loader's count (repeated augmentation changes it) on the spec's ranks; a validated spec's batch
+    // divides evenly over them.
+    const TrainLoader loader(data.train.get(), config.data.batch_size, 0, std::max(1, config.resources.gpus),
+                             config.seed, AugmentOptions{}, data.norm, config.data.aug_repeats);
+    steps_per_epoch =
+        std::max<int64_t>(1, loader.steps_per_epoch() / std::max(1, config.optimizer.grad_accum_steps));
     out << "data " << config.data.dataset << ": " << data.train->size() << " training / " << data.eval->size()
         << " evaluation images, " << steps_per_epoch << " optimizer steps per epoch\n";
   } catch (const TrainerError& e) {

@@ -2,6 +2,9 @@
 // dataset seeded by (seed, epoch); optimizer step s uses images [s*G, (s+1)*G) of it (G = global batch), and
 // rank r takes every world-th of those, so ranks read disjoint slices and the union over ranks is the batch a
 // single process would use. Augmentation is seeded per (seed, epoch, image), independent of the rank count.
+// With repeated augmentation (aug_repeats, repeat_aug_sampler.h) the epoch's order repeats each image and
+// is cut as timm's RepeatAugSampler cuts it; augmentation is then seeded per position in that order, so
+// that the copies of an image get different crops and flips (timm draws them afresh for every copy).
 // A batch is a pure function of (epoch, step): resuming needs no loader state.
 #ifndef NMSPARSE_WORKER_TRAINER_DATA_BATCH_LOADER_H_
 #define NMSPARSE_WORKER_TRAINER_DATA_BATCH_LOADER_H_
@@ -16,6 +19,7 @@
 #include <vector>
 
 #include "worker/trainer/data/dataset.h"
+#include "worker/trainer/data/repeat_aug_sampler.h"
 
 namespace nmsparse {
 
@@ -63,11 +67,11 @@ std::vector<int64_t> EpochPermutation(int64_t n, uint64_t seed, int epoch);
 // Thread-safe: loader threads may build several batches at once (prefetch_loader.h).
 class TrainLoader {
  public:
+  // `aug_repeats` > 0: each image that many times an epoch (timm's RepeatAugSampler).
   TrainLoader(const Dataset* data, int64_t global_batch, int rank, int world, uint64_t seed,
-              AugmentOptions augment, Normalization norm);
-  int64_t steps_per_epoch() const {
-    return data_->size() / global_batch_;
-  }  // The last partial batch is dropped.
+              AugmentOptions augment, Normalization norm, int aug_repeats = 0);
+  // The last partial batch is dropped (per rank with repeats, as timm's loader drops it).
+  int64_t steps_per_epoch() const;
   int64_t local_batch() const { return global_batch_ / world_; }
   // This rank's images of (epoch, step), on the host; in pinned memory when `pin_memory`.
   HostBatch GetHost(int epoch, int64_t step, bool pin_memory = false) const;
@@ -83,7 +87,8 @@ class TrainLoader {
   uint64_t seed_;
   AugmentOptions augment_;
   Normalization norm_;
-  mutable std::mutex mu_;  // Guards the cache of the latest epochs' permutations.
+  std::unique_ptr<RepeatAugSampler> repeat_;  // Null without repeated augmentation.
+  mutable std::mutex mu_;                     // Guards the cache of the latest epochs' permutations.
   mutable std::map<int, std::shared_ptr<const std::vector<int64_t>>> permutations_;
 };
 
@@ -94,9 +99,11 @@ Batch LoadBatch(const Dataset& data, const std::vector<int64_t>& indices, const 
 Batch LoadAugmentedBatch(const Dataset& data, const std::vector<int64_t>& indices, const Normalization& norm,
                          const AugmentOptions& augment, uint64_t augment_seed);
 
-// The same images as stored (uint8), not normalised; in pinned memory when `pin_memory`.
+// The same images as stored (uint8), not normalised; in pinned memory when `pin_memory`. Image i's
+// augmentation is seeded by `augment_seed` and (*augment_keys)[i], or its index when `augment_keys` is null.
 HostBatch LoadHostBatch(const Dataset& data, const std::vector<int64_t>& indices,
-                        const AugmentOptions& augment, uint64_t augment_seed, bool pin_memory = false);
+                        const AugmentOptions& augment, uint64_t augment_seed, bool pin_memory = false,
+                        const std::vector<int64_t>* augment_keys = nullptr);
 
 }  // namespace nmsparse
 
