@@ -5,6 +5,7 @@
 #   models_test:       create_model(name, **model_kwargs) parameter names, shapes, counts (issue 28)
 #   loss_test:         BCE / label-smoothing / soft-target losses, Mixup and CutMix (issue 24)
 #   lr_scheduler_test: create_scheduler_v2's learning rate at every update (issue 24)
+#   transforms_test:   Pillow resizes, the eval transform, colour jitter, RRC and erasing draws (issue 23)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 torch_dir=$(bash tools/libtorch2_env.sh)
@@ -28,4 +29,5 @@ check() {
 check worker/trainer/models/testdata/timm_model_kwargs.txt tools/timm_model_golden.py worker/trainer/models/
 check worker/trainer/testdata/timm_loss.txt tools/timm_loss_golden.py "worker/trainer/loss.cc, mixup.cc"
 check worker/trainer/testdata/timm_lr_schedules.txt tools/timm_sched_golden.py worker/trainer/lr_scheduler.cc
+check worker/trainer/data/transforms/testdata/timm_transforms.txt tools/timm_transforms_golden.py worker/trainer/data/transforms/
 exit $failed
