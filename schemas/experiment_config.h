@@ -58,6 +58,20 @@ struct DataConfig {
   double hflip = 0.0;           // Probability.
   int synthetic_size = 1024;    // Images of the synthetic dataset.
   int aug_repeats = 0;          // timm's RepeatAugSampler: each image this many times an epoch (0: off).
+  // timm's transforms (create_transform; docs/data-format.md), by train.py's defaults.
+  std::string auto_augment;  // timm's aa: "" (none) or rand-m{M}-n{N}-... (schemas/rand_augment_config.h).
+  std::vector<double> crop_scale = {0.08, 1.0};             // RandomResizedCrop area fraction range.
+  std::vector<double> crop_ratio = {3.0 / 4.0, 4.0 / 3.0};  // RandomResizedCrop aspect range.
+  std::string train_interpolation = "random";               // random, bilinear, bicubic or nearest.
+  double vflip = 0.0;                                       // Vertical flip probability.
+  double color_jitter = 0.4;                                // Used only without auto_augment.
+  double re_prob = 0.0;                                     // Random erasing probability.
+  std::string re_mode = "pixel";                            // const, rand or pixel.
+  int re_count = 1;                                         // Up to this many erased boxes.
+  double crop_pct = 0.0;                                    // Evaluation crop fraction (0: the model's).
+  std::string interpolation;                                // Evaluation filter ("": the model's).
+  std::vector<double> mean;                                 // Per channel (empty: the model's).
+  std::vector<double> std;                                  // Per channel (empty: the model's).
 };
 
 struct OptimizerConfig {

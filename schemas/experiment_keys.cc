@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "schemas/experiment_config.h"
+#include "schemas/limits.h"
 #include "schemas/model_catalog.h"
+#include "schemas/rand_augment_config.h"
 #include "schemas/spec_key_builders.h"
 
 namespace nmsparse {
@@ -190,6 +192,23 @@ const KeyTable<ModelConfig>& ModelKeys() {
   return *keys;
 }
 
+// timm's aa string, its grammar checked where it is read.
+SpecKey<D> AutoAugmentKey() {
+  SpecKey<D> key = StringKey<D>("auto_augment", &D::auto_augment);
+  key.read = [](const YAML::Node& value, const std::string& path, D* d) -> absl::Status {
+    absl::StatusOr<std::string> text = yaml_util::ReadString(value, path);
+    if (!text.ok()) return text.status();
+    if (!text->empty()) {
+      if (absl::Status st = ParseRandAugment(*text).status(); !st.ok()) {
+        return yaml_util::Error(value, path, std::string(st.message()));
+      }
+    }
+    d->auto_augment = *text;
+    return absl::OkStatus();
+  };
+  return key;
+}
+
 const KeyTable<DataConfig>& DataKeys() {
   static const auto* keys = new KeyTable<D>({
       WordKey<D>("dataset", &D::dataset, {"fashion_mnist", "synthetic", "shards"})
@@ -222,6 +241,57 @@ const KeyTable<DataConfig>& DataKeys() {
                    "each copy on another rank with its own augmentation; the epoch is cut to the dataset's "
                    "size rounded down to 256 (0: off).")
               .Alias("aug_repeats")),
+      // timm's transforms (create_transform), by train.py's names and defaults (docs/data-format.md).
+      OmittedAtDefault(AutoAugmentKey())
+          .Doc("RandAugment as timm's config string rand-m{M}-n{N}-mstd{S}-mmax{X}-inc{0,1}-p{P} (empty: "
+               "none; "
+               "then color_jitter applies).")
+          .Alias("aa")
+          .Validated(),
+      OmittedAtDefault(NumberListKey<D>("crop_scale", &D::crop_scale, 0.0, 1.0, /*min_open=*/true, {2}))
+          .Doc("RandomResizedCrop: [min, max] fraction of the image's area (default [0.08, 1]).")
+          .Alias("scale")
+          .Validated(),
+      OmittedAtDefault(NumberListKey<D>("crop_ratio", &D::crop_ratio, 0.0, kInf, /*min_open=*/true, {2}))
+          .Doc("RandomResizedCrop: [min, max] aspect (width over height), drawn log-uniform (default [3/4, "
+               "4/3]).")
+          .Alias("ratio")
+          .Validated(),
+      OmittedAtDefault(WordKey<D>("train_interpolation", &D::train_interpolation,
+                                  {"random", "bilinear", "bicubic", "nearest"}))
+          .Doc("RandomResizedCrop's filter; random: bilinear or bicubic per image.")
+          .Alias("train_interpolation"),
+      OmittedAtDefault(NumberKey<D>("vflip", &D::vflip, 0.0, 1.0))
+          .Doc("Vertical flip probability.")
+          .Alias("vflip"),
+      OmittedAtDefault(NumberKey<D>("color_jitter", &D::color_jitter, 0.0))
+          .Doc("ColorJitter brightness = contrast = saturation (0: off); only without auto_augment.")
+          .Alias("color_jitter"),
+      OmittedAtDefault(NumberKey<D>("re_prob", &D::re_prob, 0.0, 1.0))
+          .Doc("Random erasing probability, after normalisation (0: off).")
+          .Alias("reprob"),
+      OmittedAtDefault(WordKey<D>("re_mode", &D::re_mode, {"pixel", "rand", "const"}))
+          .Doc("Random erasing fill: pixel (normal per pixel), rand (normal per channel), const (zero).")
+          .Alias("remode"),
+      OmittedAtDefault(IntKey<D>("re_count", &D::re_count, 1, limits::kMaxEraseCount))
+          .Doc("Random erasing: up to this many boxes per image.")
+          .Alias("recount"),
+      OmittedAtDefault(NumberKey<D>("crop_pct", &D::crop_pct, 0.0, 1.0))
+          .Doc("Evaluation: resize the shorter side to img_size / crop_pct, centre-crop img_size (0: the "
+               "model's "
+               "timm default).")
+          .Alias("crop_pct"),
+      OmittedAtDefault(WordKey<D>("interpolation", &D::interpolation, {"", "bilinear", "bicubic", "nearest"}))
+          .Doc("Evaluation resize filter (empty: the model's timm default).")
+          .Alias("interpolation"),
+      OmittedAtDefault(NumberListKey<D>("mean", &D::mean, 0.0, 1.0, false, {1, 3}))
+          .Doc("Normalisation mean per channel, one value for all (empty: the model's timm default).")
+          .Alias("mean")
+          .Validated(),
+      OmittedAtDefault(NumberListKey<D>("std", &D::std, 0.0, kInf, /*min_open=*/true, {1, 3}))
+          .Doc("Normalisation std per channel, one value for all (empty: the model's timm default).")
+          .Alias("std")
+          .Validated(),
   });
   return *keys;
 }

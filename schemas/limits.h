@@ -63,6 +63,8 @@ inline constexpr int64_t kMaxModelBlocks = 1 << 10;
 inline constexpr int64_t kMaxModelTokens = 1 << 20;
 inline constexpr int64_t kMaxModelParameters = 10'000'000'000;
 inline constexpr int64_t kMaxModelFlopsPerImage = 1'000'000'000'000'000;
+// Boxes random erasing may cut from one image (data.re_count): each is a pass over the image.
+inline constexpr int64_t kMaxEraseCount = 64;
 
 // A limit as docs/reliability.md lists it.
 struct Limit {

@@ -18,11 +18,12 @@ namespace {
 using yaml_util::Error;
 
 // Keys read by hand below (model, dataset, opt, opt_betas, clip_mode, lr and its batch-size scaling, amp,
-// model_kwargs, cutmix_minmax).
+// model_kwargs, cutmix_minmax, input_size; and color_jitter when null).
 const std::set<std::string>& SpecialKeys() {
-  static const auto* keys = new std::set<std::string>{
-      "model",        "dataset",       "opt", "opt_betas", "clip_mode",    "lr",           "lr_base",
-      "lr_base_size", "lr_base_scale", "amp", "amp_dtype", "model_kwargs", "cutmix_minmax"};
+  static const auto* keys =
+      new std::set<std::string>{"model",     "dataset",      "opt",           "opt_betas",     "clip_mode",
+                                "lr",        "lr_base",      "lr_base_size",  "lr_base_scale", "amp",
+                                "amp_dtype", "model_kwargs", "cutmix_minmax", "input_size"};
   return *keys;
 }
 
@@ -59,7 +60,6 @@ const std::map<std::string, std::string>& MappedKeys() {
 // flags.
 const std::map<std::string, std::string>& IgnoredKeys() {
   static const auto* keys = new std::map<std::string, std::string>{
-      {"aa", "~"},
       {"amp_impl", "native"},
       {"aot_autograd", "false"},
       {"aug_splits", "0"},
@@ -69,8 +69,6 @@ const std::map<std::string, std::string>& IgnoredKeys() {
       {"checkpoint_freq_epoch", "~"},
       {"checkpoint_hist", "10"},
       {"class_map", "''"},
-      {"color_jitter", "0.4"},
-      {"crop_pct", "~"},
       {"data", "~"},
       {"dataset_download", "false"},
       {"device", "cuda"},
@@ -85,15 +83,12 @@ const std::map<std::string, std::string>& IgnoredKeys() {
       {"gp", "token"},  // ViT's own pooling: what nmsparse's ViT does.
       {"grad_checkpointing", "false"},
       {"initial_checkpoint", "''"},
-      {"input_size", "~"},
-      {"interpolation", "''"},
       {"jsd_loss", "false"},
       {"local_rank", "0"},
       {"log_wandb", "false"},
       {"lr_noise", "~"},
       {"lr_noise_pct", "0.67"},
       {"lr_noise_std", "1.0"},
-      {"mean", "~"},
       {"model_ema_force_cpu", "false"},
       {"momentum", "0.9"},
       {"no_aug", "false"},
@@ -103,27 +98,19 @@ const std::map<std::string, std::string>& IgnoredKeys() {
       {"output", "''"},
       {"pin_mem", "false"},
       {"pretrained", "false"},
-      {"ratio", "[0.75, 1.3333333333333333]"},
-      {"recount", "1"},
       {"recovery_interval", "0"},
-      {"remode", "pixel"},
-      {"reprob", "0"},
       {"resplit", "false"},
       {"resume", "''"},
       {"save_images", "false"},
-      {"scale", "[0.08, 1.0]"},
       {"split_bn", "false"},
       {"start_epoch", "~"},
-      {"std", "~"},
       {"sync_bn", "false"},
       {"torchcompile", "~"},
       {"torchscript", "false"},
-      {"train_interpolation", "random"},
       {"train_split", "train"},
       {"tta", "0"},
       {"use_multi_epochs_loader", "false"},
       {"val_split", "validation"},
-      {"vflip", "0"},
       {"worker_seeding", "all"},
       {"workers", "4"},
   };
@@ -244,7 +231,27 @@ absl::Status MapModelKwargs(const YAML::Node& kwargs, YAML::Node* nested) {
   return absl::OkStatus();
 }
 
+// timm's image keys that a mapping cannot say: color_jitter null is timm's None (no ColorJitter, where an
+// absent key is train.py's 0.4), and input_size [C, H, W] sets the model's channels and (square) size.
+absl::Status MapImageKeys(const YAML::Node& node, YAML::Node* nested) {
+  const YAML::Node jitter = node["color_jitter"];
+  if (jitter.IsDefined() && yaml_util::IsNullish(jitter)) (*nested)["data"]["color_jitter"] = 0;
+  const YAML::Node size = node["input_size"];
+  if (yaml_util::IsNullish(size)) return absl::OkStatus();
+  if (!size.IsSequence() || size.size() != 3) {
+    return Error(size, "input_size", "value " + yaml_util::Describe(size) + " is not a list [C, H, W]");
+  }
+  if (size[1].Scalar() != size[2].Scalar()) {
+    return Error(size, "input_size",
+                 "value " + yaml_util::Describe(size) + " is not square: nmsparse's models take H = W");
+  }
+  (*nested)["model"]["in_chans"] = size[0];
+  (*nested)["model"]["img_size"] = size[1];
+  return absl::OkStatus();
+}
+
 absl::Status MapSpecialKeys(const YAML::Node& node, YAML::Node* nested, std::vector<std::string>* warnings) {
+  if (auto st = MapImageKeys(node, nested); !st.ok()) return st;
   // train.py's scheduler when none is named: cosine (nmsparse's own default, warmup_cosine, is no train.py
   // value).
   if (yaml_util::IsNullish(node["sched"])) (*nested)["schedule"]["sched"] = "cosine";

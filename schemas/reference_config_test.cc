@@ -55,7 +55,20 @@ TEST(ReferenceConfigTest, PaperConfigLoadsUnchanged) {
   EXPECT_FALSE(c->sparsity.structure_decay_flag);
   EXPECT_TRUE(ValidateExperiment(*c).ok()) << ValidateExperiment(*c);
 
-  EXPECT_TRUE(Has(warnings, "ignored reference key: aa = rand-m15-n2-p1-mstd0"));
+  // timm's transform keys are honoured (issue 23), with no warning for any of them.
+  EXPECT_EQ(c->data.auto_augment, "rand-m15-n2-p1-mstd0");
+  EXPECT_EQ(c->data.crop_scale, (std::vector<double>{0.08, 1.0}));
+  EXPECT_EQ(c->data.train_interpolation, "random");
+  EXPECT_DOUBLE_EQ(c->data.color_jitter, 0.0);  // null: timm's None, no ColorJitter.
+  EXPECT_DOUBLE_EQ(c->data.re_prob, 0.0);
+  EXPECT_EQ(c->data.re_mode, "pixel");
+  EXPECT_DOUBLE_EQ(c->data.crop_pct, 0.0);  // null: the model's own.
+  for (const char* key :
+       {"aa", "scale", "ratio", "train_interpolation", "hflip", "vflip", "color_jitter", "reprob", "remode",
+        "recount", "crop_pct", "interpolation", "mean", "std", "img_size", "input_size"}) {
+    for (const auto& w : warnings)
+      EXPECT_EQ(w.find(std::string("key: ") + key + " "), std::string::npos) << w;
+  }
   // amp with amp_dtype bfloat16: bf16 autocast, not a warning.
   EXPECT_EQ(c->resources.precision, "bf16");
   EXPECT_FALSE(Has(warnings, "ignored reference key: amp = true"));

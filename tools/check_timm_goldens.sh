@@ -10,6 +10,7 @@
 #   model_ema_test:    ModelEmaV2 on a fixed sequence of weights (issue 24)
 #   repeat_aug_test:   RepeatAugSampler's per-rank order for a given permutation (issue 24)
 #   layer_decay_test:  param_groups_layer_decay's groups, lr_scale and weight decay per parameter (issue 24)
+#   transforms_test:   Pillow resizes, the eval transform, colour jitter, RRC and erasing draws (issue 23)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 torch_dir=$(bash tools/libtorch2_env.sh)
@@ -38,4 +39,5 @@ check worker/trainer/data/randaugment/testdata/timm_randaugment.txt tools/timm_r
 check worker/trainer/testdata/timm_ema.txt tools/timm_ema_golden.py worker/trainer/model_ema.cc
 check worker/trainer/data/testdata/timm_repeat_aug.txt tools/timm_repeat_aug_golden.py worker/trainer/data/repeat_aug_sampler.cc
 check worker/trainer/testdata/timm_layer_decay.txt tools/timm_layer_decay_golden.py "worker/trainer/layer_decay.cc, optimizer.cc"
+check worker/trainer/data/transforms/testdata/timm_transforms.txt tools/timm_transforms_golden.py worker/trainer/data/transforms/
 exit $failed

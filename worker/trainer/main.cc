@@ -19,6 +19,7 @@
 #include "absl/strings/numbers.h"
 #include "common/version.h"
 #include "contract/trainer_flags.h"
+#include "schemas/data_pipeline.h"
 #include "schemas/experiment_config.h"
 #include "worker/trainer/distributed.h"
 #include "worker/trainer/exit_codes.h"
@@ -48,8 +49,9 @@ constexpr char kUsageText[] =
     "  --timeout-s S     rendezvous / collective timeout in seconds (default 60)\n"
     "  --stop-after-steps N  stop with a checkpoint once N optimizer steps are done in total, exit 143 as\n"
     "                    after SIGTERM (--resume continues as if never stopped)\n"
-    "  --validate-only   print the model, its parameter count and every sparse layer's N:M (dynamic\n"
-    "                    sparsity: every parameter's algorithm and sparsity); do not train\n"
+    "  --validate-only   print the model, its parameter count, every sparse layer's N:M (dynamic\n"
+    "                    sparsity: every parameter's algorithm and sparsity) and the image transforms; do\n"
+    "                    not train\n"
     "  --version         print nmtrain's release and exit\n"
     "ranks: RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT (torchrun's variables)\n"
     "tests: NMTRAIN_HOLD_FILE=F with NMTRAIN_HOLD_AFTER_EPOCHS=N waits after N epochs while F exists\n"
@@ -141,7 +143,12 @@ int Main(int argc, char** argv) {
   }
   options.threads = threads > 0 ? threads : std::max(1, config->resources.cpu_threads);
   if (validate_only) {
-    return DescribeRun(*config, std::cout);
+    const int described = DescribeRun(*config, std::cout);
+    if (described != kExitOk) return described;
+    absl::StatusOr<DataPipeline> pipeline = ResolveDataPipeline(*config);
+    if (!pipeline.ok()) return Usage(std::string(pipeline.status().message()));
+    std::cout << "image transforms:\n" << DescribeDataPipeline(*pipeline);
+    return kExitOk;
   }
   if (const char* hold = std::getenv("NMTRAIN_HOLD_FILE"); hold != nullptr && *hold != '\0') {
     const char* after = std::getenv("NMTRAIN_HOLD_AFTER_EPOCHS");
