@@ -28,4 +28,5 @@ check() {
 check worker/trainer/models/testdata/timm_model_kwargs.txt tools/timm_model_golden.py worker/trainer/models/
 check worker/trainer/testdata/timm_loss.txt tools/timm_loss_golden.py "worker/trainer/loss.cc, mixup.cc"
 check worker/trainer/testdata/timm_lr_schedules.txt tools/timm_sched_golden.py worker/trainer/lr_scheduler.cc
+check worker/trainer/testdata/torch_grad_scaler.txt tools/torch_grad_scaler_golden.py worker/trainer/loss_scaler.cc
 exit $failed
