@@ -51,4 +51,8 @@ at::Tensor ForwardLogits(ClassifierImpl& model, const at::Tensor& images, c10::S
   return logits.to(at::kFloat);  // No-op (the same tensor) for fp32 logits.
 }
 
+at::Tensor ForwardLogits(ClassifierImpl& model, const at::Tensor& images, bool bf16) {
+  return ForwardLogits(model, images, bf16 ? c10::ScalarType::BFloat16 : c10::ScalarType::Undefined);
+}
+
 }  // namespace nmsparse

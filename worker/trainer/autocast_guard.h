@@ -49,9 +49,7 @@ bool HasFp16Autocast(c10::DeviceType device);
 // images' device; Undefined: none): losses and metrics are computed in fp32 whatever the precision (timm's
 // recipe in effect).
 at::Tensor ForwardLogits(ClassifierImpl& model, const at::Tensor& images, c10::ScalarType autocast_dtype);
-inline at::Tensor ForwardLogits(ClassifierImpl& model, const at::Tensor& images, bool bf16) {
-  return ForwardLogits(model, images, bf16 ? c10::ScalarType::BFloat16 : c10::ScalarType::Undefined);
-}
+at::Tensor ForwardLogits(ClassifierImpl& model, const at::Tensor& images, bool bf16);
 
 }  // namespace nmsparse
 
