@@ -186,5 +186,20 @@ TEST(LossScalingTest, Fp16WithoutFp16AutocastIsRefusedNamingTheKey) {
   }
 }
 
+// Where this LibTorch autocasts fp16 on the CPU (2.4+, the CMake build): a real fp16 run, its lines showing
+// the scaler.
+TEST(LossScalingTest, Fp16RunTrainsWhereFp16AutocastExists) {
+  if (!HasFp16Autocast(c10::DeviceType::CPU)) GTEST_SKIP() << "no fp16 CPU autocast in this LibTorch";
+  ExperimentConfig config = ParseValidExperiment(kSrsteSpec);
+  config.resources.precision = "fp16";
+  CapturedRun run("fp16_run");
+  ASSERT_EQ(RunTraining(config, run.options), kExitOk) << run.log.str();
+  auto final_line = LastMetricFields(run.metrics.str(), "final");
+  EXPECT_EQ(final_line["precision"], "fp16");
+  EXPECT_NE(final_line["loss_scale"], "");
+  EXPECT_NE(final_line["skipped_steps"], "");
+  EXPECT_NE(run.log.str().find("fp16 autocast with dynamic loss scaling"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace nmsparse
