@@ -76,7 +76,7 @@ TEST(LossScalingTest, AnInfGradientSkipsTheStepAndHalvesTheScale) {
   const torch::Tensor exp_avg = state.exp_avg().clone();
 
   ScaledBackward(*model, **sparsity, scaler, 1);
-  params[3].mutable_grad().view(-1)[0] = std::numeric_limits<float>::infinity();  // As an fp16 overflow.
+  params[3].grad().view(-1)[0].fill_(std::numeric_limits<float>::infinity());  // As an fp16 overflow.
   step(1);
   EXPECT_EQ(scaler.skipped_steps().item<float>(), 1.0f);
   EXPECT_EQ(scaler.scale().item<float>(), 32768.0f);  // 2^16 * 0.5
