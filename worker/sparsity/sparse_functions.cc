@@ -90,11 +90,11 @@ class SrsteFunction : public torch::autograd::Function<SrsteFunction> {
 class SrsteMaskFunction : public torch::autograd::Function<SrsteMaskFunction> {
  public:
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& weight, const torch::Tensor& mask,
-                               double lambda, const torch::Tensor& term_scale) {
+                               double lambda, const torch::Tensor* term_scale) {
     torch::Tensor sparse = weight * mask;
     ctx->save_for_backward({weight, sparse});
     ctx->saved_data["lambda"] = lambda;
-    if (term_scale.defined()) ctx->saved_data["term_scale"] = term_scale;
+    if (term_scale != nullptr) ctx->saved_data["term_scale"] = *term_scale;
     return sparse;
   }
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
@@ -137,7 +137,8 @@ torch::Tensor DecayedSparseWeight(const torch::Tensor& weight, const torch::Tens
 
 torch::Tensor SrsteSparseWeight(const torch::Tensor& weight, const torch::Tensor& mask, double lambda,
                                 const torch::Tensor& term_scale) {
-  return SrsteMaskFunction::apply(weight, mask, lambda, term_scale);
+  // Passed by pointer: an autograd function's tensor inputs must be defined.
+  return SrsteMaskFunction::apply(weight, mask, lambda, term_scale.defined() ? &term_scale : nullptr);
 }
 
 torch::Tensor ApplyLayerRule(const torch::Tensor& weight, const LayerRule* rule) {
