@@ -19,6 +19,10 @@ constexpr char kEmaTop1[] = "ema_top1";
 constexpr char kEmaTop5[] = "ema_top5";
 constexpr char kEmaEvalLoss[] = "ema_eval_loss";
 constexpr char kParams[] = "params";  // The model's parameters (final line): size sweeps compare on it.
+// fp16 runs (loss scaling, docs/nmtrain.md "Precision"), in step, epoch and final lines: the optimizer steps
+// skipped so far for an inf or NaN gradient, and the loss scale now.
+constexpr char kSkippedSteps[] = "skipped_steps";
+constexpr char kLossScale[] = "loss_scale";
 
 // Labels of the epoch and final lines: rank 0's device ("cuda:0 (GPU 2) NVIDIA H100 80GB HBM3", "cpu") and
 // every rank's, joined with "; " in rank order.

@@ -439,10 +439,10 @@ const KeyTable<ResourceConfig>& ResourceKeys() {
           .Doc("Ranks on one node (on a CPU worker, CPU slots); must divide data.batch_size.")
           .Validated(),
       CpuThreadsKey().Doc("Intra-op threads per rank (0 means 1)."),
-      OmittedAtDefault(WordKey<R>("precision", &R::precision, {"fp32", "bf16"}))
-          .Doc("Forward-pass arithmetic: fp32, or bf16 (bfloat16 autocast of the forward passes; weights, "
-               "optimizer "
-               "state, masks and loss stay fp32). Case-insensitive; written only when bf16.")
+      OmittedAtDefault(WordKey<R>("precision", &R::precision, {"fp32", "bf16", "fp16"}))
+          .Doc("Forward-pass arithmetic: fp32, bf16 (bfloat16 autocast of the forward passes; weights, "
+               "optimizer state, masks and loss stay fp32), or fp16 (float16 autocast with dynamic loss "
+               "scaling, torch.amp.GradScaler's rule). Case-insensitive; written only when not fp32.")
           .Alias("amp"),
   });
   return *keys;

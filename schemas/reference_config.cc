@@ -184,10 +184,10 @@ absl::StatusOr<YAML::Node> ReferenceLr(const YAML::Node& node) {
   return YAML::Node(yaml_util::FormatDouble(*base * ratio));
 }
 
-// train.py's mixed precision: amp with amp_dtype bfloat16 is nmsparse's bf16 autocast. train.py reads any
-// other amp_dtype as float16, which needs loss scaling that nmsparse does not implement: such a config trains
-// in fp32, with a warning. Without amp, amp_dtype changes nothing.
-absl::Status MapAmp(const YAML::Node& node, YAML::Node* nested, std::vector<std::string>* warnings) {
+// train.py's mixed precision: amp with amp_dtype bfloat16 is nmsparse's bf16 autocast, with float16
+// (train.py's default) its fp16 autocast with GradScaler's loss scaling, as train.py's NativeScaler. Other
+// dtypes are refused (train.py would silently read them as float16). Without amp, amp_dtype changes nothing.
+absl::Status MapAmp(const YAML::Node& node, YAML::Node* nested) {
   if (yaml_util::IsNullish(node["amp"])) return absl::OkStatus();
   auto amp = yaml_util::ReadBool(node["amp"], "amp");
   if (!amp.ok()) return amp.status();
@@ -198,13 +198,13 @@ absl::Status MapAmp(const YAML::Node& node, YAML::Node* nested, std::vector<std:
     if (!text.ok()) return text.status();
     dtype = *text;
   }
-  if (absl::AsciiStrToLower(dtype) == "bfloat16") {
+  const std::string lower = absl::AsciiStrToLower(dtype);
+  if (lower == "bfloat16") {
     (*nested)["resources"]["precision"] = "bf16";
-  } else if (warnings != nullptr) {
-    warnings->push_back(
-        "reference keys amp = true, amp_dtype = " + dtype +
-        ": float16 autocast is not implemented (it needs loss scaling); the run trains in fp32 "
-        "(amp_dtype: bfloat16 gives bf16 autocast)");
+  } else if (lower == "float16") {
+    (*nested)["resources"]["precision"] = "fp16";  // With train.py's NativeScaler (GradScaler) loss scaling.
+  } else {
+    return Error(node["amp_dtype"], "amp_dtype", "value '" + dtype + "' is not float16 or bfloat16");
   }
   return absl::OkStatus();
 }
@@ -255,7 +255,7 @@ absl::Status MapSpecialKeys(const YAML::Node& node, YAML::Node* nested, std::vec
   // train.py's scheduler when none is named: cosine (nmsparse's own default, warmup_cosine, is no train.py
   // value).
   if (yaml_util::IsNullish(node["sched"])) (*nested)["schedule"]["sched"] = "cosine";
-  if (auto st = MapAmp(node, nested, warnings); !st.ok()) return st;
+  if (auto st = MapAmp(node, nested); !st.ok()) return st;
   if (auto st = MapModelKwargs(node["model_kwargs"], nested); !st.ok()) return st;
   auto name = yaml_util::ReadString(node["model"], "model");
   if (!name.ok()) return name.status();

@@ -123,8 +123,6 @@ TEST(ReferenceConfigTest, AugRepeatsAndLayerDecayMapToTheirKeys) {
   EXPECT_EQ(off->optimizer.layer_decay, 0.0);
 }
 
-// train.py's amp: bfloat16 is bf16 autocast; float16 (train.py's default dtype) is not implemented and trains
-// in fp32 with a warning; amp off ignores amp_dtype.
 // model_ema and model_ema_decay are honoured (issue 24): model.ema, model.ema_decay, without a warning;
 // model_ema_warmup (timm 1.0's ModelEmaV3 warm-up, which changes the decay) is refused.
 TEST(ReferenceConfigTest, ModelEmaMapsToModelEma) {
@@ -146,6 +144,8 @@ TEST(ReferenceConfigTest, ModelEmaMapsToModelEma) {
           .ok());
 }
 
+// train.py's amp: bfloat16 is bf16 autocast, float16 (train.py's default dtype) fp16 with loss scaling, both
+// without a warning; another dtype is an error naming the key; amp off ignores amp_dtype.
 TEST(ReferenceConfigTest, AmpMapsToPrecision) {
   auto load = [](const std::string& text, std::vector<std::string>* warnings) {
     auto c = ParseExperimentYaml("model: vit_nano_patch7_28\n" + text, "flat.yaml", warnings);
@@ -158,12 +158,14 @@ TEST(ReferenceConfigTest, AmpMapsToPrecision) {
   EXPECT_EQ(load("amp: false\namp_dtype: bfloat16\n", &warnings), "fp32");
   EXPECT_EQ(load("amp_dtype: bfloat16\n", &warnings), "fp32");
   EXPECT_TRUE(warnings.empty());
-  EXPECT_EQ(load("amp: true\n", &warnings), "fp32");
-  ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_EQ(
-      warnings[0],
-      "reference keys amp = true, amp_dtype = float16: float16 autocast is not implemented (it needs loss "
-      "scaling); the run trains in fp32 (amp_dtype: bfloat16 gives bf16 autocast)");
+  EXPECT_EQ(load("amp: true\n", &warnings), "fp16");
+  EXPECT_EQ(load("amp: true\namp_dtype: float16\n", &warnings), "fp16");
+  EXPECT_TRUE(warnings.empty()) << warnings[0];
+  auto half = ParseExperimentYaml("model: vit_nano_patch7_28\namp: true\namp_dtype: half\n", "flat.yaml");
+  ASSERT_FALSE(half.ok());
+  EXPECT_NE(half.status().message().find("amp_dtype: value 'half' is not float16 or bfloat16"),
+            std::string::npos)
+      << half.status();
   auto bad = ParseExperimentYaml("model: vit_nano_patch7_28\namp: maybe\n", "flat.yaml");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("flat.yaml:2: amp: value 'maybe' is not a boolean"),

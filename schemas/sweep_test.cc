@@ -99,7 +99,7 @@ TEST(SweepTest, PrecisionAxis) {
   auto bad =
       ExpandSweep(MustParse(std::string("name: p\n") + kBase + "grid:\n  resources.precision: [fp16x]\n"));
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("resources.precision: value 'fp16x' is not one of fp32, bf16"),
+  EXPECT_NE(bad.status().message().find("resources.precision: value 'fp16x' is not one of fp32, bf16, fp16"),
             std::string::npos)
       << bad.status();
 }
@@ -244,7 +244,8 @@ TEST(SweepTest, ParseErrorsNameFileLineAndPath) {
       "sweep.yaml:8: grid.sparsity.m_sparsty: unknown key path 'sparsity.m_sparsty': known keys of sparsity: "
       "recipe, sparsity_type, n_sparsity, m_sparsity, n_sparsity_qkv, m_sparsity_qkv, decay_type, "
       "decay_coef, structure_decay_flag, structure_decay_type, structure_decay_start_multiple, dense_steps, "
-      "fine_tune_steps, sparsity_loc, sparse_dim, prune_rate, srste_lambda, phases, dynamic");
+      "fine_tune_steps, sparsity_loc, sparse_dim, prune_rate, srste_lambda, srste_decay_under_loss_scale, "
+      "phases, dynamic");
   EXPECT_EQ(
       ParseError(std::string(kBase) + "grid:\n  recipe:\n    a: {optimizer.lrate: 1}\n"),
       "sweep.yaml:9: grid.recipe.a.optimizer.lrate: unknown key path 'optimizer.lrate': known keys of "

@@ -118,6 +118,7 @@ void SaveCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch:
   }
   state_archive.write("torch_rng", CpuRngState());
   if (state.rank_rngs.defined()) state_archive.write("rank_rngs", state.rank_rngs);
+  if (state.loss_scaler.defined()) state_archive.write("loss_scaler", state.loss_scaler);
   archive.write("model", model_archive);
   archive.write("optimizer", optimizer_archive);
   archive.write("state", state_archive);
@@ -184,6 +185,9 @@ void LoadCheckpointFile(const std::string& path, torch::nn::Module& model, torch
     SetCpuRngState(rng.cpu());
     torch::Tensor rank_rngs;  // absent in one-rank runs and in checkpoints written before it was recorded
     state->rank_rngs = state_archive.try_read("rank_rngs", rank_rngs) ? rank_rngs.cpu() : torch::Tensor();
+    torch::Tensor loss_scaler;  // fp16 runs only
+    state->loss_scaler =
+        state_archive.try_read("loss_scaler", loss_scaler) ? loss_scaler.cpu() : torch::Tensor();
     if (sparsity_masks != nullptr) {
       sparsity_masks->clear();
       torch::serialize::InputArchive masks_archive;

@@ -55,6 +55,9 @@ struct TrainState {
   // the dropout and drop-path draws it would have made; undefined for one rank (the file's torch_rng is rank
   // 0's).
   torch::Tensor rank_rngs;
+  // fp16 runs: the loss scaler's state (LossScaler::State: scale, growth tracker, skipped steps) for an exact
+  // resume; undefined otherwise.
+  torch::Tensor loss_scaler;
 };
 
 // The default CPU generator's state (a uint8 tensor), and setting it back.

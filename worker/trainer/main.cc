@@ -2,7 +2,7 @@
 //
 //   nmtrain --spec run.yaml --out DIR [--resume] [--threads N] [--loader-threads N] [--device
 //   cpu|cuda|cuda:K]
-//           [--precision fp32|bf16] [--timeout-s S] [--stop-after-steps N] [--validate-only] [--help]
+//           [--precision fp32|bf16|fp16] [--timeout-s S] [--stop-after-steps N] [--validate-only] [--help]
 //           [--version]
 //
 // Rank 0 prints one JSON object per line on stdout (epoch, step and final metrics); progress goes to stderr.
@@ -44,7 +44,8 @@ constexpr char kUsageText[] =
     "                    max(2, resources.cpu_threads), on the CPU 0: batches built in the loop)\n"
     "  --device D        cpu (default), cuda (GPU LOCAL_RANK among the visible ones) or cuda:K; NCCL\n"
     "                    between ranks in CUDA builds; a missing GPU is an error, never a CPU fall-back\n"
-    "  --precision P     fp32 or bf16 (bf16 autocast of forward passes); replaces the spec's\n"
+    "  --precision P     fp32, bf16 or fp16 (autocast of forward passes; fp16 with loss scaling);\n"
+    "                    replaces the spec's\n"
     "                    resources.precision, also in DIR/spec.yaml\n"
     "  --timeout-s S     rendezvous / collective timeout in seconds (default 60)\n"
     "  --stop-after-steps N  stop with a checkpoint once N optimizer steps are done in total, exit 143 as\n"
@@ -110,10 +111,10 @@ int Main(int argc, char** argv) {
     } else if (arg == contract::kDeviceFlag) {
       if (!value(&options.device)) return Usage("--device needs cpu or cuda");
     } else if (arg == "--precision") {
-      if (!value(&v)) return Usage("--precision needs fp32 or bf16");
+      if (!value(&v)) return Usage("--precision needs fp32, bf16 or fp16");
       precision = absl::AsciiStrToLower(v);
-      if (precision != "fp32" && precision != "bf16")
-        return Usage("--precision: value '" + v + "' is not one of fp32, bf16");
+      if (precision != "fp32" && precision != "bf16" && precision != "fp16")
+        return Usage("--precision: value '" + v + "' is not one of fp32, bf16, fp16");
     } else if (arg == "--stop-after-steps") {
       if (!value(&v) || !absl::SimpleAtoi(v, &options.stop_after_steps) || options.stop_after_steps < 1)
         return Usage("--stop-after-steps needs N >= 1");

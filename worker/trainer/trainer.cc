@@ -34,12 +34,14 @@
 #include "worker/trainer/gradient_averager.h"
 #include "worker/trainer/host_reads.h"
 #include "worker/trainer/loss.h"
+#include "worker/trainer/loss_scaler.h"
 #include "worker/trainer/lr_scheduler.h"
 #include "worker/trainer/metrics_writer.h"
 #include "worker/trainer/mixup.h"
 #include "worker/trainer/model_ema.h"
 #include "worker/trainer/models/model_factory.h"
 #include "worker/trainer/optimizer.h"
+#include "worker/trainer/optimizer_step.h"
 #include "worker/trainer/resume.h"
 #include "worker/trainer/run_metric_fields.h"
 #include "worker/trainer/run_parts.h"
@@ -65,7 +67,7 @@ class Run {
         o_(options),
         log_(*options.log),
         arch_(ResolveArch(config)),
-        bf16_(config.resources.precision == "bf16"),
+        autocast_dtype_(AutocastDtypeOf(config.resources.precision)),
         loss_(config.optimizer),
         mixup_(MixupOptionsFrom(config.optimizer, arch_.num_classes)) {
     torch::set_num_threads(std::max(1, options.threads));
@@ -73,6 +75,20 @@ class Run {
     const OpenedDevice opened = OpenDevice(options.device, env.local_rank);
     device_ = opened.device;
     sync_debug_ = StepSyncDebug(device_.is_cuda());
+    if (autocast_dtype_ == at::kHalf && !HasFp16Autocast(device_.type())) {
+      throw TrainerError(
+          kExitUsage,
+          "resources.precision fp16: float16 autocast on the CPU needs LibTorch 2.4 or later, and "
+          "this nmtrain is built against " +
+              std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) +
+              " (use fp32 or bf16 on the CPU, or a GPU)");
+    }
+    if (autocast_dtype_ == at::kHalf || options.loss_scaling) {
+      LossScalerOptions scaling;
+      if (options.loss_scale_growth_interval > 0)
+        scaling.growth_interval = options.loss_scale_growth_interval;
+      scaler_ = std::make_unique<LossScaler>(scaling, device_);
+    }
     dist_ = std::make_unique<Distributed>(env, options.timeout, device_.is_cuda(), device_);
     device_label_ = opened.description;
     devices_label_ = absl::StrJoin(GatherDeviceDescriptions(*dist_, opened.description), "; ");
@@ -108,17 +124,27 @@ class Run {
     adamw_step_ = std::make_unique<AdamWStep>(*optimizer_, /*fused=*/device_.is_cuda());
     schedule_ = MakeLrScheduler(config.schedule, config.optimizer.lr, steps_per_epoch_);
     epochs_ = schedule_->TrainedEpochs();
-    sparsity_ = MakeSparsity(config, epochs_, steps_per_epoch_, *model_, optimizer_.get());
+    sparsity_ = MakeSparsity(config, epochs_, steps_per_epoch_, *model_, optimizer_.get(),
+                             scaler_ ? scaler_->scale() : torch::Tensor());
     semi_structured_ = MakeSemiStructured(config, epochs_, steps_per_epoch_, *model_, device_);
     flops_per_image_ = TrainingFlopsPerImage(arch_);
     params_ = model_->parameters();
     averager_ = std::make_unique<GradientAverager>(*dist_, params_);
+    step_ = std::make_unique<OptimizerStep>(params_, *adamw_step_, *sparsity_,
+                                            config.optimizer.clip_grad_norm, scaler_.get());
+    if (scaler_ && !step_->host_skip() && config.sparsity.IsDynamic()) {
+      throw TrainerError(
+          kExitUsage,
+          "resources.precision fp16 with dynamic sparsity (sparsity.dynamic) is not supported on a "
+          "GPU: its mask updates would need the skip decision on the host every step");
+    }
   }
 
   int Train() {
     if (dist_->is_root()) MakeDirs(o_.out_dir);
     // Before the spec file, so that a refused resume (other seed or precision) leaves the directory as is.
     RestoreOrStartFresh(MakeResumeRequest(), *model_, *optimizer_, *sparsity_, state_, log_);
+    if (scaler_ && state_.loss_scaler.defined()) scaler_->Load(state_.loss_scaler);
     if (dist_->is_root())
       std::ofstream(o_.out_dir + "/" + contract::kSpecFileName) << CanonicalYaml(c_) << "\n";
     dist_->BroadcastModel(*model_);
@@ -129,8 +155,8 @@ class Run {
     Log() << arch_.name << ": " << data_.train->size() << " training images, " << steps_per_epoch_
           << " steps/epoch x " << epochs_ << " epochs, " << dist_->world_size() << " rank(s), "
           << torch::get_num_threads() << " thread(s), " << loader_threads_ << " loader thread(s), "
-          << (bf16_ ? "bf16 autocast (fp32 weights, optimizer state and loss)" : "fp32") << ", "
-          << loss_.Describe() << (loss_.dense_targets() ? " over " + mixup_.mode + "-mode Mixup/CutMix" : "")
+          << PrecisionText() << ", " << loss_.Describe()
+          << (loss_.dense_targets() ? " over " + mixup_.mode + "-mode Mixup/CutMix" : "")
           << (ema_ ? ", model EMA (decay " + std::to_string(ema_->decay()) + ")" : "")
           << (adamw_step_->fused() ? ", fused AdamW" : "")
           << (sync_debug_.on() ? ", CUDA sync debug mode (a synchronising call in a step is an error)" : "")
@@ -204,7 +230,7 @@ class Run {
       model_->eval();
       for (int64_t b : batches) {
         ForwardLogits(*model_, torch::zeros({b, arch_.in_chans, arch_.img_size, arch_.img_size}, device_),
-                      bf16_);
+                      autocast_dtype_);
       }
       model_->train();
     });
@@ -225,12 +251,10 @@ class Run {
       SetLearningRate(*optimizer_, lr, lr_scales_);
       optimizer_->zero_grad();
       for (int k = 0; k < accum_; ++k) ForwardBackward(k);
-      averager_->Finish();  // The buckets were all-reduced during the last backward pass.
-      sparsity_->AfterBackward(state_.global_step);
-      if (c_.optimizer.clip_grad_norm > 0) ClipGradNorm(params_, c_.optimizer.clip_grad_norm);
-      (*adamw_step_)();
-      sparsity_->AfterOptimizerStep(state_.global_step);
-      if (ema_) ema_->Update();  // timm's train.py: model_ema.update(model) after each optimizer step.
+      averager_->Finish();           // The buckets were all-reduced during the last backward pass.
+      (*step_)(state_.global_step);  // Unscaling, the sparsity hooks, clipping, AdamW; skipped on inf (fp16).
+      // timm's train.py: model_ema.update(model) after each optimizer step, also when the scaler skipped it.
+      if (ema_) ema_->Update();
       ++state_.global_step;
       state_.step_in_epoch = step + 1;
       sync_debug_.EndStep();  // The sync point below reads the loss on the host.
@@ -260,11 +284,11 @@ class Run {
           HashCombine(c_.seed ^ 0x3ab1c0deULL, static_cast<uint64_t>(state_.global_step * accum_ + k)));
       targets = ApplyMixup(images, batch.labels, mixup_, MixupEnabled(c_.optimizer, state_.epoch), rng);
     }
-    // bf16: the forward pass under autocast, the loss from fp32 logits, backward outside the autocast region
-    // into the fp32 weights. No loss scaling: bf16 keeps fp32's 8 exponent bits, so small gradients do not
-    // underflow as in fp16 (what torch.cuda.amp.GradScaler is for).
-    auto loss = loss_(ForwardLogits(*model_, images, bf16_), targets);
-    (loss / accum_).backward();
+    // bf16, fp16: the forward pass under autocast, the loss from fp32 logits, backward outside the autocast
+    // region into the fp32 weights. fp16 scales the loss (scaler_) so that small gradients do not underflow;
+    // bf16 needs no scaling: it keeps fp32's 8 exponent bits.
+    auto loss = loss_(ForwardLogits(*model_, images, autocast_dtype_), targets);
+    (scaler_ ? scaler_->Scale(loss / accum_) : loss / accum_).backward();
     const int64_t n = batch.labels.size(0);
     window_loss_.add_(loss.detach().to(torch::kDouble) * static_cast<double>(n));
     window_images_ += static_cast<double>(n);
@@ -338,8 +362,8 @@ class Run {
 
   void FinishEpoch(int epoch) {
     const auto evaluate = [&] {
-      return Evaluate(*model_, *data_.eval, data_.norm, c_.data.eval_batch_size, *dist_, device_, bf16_,
-                      loader_threads_);
+      return Evaluate(*model_, *data_.eval, data_.norm, c_.data.eval_batch_size, *dist_, device_,
+                      autocast_dtype_, loader_threads_);
     };
     const EvalResult eval = evaluate();
     EvalResult ema_eval;  // The EMA in the model, under the mask rule of the epoch's last step.
@@ -372,6 +396,7 @@ class Run {
       line.Add(contract::kImagesPerSecond, images_per_s).Add(contract::kFlops, state_.flops);
       line.Add("precision", c_.resources.precision);
       AddDeviceFields(line);
+      AddLossScalerFields(line);
       AddSparsityFields(sparsity_->Report(state_.global_step, /*per_layer=*/true), line);
       AddSemiStructuredFields(semi_structured_.get(), line);
       EmitMetric(*o_.metrics, line);
@@ -388,6 +413,10 @@ class Run {
   void Save() {
     // A collective: every rank reaches Save() at the same step boundary (epoch end, or an agreed stop).
     if (dist_->world_size() > 1) state_.rank_rngs = dist_->AllGatherBytes(CpuRngState());
+    if (scaler_) {
+      state_.loss_scaler = scaler_->State();
+      adamw_step_->SyncHostSteps();  // Steps skipped on the device left the host counts ahead.
+    }
     if (!dist_->is_root()) return;
     if (ema_) state_.ema = ema_->StateDict();
     try {
@@ -405,6 +434,7 @@ class Run {
         .Add(contract::kLoss, loss);
     line.Add(contract::kLearningRate, lr);
     line.Add(contract::kImagesPerSecond, images_per_s).Add(contract::kFlops, state_.flops);
+    AddLossScalerFields(line);
     AddSparsityFields(sparsity_->Report(state_.global_step, /*per_layer=*/false), line);
     EmitMetric(*o_.metrics, line);
   }
@@ -423,11 +453,27 @@ class Run {
         .Add(contract::kParams, static_cast<double>(CountParameters(*model_)))
         .Add("precision", c_.resources.precision);
     AddDeviceFields(line);
+    AddLossScalerFields(line);
     EmitMetric(*o_.metrics, line);
   }
 
   static void AddEmaFields(double loss, double top1, double top5, MetricLine& line) {
     line.Add(contract::kEmaEvalLoss, loss).Add(contract::kEmaTop1, top1).Add(contract::kEmaTop5, top5);
+  }
+
+  // fp16: skipped steps and the scale, in one read (the lines are written at sync points only).
+  void AddLossScalerFields(MetricLine& line) const {
+    if (!scaler_) return;
+    const std::vector<double> v = ReadToHost(torch::cat({scaler_->skipped_steps(), scaler_->scale()}));
+    line.Add(contract::kSkippedSteps, v[0]).Add(contract::kLossScale, v[1]);
+  }
+
+  std::string PrecisionText() const {
+    if (autocast_dtype_ == at::kBFloat16) return "bf16 autocast (fp32 weights, optimizer state and loss)";
+    if (autocast_dtype_ == at::kHalf) {
+      return "fp16 autocast with dynamic loss scaling (fp32 weights, optimizer state and loss)";
+    }
+    return scaler_ ? "fp32 with loss scaling" : "fp32";
   }
 
   void AddDeviceFields(MetricLine& line) const {
@@ -438,9 +484,9 @@ class Run {
   const TrainerOptions& o_;
   std::ostream& log_;
   ModelArch arch_;
-  const bool bf16_;           // resources.precision bf16: forward passes under bf16 autocast.
-  const TrainLoss loss_;      // timm train.py's choice of training loss.
-  const MixupOptions mixup_;  // Used when loss_ takes dense (mixed) targets.
+  const c10::ScalarType autocast_dtype_;  // Of the forward passes: bf16, fp16, or Undefined (fp32).
+  const TrainLoss loss_;                  // timm train.py's choice of training loss.
+  const MixupOptions mixup_;              // Used when loss_ takes dense (mixed) targets.
   torch::Device device_ = torch::kCPU;
   StepSyncDebug sync_debug_;  // NMTRAIN_SYNC_DEBUG=error: the host-sync guard over each step.
   std::unique_ptr<Distributed> dist_;
@@ -470,6 +516,8 @@ class Run {
   std::vector<torch::Tensor> params_;
   std::unique_ptr<GradientAverager> averager_;  // Bucketed all-reduce overlapped with backward.
   std::unique_ptr<ModelEma> ema_;               // model.ema only.
+  std::unique_ptr<LossScaler> scaler_;          // fp16 (or TrainerOptions::loss_scaling); else null.
+  std::unique_ptr<OptimizerStep> step_;
   double flops_per_image_ = 0.0;
   TrainState state_;
 };
@@ -511,6 +559,9 @@ int DescribeRun(const ExperimentConfig& config, std::ostream& out) {
   out << "precision " << config.resources.precision
       << (config.resources.precision == "bf16"
               ? ": forward passes under bf16 autocast; weights, optimizer state, masks and loss in fp32\n"
+          : config.resources.precision == "fp16"
+              ? ": forward passes under fp16 autocast with dynamic loss scaling (GradScaler's); weights, "
+                "optimizer state, masks and loss in fp32\n"
               : ": fp32 throughout\n");
   if (config.model.ema) {
     out << "model EMA: timm's ModelEmaV2 of the dense weights, decay " << config.model.ema_decay

@@ -348,8 +348,9 @@ TEST(EvaluatorTest, PrefetchedEvaluationEqualsTheInLoopOne) {
   const Normalization norm{{0.5f}, {0.5f}};
   Distributed single(DistributedEnv{}, std::chrono::milliseconds(1000));
   const EvalResult in_loop =
-      Evaluate(*model, data, norm, 16, single, torch::kCPU, false, /*loader_threads=*/0);
-  const EvalResult ahead = Evaluate(*model, data, norm, 16, single, torch::kCPU, false, /*loader_threads=*/2);
+      Evaluate(*model, data, norm, 16, single, torch::kCPU, c10::ScalarType::Undefined, /*loader_threads=*/0);
+  const EvalResult ahead =
+      Evaluate(*model, data, norm, 16, single, torch::kCPU, c10::ScalarType::Undefined, /*loader_threads=*/2);
   EXPECT_EQ(in_loop.images, 53);
   EXPECT_EQ(ahead.images, 53);
   EXPECT_EQ(ahead.loss, in_loop.loss);
