@@ -3,6 +3,7 @@
 # committed file. timm comes from PyPI (NMSPARSE_TIMM_VERSION) into the LibTorch 2.x venv of
 # tools/libtorch2_env.sh, with that venv's torch pinned so that pip never swaps the LibTorch the CMake build uses.
 #   models_test:       create_model(name, **model_kwargs) parameter names, shapes, counts (issue 28)
+#   model_catalog_test: create_model(name) of each timm-named catalogue entry (issue 24)
 #   loss_test:         BCE / label-smoothing / soft-target losses, Mixup and CutMix (issue 24)
 #   lr_scheduler_test: create_scheduler_v2's learning rate at every update (issue 24)
 set -euo pipefail
@@ -18,7 +19,7 @@ fi
 failed=0
 # check GOLDEN GENERATOR FIXES: the generator's output must equal the committed file.
 check() {
-  if diff -u "$1" <("$python" -W ignore "$2") >/dev/null; then
+  if diff -u "$1" <("$python" -W ignore $2)  # $2 may carry arguments >/dev/null; then
     echo "check_timm_goldens: $1 equals timm $timm_version's"
   else
     echo "check_timm_goldens: timm $timm_version differs from $1 (regenerate it with $2, then fix $3)" >&2
@@ -26,6 +27,7 @@ check() {
   fi
 }
 check worker/trainer/models/testdata/timm_model_kwargs.txt tools/timm_model_golden.py worker/trainer/models/
+check schemas/testdata/timm_catalog_models.txt "tools/timm_model_golden.py --catalog" schemas/model_catalog.cc
 check worker/trainer/testdata/timm_loss.txt tools/timm_loss_golden.py "worker/trainer/loss.cc, mixup.cc"
 check worker/trainer/testdata/timm_lr_schedules.txt tools/timm_sched_golden.py worker/trainer/lr_scheduler.cc
 exit $failed
