@@ -86,8 +86,9 @@ double TargetSparsity(const std::string& target) {
 absl::StatusOr<std::unique_ptr<SparsityMethod>> CreateNMSparsityMethod(const SparsityConfig& config,
                                                                        int total_epochs,
                                                                        int64_t steps_per_epoch,
-                                                                       torch::nn::Module& model) {
-  auto engine = SparsityEngine::Create(config, total_epochs, steps_per_epoch, model);
+                                                                       torch::nn::Module& model,
+                                                                       int span_epochs) {
+  auto engine = SparsityEngine::Create(config, total_epochs, steps_per_epoch, model, span_epochs);
   if (!engine.ok()) return absl::InvalidArgumentError(absl::StrCat("sparsity: ", engine.status().message()));
   return std::make_unique<NMSparsityMethod>(std::move(*engine));
 }

@@ -17,7 +17,8 @@ namespace nmsparse {
 absl::StatusOr<std::unique_ptr<SparsityMethod>> CreateNMSparsityMethod(const SparsityConfig& config,
                                                                        int total_epochs,
                                                                        int64_t steps_per_epoch,
-                                                                       torch::nn::Module& model);
+                                                                       torch::nn::Module& model,
+                                                                       int span_epochs = 0);
 
 // 1 - N/M of an "N:M" target, the rate of "unstructured R", 0 for "dense" (target_sparsity/<location>).
 double TargetSparsity(const std::string& target);

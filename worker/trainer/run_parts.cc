@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "schemas/model_resolution.h"
+#include "schemas/trained_epochs.h"
 #include "worker/trainer/exit_codes.h"
 
 namespace nmsparse {
@@ -29,8 +30,11 @@ RunData LoadData(const ExperimentConfig& c, const ModelArch& arch) {
 std::unique_ptr<SparsityMethod> MakeSparsity(const ExperimentConfig& c, int64_t epochs,
                                              int64_t steps_per_epoch, torch::nn::Module& model,
                                              torch::optim::Optimizer* optimizer) {
-  auto method = CreateSparsityMethod(
-      c.sparsity, model, SparsityMethodOptions(epochs, steps_per_epoch).optimizer(optimizer).seed(c.seed));
+  auto method = CreateSparsityMethod(c.sparsity, model,
+                                     SparsityMethodOptions(epochs, steps_per_epoch)
+                                         .span_epochs(SparsityEpochs(c.schedule))
+                                         .optimizer(optimizer)
+                                         .seed(c.seed));
   if (!method.ok()) throw TrainerError(kExitUsage, std::string(method.status().message()));
   return std::move(*method);
 }
@@ -38,8 +42,8 @@ std::unique_ptr<SparsityMethod> MakeSparsity(const ExperimentConfig& c, int64_t 
 std::unique_ptr<SemiStructuredLayers> MakeSemiStructured(const ExperimentConfig& c, int64_t epochs,
                                                          int64_t steps_per_epoch, torch::nn::Module& model,
                                                          torch::Device device) {
-  auto semi =
-      SemiStructuredLayers::Install(c.semi_structured, c.sparsity, epochs, steps_per_epoch, model, device);
+  auto semi = SemiStructuredLayers::Install(c.semi_structured, c.sparsity, epochs, steps_per_epoch, model,
+                                            device, SparsityEpochs(c.schedule));
   if (!semi.ok()) throw TrainerError(kExitUsage, std::string(semi.status().message()));
   return std::move(*semi);
 }
