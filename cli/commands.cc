@@ -11,6 +11,7 @@
 #include "cli/live_commands.h"
 #include "cli/query_commands.h"
 #include "cli/report_commands.h"
+#include "cli/run_format.h"
 #include "cli/submit_commands.h"
 #include "common/version.h"
 
@@ -68,10 +69,11 @@ const std::vector<OptionSpec>& AllOptions() {
       {"no-reuse", false, 0, false, "", "retrain runs whose identical content already succeeded"},
       {"dry-run", false, 0, false, "", "expand and check at the coordinator, store nothing"},
       {"sweep", true, 0, false, "S", "the sweep id"},
-      {"state", true, 0, false, "X", "queued, assigned, running, succeeded, failed or cancelled"},
+      {"state", true, 0, false, "X", "one of " + RunStateNamesText()},
       {"metric", true, 0, false, "NAME", "a final metric (default top1)"},
       {"k", true, 'k', false, "N", "how many runs (default 1)"},
-      {"minimize", false, 0, false, "", "lower is better (losses)"},
+      {"minimize", false, 0, false, "", "lower is better (default: the metric's declared direction)"},
+      {"maximize", false, 0, false, "", "higher is better (default: the metric's declared direction)"},
       {"follow", false, 'f', false, "", "keep following until the run ends"},
       {"format", true, 0, false, "csv|json|tensorboard", "output format (default csv)"},
       {"curves", false, 0, false, "", "also every metric point"},
@@ -121,9 +123,9 @@ const std::vector<CommandInfo>& Commands() {
        {},
        RunFollowCommand},
       {"best",
-       "SWEEP [--metric top1] [-k N] [--minimize]",
+       "SWEEP [--metric top1] [-k N] [--minimize | --maximize]",
        "the best succeeded runs of a sweep by a final metric",
-       {"metric", "k", "minimize"},
+       {"metric", "k", "minimize", "maximize"},
        RunBestCommand},
       {"compare",
        "SWEEP [--metric top1]",

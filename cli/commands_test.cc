@@ -60,6 +60,37 @@ TEST(CommandsTest, HelpAndUsageErrors) {
   EXPECT_EQ(Nmctl({"runs", "--state", "sleeping"}).code, kExitUsage);
 }
 
+// Issue 27: `runs --state` help and errors listed every state but stopped_early; both come from the proto
+// enum.
+TEST(CommandsTest, StateHelpAndErrorListEveryState) {
+  const Result sleeping = Nmctl({"runs", "--state", "sleeping"});
+  EXPECT_NE(sleeping.err.find(
+                "--state: unknown run state 'sleeping' (one of queued, assigned, running, succeeded, failed, "
+                "cancelled, stopped_early)"),
+            std::string::npos)
+      << sleeping.err;
+  const Result help = Nmctl({"runs", "--help"});
+  EXPECT_NE(help.out.find("one of queued, assigned, running, succeeded, failed, cancelled, stopped_early"),
+            std::string::npos)
+      << help.out;
+}
+
+// Issue 27: `best` by a metric without a declared direction needs --maximize or --minimize, refused before
+// dialing; a declared one (loss) needs neither.
+TEST(CommandsTest, BestNeedsADirectionForAnUndeclaredMetric) {
+  const Result acc = Nmctl({"best", "1", "--metric", "acc", "--coordinator", "127.0.0.1:1"});
+  EXPECT_EQ(acc.code, kExitUsage);
+  EXPECT_NE(acc.err.find("--metric: metric 'acc' has no declared direction"), std::string::npos) << acc.err;
+  EXPECT_NE(acc.err.find("pass --maximize or --minimize"), std::string::npos) << acc.err;
+  const Result both = Nmctl({"best", "1", "--minimize", "--maximize", "--coordinator", "127.0.0.1:1"});
+  EXPECT_EQ(both.code, kExitUsage);
+  EXPECT_NE(both.err.find("give one of them, not both"), std::string::npos) << both.err;
+  // Past the direction check: the unreachable coordinator is what fails.
+  const Result loss = Nmctl({"best", "1", "--metric", "loss", "--coordinator", "127.0.0.1:1"});
+  EXPECT_NE(loss.code, kExitUsage) << loss.err;
+  EXPECT_EQ(loss.err.find("declared direction"), std::string::npos) << loss.err;
+}
+
 // Usage errors of resume and fork are caught before any call to the coordinator.
 TEST(CommandsTest, ResumeAndForkUsage) {
   const Result no_run = Nmctl({"fork", "--set", "schedule.epochs=6"});
@@ -96,6 +127,38 @@ TEST(CommandsTest, PerCommandHelpAndVersion) {
   EXPECT_EQ(version.out, VersionText("nmctl"));
 }
 
+// Issue 27: validate names MDGF runs by their recipe (not STRUCTURED_NM), puts labels in the one order of
+// `runs` (sorted by axis), and prints an ASHA sweep's rungs with the runs each keeps.
+TEST(CommandsTest, ValidateShowsRecipesSortedLabelsAndAshaRungs) {
+  const std::string path = TempFile("asha_sweep.yaml", R"(name: asha
+base:
+  model: {name: vit_nano_patch7_28}
+  data: {dataset: synthetic, batch_size: 8}
+  schedule: {epochs: 4}
+  sparsity: {recipe: MDGF, n_sparsity: 1, m_sparsity: 8, sparsity_loc: FF}
+grid:
+  recipe:
+    mdgf: {sparsity.recipe: MDGF}
+    srste: {sparsity.recipe: SRSTE}
+  nm:
+    a: {optimizer.lr: 0.001}
+    b: {optimizer.lr: 0.002}
+    c: {optimizer.lr: 0.003}
+    d: {optimizer.lr: 0.004}
+early_stopping: {metric: top1, reduction_factor: 2}
+)");
+  const Result r = Nmctl({"validate", path});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("MDGF 1:8"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("STRUCTURED_NM"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("nm=a recipe=mdgf"), std::string::npos) << r.out;
+  EXPECT_NE(
+      r.out.find("early_stopping asha on top1 (max): rung 1 after epoch 1: about 4 of 8 runs go on; rung 2 "
+                 "after epoch 2: about 2 of 4 runs go on\n"),
+      std::string::npos)
+      << r.out;
+}
+
 TEST(CommandsTest, ValidatePrintsRunsAndLayerPlansOffline) {
   const std::string path = TempFile("tiny_sweep.yaml", kSweep);
   const Result r = Nmctl({"validate", path, "--coordinator", "127.0.0.1:1"});
@@ -103,6 +166,7 @@ TEST(CommandsTest, ValidatePrintsRunsAndLayerPlansOffline) {
   EXPECT_NE(r.out.find("2 run(s)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("recipe=srste"), std::string::npos);
   EXPECT_NE(r.out.find("SRSTE 1:4"), std::string::npos);
+  EXPECT_EQ(r.out.find("early_stopping"), std::string::npos);  // No ASHA block, no rungs.
   EXPECT_NE(r.out.find("blocks.0.mlp.fc1.weight"), std::string::npos);
   EXPECT_NE(r.out.find("PRECISION"), std::string::npos);
   // The image transforms the runs will use (timm's create_transform), with the model's own defaults.

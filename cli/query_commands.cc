@@ -20,9 +20,11 @@
 #include "cli/table_printer.h"
 #include "common/metric_text.h"
 #include "common/visible_text.h"
+#include "contract/metric_line.h"
 #include "contract/metric_names.h"
 #include "report/compare_pivot.h"
 #include "report/tfevents.h"
+#include "schemas/metric_objective.h"
 
 namespace nmsparse::cli {
 namespace {
@@ -182,11 +184,32 @@ int RunRunCommand(const CommandContext& context) {
                     v1::RunState_Name(change.to()), absl::StrCat(change.attempt()), change.reason()});
   }
   out << "\nstate history:\n" << history.Render();
-  std::vector<v1::MetricPoint> points(response->metrics().begin(), response->metrics().end());
+  // Progress points carry only a step count: watch and follow show them, the curve has no use for them.
+  std::vector<v1::MetricPoint> points;
+  for (const v1::MetricPoint& p : response->metrics()) {
+    if (p.kind() != contract::kKindProgress) points.push_back(p);
+  }
   out << "\nmetrics (" << points.size() << " points):\n";
   if (!points.empty()) out << MetricCurveTable(points).Render();
   return kExitOk;
 }
+
+namespace {
+
+// Refused before dialing, in nmctl's words: both directions, or none for a metric that declares none.
+absl::Status CheckBestDirection(const v1::GetBestRequest& request) {
+  if (request.minimize() && request.maximize()) {
+    return absl::InvalidArgumentError("--minimize and --maximize: give one of them, not both");
+  }
+  return ObjectiveMaximizes(request.metric(),
+                            request.minimize()   ? "min"
+                            : request.maximize() ? "max"
+                                                 : "",
+                            "--metric", "pass --maximize or --minimize")
+      .status();
+}
+
+}  // namespace
 
 int RunBestCommand(const CommandContext& context) {
   absl::StatusOr<int64_t> id = IdArgument(context, "sweep id");
@@ -200,6 +223,8 @@ int RunBestCommand(const CommandContext& context) {
     request.set_k(static_cast<uint32_t>(*parsed));
   }
   request.set_minimize(context.args->Has("minimize"));
+  request.set_maximize(context.args->Has("maximize"));
+  if (absl::Status st = CheckBestDirection(request); !st.ok()) return Fail(context, st);
   absl::StatusOr<v1::GetBestResponse> response =
       context.connection().Call(&v1::Coordinator::Stub::GetBest, request);
   if (!response.ok()) return Fail(context, response.status());

@@ -29,7 +29,11 @@ bool PerLayer24(const std::string& name) {
 }  // namespace
 
 std::string FormatLabels(const google::protobuf::Map<std::string, std::string>& labels) {
-  std::map<std::string, std::string> sorted(labels.begin(), labels.end());
+  return FormatLabels(std::vector<std::pair<std::string, std::string>>(labels.begin(), labels.end()));
+}
+
+std::string FormatLabels(const std::vector<std::pair<std::string, std::string>>& labels) {
+  const std::map<std::string, std::string> sorted(labels.begin(), labels.end());
   std::string out;
   for (const auto& [axis, value] : sorted) {
     absl::StrAppend(&out, out.empty() ? "" : " ", VisibleText(axis), "=", VisibleText(value));
@@ -63,12 +67,22 @@ bool IsFinal(v1::RunState state) {
          state == v1::STOPPED_EARLY;
 }
 
+std::string RunStateNamesText() {
+  const google::protobuf::EnumDescriptor* states = v1::RunState_descriptor();
+  std::vector<std::string> names;
+  for (int i = 0; i < states->value_count(); ++i) {
+    if (states->value(i)->number() == v1::RUN_STATE_UNSPECIFIED) continue;
+    names.push_back(absl::AsciiStrToLower(states->value(i)->name()));
+  }
+  return absl::StrJoin(names, ", ");
+}
+
 absl::StatusOr<v1::RunState> ParseRunState(const std::string& name) {
   v1::RunState state;
   if (v1::RunState_Parse(absl::AsciiStrToUpper(name), &state) && state != v1::RUN_STATE_UNSPECIFIED)
     return state;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown run state '", name, "' (one of queued, assigned, running, succeeded, failed, cancelled)"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("--state: unknown run state '", name, "' (one of ", RunStateNamesText(), ")"));
 }
 
 std::vector<std::string> OrderMetricNames(std::vector<std::string> names) {

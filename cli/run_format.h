@@ -12,9 +12,10 @@
 
 namespace nmsparse::cli {
 
-// "recipe=srste nm=2:4", axes sorted by name; names and values as common/visible_text.h shows them (one
-// line).
+// "nm=2:4 recipe=srste", axes sorted by name; names and values as common/visible_text.h shows them (one
+// line). The one label order of every command: validate's (axis order) and a stored run's (a map) agree.
 std::string FormatLabels(const google::protobuf::Map<std::string, std::string>& labels);
+std::string FormatLabels(const std::vector<std::pair<std::string, std::string>>& labels);
 
 // "2026-11-21 07:40:09" (UTC), or "-" for 0.
 std::string FormatTime(int64_t ms);
@@ -28,6 +29,9 @@ std::string FormatSeconds(double seconds);
 std::string Submitter(const std::string& submitted_by);
 
 bool IsFinal(v1::RunState state);
+
+// The run states' names, from the proto enum: "queued, assigned, ..., stopped_early".
+std::string RunStateNamesText();
 
 // A run state from its name, case-insensitive ("running", "SUCCEEDED").
 absl::StatusOr<v1::RunState> ParseRunState(const std::string& name);

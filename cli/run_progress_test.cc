@@ -34,6 +34,14 @@ TEST(RunProgressTest, StepsRateAndEtaFromPointTimes) {
   EXPECT_EQ(progress.Text().substr(0, 17), "step 400/400 (100");
 }
 
+// Issue 27: with log_every_steps 0 the trainer's progress points alone move the step count and the ETA.
+TEST(RunProgressTest, ProgressPointsGiveStepsAndEta) {
+  RunProgress progress(/*steps_per_epoch=*/10, /*epochs=*/2);
+  progress.Add(Point("progress", 1, 0, 1, 1000));
+  progress.Add(Point("progress", 1, 0, 5, 3000));  // 4 steps in 2 s.
+  EXPECT_EQ(progress.Text(), "step 5/20 (25%)  2 steps/s  ETA 8s");
+}
+
 TEST(RunProgressTest, StepsPerEpochFromTheFirstEpochPointWhenTheSpecDoesNotTell) {
   RunProgress progress(std::nullopt, 3);
   progress.Add(Point("step", 1, 0, 20, 0));

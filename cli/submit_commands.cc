@@ -16,13 +16,17 @@
 #include "cli/table_printer.h"
 #include "common/unicode_text.h"
 #include "common/visible_text.h"
+#include "report/run_facts.h"
 #include "schemas/data_pipeline.h"
 #include "schemas/layer_plan.h"
 #include "schemas/limits.h"
+#include "schemas/proto_bridge.h"
 #include "schemas/structure_decay.h"
 #include "schemas/sweep.h"
+#include "schemas/sweep_blocks.h"
 #include "schemas/sweep_size.h"
 #include "schemas/trained_epochs.h"
+#include "server/search/asha_policy.h"
 
 namespace nmsparse::cli {
 namespace {
@@ -97,6 +101,28 @@ absl::StatusOr<std::vector<ResolvedRun>> Expand(const CommandContext& context, c
 
 }  // namespace
 
+namespace {
+
+// "early_stopping asha on top1 (max): rung 1 after epoch 1: about 4 of 8 runs go on; ..." (docs/sweeps.md: at
+// a rung the best max(1, floor(n / η)) of the n runs that reach it go on).
+std::string AshaRungsText(const v1::SweepSpec& spec, size_t runs) {
+  const v1::EarlyStopping& es = spec.early_stopping();
+  const std::vector<uint32_t> rungs = server::AshaRungs(es, AshaMaxResource(spec));
+  std::string text =
+      absl::StrCat("early_stopping ", es.policy(), " on ", VisibleText(es.metric()), " (", es.mode(), "): ");
+  if (rungs.empty()) return text + "no rung before the end of training\n";
+  size_t reaching = runs;
+  for (size_t k = 0; k < rungs.size(); ++k) {
+    const size_t kept = std::max<size_t>(1, reaching / es.reduction_factor());
+    absl::StrAppend(&text, k == 0 ? "" : "; ", "rung ", k + 1, " after ", es.resource(), " ", rungs[k],
+                    ": about ", kept, " of ", reaching, " runs go on");
+    reaching = kept;
+  }
+  return text + "\n";
+}
+
+}  // namespace
+
 int RunValidateCommand(const CommandContext& context) {
   absl::StatusOr<v1::SweepSpec> spec = LoadFromArgs(context);
   if (!spec.ok()) return Fail(context, spec.status());
@@ -161,17 +187,16 @@ int RunValidateCommand(const CommandContext& context) {
     out << "search " << spec->search().algorithm() << ": the coordinator proposes " << spec->search().budget()
         << " run(s) as results come in; one draw of the random axes is checked here\n";
   }
+  if (!spec->early_stopping().policy().empty()) out << AshaRungsText(*spec, runs->size());
   Table table({"#", "LABELS", "MODEL", "SPARSITY", "EPOCHS", "GPUS", "PRECISION", "HASH"});
   for (const ResolvedRun& run : *runs) {
-    std::vector<std::string> labels;
-    for (const auto& [axis, value] : run.labels) labels.push_back(absl::StrCat(axis, "=", value));
     const SparsityConfig& s = run.config.sparsity;
-    std::string sparsity = ToString(s.sparsity_type);
+    std::string sparsity = report::RecipeOf(ToProto(run.config).sparsity());
     if (s.sparsity_type == SparsityType::kStructuredNM || s.sparsity_type == SparsityType::kSrste) {
       absl::StrAppend(&sparsity, " ", s.nm.n, ":", s.nm.m);
       if (s.nm_qkv != s.nm) absl::StrAppend(&sparsity, " (qkv ", s.nm_qkv.n, ":", s.nm_qkv.m, ")");
     }
-    table.AddRow({absl::StrCat(run.index), absl::StrJoin(labels, " "), run.config.model.name, sparsity,
+    table.AddRow({absl::StrCat(run.index), FormatLabels(run.labels), run.config.model.name, sparsity,
                   absl::StrCat(TrainedEpochs(run.config.schedule)), absl::StrCat(run.config.resources.gpus),
                   run.config.resources.precision, run.content_hash.substr(0, kHashPrefix)});
   }

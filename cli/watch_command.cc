@@ -27,16 +27,10 @@ bool ConfirmedFinal(const CommandContext& context, int64_t run_id) {
   return run.ok() && IsFinal(run->run().state());
 }
 
-// Values in OrderMetricNames order, then labels by name: the same order on every line (a protobuf map has
-// none of its own).
-std::string PointText(const v1::MetricPoint& point) {
-  std::vector<std::string> parts = {FormatValues(point.values(), 6)};
-  const std::map<std::string, std::string> labels(point.labels().begin(), point.labels().end());
-  for (const auto& [name, value] : labels) {
-    parts.push_back(absl::StrCat(VisibleText(name), "=", VisibleText(value, kMaxCellChars)));
-  }
-  return absl::StrJoin(parts, " ");
-}
+// Values in OrderMetricNames order: the same order on every line. The point's labels (device, nm_stage,
+// semi_structured/...) are the trainer's, not the user's: `nmctl run` shows them; the run's own labels head
+// the watch.
+std::string PointText(const v1::MetricPoint& point) { return FormatValues(point.values(), 6); }
 
 // "[#####.......] 120/468 steps  45 steps/s  1.5k img/s  ETA 8s" (epochs when the step total is unknown).
 std::string StepBar(const RunProgress& progress, int epochs, double epochs_done) {
@@ -110,13 +104,15 @@ int RunWatchCommand(const CommandContext& context) {
       if (event.has_metric()) {
         const v1::MetricPoint& p = event.metric();
         progress.Add(p);
-        if (p.kind() == contract::kKindStep) {
+        if (p.kind() == contract::kKindStep || p.kind() == contract::kKindProgress) {
+          // A progress point (steps done, whatever log_every_steps says) has no values to show.
+          const std::string values = PointText(p);
           if (context.terminal) {
             context.WriteControl(kClearLine);
-            out << StepBar(progress, epochs, epochs_done) << "  " << PointText(p);
+            out << StepBar(progress, epochs, epochs_done) << (values.empty() ? "" : "  ") << values;
             bar_drawn = true;
           } else {
-            print_line(absl::StrCat("  ", progress.Text(), "  ", PointText(p)));
+            print_line(absl::StrCat("  ", progress.Text(), values.empty() ? "" : "  ", values));
           }
         } else {
           // Epoch points carry the 0-based index of the epoch just finished (docs/nmtrain.md).

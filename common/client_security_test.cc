@@ -73,5 +73,18 @@ TEST(ClientSecurityTest, ErrorsNameTheirSource) {
   EXPECT_FALSE(ResolveClientSecurity(half).ok());
 }
 
+// A CA file that is not PEM is refused naming the flag and the file, before any dialing (issue 27: gRPC took
+// it and said "empty address list").
+TEST(ClientSecurityTest, RefusesANonPemCaNamingTheFile) {
+  const std::string ca = TokenFile("ca", "this is not a certificate\n", 0644);
+  ClientSecurityFlags flags;
+  flags.tls_ca = ca;
+  absl::StatusOr<ClientSecurity> security = ResolveClientSecurity(flags);
+  ASSERT_FALSE(security.ok());
+  EXPECT_EQ(security.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(security.status().message(),
+            "--tls-ca: " + ca + " is not a PEM file (no -----BEGIN ...----- block)");
+}
+
 }  // namespace
 }  // namespace nmsparse

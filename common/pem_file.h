@@ -8,7 +8,8 @@
 
 namespace nmsparse {
 
-// The file's text. InvalidArgument "SOURCE: cannot read PATH" when it is missing, unreadable or empty;
+// The file's text. InvalidArgument "SOURCE: cannot read PATH" when it is missing, unreadable or empty, and
+// "SOURCE: PATH is not a PEM file ..." when it holds no PEM block (checked before gRPC sees it);
 // `source` is the flag or variable that named it.
 absl::StatusOr<std::string> ReadPemFile(const std::string& path, const std::string& source);
 

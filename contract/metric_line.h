@@ -16,6 +16,11 @@ constexpr char kStepKey[] = "step";    // Optimizer steps done in total.
 constexpr char kKindEpoch[] = "epoch";  // After each epoch's evaluation.
 constexpr char kKindStep[] = "step";    // Every spec'd number of steps, during an epoch.
 constexpr char kKindFinal[] = "final";  // Once, at the end: its numbers are the run's final metrics.
+// Steps done, whatever log_every_steps says: only epoch and step, from the step count the loop has on the
+// host (no device read), at the first step and then at most every kProgressIntervalSeconds of wall time, so
+// that follow and watch show progress before an epoch ends.
+constexpr char kKindProgress[] = "progress";
+constexpr double kProgressIntervalSeconds = 3.0;
 
 }  // namespace nmsparse::contract
 

@@ -8,7 +8,8 @@ namespace nmsparse::contract {
 // Values.
 constexpr char kTop1[] = "top1";  // Eval top-1 accuracy (%): the metric sweeps are compared on by default.
 constexpr char kTop5[] = "top5";
-constexpr char kLoss[] = "loss";  // Mean training loss of the epoch (step lines: of the last steps).
+constexpr char kBestTop1[] = "best_top1";  // The best eval top-1 so far (final line).
+constexpr char kLoss[] = "loss";           // Mean training loss of the epoch (step lines: of the last steps).
 constexpr char kEvalLoss[] = "eval_loss";
 constexpr char kLearningRate[] = "lr";
 constexpr char kImagesPerSecond[] = "images_per_s";  // Training throughput.

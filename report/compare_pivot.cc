@@ -42,6 +42,13 @@ int StatePriority(v1::RunState state) {
   }
 }
 
+// A run counts with its final metric when it trained to the end: succeeded, or stopped early by ASHA after
+// its final line (a stop at a rung kills the trainer before it writes one, so such a run has no final
+// metrics).
+bool FinishedWith(const v1::Run& run, bool has_metric) {
+  return has_metric && (run.state() == v1::SUCCEEDED || run.state() == v1::STOPPED_EARLY);
+}
+
 std::string PendingText(const ComparePivot& pivot, const ComparePivot::Cell& cell) {
   if (cell.runs == 0) return "-";
   return cell.pending == v1::SUCCEEDED ? "no " + pivot.metric
@@ -114,7 +121,7 @@ ComparePivot BuildComparePivot(const v1::SweepSpec& spec, const std::vector<v1::
     ComparePivot::Cell& cell = cells[row][column];
     ++cell.runs;
     auto value = run.final_metrics().find(metric);
-    if (run.state() == v1::SUCCEEDED && value != run.final_metrics().end()) {
+    if (FinishedWith(run, value != run.final_metrics().end())) {
       cell.values.push_back(value->second);
     } else if (StatePriority(run.state()) > StatePriority(cell.pending)) {
       cell.pending = run.state();

@@ -14,8 +14,8 @@ namespace nmsparse::report {
 
 struct ComparePivot {
   struct Cell {
-    // The metric of each succeeded run in the cell (several when runs differ in a random axis, a seed or an
-    // axis past the second).
+    // The metric of each run of the cell that trained to the end (several when runs differ in a random axis,
+    // a seed or an axis past the second).
     std::vector<double> values;
     int runs = 0;                                      // All runs in the cell.
     v1::RunState pending = v1::RUN_STATE_UNSPECIFIED;  // Most relevant state when none succeeded.

@@ -57,6 +57,17 @@ TEST(ComparePivotTest, SpreadAndOrderedJson) {
   EXPECT_EQ(json["sweep_id"], 7);
 }
 
+// Issue 27: a run that ASHA marked stopped_early after it had finished training, final metrics and all, is a
+// value of its cell, not "stopped_early"; one stopped at a rung (no final metrics) still shows the state.
+TEST(ComparePivotTest, StoppedEarlyRunWithFinalMetricsCounts) {
+  v1::Run finished = RecipeRun(1, "dense", "2:4", v1::STOPPED_EARLY, 0);
+  (*finished.mutable_final_metrics())["top1"] = 75.0;
+  const std::vector<v1::Run> runs = {finished, RecipeRun(2, "srste", "2:4", v1::STOPPED_EARLY, 0)};
+  const ComparePivot pivot = BuildComparePivot(RecipeByNmSweep(), runs, "top1");
+  EXPECT_EQ(CellText(pivot, pivot.cells[0][0]), "75");
+  EXPECT_EQ(CellText(pivot, pivot.cells[1][0]), "stopped_early");
+}
+
 TEST(ComparePivotTest, OneAxisGivesOneColumn) {
   v1::SweepSpec spec;
   v1::GridAxis* recipe = spec.add_grid();

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <map>
 
+#include "contract/metric_direction.h"
 #include "contract/metric_line.h"
 #include "contract/metric_names.h"
 #include "report/compare_pivot.h"
@@ -117,14 +118,17 @@ Figure MetricVsFlops(const SweepData& data, const std::string& metric, bool trai
       FileNamePart(metric, kMaxMetricInFileName) + (training ? "_vs_train_flops" : "_vs_inference_flops"),
       "Final " + metric + " vs " + what,
       training ? "One point per succeeded run (FLOPs as the trainer counts them, dense-equivalent); the "
-                 "line joins the Pareto front (no run is cheaper and better)."
+                 "line joins the Pareto front (no run is cheaper and better; better by the metric's declared "
+                 "direction)."
                : "One point per succeeded run (forward FLOPs of one image less the pruned weights' "
                  "share); the line joins the Pareto front.",
       what,
       "final " + metric,
       true,
       {}};
+  const contract::MetricDirection direction = contract::DirectionOf(metric);
   std::vector<CostQuality> points;
+  std::vector<double> values;
   for (const RunData& run : data.runs) {
     const double value = FinalMetric(run.run, metric);
     const double flops = training ? TrainingFlops(run.run) : InferenceFlops(run.run);
@@ -132,13 +136,16 @@ Figure MetricVsFlops(const SweepData& data, const std::string& metric, bool trai
     Series& s = SeriesNamed(&f, RecipeOf(run.run.spec().sparsity()), Series::Style::kPoints);
     s.x.push_back(flops);
     s.y.push_back(value);
-    points.push_back({flops, value});
+    values.push_back(value);
+    // The front wants higher quality: a metric declared lower-is-better (a loss) is negated for it.
+    points.push_back({flops, direction == contract::MetricDirection::kMinimize ? -value : value});
   }
-  if (points.empty()) return f;
+  // A metric without a declared direction has no "better", so no front.
+  if (points.empty() || direction == contract::MetricDirection::kUnknown) return f;
   Series front{"Pareto front", Series::Style::kFront, {}, {}, {}};
   for (size_t i : ParetoFront(points)) {
     front.x.push_back(points[i].cost);
-    front.y.push_back(points[i].quality);
+    front.y.push_back(values[i]);
   }
   f.series.push_back(std::move(front));
   return f;

@@ -134,6 +134,27 @@ TEST(FiguresTest, ParametersFigureHasOneSeriesPerRecipe) {
   EXPECT_EQ(f.series[1].y, (std::vector<double>{0.6, 0.7}));
 }
 
+// Issue 27: the front follows the metric's declared direction: for eval_loss lower is better; a metric with
+// no declared direction gets no front.
+TEST(FiguresTest, FlopsFrontOfALossMinimizesIt) {
+  SweepData data;
+  data.runs = {MakeRun(1, v1::SparsitySpec::SRSTE, 2, 4, 0, 1e9),
+               MakeRun(2, v1::SparsitySpec::SRSTE, 1, 4, 0, 2e9),
+               MakeRun(3, v1::SparsitySpec::DENSE, 0, 0, 0, 3e9)};
+  const double losses[] = {0.7, 0.6, 0.9};
+  for (int i = 0; i < 3; ++i) {
+    (*data.runs[i].run.mutable_final_metrics())["eval_loss"] = losses[i];
+    (*data.runs[i].run.mutable_final_metrics())["acc"] = losses[i];
+  }
+  const Series front = MetricVsFlops(data, "eval_loss", /*training=*/true).series.back();
+  EXPECT_EQ(front.style, Series::Style::kFront);
+  EXPECT_EQ(front.x, (std::vector<double>{1e9, 2e9}));  // Run 3 costs most and has the highest loss.
+  EXPECT_EQ(front.y, (std::vector<double>{0.7, 0.6}));
+  for (const Series& s : MetricVsFlops(data, "acc", /*training=*/true).series) {
+    EXPECT_NE(s.style, Series::Style::kFront);
+  }
+}
+
 TEST(FiguresTest, CurvesUseStepAndEpochPoints) {
   RunData r = MakeRun(9, v1::SparsitySpec::DENSE, 0, 0, 0.9, 1);
   (*r.run.mutable_labels())["recipe"] = "dense";

@@ -100,6 +100,11 @@ TEST(ExperimentConfigTest, ErrorsNameFileLineKeyAndValue) {
             "exp.yaml:2: sparsity.m_sparsity: value 0 is out of range: must be >= 1");
   EXPECT_EQ(ParseError("data: [1]\n"), "exp.yaml:1: data: value [1] is not a map");
   EXPECT_EQ(ParseError("model: {name: a\n"), "exp.yaml:2: YAML syntax error: end of map flow not found");
+  // Issue 27: "YAML syntax error: bad file" before.
+  EXPECT_EQ(
+      ParseError("data: " + std::string(600, '[') + std::string(600, ']') + "\n"),
+      "exp.yaml: nested too deeply: maps and lists inside each other go past the YAML parser's limit of 500 "
+      "levels");
   EXPECT_EQ(ParseError("data:\n  hflip: 0.5\n  hflip: 0.2\n"), "exp.yaml:3: data.hflip: duplicate key");
   EXPECT_EQ(ParseError("- 1\n"), "exp.yaml:1: (top level): expected a map of experiment keys");
   auto missing = LoadExperimentFile("/nonexistent/exp.yaml");

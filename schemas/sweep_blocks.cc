@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "schemas/limits.h"
+#include "schemas/metric_objective.h"
 #include "schemas/proto_bridge.h"
 #include "schemas/proto_keys.h"
 #include "schemas/yaml_util.h"
@@ -66,13 +67,21 @@ absl::Status Missing(const YAML::Node& node, const KeyNodes& read, const std::st
   return Error(node, path + "." + key, "missing: " + reason);
 }
 
+// Writes the direction the block ranks by into `mode`, so that the stored sweep says it.
+absl::Status FillMode(const std::string& block, const std::string& metric, std::string* mode) {
+  absl::StatusOr<bool> maximize =
+      ObjectiveMaximizes(metric, *mode, block + ".metric", "say " + block + ".mode: max or min");
+  if (!maximize.ok()) return maximize.status();
+  *mode = *maximize ? "max" : "min";
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 const KeyTable<v1::EarlyStopping>& EarlyStoppingKeyTable() {
   static const auto* keys = [] {
     ES defaults;
     defaults.set_policy("asha");
-    defaults.set_mode("max");
     defaults.set_resource("epoch");
     defaults.set_min_resource(1);
     defaults.set_reduction_factor(3);
@@ -82,7 +91,12 @@ const KeyTable<v1::EarlyStopping>& EarlyStoppingKeyTable() {
             ProtoStringKey<ES>("metric")
                 .Doc("an epoch metric nmtrain reports: `top1`, `top5`, `eval_loss`, `loss`")
                 .Required(),
-            ProtoWordKey<ES>("mode", {"max", "min"}).Doc("`max`: larger is better; `min`: smaller is better"),
+            ProtoWordKey<ES>("mode", {"max", "min"})
+                .Doc("`max`: larger is better; `min`: smaller is better; default: the metric's declared "
+                     "direction (contract/metric_direction.h: top1 and top5 max, losses min), required for "
+                     "any other "
+                     "metric")
+                .NoDefault(),
             ProtoWordKey<ES>("resource", {"epoch"}).Doc("what rungs count: completed epochs"),
             ProtoIntKey<ES>("min_resource", 1, kMaxCount).Doc("the first rung"),
             ProtoIntKey<ES>("reduction_factor", 2, kMaxCount)
@@ -103,7 +117,6 @@ const KeyTable<v1::Search>& SearchKeyTable() {
   static const auto* keys = [] {
     SE defaults;
     defaults.set_algorithm("tpe");
-    defaults.set_mode("max");
     defaults.set_parallel(1);
     defaults.set_n_startup(3);
     defaults.set_gamma(0.25);
@@ -116,7 +129,9 @@ const KeyTable<v1::Search>& SearchKeyTable() {
                 .Required(),
             ProtoIntKey<SE>("seed", 0, std::numeric_limits<int64_t>::max()).Doc("seeds the proposals"),
             ProtoStringKey<SE>("metric").Doc("the final metric to optimize, e.g. `top1`").Required(),
-            ProtoWordKey<SE>("mode", {"max", "min"}).Doc("`max` or `min`"),
+            ProtoWordKey<SE>("mode", {"max", "min"})
+                .Doc("`max` or `min`; default: the metric's declared direction, as for `early_stopping.mode`")
+                .NoDefault(),
             ProtoIntKey<SE>("parallel", 1, limits::kMaxSearchParallel).Doc("runs in flight at most"),
             ProtoIntKey<SE>("n_startup", 1, limits::kMaxSearchStartup)
                 .Doc("results needed before TPE takes over; until then proposals are uniform draws"),
@@ -195,6 +210,7 @@ absl::Status ParseEarlyStopping(const YAML::Node& node, uint32_t base_epochs, v1
   if (auto st = EarlyStoppingKeyTable().Read(node, b, out, &read); !st.ok()) return st;
   if (auto st = Missing(node, read, b, "metric", "name the metric to rank runs by (e.g. top1)"); !st.ok())
     return st;
+  if (auto st = FillMode(b, out->metric(), out->mutable_mode()); !st.ok()) return AtLine(node, st);
   v1::SweepSpec probe;
   *probe.mutable_early_stopping() = *out;
   probe.mutable_base()->mutable_schedule()->set_epochs(base_epochs);
@@ -211,6 +227,7 @@ absl::Status ParseSearch(const YAML::Node& node, v1::SweepSpec* sweep) {
     return st;
   if (auto st = Missing(node, read, b, "budget", "a search needs a budget (the number of runs)"); !st.ok())
     return st;
+  if (auto st = FillMode(b, out->metric(), out->mutable_mode()); !st.ok()) return AtLine(node, st);
   return AtLine(node, CheckSearch(*sweep));
 }
 
@@ -242,6 +259,18 @@ absl::Status CheckRandomAxis(const v1::RandomAxis& axis) {
 absl::Status CheckRandomAxes(const v1::SweepSpec& sweep) {
   for (const v1::RandomAxis& axis : sweep.random()) {
     if (absl::Status s = CheckRandomAxis(axis); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FillObjectiveModes(v1::SweepSpec* sweep) {
+  if (sweep->has_early_stopping() && !sweep->early_stopping().policy().empty()) {
+    v1::EarlyStopping* es = sweep->mutable_early_stopping();
+    if (absl::Status st = FillMode("early_stopping", es->metric(), es->mutable_mode()); !st.ok()) return st;
+  }
+  if (sweep->has_search() && !sweep->search().algorithm().empty()) {
+    v1::Search* s = sweep->mutable_search();
+    if (absl::Status st = FillMode("search", s->metric(), s->mutable_mode()); !st.ok()) return st;
   }
   return absl::OkStatus();
 }

@@ -32,7 +32,8 @@ const std::vector<std::string>& SearchKeys();
 absl::Status ReadSweepScalars(const YAML::Node& node, v1::SweepSpec* sweep);
 
 // Reads the block into `out`; errors name "line L: early_stopping.KEY: value V ...". Defaults are filled in
-// (mode max, resource epoch, min_resource 1, reduction_factor 3, max_resource = base_epochs).
+// (mode: the metric's direction, resource epoch, min_resource 1, reduction_factor 3, max_resource =
+// base_epochs).
 absl::Status ParseEarlyStopping(const YAML::Node& node, uint32_t base_epochs, v1::EarlyStopping* out);
 // Reads search into sweep->search and checks it against the sweep's axes (CheckSearch).
 absl::Status ParseSearch(const YAML::Node& node, v1::SweepSpec* sweep);
@@ -43,6 +44,12 @@ absl::Status ParseSearch(const YAML::Node& node, v1::SweepSpec* sweep);
 // number of random axes and of choices per axis, so that no proposal can cost more than they allow.
 absl::Status CheckEarlyStopping(const v1::SweepSpec& sweep);
 absl::Status CheckSearch(const v1::SweepSpec& sweep);
+
+// Sets each block's unset `mode` to its metric's declared direction (schemas/metric_objective.h), as the
+// parser does; InvalidArgument "early_stopping.metric: metric 'acc' has no declared direction ...; say
+// early_stopping.mode: max or min" for a metric without one. nmserver applies it to a SweepSpec from the
+// wire.
+absl::Status FillObjectiveModes(v1::SweepSpec* sweep);
 
 // A random axis's range, the one check of both the sweep parser and nmserver: min and max finite, min <= max,
 // min > 0 with log, an integer in [min, max] with integer. An axis of choices passes. InvalidArgument

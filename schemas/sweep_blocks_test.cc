@@ -83,6 +83,35 @@ TEST(SweepBlocksTest, EarlyStoppingRefusalsNameTheKey) {
             std::string::npos);
 }
 
+// Without `mode`, a block ranks by its metric's declared direction (contract/metric_direction.h): a loss is
+// minimized, not silently maximized; a metric without a direction needs `mode`, in the file and on the wire.
+TEST(SweepBlocksTest, ModeDefaultsToTheMetricsDeclaredDirection) {
+  const std::string base(kBase);
+  auto loss = Parse(base + "early_stopping: {metric: eval_loss}\n");
+  ASSERT_TRUE(loss.ok()) << loss.status();
+  EXPECT_EQ(loss->early_stopping().mode(), "min");
+  auto search = Parse(std::string(kRandomBase) + "search: {metric: loss, budget: 4}\n");
+  ASSERT_TRUE(search.ok()) << search.status();
+  EXPECT_EQ(search->search().mode(), "min");
+  EXPECT_EQ(ErrorOf(base + "early_stopping: {metric: acc}\n")
+                .find("s.yaml:8: early_stopping.metric: metric 'acc' has no declared direction"),
+            0u);
+  EXPECT_NE(ErrorOf(std::string(kRandomBase) + "search: {metric: acc, budget: 4}\n")
+                .find("say search.mode: max or min"),
+            std::string::npos);
+  auto explicit_mode = Parse(base + "early_stopping: {metric: acc, mode: max}\n");
+  ASSERT_TRUE(explicit_mode.ok()) << explicit_mode.status();
+
+  v1::SweepSpec wire = *loss;
+  wire.mutable_early_stopping()->clear_mode();
+  ASSERT_TRUE(FillObjectiveModes(&wire).ok());
+  EXPECT_EQ(wire.early_stopping().mode(), "min");
+  wire.mutable_early_stopping()->clear_mode();
+  wire.mutable_early_stopping()->set_metric("acc");
+  EXPECT_NE(FillObjectiveModes(&wire).message().find("early_stopping.metric: metric 'acc'"),
+            std::string::npos);
+}
+
 TEST(SweepBlocksTest, SearchDefaultsAndRunCountIsTheBudget) {
   auto sweep = Parse(std::string(kRandomBase) + "search: {metric: top1, budget: 7, seed: 3}\n");
   ASSERT_TRUE(sweep.ok()) << sweep.status();

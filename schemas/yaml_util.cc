@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "yaml-cpp/depthguard.h"
 
 namespace nmsparse {
 namespace yaml_util {
@@ -176,10 +177,15 @@ absl::Status WithFile(const absl::Status& status, const std::string& file_name) 
 }
 
 absl::StatusOr<YAML::Node> LoadYaml(const std::string& text, const std::string& file_name) {
+  const std::string where = file_name.empty() ? "line " : file_name + ":";
   try {
     return YAML::Load(text);
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp stops at its own fixed depth and calls the file "bad file"; its mark is no help either.
+    return absl::InvalidArgumentError(
+        absl::StrCat(file_name.empty() ? "YAML" : file_name, ": nested too deeply: maps and lists inside ",
+                     "each other go past the YAML parser's limit of ", e.depth(), " levels"));
   } catch (const YAML::Exception& e) {
-    const std::string where = file_name.empty() ? "line " : file_name + ":";
     return absl::InvalidArgumentError(absl::StrCat(where, e.mark.line + 1, ": YAML syntax error: ", e.msg));
   }
 }

@@ -186,6 +186,51 @@ TEST_F(ServiceTest, RunThatCanNeverFitIsRefusedOnceWorkersExist) {
   ASSERT_TRUE(Submit(MSweep("fits", {"4"}, /*gpus=*/2), &resp).ok());
 }
 
+// GetBest ranks by the metric's declared direction: the lowest loss is best without `minimize`, and a metric
+// without a declared direction is refused unless the request says which way is better.
+TEST_F(ServiceTest, BestRanksByTheMetricsDeclaredDirection) {
+  server_ = std::make_unique<TestServer>(db_);
+  v1::SubmitSweepResponse resp;
+  ASSERT_TRUE(Submit(MSweep("dir", {"4", "8"}), &resp).ok());
+  FakeWorker worker(&server_->gateway(), 2);
+  auto got = worker.WaitAssignments(2);
+  ASSERT_EQ(got.size(), 2u);
+  for (int i = 0; i < 2; ++i) {
+    v1::RunAttempt ra = Attempt(got[i].run_id(), 1);
+    ASSERT_TRUE(Start(ra).ok());
+    v1::CompleteRunRequest req;
+    *req.mutable_run() = ra;
+    req.set_outcome(v1::SUCCEEDED);
+    (*req.mutable_final_metrics())["loss"] = i == 0 ? 0.3 : 0.6;
+    (*req.mutable_final_metrics())["acc"] = i == 0 ? 0.3 : 0.6;
+    v1::Ack ack;
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(server_->gateway().CompleteRun(&ctx, req, &ack).ok());
+  }
+  auto best = [&](const std::string& metric, bool minimize, bool maximize, v1::GetBestResponse* out) {
+    v1::GetBestRequest req;
+    req.set_sweep_id(resp.sweep().id());
+    req.set_metric(metric);
+    req.set_minimize(minimize);
+    req.set_maximize(maximize);
+    grpc::ClientContext ctx;
+    return server_->coordinator().GetBest(&ctx, req, out);
+  };
+  v1::GetBestResponse out;
+  ASSERT_TRUE(best("loss", false, false, &out).ok());
+  ASSERT_EQ(out.runs_size(), 1);
+  EXPECT_EQ(out.runs(0).id(), got[0].run_id());  // Loss 0.3 < 0.6.
+  out.Clear();
+  grpc::Status refused = best("acc", false, false, &out);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(refused.error_message().find("metric 'acc' has no declared direction"), std::string::npos)
+      << refused.error_message();
+  ASSERT_TRUE(best("acc", false, true, &out).ok());
+  EXPECT_EQ(out.runs(0).id(), got[1].run_id());
+  out.Clear();
+  EXPECT_EQ(best("acc", true, true, &out).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+}
+
 TEST_F(ServiceTest, FullLifecycleWatchBestAndExport) {
   server_ = std::make_unique<TestServer>(db_);
   v1::SubmitSweepResponse resp;

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "schemas/metric_objective.h"
 #include "schemas/request_bounds.h"
 #include "schemas/sweep_blocks.h"
 #include "server/api/export.h"
@@ -244,6 +245,15 @@ grpc::Status CoordinatorService::GetBest(grpc::ServerContext*, const v1::GetBest
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         "metric: empty; name a final metric such as top1");
   }
+  if (req->minimize() && req->maximize()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "minimize, maximize: set one of them, not both");
+  }
+  absl::StatusOr<bool> maximize = ObjectiveMaximizes(req->metric(),
+                                                     req->minimize()   ? "min"
+                                                     : req->maximize() ? "max"
+                                                                       : "",
+                                                     "metric", "set maximize or minimize");
+  if (!maximize.ok()) return ToGrpc(maximize.status());
   return ToGrpc(store_->Read([&](Database* db) -> absl::Status {
     NM_ASSIGN_OR_RETURN(std::vector<RunRecord> runs, SweepRuns(db, req->sweep_id(), v1::SUCCEEDED));
     std::vector<std::pair<double, v1::Run*>> ranked;
@@ -251,7 +261,7 @@ grpc::Status CoordinatorService::GetBest(grpc::ServerContext*, const v1::GetBest
       if (std::optional<double> v = Metric(r.run, req->metric())) ranked.emplace_back(*v, &r.run);
     }
     std::stable_sort(ranked.begin(), ranked.end(), [&](const auto& a, const auto& b) {
-      return req->minimize() ? a.first < b.first : a.first > b.first;
+      return *maximize ? a.first > b.first : a.first < b.first;
     });
     size_t k = std::min<size_t>(req->k() == 0 ? 1 : req->k(), ranked.size());
     for (size_t i = 0; i < k; ++i) *resp->add_runs() = *ranked[i].second;

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <ostream>
 
 #include "absl/strings/str_cat.h"
@@ -61,6 +62,19 @@ std::string FormatMs(int64_t ms) {
                  : absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", absl::FromUnixMillis(ms), absl::UTCTimeZone());
 }
 
+// The token directory, created 0700 (parents as needed) when missing: only its owner lists the tokens.
+absl::Status MakeTokenDir(const std::string& dir) {
+  std::error_code error;
+  if (std::filesystem::is_directory(dir, error)) return absl::OkStatus();
+  if (!std::filesystem::create_directories(dir, error) || error) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--token_dir ", dir, ": cannot create it: ", error ? error.message() : "not a directory"));
+  }
+  std::filesystem::permissions(dir, std::filesystem::perms::owner_all, error);
+  if (error) return absl::InternalError(absl::StrCat("--token_dir ", dir, ": chmod 0700: ", error.message()));
+  return absl::OkStatus();
+}
+
 absl::Status Init(Store* store, const TokenAdminFlags& flags, std::ostream& out) {
   if (flags.token_dir.empty())
     return absl::InvalidArgumentError("init: give --token_dir DIR for the token files");
@@ -73,6 +87,7 @@ absl::Status Init(Store* store, const TokenAdminFlags& flags, std::ostream& out)
     return absl::FailedPreconditionError(
         absl::StrCat(flags.db_path, " has tokens already; use nmserver token add/list/revoke"));
   }
+  NM_RETURN_IF_ERROR(MakeTokenDir(flags.token_dir));
   for (Role role : {Role::kAdmin, Role::kWorker}) {
     const std::string path = absl::StrCat(flags.token_dir, "/", RoleName(role), ".token");
     NM_RETURN_IF_ERROR(AddToken(store, RoleName(role), role, 0, path));

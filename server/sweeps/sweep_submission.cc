@@ -165,7 +165,9 @@ absl::Status StoreSweep(Database* db, const v1::SweepSpec& spec, const std::vect
 absl::StatusOr<v1::SubmitSweepResponse> SubmitSweep(Store* store, const SweepExpander& expand,
                                                     int64_t max_runs, const v1::SubmitSweepRequest& request,
                                                     const std::string& submitted_by) {
-  const v1::SweepSpec& spec = request.spec();
+  // An objective without a mode takes its metric's declared direction, stored with the sweep.
+  v1::SweepSpec spec = request.spec();
+  NM_RETURN_IF_ERROR(FillObjectiveModes(&spec));
   NM_RETURN_IF_ERROR(CheckSweepRunCount(spec, max_runs, "nmserver --max_runs_per_sweep"));
   NM_RETURN_IF_ERROR(CheckEarlyStopping(spec));
   NM_RETURN_IF_ERROR(CheckSearch(spec));

@@ -34,7 +34,7 @@ std::optional<MetricLine> ParseMetricLine(absl::string_view line) {
   }
   const std::string& kind_name = kind->second.string_value();
   if (kind_name != contract::kKindEpoch && kind_name != contract::kKindStep &&
-      kind_name != contract::kKindFinal)
+      kind_name != contract::kKindFinal && kind_name != contract::kKindProgress)
     return std::nullopt;
 
   MetricLine out;

@@ -29,6 +29,16 @@ TEST(MetricLineParserTest, FinalLineIsMarked) {
   EXPECT_DOUBLE_EQ(m->point.values().at("top1"), 12.5);
 }
 
+// Issue 27: nmtrain's progress lines (steps done, whatever log_every_steps says) are metric points too.
+TEST(MetricLineParserTest, ProgressLineIsAPoint) {
+  const auto m = ParseMetricLine(R"({"kind":"progress","epoch":0,"step":7})");
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->point.kind(), "progress");
+  EXPECT_EQ(m->point.step(), 7u);
+  EXPECT_FALSE(m->is_final);
+  EXPECT_TRUE(m->point.values().empty());
+}
+
 TEST(MetricLineParserTest, SlashNamesAndBoolsAndNestedValues) {
   const auto m = ParseMetricLine(
       R"({"kind":"step","epoch":0,"step":5,"sparsity/ff":0.5,"dense":true,"nested":{"a":1},"nothing":null})");

@@ -55,7 +55,8 @@ constexpr char kUsageText[] =
     "                    not train\n"
     "  --version         print nmtrain's release and exit\n"
     "ranks: RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT (torchrun's variables)\n"
-    "tests: NMTRAIN_HOLD_FILE=F with NMTRAIN_HOLD_AFTER_EPOCHS=N waits after N epochs while F exists\n"
+    "tests: NMTRAIN_HOLD_FILE=F with NMTRAIN_HOLD_AFTER_EPOCHS=N (or _STEPS=N) waits after N epochs (steps) "
+    "while F exists\n"
     "exit codes: 0 ok, 2 usage/bad spec, 3 data error, 4 training error, 5 distributed failure, 143 "
     "SIGTERM\n";
 
@@ -152,10 +153,14 @@ int Main(int argc, char** argv) {
     return kExitOk;
   }
   if (const char* hold = std::getenv("NMTRAIN_HOLD_FILE"); hold != nullptr && *hold != '\0') {
-    const char* after = std::getenv("NMTRAIN_HOLD_AFTER_EPOCHS");
-    if (after == nullptr || !absl::SimpleAtoi(after, &options.hold_after_epochs) ||
-        options.hold_after_epochs < 1)
-      return Usage("NMTRAIN_HOLD_FILE needs NMTRAIN_HOLD_AFTER_EPOCHS=N >= 1");
+    const char* epochs = std::getenv("NMTRAIN_HOLD_AFTER_EPOCHS");
+    const char* steps = std::getenv("NMTRAIN_HOLD_AFTER_STEPS");
+    const bool by_epochs = epochs != nullptr && absl::SimpleAtoi(epochs, &options.hold_after_epochs) &&
+                           options.hold_after_epochs >= 1;
+    const bool by_steps = steps != nullptr && absl::SimpleAtoi(steps, &options.hold_after_steps) &&
+                          options.hold_after_steps >= 1;
+    if (!by_epochs && !by_steps)
+      return Usage("NMTRAIN_HOLD_FILE needs NMTRAIN_HOLD_AFTER_EPOCHS=N or NMTRAIN_HOLD_AFTER_STEPS=N >= 1");
     options.hold_file = hold;
   }
   std::signal(SIGTERM, OnTerminate);

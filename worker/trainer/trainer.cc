@@ -42,6 +42,7 @@
 #include "worker/trainer/models/model_factory.h"
 #include "worker/trainer/optimizer.h"
 #include "worker/trainer/optimizer_step.h"
+#include "worker/trainer/progress_ticker.h"
 #include "worker/trainer/resume.h"
 #include "worker/trainer/run_metric_fields.h"
 #include "worker/trainer/run_parts.h"
@@ -269,6 +270,8 @@ class Run {
         Log() << "stopped at step " << state_.global_step << "; checkpoint in " << o_.out_dir << "\n";
         return false;
       }
+      EmitProgressIfDue(epoch);
+      HoldAtStepIfAsked();
     }
     return true;
   }
@@ -297,10 +300,17 @@ class Run {
   // The tests' hold point (TrainerOptions::hold_file): a stat every 50 ms while held, none otherwise. A stop
   // ends the hold; the next step then stops the run as usual.
   void HoldIfAsked() {
+    if (state_.epoch == o_.hold_after_epochs) Hold(std::to_string(state_.epoch) + " epochs");
+  }
+  void HoldAtStepIfAsked() {
+    if (o_.hold_after_steps > 0 && state_.global_step == o_.hold_after_steps)
+      Hold(std::to_string(state_.global_step) + " steps");
+  }
+  void Hold(const std::string& after) {
     struct stat st;
     const auto held = [this, &st] { return stat(o_.hold_file.c_str(), &st) == 0 && !StopWanted(); };
-    if (o_.hold_file.empty() || state_.epoch != o_.hold_after_epochs || !held()) return;
-    Log() << "holding after " << state_.epoch << " epochs while " << o_.hold_file << " exists\n";
+    if (o_.hold_file.empty() || !held()) return;
+    Log() << "holding after " << after << " while " << o_.hold_file << " exists\n";
     while (held()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
     Log() << "hold released\n";
   }
@@ -439,6 +449,20 @@ class Run {
     EmitMetric(*o_.metrics, line);
   }
 
+  // Progress whatever log_every_steps says (contract::kKindProgress): the step count the loop has on the
+  // host, no device read; a step line just emitted says as much.
+  void EmitProgressIfDue(int epoch) {
+    if (!dist_->is_root()) return;
+    if (AtLogPoint()) {
+      progress_.Reset();
+      return;
+    }
+    if (!progress_.Due()) return;
+    MetricLine line(contract::kKindProgress);
+    line.Add(contract::kEpochKey, epoch).Add(contract::kStepKey, state_.global_step);
+    EmitMetric(*o_.metrics, line);
+  }
+
   void EmitFinal() {
     if (!dist_->is_root()) return;
     MetricLine line(contract::kKindFinal);
@@ -504,6 +528,7 @@ class Run {
   double window_images_ = 0.0;  // This rank's.
   Clock::time_point window_start_;
   double log_loss_ = 0.0, log_images_ = 0.0, log_seconds_ = 0.0;  // Since the last step line, all ranks.
+  ProgressTicker progress_{contract::kProgressIntervalSeconds};
   int accum_ = 1;
   int64_t steps_per_epoch_ = 0;
   std::shared_ptr<ClassifierImpl> model_;

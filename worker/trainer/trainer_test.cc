@@ -52,6 +52,11 @@ schedule: {epochs: 1, warmup_epochs: 0.2}
   EXPECT_GT(std::stod(epoch_line["images_per_s"]), 0.0);
   EXPECT_NEAR(std::stod(epoch_line["flops"]),
               62 * 32 * TrainingFlopsPerImage(*LookupModel("vit_nano_patch7_28")), 1e3);
+  // Progress by default (log_every_steps 0, issue 27): a progress line at the first step, before the epoch's.
+  const auto progress = MetricLines(metrics, "progress");
+  ASSERT_FALSE(progress.empty()) << metrics;
+  EXPECT_EQ(progress[0], R"({"kind":"progress","epoch":0,"step":1})");
+  EXPECT_LT(metrics.find(progress[0]), metrics.find(R"({"kind":"epoch")"));
 }
 
 // Nothing in a training step reads a device value on the host (on a GPU each read drains the device's queue):
