@@ -9,11 +9,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "schemas/limits.h"
+#include "server/search/parzen_estimator.h"
 
 namespace nmsparse::server {
 namespace {
 
-constexpr double kMinBandwidth = 0.05;
+// The good results are at most this many, however many results there are (Optuna's default gamma rule).
+constexpr size_t kMaxGood = 25;
 
 bool IsChoice(const v1::RandomAxis& axis) { return axis.choices_size() > 0; }
 
@@ -60,92 +62,6 @@ std::string FromUnit(const v1::RandomAxis& axis, double u) {
   return absl::StrFormat("%.6g", std::clamp(x, axis.min(), axis.max()));
 }
 
-double Uniform01(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
-
-double NormalCdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
-
-// A Parzen density on [0, 1]: the uniform prior and one truncated Gaussian per point, equally weighted.
-class RangeDensity {
- public:
-  explicit RangeDensity(std::vector<double> points) : points_(std::move(points)) {
-    const double n = static_cast<double>(points_.size());
-    double sd = 0.5;  // One point: spread it over half the range.
-    if (points_.size() > 1) {
-      const double mean = std::accumulate(points_.begin(), points_.end(), 0.0) / n;
-      double ss = 0;
-      for (double p : points_) ss += (p - mean) * (p - mean);
-      sd = std::sqrt(ss / (n - 1));
-    }
-    bandwidth_ = std::clamp(1.06 * sd * std::pow(std::max(n, 1.0), -0.2), kMinBandwidth, 1.0);
-  }
-
-  double Pdf(double u) const {
-    double sum = 1.0;  // The uniform prior's density on [0, 1].
-    for (double p : points_) {
-      const double z = (u - p) / bandwidth_;
-      const double mass = NormalCdf((1 - p) / bandwidth_) - NormalCdf(-p / bandwidth_);
-      sum += std::exp(-0.5 * z * z) / (bandwidth_ * std::sqrt(2 * M_PI) * mass);
-    }
-    return sum / static_cast<double>(points_.size() + 1);
-  }
-
-  double Sample(std::mt19937_64& rng) const {
-    const size_t k = static_cast<size_t>(Uniform01(rng) * static_cast<double>(points_.size() + 1));
-    if (k >= points_.size()) return Uniform01(rng);  // The prior.
-    std::normal_distribution<double> normal(points_[k], bandwidth_);
-    for (int attempt = 0; attempt < 64; ++attempt) {
-      const double u = normal(rng);
-      if (u >= 0 && u <= 1) return u;
-    }
-    return std::clamp(points_[k], 0.0, 1.0);
-  }
-
- private:
-  std::vector<double> points_;
-  double bandwidth_ = 0.5;
-};
-
-// A smoothed categorical density: (count + 1) / (points + K).
-class ChoiceDensity {
- public:
-  ChoiceDensity(const std::vector<double>& points, int k) : weights_(k, 1.0), total_(points.size() + k) {
-    for (double p : points) weights_[static_cast<size_t>(p)] += 1.0;
-  }
-  double Pdf(double c) const { return weights_[static_cast<size_t>(c)] / total_; }
-  double Sample(std::mt19937_64& rng) const {
-    double r = Uniform01(rng) * total_;
-    for (size_t i = 0; i < weights_.size(); ++i) {
-      if (r < weights_[i]) return static_cast<double>(i);
-      r -= weights_[i];
-    }
-    return static_cast<double>(weights_.size() - 1);
-  }
-
- private:
-  std::vector<double> weights_;
-  double total_;
-};
-
-// l or g for one axis.
-struct AxisDensity {
-  bool choice = false;
-  RangeDensity range{{}};
-  ChoiceDensity choices{{}, 1};
-  double Pdf(double x) const { return choice ? choices.Pdf(x) : range.Pdf(x); }
-  double Sample(std::mt19937_64& rng) const { return choice ? choices.Sample(rng) : range.Sample(rng); }
-};
-
-AxisDensity Fit(const v1::RandomAxis& axis, const std::vector<double>& points) {
-  AxisDensity d;
-  d.choice = IsChoice(axis);
-  if (d.choice) {
-    d.choices = ChoiceDensity(points, axis.choices_size());
-  } else {
-    d.range = RangeDensity(points);
-  }
-  return d;
-}
-
 std::vector<double> UniformDraw(const std::vector<v1::RandomAxis>& axes, std::mt19937_64& rng) {
   std::vector<double> x;
   for (const v1::RandomAxis& axis : axes) {
@@ -157,6 +73,10 @@ std::vector<double> UniformDraw(const std::vector<v1::RandomAxis>& axes, std::mt
 }
 
 }  // namespace
+
+size_t GoodCount(double gamma, size_t n) {
+  return std::clamp<size_t>(static_cast<size_t>(std::ceil(gamma * static_cast<double>(n))), 1, kMaxGood);
+}
 
 TpeSampler::TpeSampler(std::vector<v1::RandomAxis> axes, v1::Search search)
     : axes_(std::move(axes)), search_(std::move(search)) {}
@@ -170,8 +90,9 @@ absl::StatusOr<std::vector<std::string>> TpeSampler::Propose(uint64_t index,
   if (attempt > 0) seed.push_back(attempt);  // The first attempt draws as before retries existed.
   std::seed_seq seq(seed.begin(), seed.end());
   std::mt19937_64 rng(seq);
-  // Unit coordinates of the results, ranked best first (stable: earlier runs first on ties).
-  std::vector<std::pair<double, std::vector<double>>> ranked;
+  // Unit coordinates of the results in run order, and their ranks best first (ties: earlier runs first).
+  std::vector<std::vector<double>> points;
+  std::vector<std::pair<double, size_t>> ranked;
   for (const TpeResult& r : results) {
     if (r.values.size() != axes_.size()) return absl::InvalidArgumentError("a result lacks an axis value");
     std::vector<double> x;
@@ -180,7 +101,8 @@ absl::StatusOr<std::vector<std::string>> TpeSampler::Propose(uint64_t index,
       if (!u.ok()) return u.status();
       x.push_back(*u);
     }
-    ranked.emplace_back(search_.mode() == "min" ? r.metric : -r.metric, std::move(x));
+    ranked.emplace_back(search_.mode() == "min" ? r.metric : -r.metric, points.size());
+    points.push_back(std::move(x));
   }
   std::stable_sort(ranked.begin(), ranked.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -190,23 +112,20 @@ absl::StatusOr<std::vector<std::string>> TpeSampler::Propose(uint64_t index,
     best = UniformDraw(axes_, rng);
   } else {
     const double gamma = search_.gamma() > 0 ? search_.gamma() : 0.25;
-    const size_t n_good = std::max<size_t>(1, static_cast<size_t>(std::ceil(gamma * ranked.size())));
-    std::vector<AxisDensity> good, bad;
-    for (size_t a = 0; a < axes_.size(); ++a) {
-      std::vector<double> g, b;
-      for (size_t i = 0; i < ranked.size(); ++i) (i < n_good ? g : b).push_back(ranked[i].second[a]);
-      good.push_back(Fit(axes_[a], g));
-      bad.push_back(Fit(axes_[a], b));
-    }
+    const size_t n_good = GoodCount(gamma, ranked.size());
+    std::vector<bool> is_good(points.size(), false);
+    for (size_t i = 0; i < n_good; ++i) is_good[ranked[i].second] = true;
+    // Each side keeps run order, so that its older points weigh less (ParzenWeights).
+    std::vector<std::vector<double>> good_points, bad_points;
+    for (size_t i = 0; i < points.size(); ++i) (is_good[i] ? good_points : bad_points).push_back(points[i]);
+    std::vector<int> choices;
+    for (const v1::RandomAxis& axis : axes_) choices.push_back(axis.choices_size());
+    const ParzenEstimator good(choices, good_points), bad(choices, bad_points);
     double best_score = -INFINITY;
     const int64_t candidates = std::clamp<int64_t>(search_.n_candidates(), 1, limits::kMaxSearchCandidates);
     for (int64_t c = 0; c < candidates; ++c) {
-      std::vector<double> x;
-      double score = 0;
-      for (size_t a = 0; a < axes_.size(); ++a) {
-        x.push_back(good[a].Sample(rng));
-        score += std::log(good[a].Pdf(x.back())) - std::log(bad[a].Pdf(x.back()));
-      }
+      std::vector<double> x = good.Sample(rng);
+      const double score = good.LogPdf(x) - bad.LogPdf(x);
       if (score > best_score) {
         best_score = score;
         best = std::move(x);

@@ -3,17 +3,16 @@
 // sweep's random axes: continuous ({min, max}), log (log: true), integer (integer: true) and categorical
 // (choices).
 //
-// Each axis is handled on its own, in a unit coordinate: u in [0, 1] for a range (on the log scale for a log
+// Each axis has a unit coordinate: u in [0, 1] for a range (on the log scale for a log
 // axis; an integer axis spans [min - 0.5, max + 0.5] and rounds), a choice index for a categorical axis.
 // Proposal i:
 //   - while fewer than n_startup results are known, every axis is drawn uniformly in its coordinate;
 //   - else the results are sorted best first (ties: lower run index first) and split: the best
-//     max(1, ceil(gamma * n)) are "good", the rest "bad". For each axis, l(x) is a Parzen density over the
-//     good points and g(x) over the bad ones: on a range, an equal mixture of the uniform prior and one
-//     Gaussian per point (truncated to [0, 1], bandwidth from Scott's rule on those points, at least 0.05);
-//     on choices, (count + 1) / (points + K). min(n_candidates, limits::kMaxSearchCandidates) candidates are
-//     drawn from l, and the one with the largest sum over axes of log l(x) - log g(x) is proposed (the first
-//     one on a tie). The cap bounds a proposal's cost whatever a stored sweep says.
+//     GoodCount(gamma, n) are "good", the rest "bad". l(x) is a Parzen estimator over the good points and
+//     g(x) over the bad ones (server/search/parzen_estimator.h: one product kernel per point with its own
+//     bandwidth per axis, and a prior kernel). min(n_candidates, limits::kMaxSearchCandidates) candidates are
+//     drawn from l, and the one with the largest log l(x) - log g(x) is proposed (the first one on a tie).
+//     The cap bounds a proposal's cost whatever a stored sweep says.
 // The draws come from a std::mt19937_64 seeded with (seed, i) (with (seed, i, attempt) for a retry of the
 // same proposal, attempt > 0), so a proposal depends on the seed, its index, the attempt and the results
 // passed in, and on nothing else (not on time or on earlier calls).
@@ -28,6 +27,10 @@
 #include "nmsparse/v1/sweep.pb.h"
 
 namespace nmsparse::server {
+
+// The number of good results among n: ceil(gamma * n), at least 1 and at most 25 (Optuna's rule, whose
+// default gamma is 0.1).
+size_t GoodCount(double gamma, size_t n);
 
 // One finished run: its value text for each axis (axis order) and its metric.
 struct TpeResult {

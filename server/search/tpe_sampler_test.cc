@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -140,6 +141,52 @@ TEST(TpeSamplerTest, AttemptsDrawOtherPointsReproducibly) {
     EXPECT_NE(*sampler.Propose(index, known, 2), *sampler.Propose(index, known, 1));
     EXPECT_EQ(*sampler.Propose(index, known, 2), *sampler.Propose(index, known, 2));
   }
+}
+
+TEST(TpeSamplerTest, GoodCountIsACeilingFractionFromOneToTwentyFive) {
+  EXPECT_EQ(GoodCount(0.25, 1), 1u);
+  EXPECT_EQ(GoodCount(0.25, 8), 2u);
+  EXPECT_EQ(GoodCount(0.25, 9), 3u);
+  EXPECT_EQ(GoodCount(0.1, 30), 3u);
+  EXPECT_EQ(GoodCount(0.1, 31), 4u);
+  EXPECT_EQ(GoodCount(0.25, 1000), 25u);
+}
+
+// Branin's regret on x1 in [-5, 10], x2 in [0, 15] (global minimum 0.397887).
+double BraninRegret(const std::vector<std::string>& x) {
+  const double x1 = std::stod(x[0]), x2 = std::stod(x[1]);
+  const double b = 5.1 / (4 * M_PI * M_PI), c = 5 / M_PI, t = 1 / (8 * M_PI);
+  return std::pow(x2 - b * x1 * x1 + c * x1 - 6, 2) + 10 * (1 - t) * std::cos(x1) + 10 - 0.397887357729738;
+}
+
+// Issue 27: one Scott's-rule bandwidth per density with a 0.05 floor sent 68-81% of proposals 10-29 within
+// 0.05 (unit square) of the best point so far; Optuna's TPE, at most 8%. Here, over 20 seeds x 20 proposals
+// (400, default settings, parallel 1), the old estimator sends 327 (0.82) and this one 96 (0.24). The bound
+// 0.40 lies 7 binomial standard deviations above 0.24 (sd = sqrt(0.24 * 0.76 / 400) = 0.021) and 20 below
+// 0.82 (sd 0.019), so it tells the two apart whatever the seeds, and leaves room for a search that rightly
+// refines near its best point.
+TEST(TpeSamplerTest, ProposalsDoNotCollapseOntoTheBestPoint) {
+  int near = 0, proposals = 0;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    v1::Search search = Tpe(seed);
+    search.set_n_startup(3);
+    const TpeSampler sampler({Range("x1", -5, 10), Range("x2", 0, 15)}, search);
+    std::vector<TpeResult> results;
+    double best_regret = INFINITY, best_u1 = 0, best_u2 = 0;
+    for (int i = 0; i < 30; ++i) {
+      absl::StatusOr<std::vector<std::string>> x = sampler.Propose(i, results);
+      ASSERT_TRUE(x.ok()) << x.status();
+      const double u1 = (std::stod((*x)[0]) + 5) / 15, u2 = std::stod((*x)[1]) / 15;
+      if (i >= 10) {
+        ++proposals;
+        near += std::hypot(u1 - best_u1, u2 - best_u2) <= 0.05;
+      }
+      const double regret = BraninRegret(*x);
+      results.push_back({*x, 1 / (1 + regret)});
+      if (regret < best_regret) std::tie(best_regret, best_u1, best_u2) = std::make_tuple(regret, u1, u2);
+    }
+  }
+  EXPECT_LT(static_cast<double>(near) / proposals, 0.40) << near << " of " << proposals;
 }
 
 TEST(TpeSamplerTest, ExtremeAndMiddleValuesOfEachKindOfAxis) {

@@ -404,10 +404,13 @@ TEST(SearchProposerTest, ModelSizeAxesAreSearched) {
     const auto& labels = run.run().labels();
     const int d = std::stoi(labels.at("model.depth"));
     EXPECT_TRUE(d >= 1 && d <= 4) << labels.at("model.depth");
-    EXPECT_EQ(run.run().spec().model().depth(), static_cast<uint32_t>(d));
+    // A size equal to the model's own (depth 4, width 64) is stored as 0: the canonical spec omits it.
+    const uint32_t stored_depth = run.run().spec().model().depth();
+    EXPECT_EQ(stored_depth == 0 ? 4u : stored_depth, static_cast<uint32_t>(d));
     const std::string w = labels.at("model.embed_dim");
     EXPECT_TRUE(w == "64" || w == "128") << w;
-    EXPECT_EQ(std::to_string(run.run().spec().model().embed_dim()), w);
+    const uint32_t stored_width = run.run().spec().model().embed_dim();
+    EXPECT_EQ(std::to_string(stored_width == 0 ? 64u : stored_width), w);
   }
 
   width->add_choices("66");  // Not a multiple of the 4 heads.
