@@ -44,7 +44,7 @@ struct ModelConfig {
 };
 
 struct DataConfig {
-  std::string dataset = "fashion_mnist";  // fashion_mnist | synthetic | shards (canonical: lower case).
+  std::string dataset = "fashion_mnist";  // fashion_mnist | synthetic | shards | imagefolder | packed | cifar10 | cifar100.
   std::string path;                       // Empty: the dataset's default location.
   int train_subset = 0;                   // First N training images (0: all).
   int eval_subset = 0;                    // First N evaluation images (0: all).
@@ -53,6 +53,7 @@ struct DataConfig {
   int random_crop_padding = 0;  // 0: off.
   double hflip = 0.0;           // Probability.
   int synthetic_size = 1024;    // Images of the synthetic dataset.
+  int workers = 0;              // Loader threads (0: the trainer's default).
 };
 
 struct OptimizerConfig {
