@@ -9,6 +9,7 @@
 #include <torch/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -40,13 +41,19 @@ struct Batch {
 // A batch as the loader builds it on the host: the pixels as stored (augmented) and the labels. In pinned
 // (page-locked) memory when asked, so that the copy to a GPU runs asynchronously.
 struct HostBatch {
-  torch::Tensor images;  // [B, C, H, W] uint8
+  torch::Tensor images;  // [B, C, H, W] uint8, or float32 already normalised (HostFinish)
   torch::Tensor labels;  // [B] int64
 };
 
-// Moves host batches to the training device and normalises them there ((x / 255 - mean) / std), so that the
-// host copies bytes only; the per-channel constants are placed on the device once. From pinned memory the
-// copies do not wait for the device.
+// The host's last per-image steps, after the transform: normalisation and then random erasing, which timm
+// applies to the normalised image. Writes the C x H x W floats of `chw` (uint8) to `out`, drawing from the
+// image's stream `image_seed`. When a loader has one, its host batches are float32 and already normalised.
+using HostFinish = std::function<void(const uint8_t* chw, float* out, uint64_t image_seed)>;
+
+// Moves host batches to the training device and normalises uint8 ones there ((x / 255 - mean) / std), so that
+// the host copies bytes only; the per-channel constants are placed on the device once. Float batches were
+// normalised on the host (HostFinish) and are only copied. From pinned memory the copies do not wait for
+// the device.
 class DeviceTransfer {
  public:
   DeviceTransfer(const Normalization& norm, torch::Device device);
@@ -64,7 +71,7 @@ std::vector<int64_t> EpochPermutation(int64_t n, uint64_t seed, int epoch);
 class TrainLoader {
  public:
   TrainLoader(const Dataset* data, int64_t global_batch, int rank, int world, uint64_t seed,
-              AugmentOptions augment, Normalization norm);
+              AugmentOptions augment, Normalization norm, HostFinish finish = nullptr);
   int64_t steps_per_epoch() const {
     return data_->size() / global_batch_;
   }  // The last partial batch is dropped.
@@ -83,6 +90,7 @@ class TrainLoader {
   uint64_t seed_;
   AugmentOptions augment_;
   Normalization norm_;
+  HostFinish finish_;
   mutable std::mutex mu_;  // Guards the cache of the latest epochs' permutations.
   mutable std::map<int, std::shared_ptr<const std::vector<int64_t>>> permutations_;
 };
@@ -94,9 +102,12 @@ Batch LoadBatch(const Dataset& data, const std::vector<int64_t>& indices, const 
 Batch LoadAugmentedBatch(const Dataset& data, const std::vector<int64_t>& indices, const Normalization& norm,
                          const AugmentOptions& augment, uint64_t augment_seed);
 
-// The same images as stored (uint8), not normalised; in pinned memory when `pin_memory`.
+// The same images as stored (uint8), not normalised; in pinned memory when `pin_memory`. Each image is read
+// for `epoch` with the stream HashCombine(augment_seed, index) (Dataset::ReadForEpoch). With `finish`,
+// float32 images finished by it.
 HostBatch LoadHostBatch(const Dataset& data, const std::vector<int64_t>& indices,
-                        const AugmentOptions& augment, uint64_t augment_seed, bool pin_memory = false);
+                        const AugmentOptions& augment, uint64_t augment_seed, bool pin_memory = false,
+                        int epoch = 0, const HostFinish& finish = nullptr);
 
 }  // namespace nmsparse
 
