@@ -16,6 +16,7 @@
 #include "cli/table_printer.h"
 #include "common/unicode_text.h"
 #include "common/visible_text.h"
+#include "schemas/data_pipeline.h"
 #include "schemas/layer_plan.h"
 #include "schemas/limits.h"
 #include "schemas/structure_decay.h"
@@ -102,8 +103,17 @@ int RunValidateCommand(const CommandContext& context) {
   absl::StatusOr<std::vector<ResolvedRun>> runs = Expand(context, *spec);
   if (!runs.ok()) return Fail(context, runs.status());
 
-  // One layer plan per distinct plan text: the runs that share it are listed together.
-  std::vector<std::pair<std::string, std::vector<int>>> plans;
+  // One layer plan (and one data pipeline) per distinct text: the runs that share it are listed together.
+  std::vector<std::pair<std::string, std::vector<int>>> plans, pipelines;
+  auto add = [](std::vector<std::pair<std::string, std::vector<int>>>& groups, const std::string& text,
+                int index) {
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == text; });
+    if (it == groups.end()) {
+      groups.push_back({text, {index}});
+    } else {
+      it->second.push_back(index);
+    }
+  };
   for (const ResolvedRun& run : *runs) {
     // Both were checked when the run was validated; an error here still names the file and the run.
     auto in_run = [&](const absl::Status& st) {
@@ -117,11 +127,11 @@ int RunValidateCommand(const CommandContext& context) {
     const std::string text =
         absl::StrCat(run.config.model.name, "\n",
                      rows->empty() ? "  dense: no layer is sparsified\n" : FormatLayerPlan(*rows), *semi);
-    auto it = std::find_if(plans.begin(), plans.end(), [&](const auto& p) { return p.first == text; });
-    if (it == plans.end()) {
-      plans.push_back({text, {run.index}});
-    } else {
-      it->second.push_back(run.index);
+    add(plans, text, run.index);
+    if (IsStoredImageDataset(run.config.data.dataset)) {
+      absl::StatusOr<DataPipeline> pipeline = ResolveDataPipeline(run.config);
+      if (!pipeline.ok()) return Fail(context, in_run(pipeline.status()));
+      add(pipelines, DescribeDataPipeline(*pipeline), run.index);
     }
   }
 
@@ -137,6 +147,9 @@ int RunValidateCommand(const CommandContext& context) {
     }
     for (const auto& [text, indices] : plans)
       doc["layer_plans"].push_back({{"plan", text}, {"runs", indices}});
+    doc["data_pipelines"] = Json::array();
+    for (const auto& [text, indices] : pipelines)
+      doc["data_pipelines"].push_back({{"pipeline", text}, {"runs", indices}});
     PrintJson(context, doc);
     return kExitOk;
   }
@@ -165,6 +178,9 @@ int RunValidateCommand(const CommandContext& context) {
   out << table.Render();
   for (const auto& [text, indices] : plans) {
     out << "\nlayer plan of run(s) " << absl::StrJoin(indices, ",") << ": " << text;
+  }
+  for (const auto& [text, indices] : pipelines) {
+    out << "\ndata pipeline of run(s) " << absl::StrJoin(indices, ",") << ":\n" << text;
   }
   return kExitOk;
 }

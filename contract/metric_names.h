@@ -14,6 +14,9 @@ constexpr char kLearningRate[] = "lr";
 constexpr char kImagesPerSecond[] = "images_per_s";  // Training throughput.
 constexpr char kFlops[] = "flops";                   // Training FLOPs so far.
 constexpr char kParams[] = "params";  // The model's parameters (final line): size sweeps compare on it.
+// Training images of the epoch that could not be decoded and were replaced by the next (epoch lines of runs
+// on stored images; worker/trainer/data/decode_failure_log.h).
+constexpr char kDecodeFailures[] = "decode_failures";
 
 // Labels of the epoch and final lines: rank 0's device ("cuda:0 (GPU 2) NVIDIA H100 80GB HBM3", "cpu") and
 // every rank's, joined with "; " in rank order.

@@ -36,8 +36,7 @@ absl::Status ValidateModelAndData(const ExperimentConfig& c, const ModelArch& ar
   if (c.data.dataset == "shards" && c.data.path.empty()) {
     return Invalid("data.path", "missing: the shards dataset needs the directory of its shards");
   }
-  if (c.data.path.empty() && (c.data.dataset == "imagefolder" || c.data.dataset == "packed" ||
-                              c.data.dataset == "cifar10" || c.data.dataset == "cifar100")) {
+  if (c.data.path.empty() && IsStoredImageDataset(c.data.dataset)) {
     return Invalid("data.path",
                    absl::StrCat("missing: the ", c.data.dataset, " dataset needs its directory"));
   }
