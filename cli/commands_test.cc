@@ -105,6 +105,12 @@ TEST(CommandsTest, ValidatePrintsRunsAndLayerPlansOffline) {
   EXPECT_NE(r.out.find("SRSTE 1:4"), std::string::npos);
   EXPECT_NE(r.out.find("blocks.0.mlp.fc1.weight"), std::string::npos);
   EXPECT_NE(r.out.find("PRECISION"), std::string::npos);
+  // The image transforms the runs will use (timm's create_transform), with the model's own defaults.
+  EXPECT_NE(r.out.find("image transforms of run(s) 0,1:\ntrain (timm create_transform, is_training=True):\n"
+                       "  RandomResizedCrop("),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  CenterCrop(28x28)\n"), std::string::npos) << r.out;
   const Result bf16 = Nmctl({"validate", path, "--set", "resources.precision=bf16"});
   ASSERT_EQ(bf16.code, kExitOk) << bf16.err;
   EXPECT_NE(bf16.out.find(" bf16 "), std::string::npos) << bf16.out;
@@ -113,6 +119,7 @@ TEST(CommandsTest, ValidatePrintsRunsAndLayerPlansOffline) {
   ASSERT_EQ(json.code, kExitOk) << json.err;
   EXPECT_NE(json.out.find("\"content_hash\""), std::string::npos);
   EXPECT_NE(json.out.find("epochs: 5"), std::string::npos);
+  EXPECT_NE(json.out.find("\"transforms\""), std::string::npos);
 }
 
 // The semi_structured section reaches nmctl through the wire form (v1.SemiStructuredSpec): validate lists the

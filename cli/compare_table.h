@@ -10,7 +10,9 @@ namespace nmsparse::cli {
 
 // Cells show the mean metric, and "± std (n=K)" when K > 1 succeeded runs share a cell, or the lower-case
 // state of the cell's runs while none has succeeded, or "-" without runs (report::CellText).
-Table RenderComparePivot(const report::ComparePivot& pivot);
+// `ema` (optional): the same runs' model-EMA metric (report::EmaCounterpart), one column beside each of
+// `pivot`'s, headed "<column> ema" (a one-column pivot: the EMA metric's name).
+Table RenderComparePivot(const report::ComparePivot& pivot, const report::ComparePivot* ema = nullptr);
 
 }  // namespace nmsparse::cli
 

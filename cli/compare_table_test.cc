@@ -40,5 +40,27 @@ TEST(CompareTableTest, OneAxisGivesOneColumn) {
             "srste    90.5\n");
 }
 
+// Runs with model.ema report ema_top1 too: a column beside top1, found by report::EmaCounterpart.
+TEST(CompareTableTest, EmaMetricInAColumnBesideTheMetric) {
+  v1::SweepSpec spec;
+  v1::GridAxis* recipe = spec.add_grid();
+  recipe->set_name("recipe");
+  recipe->add_values()->set_label("dense");
+  recipe->add_values()->set_label("srste");
+  std::vector<v1::Run> runs = {RecipeRun(1, "dense", "", v1::SUCCEEDED, 91.25),
+                               RecipeRun(2, "srste", "", v1::SUCCEEDED, 90.5)};
+  EXPECT_EQ(report::EmaCounterpart(runs, "top1"), "");
+  (*runs[0].mutable_final_metrics())["ema_top1"] = 92;
+  (*runs[1].mutable_final_metrics())["ema_top1"] = 91.5;
+  ASSERT_EQ(report::EmaCounterpart(runs, "top1"), "ema_top1");
+  EXPECT_EQ(report::EmaCounterpart(runs, "params"), "");
+  const report::ComparePivot ema = BuildComparePivot(spec, runs, "ema_top1");
+  EXPECT_EQ(RenderComparePivot(BuildComparePivot(spec, runs, "top1"), &ema).Render(),
+            "recipe   top1  ema_top1\n"
+            "------  -----  --------\n"
+            "dense   91.25        92\n"
+            "srste    90.5      91.5\n");
+}
+
 }  // namespace
 }  // namespace nmsparse::cli

@@ -257,7 +257,12 @@ int RunCompareCommand(const CommandContext& context) {
                << VisibleText(metric);
   if (!pivot.row_axis.empty()) *context.out << " by " << VisibleText(pivot.row_axis);
   if (!pivot.column_axis.empty()) *context.out << " x " << VisibleText(pivot.column_axis);
-  *context.out << "\n" << RenderComparePivot(pivot).Render();
+  // Runs with model.ema: the EMA's metric in a column beside each (same runs, so the same cells).
+  const std::string ema_metric = report::EmaCounterpart(*runs, metric);
+  const report::ComparePivot ema_pivot = ema_metric.empty()
+                                             ? report::ComparePivot{}
+                                             : report::BuildComparePivot(sweep->spec(), *runs, ema_metric);
+  *context.out << "\n" << RenderComparePivot(pivot, ema_metric.empty() ? nullptr : &ema_pivot).Render();
   return kExitOk;
 }
 

@@ -72,7 +72,8 @@ absl::StatusOr<v1::RunState> ParseRunState(const std::string& name) {
 }
 
 std::vector<std::string> OrderMetricNames(std::vector<std::string> names) {
-  static const std::vector<std::string> kFirst = {contract::kLoss, contract::kTop1, contract::kTop5,
+  static const std::vector<std::string> kFirst = {contract::kLoss,         contract::kTop1,
+                                                  contract::kTop5,         contract::kEmaTop1,
                                                   contract::kLearningRate, contract::kImagesPerSecond};
   auto rank = [](const std::string& name) {
     auto it = std::find(kFirst.begin(), kFirst.end(), name);

@@ -103,10 +103,12 @@ int RunValidateCommand(const CommandContext& context) {
   absl::StatusOr<std::vector<ResolvedRun>> runs = Expand(context, *spec);
   if (!runs.ok()) return Fail(context, runs.status());
 
-  // One layer plan (and one data pipeline) per distinct text: the runs that share it are listed together.
-  std::vector<std::pair<std::string, std::vector<int>>> plans, pipelines;
-  auto add = [](std::vector<std::pair<std::string, std::vector<int>>>& groups, const std::string& text,
-                int index) {
+  // One layer plan (and one transform pipeline) per distinct text: the runs that share it are listed
+  // together.
+  std::vector<std::pair<std::string, std::vector<int>>> plans;
+  std::vector<std::pair<std::string, std::vector<int>>> pipelines;
+  auto group = [](std::vector<std::pair<std::string, std::vector<int>>>& groups, const std::string& text,
+                  int index) {
     auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == text; });
     if (it == groups.end()) {
       groups.push_back({text, {index}});
@@ -127,12 +129,10 @@ int RunValidateCommand(const CommandContext& context) {
     const std::string text =
         absl::StrCat(run.config.model.name, "\n",
                      rows->empty() ? "  dense: no layer is sparsified\n" : FormatLayerPlan(*rows), *semi);
-    add(plans, text, run.index);
-    if (IsStoredImageDataset(run.config.data.dataset)) {
-      absl::StatusOr<DataPipeline> pipeline = ResolveDataPipeline(run.config);
-      if (!pipeline.ok()) return Fail(context, in_run(pipeline.status()));
-      add(pipelines, DescribeDataPipeline(*pipeline), run.index);
-    }
+    group(plans, text, run.index);
+    absl::StatusOr<DataPipeline> pipeline = ResolveDataPipeline(run.config);
+    if (!pipeline.ok()) return Fail(context, in_run(pipeline.status()));
+    group(pipelines, DescribeDataPipeline(*pipeline), run.index);
   }
 
   if (context.json) {
@@ -147,9 +147,9 @@ int RunValidateCommand(const CommandContext& context) {
     }
     for (const auto& [text, indices] : plans)
       doc["layer_plans"].push_back({{"plan", text}, {"runs", indices}});
-    doc["data_pipelines"] = Json::array();
+    doc["transforms"] = Json::array();
     for (const auto& [text, indices] : pipelines)
-      doc["data_pipelines"].push_back({{"pipeline", text}, {"runs", indices}});
+      doc["transforms"].push_back({{"pipeline", text}, {"runs", indices}});
     PrintJson(context, doc);
     return kExitOk;
   }
@@ -180,7 +180,7 @@ int RunValidateCommand(const CommandContext& context) {
     out << "\nlayer plan of run(s) " << absl::StrJoin(indices, ",") << ": " << text;
   }
   for (const auto& [text, indices] : pipelines) {
-    out << "\ndata pipeline of run(s) " << absl::StrJoin(indices, ",") << ":\n" << text;
+    out << "\nimage transforms of run(s) " << absl::StrJoin(indices, ",") << ":\n" << text;
   }
   return kExitOk;
 }

@@ -13,10 +13,19 @@ constexpr char kEvalLoss[] = "eval_loss";
 constexpr char kLearningRate[] = "lr";
 constexpr char kImagesPerSecond[] = "images_per_s";  // Training throughput.
 constexpr char kFlops[] = "flops";                   // Training FLOPs so far.
+// The model EMA's evaluation (model.ema: timm's ModelEmaV2), beside the trained weights' top1 / top5 /
+// eval_loss in the epoch and final lines of runs that keep one.
+constexpr char kEmaTop1[] = "ema_top1";
+constexpr char kEmaTop5[] = "ema_top5";
+constexpr char kEmaEvalLoss[] = "ema_eval_loss";
 constexpr char kParams[] = "params";  // The model's parameters (final line): size sweeps compare on it.
 // Training images of the epoch that could not be decoded and were replaced by the next (epoch lines of runs
 // on stored images; worker/trainer/data/decode_failure_log.h).
 constexpr char kDecodeFailures[] = "decode_failures";
+// fp16 runs (loss scaling, docs/nmtrain.md "Precision"), in step, epoch and final lines: the optimizer steps
+// skipped so far for an inf or NaN gradient, and the loss scale now.
+constexpr char kSkippedSteps[] = "skipped_steps";
+constexpr char kLossScale[] = "loss_scale";
 
 // Labels of the epoch and final lines: rank 0's device ("cuda:0 (GPU 2) NVIDIA H100 80GB HBM3", "cpu") and
 // every rank's, joined with "; " in rank order.

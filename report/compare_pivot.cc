@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/metric_text.h"
+#include "contract/metric_names.h"
 
 namespace nmsparse::report {
 namespace {
@@ -143,6 +145,20 @@ Json ComparePivotToJson(int64_t sweep_id, const ComparePivot& pivot) {
     doc["rows"].push_back({{"label", pivot.row_labels[r]}, {"cells", std::move(cells)}});
   }
   return doc;
+}
+
+std::string EmaCounterpart(const std::vector<v1::Run>& runs, const std::string& metric) {
+  static const std::vector<std::pair<std::string, std::string>> kPairs = {
+      {contract::kTop1, contract::kEmaTop1},
+      {contract::kTop5, contract::kEmaTop5},
+      {contract::kEvalLoss, contract::kEmaEvalLoss}};
+  for (const auto& [raw, ema] : kPairs) {
+    if (raw != metric) continue;
+    for (const v1::Run& run : runs) {
+      if (run.final_metrics().count(ema) > 0) return ema;
+    }
+  }
+  return "";
 }
 
 }  // namespace nmsparse::report

@@ -35,6 +35,10 @@ struct ComparePivot {
 ComparePivot BuildComparePivot(const v1::SweepSpec& spec, const std::vector<v1::Run>& runs,
                                const std::string& metric);
 
+// The model EMA's counterpart of `metric` ("ema_top1" for "top1"; contract/metric_names.h) when some run
+// reports it in its final metrics (runs with model.ema), else empty: shown beside `metric`.
+std::string EmaCounterpart(const std::vector<v1::Run>& runs, const std::string& metric);
+
 // "run 12 nm=2:4 recipe=dense": a run's id and its labels sorted by axis (rows of a sweep without grid axes,
 // legends of the report's figures).
 std::string RunLabel(const v1::Run& run);

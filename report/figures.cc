@@ -144,9 +144,33 @@ Figure MetricVsFlops(const SweepData& data, const std::string& metric, bool trai
   return f;
 }
 
+Figure MetricVsParameters(const SweepData& data, const std::string& metric) {
+  Figure f{FileNamePart(metric, kMaxMetricInFileName) + "_vs_params",
+           "Final " + metric + " vs parameters",
+           "One point per succeeded run at the model's parameter count as the trainer reports it (dense, as "
+           "timm counts them), one series per recipe: accuracy against model size.",
+           "parameters",
+           "final " + metric,
+           true,
+           {}};
+  for (const RunData& run : data.runs) {
+    const double value = FinalMetric(run.run, metric);
+    const double params = ReportedParameters(run.run);
+    if (!std::isfinite(value) || !std::isfinite(params) || params <= 0) continue;
+    Series& s = SeriesNamed(&f, RecipeOf(run.run.spec().sparsity()), Series::Style::kPoints);
+    s.x.push_back(params);
+    s.y.push_back(value);
+  }
+  return f;
+}
+
 std::vector<Figure> SweepFigures(const SweepData& data, const std::string& metric) {
-  return {LossCurves(data), EvalCurves(data, metric), MetricVsDensity(data, metric),
-          MetricVsFlops(data, metric, /*training=*/true), MetricVsFlops(data, metric, /*training=*/false)};
+  return {LossCurves(data),
+          EvalCurves(data, metric),
+          MetricVsDensity(data, metric),
+          MetricVsFlops(data, metric, /*training=*/true),
+          MetricVsFlops(data, metric, /*training=*/false),
+          MetricVsParameters(data, metric)};
 }
 
 }  // namespace nmsparse::report

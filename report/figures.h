@@ -1,6 +1,6 @@
 // The report's figures of a sweep: learning curves per run, the final metric against density per recipe
 // (mean ± std over runs that share recipe and N:M: seeds and random draws), and the final metric against
-// training and inference FLOPs with the Pareto front.
+// training and inference FLOPs with the Pareto front, and against the model's parameters.
 #ifndef NMSPARSE_REPORT_FIGURES_H_
 #define NMSPARSE_REPORT_FIGURES_H_
 
@@ -24,6 +24,10 @@ Figure MetricVsDensity(const SweepData& data, const std::string& metric);
 // Final `metric` against training FLOPs (training = true) or per-image inference FLOPs: one point series
 // per recipe and the Pareto front of all succeeded runs.
 Figure MetricVsFlops(const SweepData& data, const std::string& metric, bool training);
+
+// Final `metric` against the model's parameters (the runs' final `params`): one point series per recipe, for
+// sweeps over model size.
+Figure MetricVsParameters(const SweepData& data, const std::string& metric);
 
 // All of the above, in the report's order.
 std::vector<Figure> SweepFigures(const SweepData& data, const std::string& metric);

@@ -110,6 +110,30 @@ TEST(FiguresTest, FlopsFigureMarksTheFront) {
   EXPECT_EQ(front.y, (std::vector<double>{0.7, 0.9}));
 }
 
+// A sweep over model size: one series per recipe at the parameters each run reported; a run that reported
+// none (an older trainer) is left out.
+TEST(FiguresTest, ParametersFigureHasOneSeriesPerRecipe) {
+  SweepData data;
+  const std::vector<std::pair<double, double>> sizes = {{1e5, 0.6}, {2e5, 0.7}};
+  for (const auto& [params, top1] : sizes) {
+    for (auto type : {v1::SparsitySpec::DENSE, v1::SparsitySpec::SRSTE}) {
+      RunData r = MakeRun(static_cast<int64_t>(data.runs.size()) + 1, type, 2, 4, top1, 1e9);
+      (*r.run.mutable_final_metrics())["params"] = params;
+      data.runs.push_back(r);
+    }
+  }
+  data.runs.push_back(MakeRun(9, v1::SparsitySpec::SRSTE, 2, 4, 0.9, 1e9));
+  const Figure f = MetricVsParameters(data, "top1");
+  EXPECT_EQ(f.id, "top1_vs_params");
+  EXPECT_EQ(f.x_label, "parameters");
+  EXPECT_EQ(f.y_label, "final top1");
+  ASSERT_EQ(f.series.size(), 2u);
+  EXPECT_EQ(f.series[0].name, "DENSE");
+  EXPECT_EQ(f.series[1].name, "SRSTE");
+  EXPECT_EQ(f.series[1].x, (std::vector<double>{1e5, 2e5}));
+  EXPECT_EQ(f.series[1].y, (std::vector<double>{0.6, 0.7}));
+}
+
 TEST(FiguresTest, CurvesUseStepAndEpochPoints) {
   RunData r = MakeRun(9, v1::SparsitySpec::DENSE, 0, 0, 0.9, 1);
   (*r.run.mutable_labels())["recipe"] = "dense";

@@ -44,9 +44,9 @@ figcaption { color: #555; font-size: 90%; }
 {{/figures}}
 <h2 id="runs">Runs</h2>
 <table class="runs">
-<tr><th>run</th><th>state</th><th>recipe</th><th>N/M</th><th>{{metric}}</th><th>training FLOPs</th>
+<tr><th>run</th><th>state</th><th>recipe</th><th>N/M</th><th>{{metric}}</th>{{#ema_metric}}<th>{{.}}</th>{{/ema_metric}}<th>training FLOPs</th>
 <th>inference FLOPs / image</th></tr>
-{{#runs}}<tr><td>{{name}}</td><td>{{state}}</td><td>{{recipe}}</td><td>{{density}}</td><td>{{value}}</td>
+{{#runs}}<tr><td>{{name}}</td><td>{{state}}</td><td>{{recipe}}</td><td>{{density}}</td><td>{{value}}</td>{{#ema}}<td>{{.}}</td>{{/ema}}
 <td>{{train_flops}}</td><td>{{inference_flops}}</td></tr>
 {{/runs}}</table>
 </body></html>
@@ -83,11 +83,15 @@ mstch::map PivotContext(const SweepData& data, const std::string& metric) {
   return out;
 }
 
-mstch::array RunsContext(const SweepData& data, const std::string& metric) {
+// `ema_metric`: the model EMA's counterpart of `metric` (EmaCounterpart), a column when not empty.
+mstch::array RunsContext(const SweepData& data, const std::string& metric, const std::string& ema_metric) {
   mstch::array out;
   for (const RunData& r : data.runs) {
     const v1::SparsitySpec& s = r.run.spec().sparsity();
+    mstch::array ema;  // One cell, or none without an EMA column.
+    if (!ema_metric.empty()) ema.push_back(Number(FinalMetric(r.run, ema_metric), "%.4g"));
     out.push_back(mstch::map{{"name", RunName(r.run)},
+                             {"ema", ema},
                              {"state", v1::RunState_Name(r.run.state())},
                              {"recipe", RecipeOf(s)},
                              {"density", Number(DensityOf(s), "%.3g")},
@@ -115,7 +119,13 @@ std::string ReportHtml(const SweepData& data, const std::string& metric) {
                   absl::FormatTime("%Y-%m-%d %H:%M UTC", absl::FromUnixMillis(data.sweep.created_at_ms()),
                                    absl::UTCTimeZone()));
   context.emplace("figures", figures);
-  context.emplace("runs", RunsContext(data, metric));
+  std::vector<v1::Run> runs;
+  for (const RunData& r : data.runs) runs.push_back(r.run);
+  const std::string ema_metric = EmaCounterpart(runs, metric);
+  mstch::array ema_header;
+  if (!ema_metric.empty()) ema_header.push_back(ema_metric);
+  context.emplace("ema_metric", ema_header);
+  context.emplace("runs", RunsContext(data, metric, ema_metric));
   return RenderHtml(kTemplate, context);
 }
 

@@ -29,6 +29,7 @@ SweepData TwoRuns() {
     }
     (*r.run.mutable_final_metrics())["top1"] = 0.6 + 0.1 * i;
     (*r.run.mutable_final_metrics())["flops"] = 1e9;
+    (*r.run.mutable_final_metrics())["params"] = 2e5 + 1e5 * i;
     for (int e = 0; e < 2; ++e) {
       v1::MetricPoint p;
       p.set_kind("epoch");
@@ -57,8 +58,24 @@ TEST(HtmlReportTest, PageReferencesEveryFigureAndEscapes) {
   }
   EXPECT_NE(report->files.at("top1_vs_train_flops.svg").find("<title>Pareto front</title>"),
             std::string::npos);
+  // Accuracy against model size, one series per recipe, with its axis titles.
+  const std::string& params = report->files.at("top1_vs_params.svg");
+  for (const char* text : {"<title>DENSE</title>", "<title>SRSTE</title>", ">parameters<", ">final top1<"}) {
+    EXPECT_NE(params.find(text), std::string::npos) << text << "\n" << params;
+  }
   // The compare table: one row per recipe.
   EXPECT_NE(html.find("<td>dense</td><td>0.6"), std::string::npos) << html;
+}
+
+// Runs with model.ema: their ema_top1 in a column beside top1; none without.
+TEST(HtmlReportTest, EmaMetricColumnWhenRunsReportIt) {
+  SweepData data = TwoRuns();
+  EXPECT_EQ(ReportHtml(data, "top1").find("<th>ema_top1</th>"), std::string::npos);
+  (*data.runs[0].run.mutable_final_metrics())["ema_top1"] = 0.625;
+  const std::string html = ReportHtml(data, "top1");
+  EXPECT_NE(html.find("<th>top1</th><th>ema_top1</th>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<td>0.6</td><td>0.625</td>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<td>0.7</td><td>-</td>"), std::string::npos) << html;
 }
 
 // Issue 22: names and labels are data. A right-to-left override cannot reverse the title, markup stays text,

@@ -63,6 +63,8 @@ double FinalMetric(const v1::Run& run, const std::string& metric) {
 
 double TrainingFlops(const v1::Run& run) { return Value(run.final_metrics(), contract::kFlops); }
 
+double ReportedParameters(const v1::Run& run) { return Value(run.final_metrics(), contract::kParams); }
+
 double InferenceFlops(const v1::Run& run) {
   // The model section alone, with its model_kwargs, read by the spec's key table.
   YAML::Node model_only(YAML::NodeType::Map);

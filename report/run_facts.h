@@ -22,6 +22,9 @@ double FinalMetric(const v1::Run& run, const std::string& metric);
 // worker/trainer/flops.h). NaN when not reported.
 double TrainingFlops(const v1::Run& run);
 
+// The model's parameters as the trainer reports them (final `params`). NaN when not reported.
+double ReportedParameters(const v1::Run& run);
+
 // Forward FLOPs of one image at the run's final N:M: the model's dense forward FLOPs (worker/trainer/flops.h)
 // less the multiply-adds that the pruned weights at the spec's sparsity locations skip. ViT only, where
 // every block sees the same tokens; for other families the dense count. NaN for an unknown model.

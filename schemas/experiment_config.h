@@ -41,6 +41,10 @@ struct ModelConfig {
   double drop_rate = 0.0;
   double drop_path_rate = 0.0;
   double attn_drop_rate = 0.0;
+  // timm's ModelEmaV2 (worker/trainer/model_ema.h): an exponential moving average of the dense weights, also
+  // evaluated after every epoch.
+  bool ema = false;
+  double ema_decay = 0.9998;
 };
 
 struct DataConfig {
@@ -54,7 +58,22 @@ struct DataConfig {
   int random_crop_padding = 0;  // 0: off.
   double hflip = 0.0;           // Probability.
   int synthetic_size = 1024;    // Images of the synthetic dataset.
-  int workers = 0;              // Loader threads (0: the trainer's default).
+  int aug_repeats = 0;          // timm's RepeatAugSampler: each image this many times an epoch (0: off).
+  // timm's transforms (create_transform; docs/data-format.md), by train.py's defaults.
+  std::string auto_augment;  // timm's aa: "" (none) or rand-m{M}-n{N}-... (schemas/rand_augment_config.h).
+  std::vector<double> crop_scale = {0.08, 1.0};             // RandomResizedCrop area fraction range.
+  std::vector<double> crop_ratio = {3.0 / 4.0, 4.0 / 3.0};  // RandomResizedCrop aspect range.
+  std::string train_interpolation = "random";               // random, bilinear, bicubic or nearest.
+  double vflip = 0.0;                                       // Vertical flip probability.
+  double color_jitter = 0.4;                                // Used only without auto_augment.
+  double re_prob = 0.0;                                     // Random erasing probability.
+  std::string re_mode = "pixel";                            // const, rand or pixel.
+  int re_count = 1;                                         // Up to this many erased boxes.
+  double crop_pct = 0.0;                                    // Evaluation crop fraction (0: the model's).
+  std::string interpolation;                                // Evaluation filter ("": the model's).
+  std::vector<double> mean;                                 // Per channel (empty: the model's).
+  std::vector<double> std;                                  // Per channel (empty: the model's).
+  int workers = 0;                                          // Loader threads (0: the trainer's default).
 };
 
 // Whether `dataset` holds stored images of any size (imagefolder, packed, cifar10, cifar100), read through
@@ -84,6 +103,7 @@ struct OptimizerConfig {
   bool bce_loss = false;             // Binary cross-entropy instead of softmax cross-entropy.
   double bce_target_thresh = 0.0;    // > 0: BCE targets binarized at this threshold.
   bool bce_sum = false;              // BCE summed over the classes, then averaged over the batch.
+  double layer_decay = 0.0;          // > 0: timm's layer-wise lr decay (lr_scale per layer); 0: off.
   // Mixup or CutMix is configured (timm's mixup_active).
   bool MixupActive() const { return mixup_alpha > 0.0 || cutmix_alpha > 0.0 || cutmix_max > 0.0; }
   int grad_accum_steps = 1;

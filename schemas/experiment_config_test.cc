@@ -239,9 +239,9 @@ TEST(ExperimentConfigTest, PrecisionKey) {
   EXPECT_NE(CanonicalYaml(fp32).find("resources:\n  gpus: 2\n  cpu_threads: 1\nsparsity:\n"),
             std::string::npos);
   EXPECT_EQ(ParseError("model: {name: vit_nano_patch7_28}\nresources:\n  gpus: 1\n  precision: fp16x\n"),
-            "exp.yaml:4: resources.precision: value 'fp16x' is not one of fp32, bf16");
+            "exp.yaml:4: resources.precision: value 'fp16x' is not one of fp32, bf16, fp16");
   EXPECT_EQ(ParseError("resources: {precision: 16}\n"),
-            "exp.yaml:1: resources.precision: value '16' is not one of fp32, bf16");
+            "exp.yaml:1: resources.precision: value '16' is not one of fp32, bf16, fp16");
   EXPECT_EQ(ParseError("resources: {precison: bf16}\n"),
             "exp.yaml:1: resources.precison: unknown key; known keys: gpus, cpu_threads, precision");
 }

@@ -12,6 +12,7 @@
 #include "schemas/limits.h"
 #include "schemas/model_catalog.h"
 #include "schemas/spec_key_builders.h"
+#include "worker/trainer/data/randaugment/rand_augment_config.h"
 
 namespace nmsparse {
 namespace {
@@ -177,11 +178,35 @@ const KeyTable<ModelConfig>& ModelKeys() {
             .Doc("Stochastic depth rate.")
             .Alias("drop_path"),
         NumberKey<M>("attn_drop_rate", &M::attn_drop_rate, 0.0, 1.0, kOpen).Doc("Attention dropout."),
+        OmittedAtDefault(BoolKey<M>("ema", &M::ema)
+                             .Doc("Keep timm's ModelEmaV2 of the dense weights and evaluate it too (ema_* "
+                                  "metrics).")
+                             .Alias("model_ema")),
+        OmittedAtDefault(NumberKey<M>("ema_decay", &M::ema_decay, 0.0, 1.0)
+                             .Doc("EMA decay: ema = decay * ema + (1 - decay) * weight after every step.")
+                             .Alias("model_ema_decay")),
     };
     for (SpecKey<M>& key : ModelKwargKeys()) keys.push_back(std::move(key));
     return keys;
   }());
   return *keys;
+}
+
+// timm's aa string, its grammar checked where it is read.
+SpecKey<D> AutoAugmentKey() {
+  SpecKey<D> key = StringKey<D>("auto_augment", &D::auto_augment);
+  key.read = [](const YAML::Node& value, const std::string& path, D* d) -> absl::Status {
+    absl::StatusOr<std::string> text = yaml_util::ReadString(value, path);
+    if (!text.ok()) return text.status();
+    if (!text->empty()) {
+      if (absl::Status st = ParseRandAugmentConfig(*text).status(); !st.ok()) {
+        return yaml_util::Error(value, path, std::string(st.message()));
+      }
+    }
+    d->auto_augment = *text;
+    return absl::OkStatus();
+  };
+  return key;
 }
 
 const KeyTable<DataConfig>& DataKeys() {
@@ -218,6 +243,63 @@ const KeyTable<DataConfig>& DataKeys() {
           IntKey<D>("workers", &D::workers, 0, limits::kMaxLoaderThreads)
               .Doc("Loader threads building batches ahead of the step (0: the trainer's default).")
               .Alias("workers")),
+      OmittedAtDefault(
+          IntKey<D>("aug_repeats", &D::aug_repeats, 0)
+              .Doc("Repeated augmentation (timm's RepeatAugSampler): each image this many times an epoch, "
+                   "each copy on another rank with its own augmentation; the epoch is cut to the dataset's "
+                   "size rounded down to 256 (0: off).")
+              .Alias("aug_repeats")),
+      // timm's transforms (create_transform), by train.py's names and defaults (docs/data-format.md).
+      OmittedAtDefault(AutoAugmentKey())
+          .Doc("RandAugment as timm's config string rand-m{M}-n{N}-mstd{S}-mmax{X}-inc{0,1}-p{P} (empty: "
+               "none; "
+               "then color_jitter applies).")
+          .Alias("aa")
+          .Validated(),
+      OmittedAtDefault(NumberListKey<D>("crop_scale", &D::crop_scale, 0.0, 1.0, /*min_open=*/true, {2}))
+          .Doc("RandomResizedCrop: [min, max] fraction of the image's area (default [0.08, 1]).")
+          .Alias("scale")
+          .Validated(),
+      OmittedAtDefault(NumberListKey<D>("crop_ratio", &D::crop_ratio, 0.0, kInf, /*min_open=*/true, {2}))
+          .Doc("RandomResizedCrop: [min, max] aspect (width over height), drawn log-uniform (default [3/4, "
+               "4/3]).")
+          .Alias("ratio")
+          .Validated(),
+      OmittedAtDefault(WordKey<D>("train_interpolation", &D::train_interpolation,
+                                  {"random", "bilinear", "bicubic", "nearest"}))
+          .Doc("RandomResizedCrop's filter; random: bilinear or bicubic per image.")
+          .Alias("train_interpolation"),
+      OmittedAtDefault(NumberKey<D>("vflip", &D::vflip, 0.0, 1.0))
+          .Doc("Vertical flip probability.")
+          .Alias("vflip"),
+      OmittedAtDefault(NumberKey<D>("color_jitter", &D::color_jitter, 0.0))
+          .Doc("ColorJitter brightness = contrast = saturation (0: off); only without auto_augment.")
+          .Alias("color_jitter"),
+      OmittedAtDefault(NumberKey<D>("re_prob", &D::re_prob, 0.0, 1.0))
+          .Doc("Random erasing probability, after normalisation (0: off).")
+          .Alias("reprob"),
+      OmittedAtDefault(WordKey<D>("re_mode", &D::re_mode, {"pixel", "rand", "const"}))
+          .Doc("Random erasing fill: pixel (normal per pixel), rand (normal per channel), const (zero).")
+          .Alias("remode"),
+      OmittedAtDefault(IntKey<D>("re_count", &D::re_count, 1, limits::kMaxEraseCount))
+          .Doc("Random erasing: up to this many boxes per image.")
+          .Alias("recount"),
+      OmittedAtDefault(NumberKey<D>("crop_pct", &D::crop_pct, 0.0, 1.0))
+          .Doc("Evaluation: resize the shorter side to img_size / crop_pct, centre-crop img_size (0: the "
+               "model's "
+               "timm default).")
+          .Alias("crop_pct"),
+      OmittedAtDefault(WordKey<D>("interpolation", &D::interpolation, {"", "bilinear", "bicubic", "nearest"}))
+          .Doc("Evaluation resize filter (empty: the model's timm default).")
+          .Alias("interpolation"),
+      OmittedAtDefault(NumberListKey<D>("mean", &D::mean, 0.0, 1.0, false, {1, 3}))
+          .Doc("Normalisation mean per channel, one value for all (empty: the model's timm default).")
+          .Alias("mean")
+          .Validated(),
+      OmittedAtDefault(NumberListKey<D>("std", &D::std, 0.0, kInf, /*min_open=*/true, {1, 3}))
+          .Doc("Normalisation std per channel, one value for all (empty: the model's timm default).")
+          .Alias("std")
+          .Validated(),
   });
   return *keys;
 }
@@ -272,6 +354,11 @@ const KeyTable<OptimizerConfig>& OptimizerKeys() {
       OmittedAtDefault(BoolKey<O>("bce_sum", &O::bce_sum)
                            .Doc("BCE summed over the classes before the batch mean.")
                            .Alias("bce_sum")),
+      OmittedAtDefault(
+          NumberKey<O>("layer_decay", &O::layer_decay, 0.0)
+              .Doc("Layer-wise learning-rate decay (timm's param_groups_layer_decay): the learning rate of "
+                   "layer l of L is scaled by layer_decay^(L - 1 - l) (0: off).")
+              .Alias("layer_decay")),
       IntKey<O>("grad_accum_steps", &O::grad_accum_steps, 1)
           .Doc("Micro-batches per optimizer step.")
           .Alias("grad_accum_steps")
@@ -360,10 +447,10 @@ const KeyTable<ResourceConfig>& ResourceKeys() {
           .Doc("Ranks on one node (on a CPU worker, CPU slots); must divide data.batch_size.")
           .Validated(),
       CpuThreadsKey().Doc("Intra-op threads per rank (0 means 1)."),
-      OmittedAtDefault(WordKey<R>("precision", &R::precision, {"fp32", "bf16"}))
-          .Doc("Forward-pass arithmetic: fp32, or bf16 (bfloat16 autocast of the forward passes; weights, "
-               "optimizer "
-               "state, masks and loss stay fp32). Case-insensitive; written only when bf16.")
+      OmittedAtDefault(WordKey<R>("precision", &R::precision, {"fp32", "bf16", "fp16"}))
+          .Doc("Forward-pass arithmetic: fp32, bf16 (bfloat16 autocast of the forward passes; weights, "
+               "optimizer state, masks and loss stay fp32), or fp16 (float16 autocast with dynamic loss "
+               "scaling, torch.amp.GradScaler's rule). Case-insensitive; written only when not fp32.")
           .Alias("amp"),
   });
   return *keys;

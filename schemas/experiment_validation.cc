@@ -24,6 +24,25 @@ absl::Status Invalid(const std::string& path, const std::string& reason) {
 
 std::string NMText(const NM& nm) { return absl::StrCat(nm.n, ":", nm.m); }
 
+// timm's transform keys: ranges in order, one normalisation value per channel (or one for all).
+absl::Status ValidateTransforms(const DataConfig& d, const ModelArch& arch) {
+  for (const auto& [path, range] :
+       {std::pair<const char*, const std::vector<double>*>{"data.crop_scale", &d.crop_scale},
+        {"data.crop_ratio", &d.crop_ratio}}) {
+    if ((*range)[0] > (*range)[1]) {
+      return Invalid(path, absl::StrCat("[", (*range)[0], ", ", (*range)[1], "] is no range: min > max"));
+    }
+  }
+  for (const auto& [path, values] :
+       {std::pair<const char*, const std::vector<double>*>{"data.mean", &d.mean}, {"data.std", &d.std}}) {
+    if (values->size() > 1 && static_cast<int>(values->size()) != arch.in_chans) {
+      return Invalid(path, absl::StrCat(values->size(), " values for a model of ", arch.in_chans,
+                                        " input channels: give one per channel, or one for all"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateModelAndData(const ExperimentConfig& c, const ModelArch& arch) {
   if (absl::Status st = ValidateModelArch(c.model, arch); !st.ok()) return st;
   if (c.data.dataset == "fashion_mnist" &&
@@ -44,7 +63,7 @@ absl::Status ValidateModelAndData(const ExperimentConfig& c, const ModelArch& ar
     return Invalid("model.in_chans",
                    absl::StrCat(c.data.dataset, " images have 3 channels, not ", arch.in_chans));
   }
-  return absl::OkStatus();
+  return ValidateTransforms(c.data, arch);
 }
 
 // SparsifiableLayers(ResolveModel(model), locations): a pure function of these arguments, remembered on

@@ -32,6 +32,7 @@ const std::vector<Limit>& AllLimits() {
       {"model patch tokens", kMaxModelTokens, ""},
       {"model parameters", kMaxModelParameters, ""},
       {"model FLOPs per image", kMaxModelFlopsPerImage, ""},
+      {"random erasing boxes per image", kMaxEraseCount, ""},
   };
   return *all;
 }

@@ -59,13 +59,15 @@ inline constexpr int64_t kMaxLoaderThreads = 256;
 
 // A spec's model (schemas/model_resolution.h), so that a typo in model_kwargs cannot ask for a
 // 10^12-parameter model: its widest layer, its blocks, its patch tokens (checked first, they keep the
-// counts below far from overflow), its parameters, and its forward FLOPs per image (estimated as
-// 2 x parameters x tokens).
+// counts below far from overflow), its parameters, and its forward FLOPs per image (bounded from above as
+// 2 x parameters x tokens + attention: ForwardFlopsBound in schemas/model_resolution.h).
 inline constexpr int64_t kMaxModelWidth = 1 << 16;
 inline constexpr int64_t kMaxModelBlocks = 1 << 10;
 inline constexpr int64_t kMaxModelTokens = 1 << 20;
 inline constexpr int64_t kMaxModelParameters = 10'000'000'000;
 inline constexpr int64_t kMaxModelFlopsPerImage = 1'000'000'000'000'000;
+// Boxes random erasing may cut from one image (data.re_count): each is a pass over the image.
+inline constexpr int64_t kMaxEraseCount = 64;
 
 // A limit as docs/reliability.md lists it.
 struct Limit {

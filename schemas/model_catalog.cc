@@ -41,6 +41,8 @@ ModelArch SwinV2(const std::string& name, int img, int patch, int chans, int cla
   a.stage_heads = std::move(heads);
   a.window_size = window;
   a.class_token = false;
+  a.mean = {0.485, 0.456, 0.406};  // timm's IMAGENET_DEFAULT_MEAN and _STD.
+  a.std = {0.229, 0.224, 0.225};
   return a;
 }
 
@@ -59,6 +61,13 @@ const std::map<std::string, ModelArch>& Catalog() {
     add(SwinV2("swinv2_small_window8_256", 256, 4, 3, 1000, 96, {2, 2, 18, 2}, {3, 6, 12, 24}, 8));
     add(SwinV2("swinv2_base_window8_256", 256, 4, 3, 1000, 128, {2, 2, 18, 2}, {4, 8, 16, 32}, 8));
     add(SwinV2("swinv2_micro_window7_28", 28, 2, 1, 10, 32, {2, 2}, {2, 4}, 7));
+    // The 28x28 grey models are nmsparse's, not timm's: evaluate the whole image, normalised to [-1, 1].
+    for (const char* name : {"vit_nano_patch7_28", "vit_micro_patch4_28", "swinv2_micro_window7_28"}) {
+      ModelArch& a = m->at(name);
+      a.crop_pct = 1.0;
+      a.mean = {0.5};
+      a.std = {0.5};
+    }
     return m;
   }();
   return *catalog;

@@ -32,6 +32,12 @@ struct ModelArch {
   double mlp_ratio = 4.0;
   bool qkv_bias = true;
   bool class_token = true;  // ViT: timm's cls_token with global_pool "token".
+  // The evaluation and normalisation defaults of timm's pretrained cfg (timm 1.0.31), the data keys'
+  // defaults (data.crop_pct, interpolation, mean, std).
+  double crop_pct = 0.9;
+  std::string interpolation = "bicubic";
+  std::vector<double> mean = {0.5, 0.5, 0.5};  // timm's IMAGENET_INCEPTION_MEAN (ViT's).
+  std::vector<double> std = {0.5, 0.5, 0.5};
 };
 
 // One weight that a sparsity location can cover, named by its timm parameter name (e.g.

@@ -114,12 +114,10 @@ absl::Status CheckSize(const ModelArch& arch) {
         absl::StrCat("model: ", limits::FormatCount(params), " parameters exceed the limit of ",
                      limits::FormatCount(limits::kMaxModelParameters), " (schemas/limits.h)"));
   }
-  const double tokens =
-      static_cast<double>(arch.img_size / arch.patch_size) * (arch.img_size / arch.patch_size);
-  const double flops = 2.0 * static_cast<double>(params) * tokens;
+  const double flops = ForwardFlopsBound(arch);
   if (flops > static_cast<double>(limits::kMaxModelFlopsPerImage)) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "model: about %.3g FLOPs per image (2 x parameters x tokens) exceed the limit of %.3g "
+        "model: at most %.3g FLOPs per image (2 x parameters x tokens + attention) exceed the limit of %.3g "
         "(schemas/limits.h)",
         flops, static_cast<double>(limits::kMaxModelFlopsPerImage)));
   }
@@ -127,6 +125,21 @@ absl::Status CheckSize(const ModelArch& arch) {
 }
 
 }  // namespace
+
+// Every weight is used at most once per token of the first stage (SwinV2's later stages see fewer tokens),
+// the class token included: 2 x parameters x (tokens + 1) bounds every matmul with a weight. Attention's two
+// matmuls per block cost 4 x tokens x attended tokens x width; SwinV2's stages halve their grid while
+// doubling the width, so the first stage's tokens x width bounds each later one's.
+double ForwardFlopsBound(const ModelArch& arch) {
+  const double grid = static_cast<double>(arch.img_size / arch.patch_size);
+  const double tokens = grid * grid + 1.0;
+  const double window = std::min<double>(arch.window_size, grid);
+  const double attended = IsVit(arch) ? tokens : window * window;
+  double blocks = IsVit(arch) ? arch.depth : 0;
+  for (int d : arch.depths) blocks += d;
+  return 2.0 * static_cast<double>(ParameterCount(arch)) * tokens +
+         4.0 * blocks * tokens * attended * arch.embed_dim;
+}
 
 absl::StatusOr<ModelArch> ResolveModel(const ModelConfig& m) {
   auto arch = LookupModel(m.name, m.img_size, m.in_chans, m.num_classes);

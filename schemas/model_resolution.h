@@ -19,6 +19,10 @@ absl::StatusOr<ModelArch> ResolveModel(const ModelConfig& model);
 // FLOPs per image. InvalidArgument naming the key: "model.embed_dim: value 130 is not a multiple of ...".
 absl::Status ValidateModelArch(const ModelConfig& model, const ModelArch& arch);
 
+// An upper bound on the forward FLOPs of one image (a multiply-add is 2), as the size check bounds it: the
+// trainer's count (worker/trainer/flops.h) is at most this (worker/trainer:flops_bound_test).
+double ForwardFlopsBound(const ModelArch& arch);
+
 }  // namespace nmsparse
 
 #endif  // NMSPARSE_SCHEMAS_MODEL_RESOLUTION_H_

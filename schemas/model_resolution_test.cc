@@ -155,7 +155,8 @@ TEST(ModelResolutionTest, SizesArePositiveAndBounded) {
   EXPECT_EQ(
       ValidateError("name: vit_micro_patch4_28, embed_dim: 4096, depth: 20, num_heads: 1, img_size: 2048, "
                     "patch_size: 2"),
-      "model: about 1.75e+16 FLOPs per image (2 x parameters x tokens) exceed the limit of 1e+15 "
+      "model: at most 3.78e+17 FLOPs per image (2 x parameters x tokens + attention) exceed the limit of "
+      "1e+15 "
       "(schemas/limits.h)");
 }
 

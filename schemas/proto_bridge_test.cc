@@ -219,7 +219,7 @@ TEST(ProtoBridgeTest, PrecisionTravelsOnlyWhenNotFp32) {
   EXPECT_EQ(FromProto(fp32)->resources.precision, "bf16");
   fp32.mutable_resources()->set_precision("fp16x");
   EXPECT_EQ(FromProto(fp32).status().message(),
-            "resources.precision: value 'fp16x' is not one of fp32, bf16");
+            "resources.precision: value 'fp16x' is not one of fp32, bf16, fp16");
 }
 
 TEST(ProtoBridgeTest, FromProtoReportsBadValuesByKeyPath) {

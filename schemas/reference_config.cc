@@ -18,11 +18,12 @@ namespace {
 using yaml_util::Error;
 
 // Keys read by hand below (model, dataset, opt, opt_betas, clip_mode, lr and its batch-size scaling, amp,
-// model_kwargs, cutmix_minmax).
+// model_kwargs, cutmix_minmax, input_size; and color_jitter when null).
 const std::set<std::string>& SpecialKeys() {
-  static const auto* keys = new std::set<std::string>{
-      "model",        "dataset",       "opt", "opt_betas", "clip_mode",    "lr",           "lr_base",
-      "lr_base_size", "lr_base_scale", "amp", "amp_dtype", "model_kwargs", "cutmix_minmax"};
+  static const auto* keys =
+      new std::set<std::string>{"model",     "dataset",      "opt",           "opt_betas",     "clip_mode",
+                                "lr",        "lr_base",      "lr_base_size",  "lr_base_scale", "amp",
+                                "amp_dtype", "model_kwargs", "cutmix_minmax", "input_size"};
   return *keys;
 }
 
@@ -59,10 +60,8 @@ const std::map<std::string, std::string>& MappedKeys() {
 // flags.
 const std::map<std::string, std::string>& IgnoredKeys() {
   static const auto* keys = new std::map<std::string, std::string>{
-      {"aa", "~"},
       {"amp_impl", "native"},
       {"aot_autograd", "false"},
-      {"aug_repeats", "0"},
       {"aug_splits", "0"},
       {"bn_eps", "~"},
       {"bn_momentum", "~"},
@@ -70,8 +69,6 @@ const std::map<std::string, std::string>& IgnoredKeys() {
       {"checkpoint_freq_epoch", "~"},
       {"checkpoint_hist", "10"},
       {"class_map", "''"},
-      {"color_jitter", "0.4"},
-      {"crop_pct", "~"},
       {"data", "~"},
       {"dataset_download", "false"},
       {"device", "cuda"},
@@ -86,18 +83,12 @@ const std::map<std::string, std::string>& IgnoredKeys() {
       {"gp", "token"},  // ViT's own pooling: what nmsparse's ViT does.
       {"grad_checkpointing", "false"},
       {"initial_checkpoint", "''"},
-      {"input_size", "~"},
-      {"interpolation", "''"},
       {"jsd_loss", "false"},
-      {"layer_decay", "~"},
       {"local_rank", "0"},
       {"log_wandb", "false"},
       {"lr_noise", "~"},
       {"lr_noise_pct", "0.67"},
       {"lr_noise_std", "1.0"},
-      {"mean", "~"},
-      {"model_ema", "false"},
-      {"model_ema_decay", "0.9998"},
       {"model_ema_force_cpu", "false"},
       {"momentum", "0.9"},
       {"no_aug", "false"},
@@ -107,27 +98,19 @@ const std::map<std::string, std::string>& IgnoredKeys() {
       {"output", "''"},
       {"pin_mem", "false"},
       {"pretrained", "false"},
-      {"ratio", "[0.75, 1.3333333333333333]"},
-      {"recount", "1"},
       {"recovery_interval", "0"},
-      {"remode", "pixel"},
-      {"reprob", "0"},
       {"resplit", "false"},
       {"resume", "''"},
       {"save_images", "false"},
-      {"scale", "[0.08, 1.0]"},
       {"split_bn", "false"},
       {"start_epoch", "~"},
-      {"std", "~"},
       {"sync_bn", "false"},
       {"torchcompile", "~"},
       {"torchscript", "false"},
-      {"train_interpolation", "random"},
       {"train_split", "train"},
       {"tta", "0"},
       {"use_multi_epochs_loader", "false"},
       {"val_split", "validation"},
-      {"vflip", "0"},
       {"worker_seeding", "all"},
   };
   return *keys;
@@ -200,10 +183,10 @@ absl::StatusOr<YAML::Node> ReferenceLr(const YAML::Node& node) {
   return YAML::Node(yaml_util::FormatDouble(*base * ratio));
 }
 
-// train.py's mixed precision: amp with amp_dtype bfloat16 is nmsparse's bf16 autocast. train.py reads any
-// other amp_dtype as float16, which needs loss scaling that nmsparse does not implement: such a config trains
-// in fp32, with a warning. Without amp, amp_dtype changes nothing.
-absl::Status MapAmp(const YAML::Node& node, YAML::Node* nested, std::vector<std::string>* warnings) {
+// train.py's mixed precision: amp with amp_dtype bfloat16 is nmsparse's bf16 autocast, with float16
+// (train.py's default) its fp16 autocast with GradScaler's loss scaling, as train.py's NativeScaler. Other
+// dtypes are refused (train.py would silently read them as float16). Without amp, amp_dtype changes nothing.
+absl::Status MapAmp(const YAML::Node& node, YAML::Node* nested) {
   if (yaml_util::IsNullish(node["amp"])) return absl::OkStatus();
   auto amp = yaml_util::ReadBool(node["amp"], "amp");
   if (!amp.ok()) return amp.status();
@@ -214,13 +197,13 @@ absl::Status MapAmp(const YAML::Node& node, YAML::Node* nested, std::vector<std:
     if (!text.ok()) return text.status();
     dtype = *text;
   }
-  if (absl::AsciiStrToLower(dtype) == "bfloat16") {
+  const std::string lower = absl::AsciiStrToLower(dtype);
+  if (lower == "bfloat16") {
     (*nested)["resources"]["precision"] = "bf16";
-  } else if (warnings != nullptr) {
-    warnings->push_back(
-        "reference keys amp = true, amp_dtype = " + dtype +
-        ": float16 autocast is not implemented (it needs loss scaling); the run trains in fp32 "
-        "(amp_dtype: bfloat16 gives bf16 autocast)");
+  } else if (lower == "float16") {
+    (*nested)["resources"]["precision"] = "fp16";  // With train.py's NativeScaler (GradScaler) loss scaling.
+  } else {
+    return Error(node["amp_dtype"], "amp_dtype", "value '" + dtype + "' is not float16 or bfloat16");
   }
   return absl::OkStatus();
 }
@@ -247,11 +230,31 @@ absl::Status MapModelKwargs(const YAML::Node& kwargs, YAML::Node* nested) {
   return absl::OkStatus();
 }
 
+// timm's image keys that a mapping cannot say: color_jitter null is timm's None (no ColorJitter, where an
+// absent key is train.py's 0.4), and input_size [C, H, W] sets the model's channels and (square) size.
+absl::Status MapImageKeys(const YAML::Node& node, YAML::Node* nested) {
+  const YAML::Node jitter = node["color_jitter"];
+  if (jitter.IsDefined() && yaml_util::IsNullish(jitter)) (*nested)["data"]["color_jitter"] = 0;
+  const YAML::Node size = node["input_size"];
+  if (yaml_util::IsNullish(size)) return absl::OkStatus();
+  if (!size.IsSequence() || size.size() != 3) {
+    return Error(size, "input_size", "value " + yaml_util::Describe(size) + " is not a list [C, H, W]");
+  }
+  if (size[1].Scalar() != size[2].Scalar()) {
+    return Error(size, "input_size",
+                 "value " + yaml_util::Describe(size) + " is not square: nmsparse's models take H = W");
+  }
+  (*nested)["model"]["in_chans"] = size[0];
+  (*nested)["model"]["img_size"] = size[1];
+  return absl::OkStatus();
+}
+
 absl::Status MapSpecialKeys(const YAML::Node& node, YAML::Node* nested, std::vector<std::string>* warnings) {
+  if (auto st = MapImageKeys(node, nested); !st.ok()) return st;
   // train.py's scheduler when none is named: cosine (nmsparse's own default, warmup_cosine, is no train.py
   // value).
   if (yaml_util::IsNullish(node["sched"])) (*nested)["schedule"]["sched"] = "cosine";
-  if (auto st = MapAmp(node, nested, warnings); !st.ok()) return st;
+  if (auto st = MapAmp(node, nested); !st.ok()) return st;
   if (auto st = MapModelKwargs(node["model_kwargs"], nested); !st.ok()) return st;
   auto name = yaml_util::ReadString(node["model"], "model");
   if (!name.ok()) return name.status();

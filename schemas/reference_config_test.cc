@@ -56,7 +56,20 @@ TEST(ReferenceConfigTest, PaperConfigLoadsUnchanged) {
   EXPECT_FALSE(c->sparsity.structure_decay_flag);
   EXPECT_TRUE(ValidateExperiment(*c).ok()) << ValidateExperiment(*c);
 
-  EXPECT_TRUE(Has(warnings, "ignored reference key: aa = rand-m15-n2-p1-mstd0"));
+  // timm's transform keys are honoured (issue 23), with no warning for any of them.
+  EXPECT_EQ(c->data.auto_augment, "rand-m15-n2-p1-mstd0");
+  EXPECT_EQ(c->data.crop_scale, (std::vector<double>{0.08, 1.0}));
+  EXPECT_EQ(c->data.train_interpolation, "random");
+  EXPECT_DOUBLE_EQ(c->data.color_jitter, 0.0);  // null: timm's None, no ColorJitter.
+  EXPECT_DOUBLE_EQ(c->data.re_prob, 0.0);
+  EXPECT_EQ(c->data.re_mode, "pixel");
+  EXPECT_DOUBLE_EQ(c->data.crop_pct, 0.0);  // null: the model's own.
+  for (const char* key :
+       {"aa", "scale", "ratio", "train_interpolation", "hflip", "vflip", "color_jitter", "reprob", "remode",
+        "recount", "crop_pct", "interpolation", "mean", "std", "img_size", "input_size"}) {
+    for (const auto& w : warnings)
+      EXPECT_EQ(w.find(std::string("key: ") + key + " "), std::string::npos) << w;
+  }
   // amp with amp_dtype bfloat16: bf16 autocast, not a warning.
   EXPECT_EQ(c->resources.precision, "bf16");
   EXPECT_FALSE(Has(warnings, "ignored reference key: amp = true"));
@@ -92,8 +105,46 @@ TEST(ReferenceConfigTest, CutmixMinmaxMapsToItsBounds) {
       << bad.status();
 }
 
-// train.py's amp: bfloat16 is bf16 autocast; float16 (train.py's default dtype) is not implemented and trains
-// in fp32 with a warning; amp off ignores amp_dtype.
+// aug_repeats and layer_decay are honoured (data.aug_repeats, optimizer.layer_decay), not warned about; null
+// layer_decay (train.py's default) leaves it off.
+TEST(ReferenceConfigTest, AugRepeatsAndLayerDecayMapToTheirKeys) {
+  std::vector<std::string> warnings;
+  auto c = ParseReferenceConfig(
+      YAML::Load("{model: vit_tiny_patch16_224, aug_repeats: 3, layer_decay: 0.65}"), &warnings);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->data.aug_repeats, 3);
+  EXPECT_DOUBLE_EQ(c->optimizer.layer_decay, 0.65);
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  auto off = ParseReferenceConfig(
+      YAML::Load("{model: vit_tiny_patch16_224, aug_repeats: 0, layer_decay: null}"), &warnings);
+  ASSERT_TRUE(off.ok()) << off.status();
+  EXPECT_EQ(off->data.aug_repeats, 0);
+  EXPECT_EQ(off->optimizer.layer_decay, 0.0);
+}
+
+// model_ema and model_ema_decay are honoured (issue 24): model.ema, model.ema_decay, without a warning;
+// model_ema_warmup (timm 1.0's ModelEmaV3 warm-up, which changes the decay) is refused.
+TEST(ReferenceConfigTest, ModelEmaMapsToModelEma) {
+  std::vector<std::string> warnings;
+  auto c = ParseReferenceConfig(
+      YAML::Load("{model: vit_tiny_patch16_224, model_ema: true, model_ema_decay: 0.999, "
+                 "model_ema_force_cpu: false}"),
+      &warnings);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->model.ema);
+  EXPECT_DOUBLE_EQ(c->model.ema_decay, 0.999);
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  auto defaults = ParseReferenceConfig(YAML::Load("{model: vit_tiny_patch16_224}"), nullptr);
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_FALSE(defaults->model.ema);
+  EXPECT_DOUBLE_EQ(defaults->model.ema_decay, 0.9998);  // timm's train.py default.
+  EXPECT_FALSE(
+      ParseReferenceConfig(YAML::Load("{model: vit_tiny_patch16_224, model_ema_warmup: true}"), nullptr)
+          .ok());
+}
+
+// train.py's amp: bfloat16 is bf16 autocast, float16 (train.py's default dtype) fp16 with loss scaling, both
+// without a warning; another dtype is an error naming the key; amp off ignores amp_dtype.
 TEST(ReferenceConfigTest, AmpMapsToPrecision) {
   auto load = [](const std::string& text, std::vector<std::string>* warnings) {
     auto c = ParseExperimentYaml("model: vit_nano_patch7_28\n" + text, "flat.yaml", warnings);
@@ -106,12 +157,14 @@ TEST(ReferenceConfigTest, AmpMapsToPrecision) {
   EXPECT_EQ(load("amp: false\namp_dtype: bfloat16\n", &warnings), "fp32");
   EXPECT_EQ(load("amp_dtype: bfloat16\n", &warnings), "fp32");
   EXPECT_TRUE(warnings.empty());
-  EXPECT_EQ(load("amp: true\n", &warnings), "fp32");
-  ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_EQ(
-      warnings[0],
-      "reference keys amp = true, amp_dtype = float16: float16 autocast is not implemented (it needs loss "
-      "scaling); the run trains in fp32 (amp_dtype: bfloat16 gives bf16 autocast)");
+  EXPECT_EQ(load("amp: true\n", &warnings), "fp16");
+  EXPECT_EQ(load("amp: true\namp_dtype: float16\n", &warnings), "fp16");
+  EXPECT_TRUE(warnings.empty()) << warnings[0];
+  auto half = ParseExperimentYaml("model: vit_nano_patch7_28\namp: true\namp_dtype: half\n", "flat.yaml");
+  ASSERT_FALSE(half.ok());
+  EXPECT_NE(half.status().message().find("amp_dtype: value 'half' is not float16 or bfloat16"),
+            std::string::npos)
+      << half.status();
   auto bad = ParseExperimentYaml("model: vit_nano_patch7_28\namp: maybe\n", "flat.yaml");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("flat.yaml:2: amp: value 'maybe' is not a boolean"),

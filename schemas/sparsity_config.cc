@@ -205,6 +205,8 @@ struct SparsityEnumNames {
   EnumTable<SparseDim> sparse_dims{{"ROW", SparseDim::kRow}, {"COL", SparseDim::kCol}};
   EnumTable<PhaseKind> phase_kinds{
       {"DENSE", PhaseKind::kDense}, {"SPARSE", PhaseKind::kSparse}, {"FINE_TUNE", PhaseKind::kFineTune}};
+  EnumTable<SrsteLossScale> srste_loss_scales{{"EXACT", SrsteLossScale::kExact},
+                                              {"REFERENCE", SrsteLossScale::kReference}};
 };
 
 }  // namespace
@@ -216,6 +218,7 @@ const EnumTable<StructureDecayType>& StructureDecayTypes() {
 }
 const EnumTable<SparseDim>& SparseDims() { return Instance<SparsityEnumNames>().sparse_dims; }
 const EnumTable<PhaseKind>& PhaseKinds() { return Instance<SparsityEnumNames>().phase_kinds; }
+const EnumTable<SrsteLossScale>& SrsteLossScales() { return Instance<SparsityEnumNames>().srste_loss_scales; }
 
 const KeyTable<PhaseSpec>& PhaseKeys() {
   static const auto* keys = new KeyTable<P>({
@@ -297,6 +300,11 @@ const KeyTable<SparsityConfig>& SparsityKeys() {
           .Doc("UNSTRUCTURED: fraction pruned per layer by magnitude (keep int((1 - rate) * numel))."),
       NumberKey<S>("srste_lambda", &S::srste_lambda, 0.0)
           .Doc("SR-STE lambda: the gradient gets + lambda * (1 - mask) * W."),
+      OmittedAtDefault(
+          EnumKey<S>("srste_decay_under_loss_scale", &S::srste_decay_under_loss_scale, SrsteLossScales()))
+          .Doc("SR-STE under fp16 loss scaling: EXACT (the term above, whatever the loss scale) or "
+               "REFERENCE (the reference's: the term joins the still-scaled gradient, so unscaling divides "
+               "it by the loss scale). Written only when REFERENCE."),
       MemberKey<S, std::vector<PhaseSpec>>("phases", KeyKind::kPhases, &S::phases, ReadPhases, WritePhases)
           .Keys(PhaseKeys().Infos())
           .Doc("A general phase list replacing dense_steps/fine_tune_steps (not combined with them nor "

@@ -21,6 +21,10 @@ enum class DecayType { kStep, kLinear, kExp };
 enum class StructureDecayType { kSparsify, kFine, kDensify };
 enum class SparseDim { kRow, kCol };
 enum class PhaseKind { kDense, kSparse, kFineTune };
+// SR-STE's decay term under fp16 loss scaling (docs/sparsity-method.md §2): kExact adds lambda*(1-mask)*W to
+// the true gradient; kReference adds it to the scaled gradient, as the reference does, so that unscaling
+// divides it by the loss scale.
+enum class SrsteLossScale { kExact, kReference };
 
 // A location that can be sparsified (§5). FF is both MLP linears; O the attention output projection; C convs.
 enum class SparsityLocation { kFF, kQ, kK, kV, kO, kC };
@@ -81,6 +85,7 @@ struct SparsityConfig {
   SparseDim sparse_dim = SparseDim::kRow;
   double prune_rate = 0.5;  // UNSTRUCTURED only.
   double srste_lambda = 2e-4;
+  SrsteLossScale srste_decay_under_loss_scale = SrsteLossScale::kExact;  // fp16 only.
   std::vector<PhaseSpec> phases;  // Empty: dense_fraction / fine_tune_fraction decide.
   // §7: non-empty for dynamic unstructured runs (sparsity_type UNSTRUCTURED); the N:M keys are then unused.
   std::vector<DynamicSparsityGroup> dynamic;
@@ -130,6 +135,7 @@ const EnumTable<DecayType>& DecayTypes();
 const EnumTable<StructureDecayType>& StructureDecayTypes();
 const EnumTable<SparseDim>& SparseDims();
 const EnumTable<PhaseKind>& PhaseKinds();
+const EnumTable<SrsteLossScale>& SrsteLossScales();
 const EnumTable<SparsityLocation>& SparsityLocations();  // In canonical order: FF, Q, K, V, O, C.
 const EnumTable<DynamicAlgorithm>& DynamicAlgorithms();
 const EnumTable<InitMethod>& InitMethods();

@@ -122,7 +122,7 @@ TEST(SparsityConfigTest, TypeAndKeyErrors) {
       "line 2: sparsity.m_sparsty: unknown key; known keys: recipe, sparsity_type, n_sparsity, m_sparsity, "
       "n_sparsity_qkv, m_sparsity_qkv, decay_type, decay_coef, structure_decay_flag, structure_decay_type, "
       "structure_decay_start_multiple, dense_steps, fine_tune_steps, sparsity_loc, sparse_dim, prune_rate, "
-      "srste_lambda, phases, dynamic");
+      "srste_lambda, srste_decay_under_loss_scale, phases, dynamic");
   EXPECT_EQ(
       ErrorOf("algorithm: rigl\n"),
       "line 1: sparsity.sparsity: missing: a dynamic sparsity group needs its sparsity (a number in [0, "

@@ -64,6 +64,9 @@ std::string ValuesText(const KeyInfo& key) {
       return "a positive integer or a list of them";
     case KeyKind::kIntegerList:
       return "a list of integers";
+    case KeyKind::kNumberList:
+      return key.names.empty() ? "a list of numbers"
+                               : "a list of " + absl::StrJoin(key.names, " or ") + " numbers";
     case KeyKind::kSchedule:
       return "a number in [0, 1] or a schedule";
     case KeyKind::kScheduleList:

@@ -142,6 +142,9 @@ Json ValueSchema(const KeyInfo& key) {
     case KeyKind::kIntegerList:
       out = {{"type", "array"}, {"items", {{"type", "integer"}, {"minimum", key.min}}}};
       break;
+    case KeyKind::kNumberList:
+      out = {{"type", "array"}, {"items", {{"type", "number"}}}};
+      break;
     case KeyKind::kSchedule:
       out["$ref"] = "#/$defs/schedule";
       break;

@@ -4,6 +4,7 @@
 #ifndef NMSPARSE_SCHEMAS_SPEC_KEY_BUILDERS_H_
 #define NMSPARSE_SCHEMAS_SPEC_KEY_BUILDERS_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -232,6 +233,45 @@ SpecKey<S> IntListKey(const std::string& name, std::vector<int> S::*member, int6
     out->Collection(self, list);
   };
   key.info.min = static_cast<double>(min);
+  return key;
+}
+
+// A list of numbers in [min, max] (open bounds exclude their value) whose length is one of `lengths` (empty:
+// any), written as a flow list.
+template <typename S>
+SpecKey<S> NumberListKey(const std::string& name, std::vector<double> S::*member, double min, double max,
+                         bool min_open, std::vector<int> lengths) {
+  const auto ref = MakeRef(member);
+  SpecKey<S> key = spec_keys_internal::ValueKey<S, std::vector<double>>(name, KeyKind::kNumberList, ref);
+  key.read = [ref, min, max, min_open, lengths](const YAML::Node& v, const std::string& path,
+                                                S* s) -> absl::Status {
+    auto items = ReadList<double>(v, path, "numbers", [](const YAML::Node& item, const std::string& p) {
+      return ReadNumberIn(item, p, -std::numeric_limits<double>::max(), std::numeric_limits<double>::max(),
+                          false, false);
+    });
+    if (!items.ok()) return items.status();
+    if (!lengths.empty() &&
+        std::find(lengths.begin(), lengths.end(), static_cast<int>(items->size())) == lengths.end()) {
+      std::string allowed;
+      for (int n : lengths) allowed += (allowed.empty() ? "" : " or ") + std::to_string(n);
+      return yaml_util::Error(
+          v, path, "value " + yaml_util::Describe(v) + " is not a list of " + allowed + " numbers");
+    }
+    for (size_t i = 0; i < items->size(); ++i) {
+      auto checked = ReadNumberIn(v[i], path + "[" + std::to_string(i) + "]", min, max, min_open, false);
+      if (!checked.ok()) return checked.status();
+    }
+    *ref(s) = *std::move(items);
+    return absl::OkStatus();
+  };
+  key.write = [ref](const S& s, const KeyInfo& self, SpecWriter* out) {
+    YAML::Node list(YAML::NodeType::Sequence);
+    for (double item : ref(s)) list.push_back(yaml_util::FormatDouble(item));
+    list.SetStyle(YAML::EmitterStyle::Flow);
+    out->Collection(self, list);
+  };
+  for (int n : lengths) key.info.names.push_back(std::to_string(n));
+  SetRange(&key.info, min, max, min_open, false);
   return key;
 }
 

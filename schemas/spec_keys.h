@@ -50,6 +50,7 @@ enum class KeyKind {
   kLocations,     // sparsity_loc: letters/words over FF, Q, K, V, O, C, or a list of them.
   kPhases,        // A list of {dense|sparse|fine_tune: fraction} or {kind, fraction}.
   kIntegerList,   // A list of integers in [min, max].
+  kNumberList,    // A list of numbers in [min, max], of one of the lengths in `names` (empty: any).
 };
 
 // The type-erased description of a key: everything but its functions.

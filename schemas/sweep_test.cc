@@ -99,7 +99,7 @@ TEST(SweepTest, PrecisionAxis) {
   auto bad =
       ExpandSweep(MustParse(std::string("name: p\n") + kBase + "grid:\n  resources.precision: [fp16x]\n"));
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("resources.precision: value 'fp16x' is not one of fp32, bf16"),
+  EXPECT_NE(bad.status().message().find("resources.precision: value 'fp16x' is not one of fp32, bf16, fp16"),
             std::string::npos)
       << bad.status();
 }
@@ -244,14 +244,15 @@ TEST(SweepTest, ParseErrorsNameFileLineAndPath) {
       "sweep.yaml:8: grid.sparsity.m_sparsty: unknown key path 'sparsity.m_sparsty': known keys of sparsity: "
       "recipe, sparsity_type, n_sparsity, m_sparsity, n_sparsity_qkv, m_sparsity_qkv, decay_type, "
       "decay_coef, structure_decay_flag, structure_decay_type, structure_decay_start_multiple, dense_steps, "
-      "fine_tune_steps, sparsity_loc, sparse_dim, prune_rate, srste_lambda, phases, dynamic");
+      "fine_tune_steps, sparsity_loc, sparse_dim, prune_rate, srste_lambda, srste_decay_under_loss_scale, "
+      "phases, dynamic");
   EXPECT_EQ(
       ParseError(std::string(kBase) + "grid:\n  recipe:\n    a: {optimizer.lrate: 1}\n"),
       "sweep.yaml:9: grid.recipe.a.optimizer.lrate: unknown key path 'optimizer.lrate': known keys of "
       "optimizer: name, lr, weight_decay, beta1, beta2, eps, clip_grad_norm, label_smoothing, mixup_alpha, "
       "cutmix_alpha, cutmix_min, "
       "cutmix_max, mixup_prob, mixup_switch_prob, mixup_mode, mixup_off_epoch, bce_loss, bce_target_thresh, "
-      "bce_sum, grad_accum_steps");
+      "bce_sum, layer_decay, grad_accum_steps");
   EXPECT_EQ(ParseError(std::string(kBase) + "grid:\n  recipe: 3\n"),
             "sweep.yaml:8: grid.recipe: value 3 is not a list of values, a map label -> overrides, or "
             "{values: [...]}");
@@ -315,7 +316,7 @@ TEST(SweepTest, ApplyOverride) {
       "unknown key path 'optimizer.learning_rate': known keys of optimizer: name, lr, weight_decay, beta1, "
       "beta2, eps, clip_grad_norm, label_smoothing, mixup_alpha, cutmix_alpha, cutmix_min, "
       "cutmix_max, mixup_prob, mixup_switch_prob, mixup_mode, mixup_off_epoch, bce_loss, bce_target_thresh, "
-      "bce_sum, grad_accum_steps");
+      "bce_sum, layer_decay, grad_accum_steps");
   EXPECT_EQ(
       ApplyOverride(spec, "lr", "1").message(),
       "unknown key path 'lr': known top-level keys: name, seed, model, data, optimizer, schedule, resources, "

@@ -3,7 +3,8 @@
 # one CPU slot and real nmtrain runs of the nano ViT on synthetic images.
 #  - A grid over model.depth (tests/testdata/depth_grid_sweep.yaml): depths 1, 2, 3 all SUCCEED with the depth
 #    as label; `nmctl compare` prints one row per depth; each run's final metric line reports the model's
-#    parameter count ("params", shown by `nmctl run`), which differs per depth and grows with it.
+#    parameter count ("params", shown by `nmctl run`), which differs per depth and grows with it; `nmctl report`
+#    plots top-1 against those parameters.
 #  - A random integer axis over model.depth (tests/testdata/depth_random_sweep.yaml, num_samples 2): validated,
 #    submitted, and both draws SUCCEED with their drawn depths, within the axis's bounds, as labels.
 #
@@ -52,6 +53,13 @@ check "by one block each: depth 3 - depth 2 = depth 2 - depth 1" \
   test -n "${p3:-}" -a "$((${p3:-0} - ${p2:-0}))" = "$((${p2:-0} - ${p1:-0}))"
 first=$(json "[r['id'] for r in d['runs'] if r['labels']['model.depth']=='1'][0]" <"$tmp/grid.json")
 check "nmctl run shows the parameter count" bash -c "'$nmctl' run $first | grep -qE 'final:.* params=$p1( |\$)'"
+
+# The report plots accuracy against parameters: one series per recipe (here DENSE), over the three sizes.
+check "nmctl report writes the report" ctl report "$sweep" -o "$tmp/report"
+check "the report has accuracy vs parameters" grep -q 'src="top1_vs_params.svg"' "$tmp/report/index.html"
+check "accuracy vs parameters has the recipe's series" grep -q "<title>DENSE</title>" "$tmp/report/top1_vs_params.svg"
+check "accuracy vs parameters has its axis titles" \
+  bash -c "grep -q '>parameters<' '$tmp/report/top1_vs_params.svg' && grep -q '>final top1<' '$tmp/report/top1_vs_params.svg'"
 
 # --- A random integer axis over depth
 check "nmctl validate accepts the random depth axis" bash -c "'$nmctl' validate '$random_yaml' >'$tmp/validate.out'"

@@ -109,7 +109,7 @@ first_run=${runs%% *}
 # --- nmctl report
 report="$tmp/report"
 check "nmctl report writes the report" ctl report "$sweep" -o "$report"
-figures="curves_loss curves_top1 top1_vs_density top1_vs_train_flops top1_vs_inference_flops"
+figures="curves_loss curves_top1 top1_vs_density top1_vs_train_flops top1_vs_inference_flops top1_vs_params"
 for f in $figures; do
   check "index.html references $f.svg" grep -q "src=\"$f.svg\"" "$report/index.html"
 done
@@ -125,6 +125,14 @@ for f in top1_vs_train_flops top1_vs_inference_flops; do
   check "$f has both recipes and the Pareto front" svg_has_series "$report/$f.svg" DENSE SRSTE "Pareto front"
 done
 check "the table shows mean ± std over the two draws" grep -q "± .* (n=2)" "$report/index.html"
+
+# --- The model EMA (model.ema): its top1 beside the trained weights' in nmctl run, nmctl compare and the report
+check "the report's runs table has an ema_top1 column" grep -q "<th>top1</th><th>ema_top1</th>" "$report/index.html"
+ctl compare "$sweep" >"$tmp/compare.txt"
+check "nmctl compare has an ema_top1 column beside top1" grep -Eq "top1 +ema_top1" "$tmp/compare.txt"
+ctl run "$first_run" >"$tmp/run.txt"
+check "nmctl run shows the final ema_top1" grep -Eq "final: +.*ema_top1=[0-9.e-]+" "$tmp/run.txt"
+check "nmctl run's metric table has ema_top1 per epoch" grep -Eq "ema_top1" <(grep -A3 "^metrics" "$tmp/run.txt")
 
 # --- TensorBoard export
 tb="$tmp/tensorboard"

@@ -9,7 +9,7 @@
 #   `nmctl run --json`, `nmctl run` and `nmctl runs`; an identical second fork is reused, a fresh submission of
 #   the fork's spec is not;
 # - refusals name the run, key and values: resume of a SUCCEEDED or unknown run, fork with an unknown key, a
-#   schedule shorter than the parent's step, a changed model; a fork whose parent checkpoint is not on the
+#   schedule shorter than the parent's step, another architecture (naming the resolved keys); a fork whose parent checkpoint is not on the
 #   worker fails with a clear message.
 # (A user resuming or forking another user's run is checked in security_e2e_test.sh, which has tokens.)
 #
@@ -115,9 +115,9 @@ expect_error "fork with an unknown key" 2 "fork of run $run: --set schedule.epoc
 expect_error "fork shorter than the parent's step" 2 \
   "fork of run $run: schedule: its 2 trained epochs make 20 steps (10 per epoch), fewer than step 240" \
   ctl fork "$run" --set schedule.epochs=2
-expect_error "fork with another model" 2 \
-  "model.name: vit_micro_patch4_28 differs from the parent's vit_nano_patch7_28" \
-  ctl fork "$run" --set model.name=vit_micro_patch4_28
+expect_error "fork with another architecture" 2 \
+  "fork of run $run: model.depth: 3 differs from the parent's 2 (--set model.depth=3); a fork starts from its parent's checkpoint and keeps its architecture" \
+  ctl fork "$run" --set model.depth=3
 expect_error "fork of an unknown run" 3 "no run with id 999" ctl fork 999 --set schedule.epochs=3
 
 # --- a fork whose parent's checkpoint is not on the worker fails, saying why.

@@ -23,7 +23,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/e2e_lib.sh"
 "$make_images" imagefolder "$tmp/folder" 3 24 40 30
 "$make_images" cifar10 "$tmp/cifar" 300 100
 cp -r "$tmp/folder" "$tmp/bad_folder"
-head -c 2000 "$tmp/folder/train/class_1/3.jpg" >"$tmp/bad_folder/train/class_1/truncated.jpg"
+good="$tmp/folder/train/class_1/3.jpg"
+head -c $(($(stat -c %s "$good") / 2)) "$good" >"$tmp/bad_folder/train/class_1/truncated.jpg"
 sed "s|DATA_ROOT|$tmp/folder|" "$folder_yaml" >"$tmp/folder.yaml"
 sed -e "s|DATA_ROOT|$tmp/bad_folder|" -e "s|^name: imagefolder|name: bad-imagefolder|" \
   -e "s|^  data.re_prob: .*|  data.re_prob: [0.0]|" "$folder_yaml" >"$tmp/bad.yaml"

@@ -7,8 +7,11 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "schemas/content_hash.h"
+#include "schemas/model_arch_text.h"
+#include "schemas/model_resolution.h"
 #include "schemas/proto_bridge.h"
 #include "schemas/spec_overrides.h"
 #include "schemas/train_steps.h"
@@ -21,9 +24,10 @@
 namespace nmsparse::server {
 namespace {
 
-// Keys a fork keeps from its parent: the checkpoint holds the parent's weights (model), and the trainer
-// refuses a checkpoint written under another seed or precision (worker/trainer/resume.cc).
-constexpr const char* kKeptKeys[] = {"model", "seed", "resources.precision"};
+// Keys a fork keeps from its parent: the trainer refuses a checkpoint written under another seed or precision
+// (worker/trainer/resume.cc). The model is compared as the architecture it resolves to
+// (CheckSameArchitecture).
+constexpr const char* kKeptKeys[] = {"seed", "resources.precision"};
 
 std::string ForkName(int64_t parent_id) { return absl::StrCat("fork of run ", parent_id); }
 
@@ -78,6 +82,36 @@ absl::Status CheckKeptKeys(const v1::Run& parent, const v1::ExperimentSpec& fork
         ValueAt(parent.spec(), key), "; a fork starts from its parent's checkpoint and keeps its ", kept));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> ArchitectureOf(const v1::ExperimentSpec& spec) {
+  NM_ASSIGN_OR_RETURN(ExperimentConfig config, FromProto(spec));
+  NM_ASSIGN_OR_RETURN(ModelArch arch, ResolveModel(config.model));
+  return ArchitectureText(arch);
+}
+
+// The checkpoint holds the parent's weights: the fork may respell its model (another catalogue name, a kwarg
+// at its value) or change its dropout rates, but not build another architecture. Names each resolved key
+// that differs, both values, and the --set keys under model that changed it.
+absl::Status CheckSameArchitecture(const v1::Run& parent, const v1::ExperimentSpec& fork,
+                                   const v1::ForkRunRequest& request) {
+  NM_ASSIGN_OR_RETURN(std::string before, ArchitectureOf(parent.spec()));
+  absl::StatusOr<std::string> after = ArchitectureOf(fork);
+  if (!after.ok()) {
+    return absl::Status(after.status().code(),
+                        absl::StrCat(ForkName(parent.id()), ": ", after.status().message()));
+  }
+  const std::vector<ArchitectureDifference> differences = ArchitectureDifferences(before, *after);
+  if (differences.empty()) return absl::OkStatus();
+  std::vector<std::string> sets;
+  for (const std::string& assignment : request.set()) {
+    if (absl::StartsWith(assignment, "model.")) sets.push_back(assignment);
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      ForkName(parent.id()), ": ", DescribeDifferences(differences, "the parent's"), " (--set ",
+      absl::StrJoin(sets, " "),
+      "); a fork starts from its parent's checkpoint and keeps its architecture (fork the run of that size, "
+      "or submit a new run)"));
 }
 
 // The fork continues from its parent's checkpoint, so its schedule must reach the parent's step: in steps
@@ -145,6 +179,7 @@ absl::StatusOr<ForkPlan> PlanFork(const RunRecord& parent, const std::string& pa
     return absl::Status(s.code(), absl::StrCat(ForkName(parent_id), ": ", s.message()));
   }
   NM_RETURN_IF_ERROR(CheckKeptKeys(parent.run, *spec, request));
+  NM_RETURN_IF_ERROR(CheckSameArchitecture(parent.run, *spec, request));
   NM_RETURN_IF_ERROR(CheckScheduleReaches(parent_id, *spec, progress));
   plan.sweep.set_name(absl::StrCat(parent_sweep_name, "-fork-of-", parent_id));
   plan.sweep.set_priority(request.priority());

@@ -93,12 +93,22 @@ TEST(RunForkTest, RefusesWhatTheCheckpointCannotStartFrom) {
   // The run's length is the epochs it trains: a cooldown epoch reaches step 20 (issue 24).
   EXPECT_TRUE(Plan(Parent(), {"schedule.epochs=1", "schedule.cooldown_epochs=1"}).ok());
 
-  auto model = Plan(Parent(), {"model.name=vit_micro_patch4_28"});
+  // Another architecture: every resolved key that differs, with both values and the --set that did it.
+  auto model = Plan(Parent(), {"model.depth=3", "model.embed_dim=64"});
   EXPECT_EQ(model.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(
-      message(model).find("model.name: vit_micro_patch4_28 differs from the parent's vit_nano_patch7_28"),
+      message(model).find("fork of run 5: model.embed_dim: 64 differs from the parent's 32; "
+                          "model.depth: 3 differs from the parent's 2 (--set model.depth=3 "
+                          "model.embed_dim=64); a fork starts from its parent's checkpoint and keeps its "
+                          "architecture"),
       std::string::npos)
       << message(model);
+  auto name = Plan(Parent(), {"model.name=vit_micro_patch4_28"});
+  EXPECT_NE(message(name).find("model.patch_size: 4 differs from the parent's 7"), std::string::npos)
+      << message(name);
+  auto unknown_model = Plan(Parent(), {"model.name=vit_huge_typo"});
+  EXPECT_FALSE(unknown_model.ok());
+  EXPECT_NE(message(unknown_model).find("fork of run 5: "), std::string::npos) << message(unknown_model);
 
   auto seed = Plan(Parent(), {"seed=3"});
   EXPECT_NE(message(seed).find("seed: 3 differs from the parent's 0"), std::string::npos) << message(seed);
@@ -115,6 +125,13 @@ TEST(RunForkTest, RefusesWhatTheCheckpointCannotStartFrom) {
   RunRecord reused = Parent();
   reused.run.set_reused_from(3);
   EXPECT_NE(message(Plan(reused, {})).find("fork run 3 instead"), std::string::npos);
+}
+
+// The checkpoint fits any spelling of the parent's architecture, and dropout rates are not part of it.
+TEST(RunForkTest, SameArchitectureRespelledOrWithOtherDropoutForks) {
+  auto respelled = Plan(Parent(), {"model.depth=2", "model.embed_dim=32", "model.drop_path_rate=0.1"});
+  ASSERT_TRUE(respelled.ok()) << respelled.status();
+  EXPECT_EQ(respelled->run.spec.model().drop_path_rate(), 0.1);
 }
 
 // Shards: the steps per epoch are known only where the shards are, so the schedule is checked in epochs.

@@ -19,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "server/store/clock.h"
 #include "server/store/sweep_table.h"
+#include "server/sweeps/schemas_expander.h"
 #include "server/test_support.h"
 
 namespace nmsparse::server {
@@ -351,6 +352,70 @@ TEST(SearchProposerTest, StoredSettingsThatCannotBeSearchedEndTheSearch) {
       "its stored search settings cannot be searched: search: a search needs random axes to search over "
       "(random: {...})");
   EXPECT_TRUE(ListRuns(server, id).empty());
+}
+
+// Issue 28: model size as a TPE axis, through the production expander: an integer range over model.depth and
+// a choice of model.embed_dim; each proposal trains the size it is labelled with. A choice that no model of
+// the space can take is refused at submission, naming the key.
+TEST(SearchProposerTest, ModelSizeAxesAreSearched) {
+  TestServer server(TempDbPath("search_model_size"), 10000, 5000, ExpandWithSchemas);
+  v1::SweepSpec spec = SearchSweep();  // vit_micro_patch4_28: width 64, 4 heads.
+  spec.clear_random();
+  v1::RandomAxis* depth = spec.add_random();
+  depth->set_key("model.depth");
+  depth->set_min(1);
+  depth->set_max(4);
+  depth->set_integer(true);
+  v1::RandomAxis* width = spec.add_random();
+  width->set_key("model.embed_dim");
+  width->add_choices("64");
+  width->add_choices("128");
+  spec.mutable_search()->set_budget(3);
+  spec.mutable_search()->set_parallel(1);
+  v1::SubmitSweepRequest req;
+  *req.mutable_spec() = spec;
+  v1::SubmitSweepResponse resp;
+  grpc::ClientContext ctx;
+  ASSERT_TRUE(server.coordinator().SubmitSweep(&ctx, req, &resp).ok());
+  const int64_t id = resp.sweep().id();
+  // Each assigned run ends as it comes; a size drawn twice reuses the first one's results, unassigned.
+  FakeWorker worker(&server.gateway(), 1);
+  auto all_ended = [&] {
+    std::vector<v1::Run> runs = ListRuns(server, id);
+    for (const v1::Run& r : runs) {
+      if (r.state() != v1::SUCCEEDED) return false;
+    }
+    return runs.size() == 3;
+  };
+  for (size_t assigned = 0; assigned < 3 && !all_ended(); ++assigned) {
+    std::vector<v1::Assignment> got =
+        worker.WaitAssignments(assigned + 1, absl::ToInt64Milliseconds(kPatience));
+    if (got.size() <= assigned) break;  // Reused: checked below.
+    CompleteAssignment(server, worker, assigned + 1);
+  }
+  ASSERT_TRUE(Eventually(all_ended)) << "the budget of 3 runs, all ended; search ended: "
+                                     << GetSweep(server, id).search_ended();
+  for (const v1::Run& listed : ListRuns(server, id)) {
+    v1::GetRunRequest get;
+    get.set_run_id(listed.id());
+    v1::GetRunResponse run;
+    grpc::ClientContext gctx;
+    ASSERT_TRUE(server.coordinator().GetRun(&gctx, get, &run).ok());
+    const auto& labels = run.run().labels();
+    const int d = std::stoi(labels.at("model.depth"));
+    EXPECT_TRUE(d >= 1 && d <= 4) << labels.at("model.depth");
+    EXPECT_EQ(run.run().spec().model().depth(), static_cast<uint32_t>(d));
+    const std::string w = labels.at("model.embed_dim");
+    EXPECT_TRUE(w == "64" || w == "128") << w;
+    EXPECT_EQ(std::to_string(run.run().spec().model().embed_dim()), w);
+  }
+
+  width->add_choices("66");  // Not a multiple of the 4 heads.
+  *req.mutable_spec() = spec;
+  grpc::ClientContext rctx;
+  const grpc::Status refused = server.coordinator().SubmitSweep(&rctx, req, &resp);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(refused.error_message().find("model.embed_dim"), std::string::npos) << refused.error_message();
 }
 
 }  // namespace

@@ -16,10 +16,13 @@
 #include <c10/util/string_utils.h>
 #endif
 
+#include <ATen/ops/_amp_foreach_non_finite_check_and_unscale.h>
+#include <ATen/ops/_amp_update_scale.h>
 #include <ATen/ops/_foreach_mul.h>
 #include <ATen/ops/_foreach_norm.h>
 #if (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4))
 #include <ATen/ops/_foreach_add.h>
+#include <ATen/ops/_foreach_sub.h>
 #include <ATen/ops/_fused_adamw.h>
 #endif
 
@@ -114,20 +117,64 @@ inline void ForeachMulByTensor(at::TensorList tensors, const at::Tensor& factor)
 constexpr bool kHaveFusedAdamW = NMSPARSE_TORCH_AT_LEAST(2, 4);
 
 // One fused AdamW update of a parameter group (torch.optim.AdamW(fused=True)'s arithmetic): increments the
-// device step counters, then updates params, exp_avgs and exp_avg_sqs in place. Throws where this LibTorch
-// has no fused kernel (callers check kHaveFusedAdamW).
+// device step counters, then updates params, exp_avgs and exp_avg_sqs in place; where `found_inf` ([1]
+// float32, the loss scaler's flag) is 1 it changes nothing (GradScaler's skipped step, on the device). Throws
+// where this LibTorch has no fused kernel (callers check kHaveFusedAdamW).
 inline void FusedAdamW(at::TensorList params, at::TensorList grads, at::TensorList exp_avgs,
                        at::TensorList exp_avg_sqs, at::TensorList steps, double lr, double beta1,
-                       double beta2, double weight_decay, double eps) {
+                       double beta2, double weight_decay, double eps,
+                       const at::Tensor& found_inf = at::Tensor()) {
 #if NMSPARSE_TORCH_AT_LEAST(2, 4)
   at::_foreach_add_(steps, 1);
+  const c10::optional<at::Tensor> inf =
+      found_inf.defined() ? c10::optional<at::Tensor>(found_inf) : c10::optional<at::Tensor>();
   at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, steps, lr, beta1, beta2,
-                    weight_decay, eps, /*amsgrad=*/false, /*maximize=*/false);
+                    weight_decay, eps, /*amsgrad=*/false, /*maximize=*/false, /*grad_scale=*/{}, inf);
+  // found_inf set: the kernel left params and moments alone; the counters go back, as torch.optim.AdamW does.
+  if (found_inf.defined())
+    at::_foreach_sub_(steps, std::vector<at::Tensor>(steps.size(), found_inf.reshape({})));
 #else
   (void)params, (void)grads, (void)exp_avgs, (void)exp_avg_sqs, (void)steps, (void)lr, (void)beta1,
-      (void)beta2, (void)weight_decay, (void)eps;
+      (void)beta2, (void)weight_decay, (void)eps, (void)found_inf;
   TORCH_CHECK(false, "fused AdamW needs LibTorch 2.4 or later");
 #endif
+}
+
+// GradScaler's two kernels: unscale gradients in place and flag inf/NaN in `found_inf` ([1] float32), and
+// update scale ([1] float32) and growth tracker ([1] int32) from the flag. Their CPU kernels came with 2.3;
+// before that (Debian's 1.13), a composite of tensor ops with the same arithmetic, also device-side.
+inline void AmpNonFiniteCheckAndUnscale(at::TensorList grads, at::Tensor& found_inf,
+                                        const at::Tensor& inv_scale) {
+  if (grads.empty()) return;
+#if !NMSPARSE_TORCH_AT_LEAST(2, 3)
+  if (!found_inf.is_cuda()) {
+    for (const at::Tensor& g : grads) {
+      found_inf.copy_(at::maximum(found_inf, g.isfinite().logical_not().any().to(at::kFloat).reshape({1})));
+      const_cast<at::Tensor&>(g).mul_(inv_scale);
+    }
+    return;
+  }
+#endif
+  at::_amp_foreach_non_finite_check_and_unscale_(grads, found_inf, inv_scale);
+}
+
+inline void AmpUpdateScale(at::Tensor& scale, at::Tensor& growth_tracker, const at::Tensor& found_inf,
+                           double growth_factor, double backoff_factor, int64_t growth_interval) {
+#if !NMSPARSE_TORCH_AT_LEAST(2, 3)
+  if (!scale.is_cuda()) {
+    // The kernel's rule: inf -> scale * backoff, tracker 0; else tracker + 1, and at growth_interval the
+    // scale grows (when the grown scale is finite) and the tracker restarts.
+    const at::Tensor found = found_inf > 0;
+    const at::Tensor successful = growth_tracker + 1;
+    const at::Tensor grow = found.logical_not().logical_and(successful == growth_interval);
+    const at::Tensor grown = scale * static_cast<float>(growth_factor);
+    const at::Tensor backed_off = scale * static_cast<float>(backoff_factor);
+    scale.copy_(at::where(found, backed_off, at::where(grow.logical_and(grown.isfinite()), grown, scale)));
+    growth_tracker.copy_(at::where(found.logical_or(grow), at::zeros_like(successful), successful));
+    return;
+  }
+#endif
+  at::_amp_update_scale_(scale, growth_tracker, found_inf, growth_factor, backoff_factor, growth_interval);
 }
 
 }  // namespace nmsparse::compat

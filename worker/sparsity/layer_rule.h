@@ -3,9 +3,14 @@
 #ifndef NMSPARSE_WORKER_SPARSITY_LAYER_RULE_H_
 #define NMSPARSE_WORKER_SPARSITY_LAYER_RULE_H_
 
+#include <memory>
 #include <vector>
 
 #include "schemas/sparsity_config.h"
+
+namespace at {
+class Tensor;
+}  // namespace at
 
 namespace nmsparse {
 
@@ -27,7 +32,11 @@ struct LayerRule {
   Recipe recipe = Recipe::kDense;
   float decay = 0.f;           // D(j), computed in double and rounded once (kDecay only).
   double srste_lambda = 2e-4;  // kSrste only.
-  bool unstructured = false;   // Keep the int((1 - prune_rate) * numel) largest |w| instead of N:M.
+  // kSrste under fp16 loss scaling with sparsity.srste_decay_under_loss_scale EXACT: the loss scale (a [1]
+  // device tensor the scaler updates in place), which the term is multiplied by so that unscaling leaves it
+  // lambda * (1 - mask) * W. Null: the term joins the gradient as it is (no scaling, or the reference's way).
+  std::shared_ptr<const at::Tensor> srste_term_scale;
+  bool unstructured = false;  // Keep the int((1 - prune_rate) * numel) largest |w| instead of N:M.
   double prune_rate = 0.5;
   SparseDim sparse_dim = SparseDim::kRow;  // Linear only; convolutions always group along input channels.
   bool is_conv = false;

@@ -83,11 +83,10 @@ double TargetSparsity(const std::string& target) {
   return 0.0;
 }
 
-absl::StatusOr<std::unique_ptr<SparsityMethod>> CreateNMSparsityMethod(const SparsityConfig& config,
-                                                                       int total_epochs,
-                                                                       int64_t steps_per_epoch,
-                                                                       torch::nn::Module& model) {
-  auto engine = SparsityEngine::Create(config, total_epochs, steps_per_epoch, model);
+absl::StatusOr<std::unique_ptr<SparsityMethod>> CreateNMSparsityMethod(
+    const SparsityConfig& config, int total_epochs, int64_t steps_per_epoch, torch::nn::Module& model,
+    const torch::Tensor& srste_term_scale) {
+  auto engine = SparsityEngine::Create(config, total_epochs, steps_per_epoch, model, srste_term_scale);
   if (!engine.ok()) return absl::InvalidArgumentError(absl::StrCat("sparsity: ", engine.status().message()));
   return std::make_unique<NMSparsityMethod>(std::move(*engine));
 }

@@ -39,8 +39,12 @@ void FillRowBlocks(const torch::Tensor& weight, const LayerRule& rule, const tor
 variable_list SrsteBackward(AutogradContext* ctx, const variable_list& grad_outputs, size_t other_inputs) {
   const variable_list saved = ctx->get_saved_variables();
   const double lambda = ctx->saved_data["lambda"].toDouble();
+  torch::Tensor term = saved[0] - saved[1];
+  // Under loss scaling (exact mode) the incoming gradient is scale * g: the term is scaled with it, so that
+  // unscaling divides both.
+  if (ctx->saved_data.count("term_scale") > 0) term = term * ctx->saved_data["term_scale"].toTensor();
   variable_list grads(1 + other_inputs);
-  grads[0] = torch::add(grad_outputs[0], saved[0] - saved[1], lambda);
+  grads[0] = torch::add(grad_outputs[0], term, lambda);
   return grads;
 }
 
@@ -74,6 +78,7 @@ class SrsteFunction : public torch::autograd::Function<SrsteFunction> {
     torch::Tensor sparse = SparseWeightOf(weight, *rule, 0.f);
     ctx->save_for_backward({weight, sparse});
     ctx->saved_data["lambda"] = rule->srste_lambda;
+    if (rule->srste_term_scale) ctx->saved_data["term_scale"] = *rule->srste_term_scale;
     return sparse;
   }
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
@@ -85,14 +90,15 @@ class SrsteFunction : public torch::autograd::Function<SrsteFunction> {
 class SrsteMaskFunction : public torch::autograd::Function<SrsteMaskFunction> {
  public:
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& weight, const torch::Tensor& mask,
-                               double lambda) {
+                               double lambda, const torch::Tensor* term_scale) {
     torch::Tensor sparse = weight * mask;
     ctx->save_for_backward({weight, sparse});
     ctx->saved_data["lambda"] = lambda;
+    if (term_scale != nullptr) ctx->saved_data["term_scale"] = *term_scale;
     return sparse;
   }
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
-    return SrsteBackward(ctx, grad_outputs, 2);
+    return SrsteBackward(ctx, grad_outputs, 3);
   }
 };
 
@@ -129,8 +135,10 @@ torch::Tensor DecayedSparseWeight(const torch::Tensor& weight, const torch::Tens
   return MultiplierFunction::apply(weight, multiplier);
 }
 
-torch::Tensor SrsteSparseWeight(const torch::Tensor& weight, const torch::Tensor& mask, double lambda) {
-  return SrsteMaskFunction::apply(weight, mask, lambda);
+torch::Tensor SrsteSparseWeight(const torch::Tensor& weight, const torch::Tensor& mask, double lambda,
+                                const torch::Tensor& term_scale) {
+  // Passed by pointer: an autograd function's tensor inputs must be defined.
+  return SrsteMaskFunction::apply(weight, mask, lambda, term_scale.defined() ? &term_scale : nullptr);
 }
 
 torch::Tensor ApplyLayerRule(const torch::Tensor& weight, const LayerRule* rule) {

@@ -21,15 +21,18 @@ torch::Tensor SparseWeightOf(const torch::Tensor& weight, const LayerRule& rule,
 // - kDecay (STE, MDGF, fine-tune): W~ = W * (mask + D * (1 - mask)); dL/dW = dL/dW~, also at pruned
 //   positions.
 // - kSrste: W~ = W * mask; dL/dW = g + lambda * (1 - mask) * W with the forward pass's mask. The term is
-//   added to whatever gradient reaches W~: with loss scaling (none on CPU) the trainer must unscale before
-//   the optimizer step sees it, or the term is scaled too.
+//   added to whatever gradient reaches W~, which under fp16 loss scaling is scale * g: with the rule's
+//   srste_term_scale (the loss scale) the term is multiplied by it, so that unscaling leaves it exact;
+//   without, unscaling divides it by the scale (the reference's behaviour, docs/sparsity-method.md §2).
 torch::Tensor ApplyLayerRule(const torch::Tensor& weight, const LayerRule* rule);
 
 // The two recipes' autograd semantics with a mask made elsewhere (e.g. semi_structured's transposable 2:4
 // mask): W~ = weight * multiplier with the gradient straight through, and SR-STE's W~ = weight * mask
 // (binary) with dL/dW = g + lambda * (1 - mask) * W.
 torch::Tensor DecayedSparseWeight(const torch::Tensor& weight, const torch::Tensor& multiplier);
-torch::Tensor SrsteSparseWeight(const torch::Tensor& weight, const torch::Tensor& mask, double lambda);
+// `term_scale` as LayerRule::srste_term_scale (undefined: none).
+torch::Tensor SrsteSparseWeight(const torch::Tensor& weight, const torch::Tensor& mask, double lambda,
+                                const torch::Tensor& term_scale = torch::Tensor());
 
 }  // namespace nmsparse
 

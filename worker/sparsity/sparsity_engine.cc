@@ -169,10 +169,9 @@ absl::StatusOr<std::vector<EngineLayer>> CollectLayers(const SparsityConfig& con
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<SparsityEngine>> SparsityEngine::Create(const SparsityConfig& config,
-                                                                       int total_epochs,
-                                                                       int64_t steps_per_epoch,
-                                                                       torch::nn::Module& model) {
+absl::StatusOr<std::unique_ptr<SparsityEngine>> SparsityEngine::Create(
+    const SparsityConfig& config, int total_epochs, int64_t steps_per_epoch, torch::nn::Module& model,
+    const torch::Tensor& srste_term_scale) {
   if (steps_per_epoch < 1) {
     return absl::InvalidArgumentError(absl::StrCat("steps per epoch ", steps_per_epoch, " must be >= 1"));
   }
@@ -193,6 +192,10 @@ absl::StatusOr<std::unique_ptr<SparsityEngine>> SparsityEngine::Create(const Spa
     auto layers = CollectLayers(config, model);
     if (!layers.ok()) return layers.status();
     state->layers = *std::move(layers);
+    if (srste_term_scale.defined()) {
+      const auto shared = std::make_shared<const torch::Tensor>(srste_term_scale);
+      for (EngineLayer& layer : state->layers) layer.rule->srste_term_scale = shared;
+    }
     for (const EngineLayer& layer : state->layers) {
       if (absl::Status s = ValidateLayer(layer, config, stages, stages_qkv); !s.ok()) return s;
     }

@@ -3,11 +3,14 @@
 // (epoch, global_step) alone, so that a resumed run continues exactly (docs/sparsity-method.md §1-§5).
 //
 // SR-STE's term lambda * (1 - mask) * W is added inside the autograd backward of the sparse layers, i.e. to
-// the gradient that reaches W. Without loss scaling (CPU training) that is the true gradient, before clipping
-// and the optimizer step, as §2 requires. A trainer that scales the loss must unscale the gradients
-// before clipping and know that the term was scaled with them; there is no separate AddSrsteGradients().
+// the gradient that reaches W. Without loss scaling that is the true gradient, before clipping and the
+// optimizer step, as §2 requires. Under fp16 loss scaling it is scale * g: Create's `srste_term_scale` (the
+// loss scale) then scales the term with it, so that the trainer's unscaling leaves it exact; without it the
+// term is divided by the scale, as in the reference (sparsity.srste_decay_under_loss_scale).
 #ifndef NMSPARSE_WORKER_SPARSITY_SPARSITY_ENGINE_H_
 #define NMSPARSE_WORKER_SPARSITY_SPARSITY_ENGINE_H_
+
+#include <ATen/core/Tensor.h>
 
 #include <cstdint>
 #include <memory>
@@ -63,7 +66,8 @@ class SparsityEngine {
   // engine. Rules are dense until the first BeginStep.
   static absl::StatusOr<std::unique_ptr<SparsityEngine>> Create(const SparsityConfig& config,
                                                                 int total_epochs, int64_t steps_per_epoch,
-                                                                torch::nn::Module& model);
+                                                                torch::nn::Module& model,
+                                                                const at::Tensor& srste_term_scale = {});
   ~SparsityEngine();
 
   // Call before the forward pass of every optimizer step: `global_step` is the 0-based index of the step

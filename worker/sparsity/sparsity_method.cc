@@ -11,7 +11,8 @@ absl::StatusOr<std::unique_ptr<SparsityMethod>> CreateSparsityMethod(const Spars
   if (config.IsDynamic()) {
     return CreateDynamicSparsityMethod(config.dynamic, model, options.optimizer(), options.seed());
   }
-  return CreateNMSparsityMethod(config, options.total_epochs(), options.steps_per_epoch(), model);
+  return CreateNMSparsityMethod(config, options.total_epochs(), options.steps_per_epoch(), model,
+                                options.srste_term_scale());
 }
 
 }  // namespace nmsparse

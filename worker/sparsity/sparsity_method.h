@@ -76,6 +76,9 @@ struct SparsityMethodOptions {
   TORCH_ARG(int64_t, steps_per_epoch);
   TORCH_ARG(OptimizerPointer, optimizer) = nullptr;
   TORCH_ARG(uint64_t, seed) = 0;
+  // SR-STE under fp16 loss scaling, exact mode: the loss scale its term is multiplied by (LayerRule::
+  // srste_term_scale); undefined: none.
+  TORCH_ARG(torch::Tensor, srste_term_scale);
 };
 
 // The method `config` asks for: dynamic sparsity when it has `dynamic` groups, the N:M engine otherwise (a

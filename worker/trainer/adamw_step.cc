@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "worker/compat/torch_compat.h"
+#include "worker/trainer/host_reads.h"
 
 namespace nmsparse {
 namespace {
@@ -29,16 +30,35 @@ torch::optim::AdamWParamState& StateOf(torch::optim::AdamW& optimizer, const tor
 AdamWStep::AdamWStep(torch::optim::AdamW& optimizer, bool fused)
     : optimizer_(optimizer), fused_(fused && compat::kHaveFusedAdamW) {}
 
-void AdamWStep::operator()() {
+void AdamWStep::operator()(const torch::Tensor& found_inf) {
   if (!fused_) {
     optimizer_.step();
     return;
   }
   torch::NoGradGuard no_grad;
-  FusedStep();
+  FusedStep(found_inf);
 }
 
-void AdamWStep::FusedStep() {
+void AdamWStep::SyncHostSteps() {
+  std::vector<torch::Tensor> counts;
+  for (const auto& group : device_steps_) {
+    for (const auto& count : group) {
+      if (count.defined()) counts.push_back(count);
+    }
+  }
+  if (counts.empty()) return;
+  const std::vector<double> host = ReadToHost(torch::stack(counts));
+  size_t k = 0;
+  auto& groups = optimizer_.param_groups();
+  for (size_t g = 0; g < device_steps_.size(); ++g) {
+    for (size_t i = 0; i < device_steps_[g].size(); ++i) {
+      if (device_steps_[g][i].defined())
+        StateOf(optimizer_, groups[g].params()[i]).step(static_cast<int64_t>(host[k++]));
+    }
+  }
+}
+
+void AdamWStep::FusedStep(const torch::Tensor& found_inf) {
   auto& groups = optimizer_.param_groups();
   device_steps_.resize(groups.size());
   for (size_t g = 0; g < groups.size(); ++g) {
@@ -65,7 +85,7 @@ void AdamWStep::FusedStep() {
     if (p.empty()) continue;
     compat::FusedAdamW(p, grads, exp_avgs, exp_avg_sqs, step_counts, options.lr(),
                        std::get<0>(options.betas()), std::get<1>(options.betas()), options.weight_decay(),
-                       options.eps());
+                       options.eps(), found_inf);
   }
 }
 

@@ -17,12 +17,17 @@ class AdamWStep {
   AdamWStep(torch::optim::AdamW& optimizer, bool fused);
 
   // One update of every parameter that has a gradient. Allocates only the first time a parameter is seen.
-  void operator()();
+  // `found_inf` (the loss scaler's [1] flag; fused only): where it is 1 the kernel changes nothing.
+  void operator()(const torch::Tensor& found_inf = torch::Tensor());
+
+  // The fused step's device counters into the optimizer state's host counts (which checkpoints store): after
+  // steps skipped on the device they differ. One host read; called when saving. Nothing when not fused.
+  void SyncHostSteps();
 
   bool fused() const { return fused_; }
 
  private:
-  void FusedStep();
+  void FusedStep(const torch::Tensor& found_inf);
 
   torch::optim::AdamW& optimizer_;
   bool fused_;

@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "contract/run_directory.h"
+#include "worker/trainer/checkpoint_architecture.h"
 
 namespace nmsparse {
 namespace {
@@ -27,6 +28,11 @@ double ReadScalar(torch::serialize::InputArchive& a, const std::string& key) {
   torch::Tensor t;
   a.read(key, t);
   return t.item<double>();
+}
+// For keys added after checkpoints were first written: `fallback` when absent.
+double ReadScalarOr(torch::serialize::InputArchive& a, const std::string& key, double fallback) {
+  torch::Tensor t;
+  return a.try_read(key, t) ? t.item<double>() : fallback;
 }
 int64_t ReadInt(torch::serialize::InputArchive& a, const std::string& key) {
   torch::Tensor t;
@@ -84,7 +90,8 @@ void SetCpuRngState(const torch::Tensor& state) {
 
 void SaveCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
                     const TrainState& state, const NamedTensors& sparsity_masks) {
-  torch::serialize::OutputArchive archive, model_archive, optimizer_archive, state_archive, masks_archive;
+  torch::serialize::OutputArchive archive, model_archive, optimizer_archive, state_archive, masks_archive,
+      ema_archive;
   model.save(model_archive);
   optimizer.save(optimizer_archive);
   WriteInt(state_archive, "epoch", state.epoch);
@@ -93,6 +100,7 @@ void SaveCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch:
   WriteInt(state_archive, "seed", static_cast<int64_t>(state.seed));
   WriteInt(state_archive, "world_size", state.world_size);
   state_archive.write("precision", c10::IValue(state.precision));
+  if (!state.architecture.empty()) state_archive.write(kArchitectureKey, c10::IValue(state.architecture));
   WriteScalar(state_archive, "best_top1", state.best_top1);
   WriteScalar(state_archive, "train_seconds", state.train_seconds);
   WriteScalar(state_archive, "flops", state.flops);
@@ -103,14 +111,24 @@ void SaveCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch:
   WriteScalar(state_archive, "last_top1", state.last_top1);
   WriteScalar(state_archive, "last_top5", state.last_top5);
   WriteScalar(state_archive, "last_eval_loss", state.last_eval_loss);
+  if (!state.ema.empty()) {
+    WriteScalar(state_archive, "last_ema_top1", state.last_ema_top1);
+    WriteScalar(state_archive, "last_ema_top5", state.last_ema_top5);
+    WriteScalar(state_archive, "last_ema_eval_loss", state.last_ema_eval_loss);
+  }
   state_archive.write("torch_rng", CpuRngState());
   if (state.rank_rngs.defined()) state_archive.write("rank_rngs", state.rank_rngs);
+  if (state.loss_scaler.defined()) state_archive.write("loss_scaler", state.loss_scaler);
   archive.write("model", model_archive);
   archive.write("optimizer", optimizer_archive);
   archive.write("state", state_archive);
   if (!sparsity_masks.empty()) {
     WriteMasks(masks_archive, sparsity_masks);
     archive.write("dynamic_sparsity", masks_archive);
+  }
+  if (!state.ema.empty()) {
+    WriteMasks(ema_archive, state.ema);  // Named tensors, stored as the masks are.
+    archive.write("model_ema", ema_archive);
   }
   const std::string path = CheckpointPath(out_dir);
   const std::string previous = PreviousCheckpointPath(out_dir);
@@ -157,11 +175,19 @@ void LoadCheckpointFile(const std::string& path, torch::nn::Module& model, torch
     state->last_top1 = ReadScalar(state_archive, "last_top1");
     state->last_top5 = ReadScalar(state_archive, "last_top5");
     state->last_eval_loss = ReadScalar(state_archive, "last_eval_loss");
+    state->last_ema_top1 = ReadScalarOr(state_archive, "last_ema_top1", 0.0);
+    state->last_ema_top5 = ReadScalarOr(state_archive, "last_ema_top5", 0.0);
+    state->last_ema_eval_loss = ReadScalarOr(state_archive, "last_ema_eval_loss", 0.0);
+    torch::serialize::InputArchive ema_archive;
+    state->ema = archive.try_read("model_ema", ema_archive) ? ReadMasks(ema_archive) : NamedTensors{};
     torch::Tensor rng;
     state_archive.read("torch_rng", rng);
     SetCpuRngState(rng.cpu());
     torch::Tensor rank_rngs;  // absent in one-rank runs and in checkpoints written before it was recorded
     state->rank_rngs = state_archive.try_read("rank_rngs", rank_rngs) ? rank_rngs.cpu() : torch::Tensor();
+    torch::Tensor loss_scaler;  // fp16 runs only
+    state->loss_scaler =
+        state_archive.try_read("loss_scaler", loss_scaler) ? loss_scaler.cpu() : torch::Tensor();
     if (sparsity_masks != nullptr) {
       sparsity_masks->clear();
       torch::serialize::InputArchive masks_archive;
@@ -198,6 +224,12 @@ void LoadModelFromCheckpoint(const std::string& path, torch::nn::Module& model) 
   archive.load_from(path, torch::kCPU);
   archive.read("model", model_archive);
   model.load(model_archive);
+}
+
+NamedTensors LoadModelEmaFromCheckpoint(const std::string& path) {
+  torch::serialize::InputArchive archive, ema_archive;
+  archive.load_from(path, torch::kCPU);
+  return archive.try_read("model_ema", ema_archive) ? ReadMasks(ema_archive) : NamedTensors{};
 }
 
 }  // namespace nmsparse

@@ -30,6 +30,9 @@ struct TrainState {
   // resources.precision of the run ("fp32" for checkpoints written before it was recorded). Weights and
   // optimizer state are fp32 either way; the trainer refuses to resume under another precision.
   std::string precision = "fp32";
+  // The model's ArchitectureText (worker/trainer/checkpoint_architecture.h); empty in checkpoints written
+  // before it was recorded. Resume refuses another architecture.
+  std::string architecture;
   double best_top1 = 0.0;
   double train_seconds = 0.0;   // Cumulative, excluding evaluation.
   double flops = 0.0;           // Training FLOPs so far.
@@ -42,10 +45,19 @@ struct TrainState {
   double last_top1 = 0.0;
   double last_top5 = 0.0;
   double last_eval_loss = 0.0;
+  // model.ema: the EMA's evaluation of the last finished epoch, and the EMA itself by parameter name
+  // (ModelEma::StateDict; empty without EMA and in checkpoints written without it).
+  double last_ema_top1 = 0.0;
+  double last_ema_top5 = 0.0;
+  double last_ema_eval_loss = 0.0;
+  NamedTensors ema;
   // Every rank's CPU generator state ([world_size, n] uint8) in multi-rank runs, so that each rank resumes
   // the dropout and drop-path draws it would have made; undefined for one rank (the file's torch_rng is rank
   // 0's).
   torch::Tensor rank_rngs;
+  // fp16 runs: the loss scaler's state (LossScaler::State: scale, growth tracker, skipped steps) for an exact
+  // resume; undefined otherwise.
+  torch::Tensor loss_scaler;
 };
 
 // The default CPU generator's state (a uint8 tensor), and setting it back.
@@ -71,6 +83,9 @@ bool LoadCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch:
 
 // Model parameters and buffers only (for comparing runs and evaluation tools).
 void LoadModelFromCheckpoint(const std::string& path, torch::nn::Module& model);
+
+// The model EMA's tensors by parameter name (empty when the run kept none).
+NamedTensors LoadModelEmaFromCheckpoint(const std::string& path);
 
 }  // namespace nmsparse
 

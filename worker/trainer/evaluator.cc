@@ -32,7 +32,8 @@ std::set<int64_t> EvalSplit::BatchSizes() const {
 }
 
 EvalResult Evaluate(ClassifierImpl& model, const Dataset& data, const Normalization& norm, int64_t batch_size,
-                    Distributed& dist, torch::Device device, bool bf16, int loader_threads) {
+                    Distributed& dist, torch::Device device, c10::ScalarType autocast_dtype,
+                    int loader_threads) {
   torch::NoGradGuard no_grad;
   model.eval();
   const EvalSplit split(data.size(), batch_size, dist.rank(), dist.world_size());
@@ -50,7 +51,7 @@ EvalResult Evaluate(ClassifierImpl& model, const Dataset& data, const Normalizat
   double count = 0.0;
   for (int64_t b = 0; b < split.batches(); ++b) {
     const Batch batch = transfer(batches.Next());
-    auto logits = ForwardLogits(model, batch.images, bf16);
+    auto logits = ForwardLogits(model, batch.images, autocast_dtype);
     auto loss = torch::nn::functional::cross_entropy(
         logits, batch.labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
     const int64_t k = std::min<int64_t>(5, logits.size(1));

@@ -2,7 +2,7 @@
 //
 //   nmtrain --spec run.yaml --out DIR [--resume] [--threads N] [--loader-threads N] [--device
 //   cpu|cuda|cuda:K]
-//           [--precision fp32|bf16] [--timeout-s S] [--stop-after-steps N] [--validate-only] [--help]
+//           [--precision fp32|bf16|fp16] [--timeout-s S] [--stop-after-steps N] [--validate-only] [--help]
 //           [--version]
 //
 // Rank 0 prints one JSON object per line on stdout (epoch, step and final metrics); progress goes to stderr.
@@ -19,6 +19,7 @@
 #include "absl/strings/numbers.h"
 #include "common/version.h"
 #include "contract/trainer_flags.h"
+#include "schemas/data_pipeline.h"
 #include "schemas/experiment_config.h"
 #include "worker/trainer/data/transformed_dataset.h"
 #include "worker/trainer/distributed.h"
@@ -44,13 +45,15 @@ constexpr char kUsageText[] =
     "                    max(2, resources.cpu_threads), on the CPU 0: batches built in the loop)\n"
     "  --device D        cpu (default), cuda (GPU LOCAL_RANK among the visible ones) or cuda:K; NCCL\n"
     "                    between ranks in CUDA builds; a missing GPU is an error, never a CPU fall-back\n"
-    "  --precision P     fp32 or bf16 (bf16 autocast of forward passes); replaces the spec's\n"
+    "  --precision P     fp32, bf16 or fp16 (autocast of forward passes; fp16 with loss scaling);\n"
+    "                    replaces the spec's\n"
     "                    resources.precision, also in DIR/spec.yaml\n"
     "  --timeout-s S     rendezvous / collective timeout in seconds (default 60)\n"
     "  --stop-after-steps N  stop with a checkpoint once N optimizer steps are done in total, exit 143 as\n"
     "                    after SIGTERM (--resume continues as if never stopped)\n"
-    "  --validate-only   print the model, its parameter count and every sparse layer's N:M (dynamic\n"
-    "                    sparsity: every parameter's algorithm and sparsity); do not train\n"
+    "  --validate-only   print the model, its parameter count, every sparse layer's N:M (dynamic\n"
+    "                    sparsity: every parameter's algorithm and sparsity) and the image transforms; do\n"
+    "                    not train\n"
     "  --version         print nmtrain's release and exit\n"
     "ranks: RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT (torchrun's variables)\n"
     "tests: NMTRAIN_HOLD_FILE=F with NMTRAIN_HOLD_AFTER_EPOCHS=N waits after N epochs while F exists\n"
@@ -109,10 +112,10 @@ int Main(int argc, char** argv) {
     } else if (arg == contract::kDeviceFlag) {
       if (!value(&options.device)) return Usage("--device needs cpu or cuda");
     } else if (arg == "--precision") {
-      if (!value(&v)) return Usage("--precision needs fp32 or bf16");
+      if (!value(&v)) return Usage("--precision needs fp32, bf16 or fp16");
       precision = absl::AsciiStrToLower(v);
-      if (precision != "fp32" && precision != "bf16")
-        return Usage("--precision: value '" + v + "' is not one of fp32, bf16");
+      if (precision != "fp32" && precision != "bf16" && precision != "fp16")
+        return Usage("--precision: value '" + v + "' is not one of fp32, bf16, fp16");
     } else if (arg == "--stop-after-steps") {
       if (!value(&v) || !absl::SimpleAtoi(v, &options.stop_after_steps) || options.stop_after_steps < 1)
         return Usage("--stop-after-steps needs N >= 1");
@@ -142,7 +145,12 @@ int Main(int argc, char** argv) {
   }
   options.threads = threads > 0 ? threads : std::max(1, config->resources.cpu_threads);
   if (validate_only) {
-    return DescribeRun(*config, std::cout);
+    const int described = DescribeRun(*config, std::cout);
+    if (described != kExitOk) return described;
+    absl::StatusOr<DataPipeline> pipeline = ResolveDataPipeline(*config);
+    if (!pipeline.ok()) return Usage(std::string(pipeline.status().message()));
+    std::cout << "image transforms:\n" << DescribeDataPipeline(*pipeline);
+    return kExitOk;
   }
   if (const char* hold = std::getenv("NMTRAIN_HOLD_FILE"); hold != nullptr && *hold != '\0') {
     const char* after = std::getenv("NMTRAIN_HOLD_AFTER_EPOCHS");

@@ -212,13 +212,13 @@ TEST(NmtrainTest, BadSpecExitsWithCode2AndNamesTheKey) {
       Start({"--spec", bad_precision, "--out", dir + "/out"}, {}, dir + "/out.txt", dir + "/err4.txt");
   EXPECT_EQ(Wait(precision, std::chrono::seconds(30)), 2);
   EXPECT_NE(ReadFile(dir + "/err4.txt")
-                .find("spec.yaml:4: resources.precision: value 'fp16x' is not one of fp32, bf16"),
+                .find("spec.yaml:4: resources.precision: value 'fp16x' is not one of fp32, bf16, fp16"),
             std::string::npos)
       << ReadFile(dir + "/err4.txt");
-  const pid_t flag = Start({"--spec", bad_precision, "--out", dir + "/out", "--precision", "fp16"}, {},
+  const pid_t flag = Start({"--spec", bad_precision, "--out", dir + "/out", "--precision", "fp8"}, {},
                            dir + "/out.txt", dir + "/err5.txt");
   EXPECT_EQ(Wait(flag, std::chrono::seconds(30)), 2);
-  EXPECT_NE(ReadFile(dir + "/err5.txt").find("--precision: value 'fp16' is not one of fp32, bf16"),
+  EXPECT_NE(ReadFile(dir + "/err5.txt").find("--precision: value 'fp8' is not one of fp32, bf16, fp16, fp16"),
             std::string::npos)
       << ReadFile(dir + "/err5.txt");
   const pid_t no_args = Start({"--out", dir}, {}, dir + "/out.txt", dir + "/err3.txt");

@@ -2,10 +2,15 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <map>
 #include <stdexcept>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "worker/compat/torch_compat.h"
+#include "worker/trainer/layer_decay.h"
+#include "worker/trainer/models/classifier.h"
 
 namespace nmsparse {
 
@@ -14,27 +19,68 @@ bool NoWeightDecay(const std::string& name, const torch::Tensor& param) {
          absl::StrContains(name, "cpb_mlp") || absl::StrContains(name, "logit_scale");
 }
 
-std::unique_ptr<torch::optim::AdamW> MakeAdamW(torch::nn::Module& model, const OptimizerConfig& config) {
-  if (config.name != "adamw") throw std::invalid_argument("optimizer.name: only adamw is implemented");
-  std::vector<torch::Tensor> decay, no_decay;
-  for (const auto& item : model.named_parameters()) {
-    (NoWeightDecay(item.key(), item.value()) ? no_decay : decay).push_back(item.value());
+namespace {
+
+std::vector<ParamGroup> LayerDecayGroups(torch::nn::Module& model, const OptimizerConfig& config) {
+  const auto* classifier = dynamic_cast<const ClassifierImpl*>(&model);
+  if (classifier == nullptr) {
+    throw std::invalid_argument("optimizer.layer_decay: the model declares no layers (not a ViT or SwinV2)");
   }
+  const auto named = model.named_parameters();
+  std::vector<std::string> names;
+  for (const auto& item : named) names.push_back(item.key());
+  const std::vector<int> layers = LayerIds(names, classifier->group_matcher());
+  const int num_layers = *std::max_element(layers.begin(), layers.end()) + 1;
+  const std::vector<double> scales = LayerScales(num_layers, config.layer_decay);
+  std::vector<ParamGroup> groups;
+  std::map<std::pair<int, bool>, size_t> group_of;  // (layer, decays) -> index, in order of first use.
+  for (size_t i = 0; i < names.size(); ++i) {
+    const bool decays = !NoWeightDecay(names[i], named[i].value());
+    auto [it, added] = group_of.emplace(std::make_pair(layers[i], decays), groups.size());
+    if (added) groups.push_back({{}, {}, scales[layers[i]], decays ? config.weight_decay : 0.0});
+    groups[it->second].names.push_back(names[i]);
+    groups[it->second].params.push_back(named[i].value());
+  }
+  return groups;
+}
+
+}  // namespace
+
+std::vector<ParamGroup> AdamWParamGroups(torch::nn::Module& model, const OptimizerConfig& config) {
+  if (config.layer_decay > 0.0) return LayerDecayGroups(model, config);
+  std::vector<ParamGroup> groups(2);
+  groups[0].weight_decay = config.weight_decay;
+  for (const auto& item : model.named_parameters()) {
+    ParamGroup& group = groups[NoWeightDecay(item.key(), item.value()) ? 1 : 0];
+    group.names.push_back(item.key());
+    group.params.push_back(item.value());
+  }
+  return groups;
+}
+
+std::unique_ptr<torch::optim::AdamW> MakeAdamW(torch::nn::Module& model, const OptimizerConfig& config,
+                                               std::vector<double>* lr_scales) {
+  if (config.name != "adamw") throw std::invalid_argument("optimizer.name: only adamw is implemented");
   auto options = torch::optim::AdamWOptions(config.lr)
                      .betas({config.beta1, config.beta2})
                      .eps(config.eps)
                      .weight_decay(config.weight_decay);
-  auto no_decay_options = std::make_unique<torch::optim::AdamWOptions>(options);
-  no_decay_options->weight_decay(0.0);
   std::vector<torch::optim::OptimizerParamGroup> groups;
-  groups.emplace_back(decay, std::make_unique<torch::optim::AdamWOptions>(options));
-  groups.emplace_back(no_decay, std::move(no_decay_options));
+  if (lr_scales != nullptr) lr_scales->clear();
+  for (const ParamGroup& group : AdamWParamGroups(model, config)) {
+    auto group_options = std::make_unique<torch::optim::AdamWOptions>(options);
+    group_options->lr(config.lr * group.lr_scale).weight_decay(group.weight_decay);
+    groups.emplace_back(group.params, std::move(group_options));
+    if (lr_scales != nullptr) lr_scales->push_back(group.lr_scale);
+  }
   return std::make_unique<torch::optim::AdamW>(std::move(groups), options);
 }
 
-void SetLearningRate(torch::optim::Optimizer& optimizer, double lr) {
-  for (auto& group : optimizer.param_groups()) {
-    static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+void SetLearningRate(torch::optim::Optimizer& optimizer, double lr, const std::vector<double>& lr_scales) {
+  auto& groups = optimizer.param_groups();
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const double scale = lr_scales.empty() ? 1.0 : lr_scales.at(g);
+    static_cast<torch::optim::AdamWOptions&>(groups[g].options()).lr(lr * scale);
   }
 }
 

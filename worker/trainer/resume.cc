@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "worker/trainer/checkpoint_architecture.h"
 #include "worker/trainer/exit_codes.h"
 
 namespace nmsparse {
@@ -12,6 +13,9 @@ namespace {
 // Loads the checkpoint in `dir` when there is one; its sparsity state goes to `sparsity`.
 bool LoadIfPresent(const ResumeRequest& r, const std::string& dir, torch::nn::Module& model,
                    torch::optim::Optimizer& optimizer, SparsityMethod& sparsity, TrainState& state) {
+  if (std::optional<std::string> recorded = ReadCheckpointArchitecture(dir)) {
+    CheckCheckpointArchitecture(*recorded, r.architecture, dir);
+  }
   try {
     NamedTensors masks;
     if (!LoadCheckpoint(dir, model, optimizer, &state, r.device, &masks)) return false;
@@ -71,6 +75,7 @@ bool RestoreOrStartFresh(const ResumeRequest& r, torch::nn::Module& model, torch
   const bool forked = !resumed && !r.init_from.empty();
   if (forked) LoadForkStart(r, model, optimizer, sparsity, state);
   state.world_size = r.world_size;
+  state.architecture = r.architecture;  // Recorded by this run's checkpoints, also over an older one's.
   if (!resumed && !forked) {
     if (r.resume) log << r.log_prefix << "no checkpoint in " << r.out_dir << ": starting fresh\n";
     torch::manual_seed(r.seed + r.rank);

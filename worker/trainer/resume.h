@@ -21,6 +21,7 @@ struct ResumeRequest {
   bool resume = false;  // --resume: continue from <out_dir>/checkpoint.pt when present.
   uint64_t seed = 0;    // The spec's; a checkpoint of another seed or precision is refused.
   std::string precision;
+  std::string architecture;  // ArchitectureText of the run's model; a checkpoint of another is refused.
   int rank = 0;
   int world_size = 1;
   torch::Device device = torch::kCPU;
@@ -33,8 +34,8 @@ struct ResumeRequest {
 // Fills `state` (seed, precision, world size; from the checkpoint when resuming), loads the model, optimizer
 // and sparsity state, and seeds this rank's CPU generator: its own saved state, or a fresh seed. Returns
 // whether it resumed (or started from a fork's parent checkpoint). Throws TrainerError: kExitTraining for an
-// unreadable checkpoint, kExitUsage for one written under another seed or precision, for a fork whose parent
-// checkpoint is missing or past total_steps (the output directory is left as it was).
+// unreadable checkpoint, kExitUsage for one written under another seed, precision or architecture, for a fork
+// whose parent checkpoint is missing or past total_steps (the output directory is left as it was).
 bool RestoreOrStartFresh(const ResumeRequest& request, torch::nn::Module& model,
                          torch::optim::Optimizer& optimizer, SparsityMethod& sparsity, TrainState& state,
                          std::ostream& log);

@@ -28,9 +28,14 @@ RunData LoadData(const ExperimentConfig& c, const ModelArch& arch) {
 
 std::unique_ptr<SparsityMethod> MakeSparsity(const ExperimentConfig& c, int64_t epochs,
                                              int64_t steps_per_epoch, torch::nn::Module& model,
-                                             torch::optim::Optimizer* optimizer) {
-  auto method = CreateSparsityMethod(
-      c.sparsity, model, SparsityMethodOptions(epochs, steps_per_epoch).optimizer(optimizer).seed(c.seed));
+                                             torch::optim::Optimizer* optimizer,
+                                             const torch::Tensor& loss_scale) {
+  const bool exact = c.sparsity.srste_decay_under_loss_scale == SrsteLossScale::kExact;
+  auto method = CreateSparsityMethod(c.sparsity, model,
+                                     SparsityMethodOptions(epochs, steps_per_epoch)
+                                         .optimizer(optimizer)
+                                         .seed(c.seed)
+                                         .srste_term_scale(exact ? loss_scale : torch::Tensor()));
   if (!method.ok()) throw TrainerError(kExitUsage, std::string(method.status().message()));
   return std::move(*method);
 }

@@ -24,10 +24,12 @@ ModelArch ResolveArch(const ExperimentConfig& c);
 RunData LoadData(const ExperimentConfig& c, const ModelArch& arch);
 
 // `optimizer` may be null (validate-only). `epochs`: the run's, cooldown included (TrainedEpochs): the
-// sparsity schedule spans the whole run, as the reference's does (docs/sparsity-method.md).
+// sparsity schedule spans the whole run, as the reference's does (docs/sparsity-method.md). `loss_scale`:
+// the fp16 loss scaler's scale (undefined without one), which SR-STE's term follows in its exact mode.
 std::unique_ptr<SparsityMethod> MakeSparsity(const ExperimentConfig& c, int64_t epochs,
                                              int64_t steps_per_epoch, torch::nn::Module& model,
-                                             torch::optim::Optimizer* optimizer);
+                                             torch::optim::Optimizer* optimizer,
+                                             const torch::Tensor& loss_scale = torch::Tensor());
 
 // Accelerated 2:4 linears (docs/accelerated-2-4.md): null when the spec's semi_structured section chooses
 // none.

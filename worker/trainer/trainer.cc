@@ -14,6 +14,7 @@
 #include "contract/metric_line.h"
 #include "contract/metric_names.h"
 #include "contract/run_directory.h"
+#include "schemas/model_arch_text.h"
 #include "schemas/model_catalog.h"
 #include "schemas/semi_structured_layers.h"
 #include "worker/sparsity/semi_structured/semi_structured_layers_setup.h"
@@ -33,11 +34,14 @@
 #include "worker/trainer/gradient_averager.h"
 #include "worker/trainer/host_reads.h"
 #include "worker/trainer/loss.h"
+#include "worker/trainer/loss_scaler.h"
 #include "worker/trainer/lr_scheduler.h"
 #include "worker/trainer/metrics_writer.h"
 #include "worker/trainer/mixup.h"
+#include "worker/trainer/model_ema.h"
 #include "worker/trainer/models/model_factory.h"
 #include "worker/trainer/optimizer.h"
+#include "worker/trainer/optimizer_step.h"
 #include "worker/trainer/resume.h"
 #include "worker/trainer/run_metric_fields.h"
 #include "worker/trainer/run_parts.h"
@@ -63,7 +67,7 @@ class Run {
         o_(options),
         log_(*options.log),
         arch_(ResolveArch(config)),
-        bf16_(config.resources.precision == "bf16"),
+        autocast_dtype_(AutocastDtypeOf(config.resources.precision)),
         loss_(config.optimizer),
         mixup_(MixupOptionsFrom(config.optimizer, arch_.num_classes)) {
     torch::set_num_threads(std::max(1, options.threads));
@@ -71,6 +75,20 @@ class Run {
     const OpenedDevice opened = OpenDevice(options.device, env.local_rank);
     device_ = opened.device;
     sync_debug_ = StepSyncDebug(device_.is_cuda());
+    if (autocast_dtype_ == at::kHalf && !HasFp16Autocast(device_.type())) {
+      throw TrainerError(
+          kExitUsage,
+          "resources.precision fp16: float16 autocast on the CPU needs LibTorch 2.4 or later, and "
+          "this nmtrain is built against " +
+              std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) +
+              " (use fp32 or bf16 on the CPU, or a GPU)");
+    }
+    if (autocast_dtype_ == at::kHalf || options.loss_scaling) {
+      LossScalerOptions scaling;
+      if (options.loss_scale_growth_interval > 0)
+        scaling.growth_interval = options.loss_scale_growth_interval;
+      scaler_ = std::make_unique<LossScaler>(scaling, device_);
+    }
     dist_ = std::make_unique<Distributed>(env, options.timeout, device_.is_cuda(), device_);
     device_label_ = opened.description;
     devices_label_ = absl::StrJoin(GatherDeviceDescriptions(*dist_, opened.description), "; ");
@@ -86,7 +104,7 @@ class Run {
     loader_ = std::make_unique<TrainLoader>(
         data_.train.get(), config.data.batch_size, dist_->rank(), dist_->world_size(), config.seed,
         AugmentOptions{config.data.random_crop_padding, data_.encoded_train ? 0.0 : config.data.hflip},
-        data_.norm, data_.transforms.train_finish);
+        data_.norm, config.data.aug_repeats, data_.transforms.train_finish);
     accum_ = accum;
     loader_threads_ = LoaderThreads(options, config, device_);
     transfer_ = std::make_unique<DeviceTransfer>(data_.norm, device_);
@@ -103,32 +121,44 @@ class Run {
                                     .drop_path_rate(config.model.drop_path_rate)
                                     .attn_drop_rate(config.model.attn_drop_rate));
     model_->to(device_);
-    optimizer_ = MakeAdamW(*model_, config.optimizer);
+    optimizer_ = MakeAdamW(*model_, config.optimizer, &lr_scales_);
     adamw_step_ = std::make_unique<AdamWStep>(*optimizer_, /*fused=*/device_.is_cuda());
     schedule_ = MakeLrScheduler(config.schedule, config.optimizer.lr, steps_per_epoch_);
     epochs_ = schedule_->TrainedEpochs();
-    sparsity_ = MakeSparsity(config, epochs_, steps_per_epoch_, *model_, optimizer_.get());
+    sparsity_ = MakeSparsity(config, epochs_, steps_per_epoch_, *model_, optimizer_.get(),
+                             scaler_ ? scaler_->scale() : torch::Tensor());
     semi_structured_ = MakeSemiStructured(config, epochs_, steps_per_epoch_, *model_, device_);
     flops_per_image_ = TrainingFlopsPerImage(arch_);
     params_ = model_->parameters();
     averager_ = std::make_unique<GradientAverager>(*dist_, params_);
+    step_ = std::make_unique<OptimizerStep>(params_, *adamw_step_, *sparsity_,
+                                            config.optimizer.clip_grad_norm, scaler_.get());
+    if (scaler_ && !step_->host_skip() && config.sparsity.IsDynamic()) {
+      throw TrainerError(
+          kExitUsage,
+          "resources.precision fp16 with dynamic sparsity (sparsity.dynamic) is not supported on a "
+          "GPU: its mask updates would need the skip decision on the host every step");
+    }
   }
 
   int Train() {
     if (dist_->is_root()) MakeDirs(o_.out_dir);
     // Before the spec file, so that a refused resume (other seed or precision) leaves the directory as is.
     RestoreOrStartFresh(MakeResumeRequest(), *model_, *optimizer_, *sparsity_, state_, log_);
+    if (scaler_ && state_.loss_scaler.defined()) scaler_->Load(state_.loss_scaler);
     if (dist_->is_root())
       std::ofstream(o_.out_dir + "/" + contract::kSpecFileName) << CanonicalYaml(c_) << "\n";
     dist_->BroadcastModel(*model_);
+    StartEma();
     PrepareSemiStructured();
     StartBatches();
     Log() << "training on " << devices_label_ << "\n";
     Log() << arch_.name << ": " << data_.train->size() << " training images, " << steps_per_epoch_
           << " steps/epoch x " << epochs_ << " epochs, " << dist_->world_size() << " rank(s), "
           << torch::get_num_threads() << " thread(s), " << loader_threads_ << " loader thread(s), "
-          << (bf16_ ? "bf16 autocast (fp32 weights, optimizer state and loss)" : "fp32") << ", "
-          << loss_.Describe() << (loss_.dense_targets() ? " over " + mixup_.mode + "-mode Mixup/CutMix" : "")
+          << PrecisionText() << ", " << loss_.Describe()
+          << (loss_.dense_targets() ? " over " + mixup_.mode + "-mode Mixup/CutMix" : "")
+          << (ema_ ? ", model EMA (decay " + std::to_string(ema_->decay()) + ")" : "")
           << (adamw_step_->fused() ? ", fused AdamW" : "")
           << (sync_debug_.on() ? ", CUDA sync debug mode (a synchronising call in a step is an error)" : "")
           << "\n";
@@ -149,6 +179,7 @@ class Run {
     r.resume = o_.resume;
     r.seed = c_.seed;
     r.precision = c_.resources.precision;
+    r.architecture = ArchitectureText(arch_);
     r.rank = dist_->rank();
     r.world_size = dist_->world_size();
     r.device = device_;
@@ -159,6 +190,16 @@ class Run {
   }
 
   std::ostream& Log() { return log_ << rank_prefix_; }
+
+  // model.ema: timm's ModelEmaV2, made after the weights are final on every rank (a resume's, a fork's or the
+  // broadcast initial ones), from the checkpoint's EMA when it has one, else as a copy of the weights.
+  void StartEma() {
+    if (!c_.model.ema) return;
+    ema_ = std::make_unique<ModelEma>(*model_, c_.model.ema_decay);
+    if (absl::Status loaded = ema_->Load(state_.ema); !loaded.ok())
+      throw TrainerError(kExitTraining, std::string(loaded.message()));
+    state_.ema.clear();
+  }
 
   // The batches of the run from where it stands (a resume continues mid-epoch), built ahead on loader
   // threads into pinned memory when training on a GPU.
@@ -190,7 +231,7 @@ class Run {
       model_->eval();
       for (int64_t b : batches) {
         ForwardLogits(*model_, torch::zeros({b, arch_.in_chans, arch_.img_size, arch_.img_size}, device_),
-                      bf16_);
+                      autocast_dtype_);
       }
       model_->train();
     });
@@ -208,14 +249,13 @@ class Run {
       sparsity_->BeginStep(epoch, state_.global_step);
       if (semi_structured_) semi_structured_->BeginStep(state_.global_step);
       const double lr = schedule_->At(epoch, state_.global_step);
-      SetLearningRate(*optimizer_, lr);
+      SetLearningRate(*optimizer_, lr, lr_scales_);
       optimizer_->zero_grad();
       for (int k = 0; k < accum_; ++k) ForwardBackward(k);
-      averager_->Finish();  // The buckets were all-reduced during the last backward pass.
-      sparsity_->AfterBackward(state_.global_step);
-      if (c_.optimizer.clip_grad_norm > 0) ClipGradNorm(params_, c_.optimizer.clip_grad_norm);
-      (*adamw_step_)();
-      sparsity_->AfterOptimizerStep(state_.global_step);
+      averager_->Finish();           // The buckets were all-reduced during the last backward pass.
+      (*step_)(state_.global_step);  // Unscaling, the sparsity hooks, clipping, AdamW; skipped on inf (fp16).
+      // timm's train.py: model_ema.update(model) after each optimizer step, also when the scaler skipped it.
+      if (ema_) ema_->Update();
       ++state_.global_step;
       state_.step_in_epoch = step + 1;
       sync_debug_.EndStep();  // The sync point below reads the loss on the host.
@@ -245,11 +285,11 @@ class Run {
           HashCombine(c_.seed ^ 0x3ab1c0deULL, static_cast<uint64_t>(state_.global_step * accum_ + k)));
       targets = ApplyMixup(images, batch.labels, mixup_, MixupEnabled(c_.optimizer, state_.epoch), rng);
     }
-    // bf16: the forward pass under autocast, the loss from fp32 logits, backward outside the autocast region
-    // into the fp32 weights. No loss scaling: bf16 keeps fp32's 8 exponent bits, so small gradients do not
-    // underflow as in fp16 (what torch.cuda.amp.GradScaler is for).
-    auto loss = loss_(ForwardLogits(*model_, images, bf16_), targets);
-    (loss / accum_).backward();
+    // bf16, fp16: the forward pass under autocast, the loss from fp32 logits, backward outside the autocast
+    // region into the fp32 weights. fp16 scales the loss (scaler_) so that small gradients do not underflow;
+    // bf16 needs no scaling: it keeps fp32's 8 exponent bits.
+    auto loss = loss_(ForwardLogits(*model_, images, autocast_dtype_), targets);
+    (scaler_ ? scaler_->Scale(loss / accum_) : loss / accum_).backward();
     const int64_t n = batch.labels.size(0);
     window_loss_.add_(loss.detach().to(torch::kDouble) * static_cast<double>(n));
     window_images_ += static_cast<double>(n);
@@ -322,8 +362,13 @@ class Run {
   }
 
   void FinishEpoch(int epoch) {
-    const EvalResult eval = Evaluate(*model_, *data_.eval, data_.norm, c_.data.eval_batch_size, *dist_,
-                                     device_, bf16_, loader_threads_);
+    const auto evaluate = [&] {
+      return Evaluate(*model_, *data_.eval, data_.norm, c_.data.eval_batch_size, *dist_, device_,
+                      autocast_dtype_, loader_threads_);
+    };
+    const EvalResult eval = evaluate();
+    EvalResult ema_eval;  // The EMA in the model, under the mask rule of the epoch's last step.
+    if (ema_) ema_->WithEmaWeights([&] { ema_eval = evaluate(); });
     const double loss = state_.epoch_samples > 0 ? state_.epoch_loss_sum / state_.epoch_samples : 0.0;
     const double images_per_s = state_.epoch_seconds > 0 ? state_.epoch_samples / state_.epoch_seconds : 0.0;
     state_.best_top1 = std::max(state_.best_top1, eval.top1);
@@ -331,10 +376,14 @@ class Run {
     state_.last_top1 = eval.top1;
     state_.last_top5 = eval.top5;
     state_.last_eval_loss = eval.loss;
+    state_.last_ema_top1 = ema_eval.top1;
+    state_.last_ema_top5 = ema_eval.top5;
+    state_.last_ema_eval_loss = ema_eval.loss;
     // Every rank's rate follows the same top-1 (plateau; train.py's scheduler.step(epoch + 1, metric)), after
     // the epoch's line has shown the rate it trained with.
     const double trained_lr = schedule_->At(epoch, std::max<int64_t>(state_.global_step - 1, 0));
-    schedule_->EndEpoch(epoch, eval.top1);
+    // With EMA, train.py's eval_metrics are the EMA's (the plateau rule follows them).
+    schedule_->EndEpoch(epoch, ema_ ? ema_eval.top1 : eval.top1);
     if (dist_->is_root()) {
       MetricLine line(contract::kKindEpoch);
       line.Add(contract::kEpochKey, epoch)
@@ -343,17 +392,20 @@ class Run {
       line.Add(contract::kEvalLoss, eval.loss)
           .Add(contract::kTop1, eval.top1)
           .Add(contract::kTop5, eval.top5);
+      if (ema_) AddEmaFields(ema_eval.loss, ema_eval.top1, ema_eval.top5, line);
       line.Add(contract::kLearningRate, trained_lr);
       line.Add(contract::kImagesPerSecond, images_per_s).Add(contract::kFlops, state_.flops);
       line.Add("precision", c_.resources.precision);
       AddDeviceFields(line);
+      AddLossScalerFields(line);
       AddSparsityFields(sparsity_->Report(state_.global_step, /*per_layer=*/true), line);
       AddSemiStructuredFields(semi_structured_.get(), line);
       if (data_.train_failures) line.Add(contract::kDecodeFailures, data_.train_failures->Count(epoch));
       EmitMetric(*o_.metrics, line);
     }
     Log() << "epoch " << epoch << ": loss " << loss << ", top-1 " << eval.top1 << ", top-5 " << eval.top5
-          << ", " << images_per_s << " images/s\n";
+          << (ema_ ? ", EMA top-1 " + std::to_string(ema_eval.top1) : "") << ", " << images_per_s
+          << " images/s\n";
     CheckDecodeFailures(epoch);
     state_.epoch = epoch + 1;
     state_.step_in_epoch = 0;
@@ -372,7 +424,12 @@ class Run {
   void Save() {
     // A collective: every rank reaches Save() at the same step boundary (epoch end, or an agreed stop).
     if (dist_->world_size() > 1) state_.rank_rngs = dist_->AllGatherBytes(CpuRngState());
+    if (scaler_) {
+      state_.loss_scaler = scaler_->State();
+      adamw_step_->SyncHostSteps();  // Steps skipped on the device left the host counts ahead.
+    }
     if (!dist_->is_root()) return;
+    if (ema_) state_.ema = ema_->StateDict();
     try {
       SaveCheckpoint(o_.out_dir, *model_, *optimizer_, state_, sparsity_->StateDict());
     } catch (const std::exception& e) {
@@ -388,6 +445,7 @@ class Run {
         .Add(contract::kLoss, loss);
     line.Add(contract::kLearningRate, lr);
     line.Add(contract::kImagesPerSecond, images_per_s).Add(contract::kFlops, state_.flops);
+    AddLossScalerFields(line);
     AddSparsityFields(sparsity_->Report(state_.global_step, /*per_layer=*/false), line);
     EmitMetric(*o_.metrics, line);
   }
@@ -397,16 +455,36 @@ class Run {
     MetricLine line(contract::kKindFinal);
     line.Add(contract::kTop1, state_.last_top1).Add(contract::kTop5, state_.last_top5);
     line.Add(contract::kLoss, state_.last_epoch_loss);
-    line.Add(contract::kEvalLoss, state_.last_eval_loss)
-        .Add("best_top1", state_.best_top1)
-        .Add("epochs", epochs_);
+    line.Add(contract::kEvalLoss, state_.last_eval_loss).Add("best_top1", state_.best_top1);
+    if (ema_) AddEmaFields(state_.last_ema_eval_loss, state_.last_ema_top1, state_.last_ema_top5, line);
+    line.Add("epochs", epochs_);
     line.Add(contract::kStepKey, state_.global_step)
         .Add("train_seconds", state_.train_seconds)
         .Add("flops", state_.flops)
         .Add(contract::kParams, static_cast<double>(CountParameters(*model_)))
         .Add("precision", c_.resources.precision);
     AddDeviceFields(line);
+    AddLossScalerFields(line);
     EmitMetric(*o_.metrics, line);
+  }
+
+  static void AddEmaFields(double loss, double top1, double top5, MetricLine& line) {
+    line.Add(contract::kEmaEvalLoss, loss).Add(contract::kEmaTop1, top1).Add(contract::kEmaTop5, top5);
+  }
+
+  // fp16: skipped steps and the scale, in one read (the lines are written at sync points only).
+  void AddLossScalerFields(MetricLine& line) const {
+    if (!scaler_) return;
+    const std::vector<double> v = ReadToHost(torch::cat({scaler_->skipped_steps(), scaler_->scale()}));
+    line.Add(contract::kSkippedSteps, v[0]).Add(contract::kLossScale, v[1]);
+  }
+
+  std::string PrecisionText() const {
+    if (autocast_dtype_ == at::kBFloat16) return "bf16 autocast (fp32 weights, optimizer state and loss)";
+    if (autocast_dtype_ == at::kHalf) {
+      return "fp16 autocast with dynamic loss scaling (fp32 weights, optimizer state and loss)";
+    }
+    return scaler_ ? "fp32 with loss scaling" : "fp32";
   }
 
   void AddDeviceFields(MetricLine& line) const {
@@ -417,9 +495,9 @@ class Run {
   const TrainerOptions& o_;
   std::ostream& log_;
   ModelArch arch_;
-  const bool bf16_;           // resources.precision bf16: forward passes under bf16 autocast.
-  const TrainLoss loss_;      // timm train.py's choice of training loss.
-  const MixupOptions mixup_;  // Used when loss_ takes dense (mixed) targets.
+  const c10::ScalarType autocast_dtype_;  // Of the forward passes: bf16, fp16, or Undefined (fp32).
+  const TrainLoss loss_;                  // timm train.py's choice of training loss.
+  const MixupOptions mixup_;              // Used when loss_ takes dense (mixed) targets.
   torch::Device device_ = torch::kCPU;
   StepSyncDebug sync_debug_;  // NMTRAIN_SYNC_DEBUG=error: the host-sync guard over each step.
   std::unique_ptr<Distributed> dist_;
@@ -428,6 +506,7 @@ class Run {
   std::string rank_prefix_;
   RunData data_;
   std::unique_ptr<TrainLoader> loader_;
+  std::vector<double> lr_scales_;  // Per optimizer group (layer-wise lr decay; all 1 without).
   int loader_threads_ = 0;
   std::unique_ptr<PrefetchLoader> prefetch_;
   std::unique_ptr<DeviceTransfer> transfer_;
@@ -447,6 +526,9 @@ class Run {
   int64_t epochs_ = 0;  // Trained, cooldown included (LrScheduler::TrainedEpochs).
   std::vector<torch::Tensor> params_;
   std::unique_ptr<GradientAverager> averager_;  // Bucketed all-reduce overlapped with backward.
+  std::unique_ptr<ModelEma> ema_;               // model.ema only.
+  std::unique_ptr<LossScaler> scaler_;          // fp16 (or TrainerOptions::loss_scaling); else null.
+  std::unique_ptr<OptimizerStep> step_;
   double flops_per_image_ = 0.0;
   TrainState state_;
 };
@@ -461,13 +543,16 @@ int RunTraining(const ExperimentConfig& config, const TrainerOptions& options) {
 
 int DescribeRun(const ExperimentConfig& config, std::ostream& out) {
   const ModelArch arch = ResolveArch(config);
-  const int64_t per_step =
-      std::max<int64_t>(1, int64_t{config.data.batch_size} * std::max(1, config.optimizer.grad_accum_steps));
   int64_t steps_per_epoch = 1;
   std::string data_error;
   try {
     RunData data = LoadData(config, arch);
-    steps_per_epoch = std::max<int64_t>(1, data.train->size() / per_step);
+    // The loader's count (repeated augmentation changes it) on the spec's ranks; a validated spec's batch
+    // divides evenly over them.
+    const TrainLoader loader(data.train.get(), config.data.batch_size, 0, std::max(1, config.resources.gpus),
+                             config.seed, AugmentOptions{}, data.norm, config.data.aug_repeats);
+    steps_per_epoch =
+        std::max<int64_t>(1, loader.steps_per_epoch() / std::max(1, config.optimizer.grad_accum_steps));
     out << "data " << config.data.dataset << ": " << data.train->size() << " training / " << data.eval->size()
         << " evaluation images, " << steps_per_epoch << " optimizer steps per epoch\n";
   } catch (const TrainerError& e) {
@@ -485,7 +570,14 @@ int DescribeRun(const ExperimentConfig& config, std::ostream& out) {
   out << "precision " << config.resources.precision
       << (config.resources.precision == "bf16"
               ? ": forward passes under bf16 autocast; weights, optimizer state, masks and loss in fp32\n"
+          : config.resources.precision == "fp16"
+              ? ": forward passes under fp16 autocast with dynamic loss scaling (GradScaler's); weights, "
+                "optimizer state, masks and loss in fp32\n"
               : ": fp32 throughout\n");
+  if (config.model.ema) {
+    out << "model EMA: timm's ModelEmaV2 of the dense weights, decay " << config.model.ema_decay
+        << ", evaluated after every epoch under the run's mask rule\n";
+  }
   out << sparsity->Describe(epochs, steps_per_epoch);
   auto semi = ChooseSemiStructuredLayers(config.semi_structured, config.sparsity, arch);
   out << (semi.ok() ? FormatSemiStructuredChoices(config.semi_structured, *semi)

@@ -33,6 +33,10 @@ struct TrainerOptions {
   // $NMTRAIN_HOLD_AFTER_EPOCHS. Empty: no hold, and no file is looked at.
   std::string hold_file;
   int hold_after_epochs = 0;
+  // Tests: fp16's loss scaling in a run of another precision (fp16 autocast needs a GPU or LibTorch 2.4+),
+  // and a growth interval for the scaler (0: GradScaler's 2000).
+  bool loss_scaling = false;
+  int64_t loss_scale_growth_interval = 0;
 };
 
 // Trains; returns kExitOk, or kExitTerminated when stopped. Throws TrainerError (with its exit code) on bad

@@ -87,11 +87,12 @@ sparsity: {sparsity_type: SRSTE, n_sparsity: 2, m_sparsity: 4, sparsity_loc: FF}
 }
 
 // A run stopped mid-epoch (as by SIGTERM) and resumed ends with the same weights as an uninterrupted one:
-// dropout and drop-path exercise the RNG state, MDGF-Exp the engine's step counter, AdamW its moments.
+// dropout and drop-path exercise the RNG state, MDGF-Exp the engine's step counter, AdamW its moments, the
+// model EMA its checkpointed average.
 TEST(TrainerTest, ResumeGivesIdenticalWeights) {
   const auto config = ParseValidExperiment(R"(
 seed: 5
-model: {name: vit_nano_patch7_28, drop_rate: 0.1, drop_path_rate: 0.1}
+model: {name: vit_nano_patch7_28, drop_rate: 0.1, drop_path_rate: 0.1, ema: true, ema_decay: 0.9}
 data: {dataset: fashion_mnist, train_subset: 256, eval_subset: 64, batch_size: 32, random_crop_padding: 2,
        hflip: 0.5}
 optimizer: {lr: 0.002, clip_grad_norm: 1.0, label_smoothing: 0.1, mixup_alpha: 0.2}
@@ -127,6 +128,20 @@ sparsity: {sparsity_type: STRUCTURED_NM, decay_type: EXP, decay_coef: 0.05, n_sp
   for (const auto& item : pa) {
     EXPECT_TRUE(torch::equal(item.value(), pb[item.key()])) << item.key();
   }
+  const NamedTensors ema_a = LoadModelEmaFromCheckpoint(CheckpointPath(straight.out_dir));
+  const NamedTensors ema_b = LoadModelEmaFromCheckpoint(CheckpointPath(interrupted.out_dir));
+  ASSERT_EQ(ema_a.size(), pa.size());
+  ASSERT_EQ(ema_b.size(), pa.size());
+  for (size_t i = 0; i < ema_a.size(); ++i) {
+    EXPECT_EQ(ema_a[i].first, ema_b[i].first);
+    EXPECT_TRUE(torch::equal(ema_a[i].second, ema_b[i].second)) << ema_a[i].first;
+  }
+  EXPECT_FALSE(torch::equal(ema_a[0].second, pa[ema_a[0].first]));  // An average, not the weights.
+  auto final_straight = LastMetricFields(sink.str(), "final");
+  auto final_resumed = LastMetricFields(resumed_metrics.str(), "final");
+  EXPECT_FALSE(final_resumed["ema_top1"].empty());
+  EXPECT_EQ(final_resumed["ema_top1"], final_straight["ema_top1"]);
+  EXPECT_EQ(final_resumed["ema_eval_loss"], final_straight["ema_eval_loss"]);
 }
 
 // Dynamic sparsity (§7): masks go into the checkpoint, so a resumed run matches a straight one; per-layer
@@ -333,8 +348,9 @@ TEST(EvaluatorTest, PrefetchedEvaluationEqualsTheInLoopOne) {
   const Normalization norm{{0.5f}, {0.5f}};
   Distributed single(DistributedEnv{}, std::chrono::milliseconds(1000));
   const EvalResult in_loop =
-      Evaluate(*model, data, norm, 16, single, torch::kCPU, false, /*loader_threads=*/0);
-  const EvalResult ahead = Evaluate(*model, data, norm, 16, single, torch::kCPU, false, /*loader_threads=*/2);
+      Evaluate(*model, data, norm, 16, single, torch::kCPU, c10::ScalarType::Undefined, /*loader_threads=*/0);
+  const EvalResult ahead =
+      Evaluate(*model, data, norm, 16, single, torch::kCPU, c10::ScalarType::Undefined, /*loader_threads=*/2);
   EXPECT_EQ(in_loop.images, 53);
   EXPECT_EQ(ahead.images, 53);
   EXPECT_EQ(ahead.loss, in_loop.loss);

@@ -71,7 +71,9 @@ torch::Tensor SemiStructuredLinear::ActivationForward(const torch::Tensor& input
 
 torch::Tensor TransposableEffectiveWeight(const torch::Tensor& weight, const LayerRule& rule) {
   const torch::Tensor mask = TransposableTwoFourMask(weight).to(weight.scalar_type());
-  if (rule.recipe == Recipe::kSrste) return SrsteSparseWeight(weight, mask, rule.srste_lambda);
+  if (rule.recipe == Recipe::kSrste)
+    return SrsteSparseWeight(weight, mask, rule.srste_lambda,
+                             rule.srste_term_scale ? *rule.srste_term_scale : torch::Tensor());
   return DecayedSparseWeight(weight, mask);  // D = 0 (WhyNotTwoFour): the multiplier is the mask.
 }
 

@@ -71,7 +71,7 @@ std::vector<int64_t> EpochPermutation(int64_t n, uint64_t seed, int epoch) {
 }
 
 TrainLoader::TrainLoader(const Dataset* data, int64_t global_batch, int rank, int world, uint64_t seed,
-                         AugmentOptions augment, Normalization norm, HostFinish finish)
+                         AugmentOptions augment, Normalization norm, int aug_repeats, HostFinish finish)
     : data_(data),
       global_batch_(global_batch),
       rank_(rank),
@@ -84,6 +84,11 @@ TrainLoader::TrainLoader(const Dataset* data, int64_t global_batch, int rank, in
     throw std::invalid_argument("batch_size " + std::to_string(global_batch) +
                                 " must be a positive multiple of the world size " + std::to_string(world));
   }
+  if (aug_repeats > 0) repeat_ = std::make_unique<RepeatAugSampler>(data->size(), aug_repeats, world);
+}
+
+int64_t TrainLoader::steps_per_epoch() const {
+  return repeat_ ? repeat_->selected_per_rank() / local_batch() : data_->size() / global_batch_;
 }
 
 // Two epochs are enough: loader threads run at most a few batches ahead, across one epoch boundary.
@@ -100,13 +105,17 @@ std::shared_ptr<const std::vector<int64_t>> TrainLoader::Permutation(int epoch) 
 
 HostBatch TrainLoader::GetHost(int epoch, int64_t step, bool pin_memory) const {
   const auto permutation = Permutation(epoch);
-  std::vector<int64_t> indices;
+  std::vector<int64_t> indices, positions;
   indices.reserve(local_batch());
+  positions.reserve(local_batch());
   for (int64_t i = step * global_batch_ + rank_; i < (step + 1) * global_batch_; i += world_) {
-    indices.push_back((*permutation)[i]);
+    indices.push_back(repeat_ ? repeat_->IndexAt(*permutation, i) : (*permutation)[i]);
+    positions.push_back(i);
   }
+  // With repeats an image occurs several times an epoch: its position, not its index, seeds each copy's
+  // augmentation. Without, the index does, as before (so that existing runs keep their batches).
   return LoadHostBatch(*data_, indices, augment_, HashCombine(seed_, 0xa0000000ULL + epoch), pin_memory,
-                       epoch, finish_);
+                       repeat_ ? &positions : nullptr, epoch, finish_);
 }
 
 Batch TrainLoader::Get(int epoch, int64_t step) const {
@@ -134,8 +143,8 @@ Batch LoadAugmentedBatch(const Dataset& data, const std::vector<int64_t>& indice
 }
 
 HostBatch LoadHostBatch(const Dataset& data, const std::vector<int64_t>& indices,
-                        const AugmentOptions& augment, uint64_t augment_seed, bool pin_memory, int epoch,
-                        const HostFinish& finish) {
+                        const AugmentOptions& augment, uint64_t augment_seed, bool pin_memory,
+                        const std::vector<int64_t>* augment_keys, int epoch, const HostFinish& finish) {
   const ImageShape s = data.shape();
   const int64_t n = s.numel();
   const auto b = static_cast<int64_t>(indices.size());
@@ -149,7 +158,8 @@ HostBatch LoadHostBatch(const Dataset& data, const std::vector<int64_t>& indices
   const bool augmenting = augment.crop_padding > 0 || augment.hflip > 0;
   for (int64_t i = 0; i < b; ++i) {
     uint8_t* image = finish ? finishing.data() : batch.images.data_ptr<uint8_t>() + i * n;
-    const uint64_t image_seed = HashCombine(augment_seed, indices[i]);
+    const int64_t key = augment_keys != nullptr ? (*augment_keys)[i] : indices[i];
+    const uint64_t image_seed = HashCombine(augment_seed, key);
     labels[i] = data.ReadForEpoch(indices[i], epoch, image_seed, image);
     if (augmenting) Augment(image, s, augment, image_seed, tmp);
     if (finish) finish(image, batch.images.data_ptr<float>() + i * n, image_seed);

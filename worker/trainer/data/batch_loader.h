@@ -2,6 +2,9 @@
 // dataset seeded by (seed, epoch); optimizer step s uses images [s*G, (s+1)*G) of it (G = global batch), and
 // rank r takes every world-th of those, so ranks read disjoint slices and the union over ranks is the batch a
 // single process would use. Augmentation is seeded per (seed, epoch, image), independent of the rank count.
+// With repeated augmentation (aug_repeats, repeat_aug_sampler.h) the epoch's order repeats each image and
+// is cut as timm's RepeatAugSampler cuts it; augmentation is then seeded per position in that order, so
+// that the copies of an image get different crops and flips (timm draws them afresh for every copy).
 // A batch is a pure function of (epoch, step): resuming needs no loader state.
 #ifndef NMSPARSE_WORKER_TRAINER_DATA_BATCH_LOADER_H_
 #define NMSPARSE_WORKER_TRAINER_DATA_BATCH_LOADER_H_
@@ -17,6 +20,7 @@
 #include <vector>
 
 #include "worker/trainer/data/dataset.h"
+#include "worker/trainer/data/repeat_aug_sampler.h"
 
 namespace nmsparse {
 
@@ -70,11 +74,11 @@ std::vector<int64_t> EpochPermutation(int64_t n, uint64_t seed, int epoch);
 // Thread-safe: loader threads may build several batches at once (prefetch_loader.h).
 class TrainLoader {
  public:
+  // `aug_repeats` > 0: each image that many times an epoch (timm's RepeatAugSampler).
   TrainLoader(const Dataset* data, int64_t global_batch, int rank, int world, uint64_t seed,
-              AugmentOptions augment, Normalization norm, HostFinish finish = nullptr);
-  int64_t steps_per_epoch() const {
-    return data_->size() / global_batch_;
-  }  // The last partial batch is dropped.
+              AugmentOptions augment, Normalization norm, int aug_repeats = 0, HostFinish finish = nullptr);
+  // The last partial batch is dropped (per rank with repeats, as timm's loader drops it).
+  int64_t steps_per_epoch() const;
   int64_t local_batch() const { return global_batch_ / world_; }
   // This rank's images of (epoch, step), on the host; in pinned memory when `pin_memory`.
   HostBatch GetHost(int epoch, int64_t step, bool pin_memory = false) const;
@@ -91,7 +95,8 @@ class TrainLoader {
   AugmentOptions augment_;
   Normalization norm_;
   HostFinish finish_;
-  mutable std::mutex mu_;  // Guards the cache of the latest epochs' permutations.
+  std::unique_ptr<RepeatAugSampler> repeat_;  // Null without repeated augmentation.
+  mutable std::mutex mu_;                     // Guards the cache of the latest epochs' permutations.
   mutable std::map<int, std::shared_ptr<const std::vector<int64_t>>> permutations_;
 };
 
@@ -102,12 +107,13 @@ Batch LoadBatch(const Dataset& data, const std::vector<int64_t>& indices, const 
 Batch LoadAugmentedBatch(const Dataset& data, const std::vector<int64_t>& indices, const Normalization& norm,
                          const AugmentOptions& augment, uint64_t augment_seed);
 
-// The same images as stored (uint8), not normalised; in pinned memory when `pin_memory`. Each image is read
-// for `epoch` with the stream HashCombine(augment_seed, index) (Dataset::ReadForEpoch). With `finish`,
-// float32 images finished by it.
+// The same images as stored (uint8), not normalised; in pinned memory when `pin_memory`. Image i is read for
+// `epoch` (Dataset::ReadForEpoch) with the stream HashCombine(augment_seed, key), key (*augment_keys)[i], or
+// its index when `augment_keys` is null. With `finish`, float32 images finished by it.
 HostBatch LoadHostBatch(const Dataset& data, const std::vector<int64_t>& indices,
                         const AugmentOptions& augment, uint64_t augment_seed, bool pin_memory = false,
-                        int epoch = 0, const HostFinish& finish = nullptr);
+                        const std::vector<int64_t>* augment_keys = nullptr, int epoch = 0,
+                        const HostFinish& finish = nullptr);
 
 }  // namespace nmsparse
 

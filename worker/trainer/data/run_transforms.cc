@@ -72,7 +72,7 @@ absl::StatusOr<RunTransforms> MakeRunTransforms(const DataPipeline& p) {
   if (!mode.ok()) return Invalid("data.re_mode", mode.status());
   erasing.mode = *mode;
 
-  TransformNormalization normalization;
+  ImageNormalization normalization;
   normalization.mean = mean;
   normalization.std = {p.std[0], p.std[1], p.std[2]};
   t.train = std::make_unique<TrainTransform>(crop, std::move(ops), normalization, erasing);

@@ -63,7 +63,7 @@ std::string MakeImageFolder(int per_class) {
 
 std::vector<HostBatch> Batches(const Dataset& data, int threads, int epoch, HostFinish finish = nullptr) {
   TrainLoader loader(&data, /*global_batch=*/8, /*rank=*/0, /*world=*/1, /*seed=*/7, AugmentOptions{},
-                     Normalization{{0.5f}, {0.5f}}, std::move(finish));
+                     Normalization{{0.5f}, {0.5f}}, /*aug_repeats=*/0, std::move(finish));
   const int64_t steps = loader.steps_per_epoch();
   PrefetchLoader prefetch([&](int64_t position) { return loader.GetHost(epoch, position % steps); }, 0, steps,
                           threads, 2 * threads);
@@ -141,7 +141,7 @@ TEST(TransformedLoaderTest, BadImagesAreReplacedCountedAndChecked) {
 
   std::vector<int64_t> all(data.size());
   for (int64_t i = 0; i < data.size(); ++i) all[i] = i;
-  const HostBatch batch = LoadHostBatch(data, all, AugmentOptions{}, 3, false, /*epoch=*/2);
+  const HostBatch batch = LoadHostBatch(data, all, AugmentOptions{}, 3, false, nullptr, /*epoch=*/2);
   EXPECT_EQ(batch.images.size(0), 26);
   EXPECT_EQ(log.Count(2), 2);
   EXPECT_EQ(log.Count(1), 0);

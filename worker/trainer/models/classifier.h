@@ -6,11 +6,15 @@
 #include <torch/nn/module.h>
 #include <torch/types.h>
 
+#include "worker/trainer/models/layer_group_matcher.h"
+
 namespace nmsparse {
 
 class ClassifierImpl : public torch::nn::Module {
  public:
   virtual torch::Tensor forward(const torch::Tensor& images) = 0;
+  // timm's group_matcher(coarse=False) of the model: its parameters' layers for layer-wise lr decay.
+  virtual LayerGroupMatcher group_matcher() const = 0;
 };
 
 }  // namespace nmsparse

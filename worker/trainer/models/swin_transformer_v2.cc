@@ -268,6 +268,15 @@ SwinTransformerV2Impl::SwinTransformerV2Impl(const ModelArch& arch, const DropOp
   }
 }
 
+// timm's SwinTransformerV2.group_matcher: the stem is layer 0, each block a layer in stage order, a stage's
+// downsample joins its first block, the final norm joins the last block, the head is last.
+LayerGroupMatcher SwinTransformerV2Impl::group_matcher() const {
+  return {{0, R"(^absolute_pos_embed|patch_embed)", {}},
+          {1, R"(^layers\.(\d+).downsample)", {0}},
+          {1, R"(^layers\.(\d+)\.\w+\.(\d+))", {}},
+          {1, R"(^norm)", {kMatchPreviousGroup}}};
+}
+
 torch::Tensor SwinTransformerV2Impl::forward(const torch::Tensor& images) {
   auto x = patch_embed(images);
   for (const auto& stage : *layers) x = stage->as<SwinV2StageImpl>()->forward(x);

@@ -163,6 +163,7 @@ class SwinTransformerV2Impl : public ClassifierImpl {
  public:
   SwinTransformerV2Impl(const ModelArch& arch, const DropOptions& drop);
   torch::Tensor forward(const torch::Tensor& images) override;
+  LayerGroupMatcher group_matcher() const override;
 
   PatchEmbed patch_embed{nullptr};
   torch::nn::ModuleList layers{nullptr};

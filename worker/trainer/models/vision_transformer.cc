@@ -110,6 +110,14 @@ VisionTransformerImpl::VisionTransformerImpl(const ModelArch& arch, const DropOp
   InitLinearsTimm(*this);
 }
 
+// timm's VisionTransformer.group_matcher: the stem is layer 0, block i layer i + 1, the final norm joins the
+// last block, the head is last.
+LayerGroupMatcher VisionTransformerImpl::group_matcher() const {
+  return {{0, R"(^cls_token|reg_token|pos_embed|patch_embed|norm_pre)", {}},
+          {1, R"(^blocks\.(\d+))", {}},
+          {1, R"(^norm)", {kMatchPreviousGroup}}};
+}
+
 torch::Tensor VisionTransformerImpl::forward(const torch::Tensor& images) {
   auto x = patch_embed(images).flatten(1, 2);  // [B, N, D]
   if (class_token_) x = torch::cat({cls_token.expand({x.size(0), -1, -1}), x}, 1);

@@ -88,6 +88,7 @@ class VisionTransformerImpl : public ClassifierImpl {
  public:
   VisionTransformerImpl(const ModelArch& arch, const DropOptions& drop);
   torch::Tensor forward(const torch::Tensor& images) override;
+  LayerGroupMatcher group_matcher() const override;
 
   PatchEmbed patch_embed{nullptr};
   torch::Tensor cls_token;  // [1, 1, D], undefined without a class token

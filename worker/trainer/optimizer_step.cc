@@ -1,0 +1,32 @@
+#include "worker/trainer/optimizer_step.h"
+
+#include <utility>
+
+#include "worker/trainer/host_reads.h"
+#include "worker/trainer/optimizer.h"
+
+namespace nmsparse {
+
+OptimizerStep::OptimizerStep(std::vector<torch::Tensor> params, AdamWStep& adamw, SparsityMethod& sparsity,
+                             double clip_grad_norm, LossScaler* scaler)
+    : params_(std::move(params)),
+      adamw_(adamw),
+      sparsity_(sparsity),
+      clip_grad_norm_(clip_grad_norm),
+      scaler_(scaler) {}
+
+void OptimizerStep::operator()(int64_t global_step) {
+  if (scaler_ != nullptr) scaler_->Unscale(params_);
+  const bool skip = host_skip() && ReadToHost(scaler_->found_inf())[0] > 0;
+  if (!skip) {
+    sparsity_.AfterBackward(global_step);
+    // On a device-side skip clipping still runs; inf gradients make it NaN, which the skipped update and the
+    // next zero_grad discard.
+    if (clip_grad_norm_ > 0) ClipGradNorm(params_, clip_grad_norm_);
+    adamw_(scaler_ != nullptr ? scaler_->found_inf() : torch::Tensor());
+    sparsity_.AfterOptimizerStep(global_step);
+  }
+  if (scaler_ != nullptr) scaler_->Update();
+}
+
+}  // namespace nmsparse
