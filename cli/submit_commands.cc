@@ -69,7 +69,7 @@ absl::StatusOr<v1::SweepSpec> LoadFromArgs(const CommandContext& context) {
 void WarnShortStructureDecay(const CommandContext& context, const std::vector<ResolvedRun>& runs) {
   std::vector<std::pair<std::string, std::vector<int>>> warnings;
   for (const ResolvedRun& run : runs) {
-    const std::string text = SkippedStagesWarning(run.config.sparsity, TrainedEpochs(run.config.schedule));
+    const std::string text = SkippedStagesWarning(run.config.sparsity, SparsityEpochs(run.config.schedule));
     if (text.empty()) continue;
     auto it = std::find_if(warnings.begin(), warnings.end(), [&](const auto& w) { return w.first == text; });
     if (it == warnings.end()) {

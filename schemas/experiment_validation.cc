@@ -92,7 +92,7 @@ absl::Status ValidateSparsity(const ExperimentConfig& c, const ModelArch& arch) 
   const auto stages_of = [&](const NM& target) {
     return s.sparsity_type == SparsityType::kSrste
                ? std::vector<std::pair<int, NM>>{{0, target}}
-               : StructureDecayStages(s, TrainedEpochs(c.schedule), target);
+               : StructureDecayStages(s, SparsityEpochs(c.schedule), target);
   };
   const std::vector<std::pair<int, NM>> main_stages = stages_of(s.nm), qkv_stages = stages_of(s.nm_qkv);
   for (const LayerShape& layer : *LayersAt(c.model, arch, s.locations)) {

@@ -39,15 +39,16 @@ void Add(std::vector<LayerPlanStage>* stages, int start, int end, const std::str
 }
 
 // The timeline of dense_steps / structure decay / fine_tune_steps (§3, §4).
-std::vector<LayerPlanStage> DefaultTimeline(const SparsityConfig& s, int total, NM target) {
+// The phases over `span` epochs (T), continued to the run's `total` (worker/sparsity/phase_schedule.h).
+std::vector<LayerPlanStage> DefaultTimeline(const SparsityConfig& s, int span, int total, NM target) {
   std::vector<LayerPlanStage> stages;
-  const int d = DenseEpochs(s, total);
-  const int f = FineTuneEpochs(s, total);
-  // Fine-tune covers epochs > T - f (strictly greater, as the reference does).
-  const int fine_start = f > 0 ? std::min(total, total - f + 1) : total;
+  const int d = DenseEpochs(s, span);
+  const int f = FineTuneEpochs(s, span);
+  // Fine-tune covers epochs > T - f (strictly greater, as the reference does), after T too.
+  const int fine_start = std::min(total, std::max(d, span - f + 1));
   const bool srste = s.sparsity_type == SparsityType::kSrste;
   const auto decay =
-      srste ? std::vector<std::pair<int, NM>>{{d, target}} : StructureDecayStages(s, total, target);
+      srste ? std::vector<std::pair<int, NM>>{{d, target}} : StructureDecayStages(s, span, target);
   Add(&stages, 0, d, "dense", {0, 0}, "dense");
   for (size_t i = 0; i < decay.size(); ++i) {
     const int start = decay[i].first;
@@ -59,13 +60,13 @@ std::vector<LayerPlanStage> DefaultTimeline(const SparsityConfig& s, int total, 
   return stages;
 }
 
-std::vector<LayerPlanStage> PhaseTimeline(const SparsityConfig& s, int total, NM target) {
+std::vector<LayerPlanStage> PhaseTimeline(const SparsityConfig& s, int span, int total, NM target) {
   std::vector<LayerPlanStage> stages;
   double sum = 0.0;
   for (size_t i = 0; i < s.phases.size(); ++i) {
-    const int start = static_cast<int>(sum * total);
+    const int start = static_cast<int>(sum * span);
     sum += s.phases[i].fraction;
-    const int end = i + 1 == s.phases.size() ? total : static_cast<int>(sum * total);
+    const int end = i + 1 == s.phases.size() ? total : static_cast<int>(sum * span);
     switch (s.phases[i].kind) {
       case PhaseKind::kDense:
         Add(&stages, start, end, "dense", {0, 0}, "dense");
@@ -138,8 +139,9 @@ absl::StatusOr<std::vector<LayerPlanRow>> DescribeLayerPlan(const ExperimentConf
     LayerPlanRow row{layer.name, layer.location, layer.shape, layer.row_offset, {}};
     NM target = TargetFor(s, layer.location);
     if (s.sparsity_type == SparsityType::kUnstructured) target = {0, 0};
-    row.stages = s.phases.empty() ? DefaultTimeline(s, TrainedEpochs(config.schedule), target)
-                                  : PhaseTimeline(s, TrainedEpochs(config.schedule), target);
+    const int span = SparsityEpochs(config.schedule), total = TrainedEpochs(config.schedule);
+    row.stages =
+        s.phases.empty() ? DefaultTimeline(s, span, total, target) : PhaseTimeline(s, span, total, target);
     rows.push_back(std::move(row));
   }
   return rows;

@@ -60,6 +60,12 @@ const std::map<std::string, ModelArch>& Catalog() {
     add(SwinV2("swinv2_tiny_window8_256", 256, 4, 3, 1000, 96, {2, 2, 6, 2}, {3, 6, 12, 24}, 8));
     add(SwinV2("swinv2_small_window8_256", 256, 4, 3, 1000, 96, {2, 2, 18, 2}, {3, 6, 12, 24}, 8));
     add(SwinV2("swinv2_base_window8_256", 256, 4, 3, 1000, 128, {2, 2, 18, 2}, {4, 8, 16, 32}, 8));
+    add(SwinV2("swinv2_tiny_window16_256", 256, 4, 3, 1000, 96, {2, 2, 6, 2}, {3, 6, 12, 24}, 16));
+    add(SwinV2("swinv2_small_window16_256", 256, 4, 3, 1000, 96, {2, 2, 18, 2}, {3, 6, 12, 24}, 16));
+    add(SwinV2("swinv2_base_window16_256", 256, 4, 3, 1000, 128, {2, 2, 18, 2}, {4, 8, 16, 32}, 16));
+    // timm's window-12 models at 192 default to their ImageNet-22k head (21841 classes).
+    add(SwinV2("swinv2_base_window12_192", 192, 4, 3, 21841, 128, {2, 2, 18, 2}, {4, 8, 16, 32}, 12));
+    add(SwinV2("swinv2_large_window12_192", 192, 4, 3, 21841, 192, {2, 2, 18, 2}, {6, 12, 24, 48}, 12));
     add(SwinV2("swinv2_micro_window7_28", 28, 2, 1, 10, 32, {2, 2}, {2, 4}, 7));
     // The 28x28 grey models are nmsparse's, not timm's: evaluate the whole image, normalised to [-1, 1].
     for (const char* name : {"vit_nano_patch7_28", "vit_micro_patch4_28", "swinv2_micro_window7_28"}) {

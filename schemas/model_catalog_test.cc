@@ -1,5 +1,11 @@
 #include "schemas/model_catalog.h"
 
+#include <fstream>
+#include <map>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 
 namespace nmsparse {
@@ -27,6 +33,54 @@ TEST(ModelCatalogTest, ParameterCountsMatchTimm) {
   EXPECT_EQ(Count("swinv2_base_window8_256"), 87918816);
 }
 
+// testdata/timm_catalog_models.txt: timm's create_model(name) parameters for every timm-named entry, as
+// tools/timm_model_golden.py --catalog printed them ("model NAME {}", "PARAM D0,D1,...", "total N").
+std::map<std::string, std::vector<ParameterShape>> ReadCatalogGolden(std::map<std::string, int64_t>* totals) {
+  std::ifstream in("schemas/testdata/timm_catalog_models.txt");
+  EXPECT_TRUE(in);
+  std::map<std::string, std::vector<ParameterShape>> models;
+  std::string current;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    const std::vector<std::string> word = absl::StrSplit(line, ' ');
+    if (word[0] == "model") {
+      current = word[1];
+    } else if (word[0] == "total") {
+      EXPECT_TRUE(absl::SimpleAtoi(word[1], &(*totals)[current])) << line;
+    } else {
+      ParameterShape p{word[0], {}};
+      for (absl::string_view d : absl::StrSplit(word[1], ',')) {
+        EXPECT_TRUE(absl::SimpleAtoi(d, &p.shape.emplace_back())) << line;
+      }
+      models[current].push_back(std::move(p));
+    }
+  }
+  return models;
+}
+
+// Each catalogue entry that timm names has timm's parameter names, shapes (so its classes, image size and
+// widths) and count; the nmsparse-only 28x28 models are the exception.
+TEST(ModelCatalogTest, TimmNamedEntriesMatchTimmCreateModel) {
+  std::map<std::string, int64_t> totals;
+  const auto golden = ReadCatalogGolden(&totals);
+  for (const std::string& name : ModelNames()) {
+    if (absl::EndsWith(name, "_28")) continue;
+    ASSERT_EQ(golden.count(name), 1u)
+        << name << " is missing from the golden: add it to timm_model_golden.py";
+    auto arch = LookupModel(name);
+    ASSERT_TRUE(arch.ok()) << arch.status();
+    const auto params = ModelParameters(*arch);
+    const auto& timm = golden.at(name);
+    ASSERT_EQ(params.size(), timm.size()) << name;
+    for (size_t i = 0; i < timm.size(); ++i) {
+      EXPECT_EQ(params[i].name, timm[i].name) << name;
+      EXPECT_EQ(params[i].shape, timm[i].shape) << name << " " << timm[i].name;
+    }
+    EXPECT_EQ(ParameterCount(*arch), totals.at(name)) << name;
+  }
+  EXPECT_EQ(golden.size(), 12u);
+}
+
 TEST(ModelCatalogTest, SmallModelsForFashionMnist) {
   EXPECT_EQ(Count("vit_nano_patch7_28"), 27978);
   EXPECT_EQ(Count("vit_micro_patch4_28"), 205066);
@@ -49,7 +103,7 @@ TEST(ModelCatalogTest, OverridesAndUnknownNames) {
   EXPECT_NE(missing.status().message().find("unknown model 'vit_huge'"), std::string::npos);
   EXPECT_NE(missing.status().message().find("vit_micro_patch4_28"), std::string::npos);
   auto names = ModelNames();
-  EXPECT_EQ(names.size(), 10u);
+  EXPECT_EQ(names.size(), 15u);
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
 }
 

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "schemas/reference_key_table.h"
 #include "schemas/spec_keys.h"
 #include "schemas/yaml_util.h"
 
@@ -18,12 +19,12 @@ namespace {
 using yaml_util::Error;
 
 // Keys read by hand below (model, dataset, opt, opt_betas, clip_mode, lr and its batch-size scaling, amp,
-// model_kwargs, cutmix_minmax, input_size; and color_jitter when null).
+// model_kwargs, cutmix_minmax, gp, input_size; and color_jitter when null).
 const std::set<std::string>& SpecialKeys() {
-  static const auto* keys =
-      new std::set<std::string>{"model",     "dataset",      "opt",           "opt_betas",     "clip_mode",
-                                "lr",        "lr_base",      "lr_base_size",  "lr_base_scale", "amp",
-                                "amp_dtype", "model_kwargs", "cutmix_minmax", "input_size"};
+  static const auto* keys = new std::set<std::string>{"model",         "dataset", "opt",       "opt_betas",
+                                                      "clip_mode",     "lr",      "lr_base",   "lr_base_size",
+                                                      "lr_base_scale", "amp",     "amp_dtype", "model_kwargs",
+                                                      "cutmix_minmax", "gp",      "input_size"};
   return *keys;
 }
 
@@ -55,67 +56,6 @@ const std::map<std::string, std::string>& MappedKeys() {
   return *keys;
 }
 
-// train.py keys nmsparse does not implement, with timm's default (YAML text): accepted, and reported when set
-// to anything else. Covers every key of the reference's vit_base_training.yaml and other common train.py
-// flags.
-const std::map<std::string, std::string>& IgnoredKeys() {
-  static const auto* keys = new std::map<std::string, std::string>{
-      {"amp_impl", "native"},
-      {"aot_autograd", "false"},
-      {"aug_splits", "0"},
-      {"bn_eps", "~"},
-      {"bn_momentum", "~"},
-      {"channels_last", "false"},
-      {"checkpoint_freq_epoch", "~"},
-      {"checkpoint_hist", "10"},
-      {"class_map", "''"},
-      {"data", "~"},
-      {"dataset_download", "false"},
-      {"device", "cuda"},
-      {"dist_bn", "reduce"},
-      {"drop_block", "~"},
-      {"drop_connect", "~"},
-      {"epoch_repeats", "0"},
-      {"eval_metric", "top1"},
-      {"fast_norm", "false"},
-      {"force_cpu", "false"},
-      {"fuser", "''"},
-      {"gp", "token"},  // ViT's own pooling: what nmsparse's ViT does.
-      {"grad_checkpointing", "false"},
-      {"initial_checkpoint", "''"},
-      {"jsd_loss", "false"},
-      {"local_rank", "0"},
-      {"log_wandb", "false"},
-      {"lr_noise", "~"},
-      {"lr_noise_pct", "0.67"},
-      {"lr_noise_std", "1.0"},
-      {"model_ema_force_cpu", "false"},
-      {"momentum", "0.9"},
-      {"no_aug", "false"},
-      {"no_ddp_bb", "false"},
-      {"no_prefetcher", "false"},
-      {"no_resume_opt", "false"},
-      {"output", "''"},
-      {"pin_mem", "false"},
-      {"pretrained", "false"},
-      {"recovery_interval", "0"},
-      {"resplit", "false"},
-      {"resume", "''"},
-      {"save_images", "false"},
-      {"split_bn", "false"},
-      {"start_epoch", "~"},
-      {"sync_bn", "false"},
-      {"torchcompile", "~"},
-      {"torchscript", "false"},
-      {"train_split", "train"},
-      {"tta", "0"},
-      {"use_multi_epochs_loader", "false"},
-      {"val_split", "validation"},
-      {"worker_seeding", "all"},
-  };
-  return *keys;
-}
-
 bool SameScalar(const std::string& a, const std::string& b) {
   char* end_a = nullptr;
   char* end_b = nullptr;
@@ -137,6 +77,19 @@ bool SameValue(const YAML::Node& a, const YAML::Node& b) {
     return true;
   }
   return false;
+}
+
+// A key that maps onto no spec key: harmless, or at timm's default (null included), changes nothing. Any
+// other value would change the training's mathematics: an error.
+absl::Status CheckUnmappedKey(const UnmappedReferenceKey& unmapped, const YAML::Node& key_node,
+                              const YAML::Node& value) {
+  if (unmapped.use == ReferenceKeyUse::kHarmless || yaml_util::IsNullish(value) ||
+      SameValue(value, YAML::Load(unmapped.timm_default))) {
+    return absl::OkStatus();
+  }
+  return Error(key_node, unmapped.key,
+               "value " + yaml_util::Describe(value) + " is not implemented (" + unmapped.why +
+                   "); only timm's default " + unmapped.timm_default + " or null is accepted");
 }
 
 void Set(YAML::Node* nested, const std::string& path, const YAML::Node& value) {
@@ -249,6 +202,24 @@ absl::Status MapImageKeys(const YAML::Node& node, YAML::Node* nested) {
   return absl::OkStatus();
 }
 
+// gp, timm's global pool (null: the model's own): token or avg, nmsparse's two, onto model.global_pool,
+// which the model then checks (SwinV2 pools by avg; a ViT by token with its class token). model_kwargs'
+// global_pool wins, as in train.py, where model_kwargs override the arguments.
+absl::Status MapGlobalPool(const YAML::Node& node, YAML::Node* nested) {
+  if (yaml_util::IsNullish(node["gp"])) return absl::OkStatus();
+  auto gp = yaml_util::ReadString(node["gp"], "gp");
+  if (!gp.ok()) return gp.status();
+  const std::string pool = absl::AsciiStrToLower(*gp);
+  if (pool != "token" && pool != "avg") {
+    return Error(node["gp"], "gp",
+                 "value '" + *gp +
+                     "' is not implemented: nmsparse's models pool by token or avg (null: the "
+                     "model's own)");
+  }
+  if (!(*nested)["model"]["global_pool"]) (*nested)["model"]["global_pool"] = pool;
+  return absl::OkStatus();
+}
+
 absl::Status MapSpecialKeys(const YAML::Node& node, YAML::Node* nested, std::vector<std::string>* warnings) {
   if (auto st = MapImageKeys(node, nested); !st.ok()) return st;
   // train.py's scheduler when none is named: cosine (nmsparse's own default, warmup_cosine, is no train.py
@@ -259,6 +230,7 @@ absl::Status MapSpecialKeys(const YAML::Node& node, YAML::Node* nested, std::vec
   auto name = yaml_util::ReadString(node["model"], "model");
   if (!name.ok()) return name.status();
   (*nested)["model"]["name"] = node["model"];
+  if (auto st = MapGlobalPool(node, nested); !st.ok()) return st;
   if (!yaml_util::IsNullish(node["opt"])) {
     auto opt = yaml_util::ReadString(node["opt"], "opt");
     if (!opt.ok()) return opt.status();
@@ -345,7 +317,8 @@ bool IsFlatReferenceConfig(const YAML::Node& node) {
 }
 
 bool IsReferenceKey(const std::string& key) {
-  return MappedKeys().count(key) > 0 || SpecialKeys().count(key) > 0 || IgnoredKeys().count(key) > 0;
+  return MappedKeys().count(key) > 0 || SpecialKeys().count(key) > 0 ||
+         FindUnmappedReferenceKey(key) != nullptr;
 }
 
 absl::StatusOr<ExperimentConfig> ParseReferenceConfig(const YAML::Node& node,
@@ -360,12 +333,8 @@ absl::StatusOr<ExperimentConfig> ParseReferenceConfig(const YAML::Node& node,
       nested["sparsity"][key] = value;
     } else if (auto mapped = MappedKeys().find(key); mapped != MappedKeys().end()) {
       if (!yaml_util::IsNullish(value)) Set(&nested, mapped->second, value);
-    } else if (auto ignored = IgnoredKeys().find(key); ignored != IgnoredKeys().end()) {
-      // null (unset) and timm's own default change nothing; anything else is worth a warning.
-      const bool neutral = yaml_util::IsNullish(value) || SameValue(value, YAML::Load(ignored->second));
-      if (!neutral && warnings != nullptr) {
-        warnings->push_back("ignored reference key: " + key + " = " + yaml_util::Describe(value));
-      }
+    } else if (const UnmappedReferenceKey* unmapped = FindUnmappedReferenceKey(key)) {
+      if (auto st = CheckUnmappedKey(*unmapped, kv.first, value); !st.ok()) return st;
     } else if (SpecialKeys().count(key) == 0) {
       return Error(kv.first, key, "unknown key: neither a timm train.py key nor an nmsparse key");
     }

@@ -1,8 +1,11 @@
 #include "schemas/reference_config.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "gtest/gtest.h"
+#include "schemas/reference_key_table.h"
 
 namespace nmsparse {
 namespace {
@@ -82,6 +85,86 @@ TEST(ReferenceConfigTest, PaperConfigLoadsUnchanged) {
     for (const char* quiet : {"momentum", "sched ", "reprob", "cutmix ", "ratio", "gp ", "color_jitter"}) {
       EXPECT_EQ(w.find(std::string("key: ") + quiet), std::string::npos) << w;
     }
+  }
+}
+
+// The only warnings left: dataset's note, which says where the data is read from (no recipe key warns).
+const std::map<std::string, std::set<std::string>>& ExpectedWarnings() {
+  static const auto* expected = new std::map<std::string, std::set<std::string>>{
+      {"reference_vit_base_training.yaml",
+       {"reference key dataset = torch/imagenet-1k is read as nmsparse shards (docs/data-format.md) at "
+        "data_dir"}},
+      {"reference_vit_b_train.yaml",
+       {"reference key dataset = torch/cifar10 is read as nmsparse shards (docs/data-format.md) at "
+        "data_dir"}},
+      {"reference_swin_v2_b_train.yaml",
+       {"reference key dataset = torch/cifar10 is read as nmsparse shards (docs/data-format.md) at "
+        "data_dir"}},
+  };
+  return *expected;
+}
+
+// No silent recipe change (issue 24 item 8): the reference's three configs load and validate, and every key
+// is honoured, harmless, or at timm's default: no warning about a recipe key.
+TEST(ReferenceConfigTest, ReferenceConfigsLoadWithoutRecipeWarnings) {
+  for (const auto& [file, expected] : ExpectedWarnings()) {
+    std::vector<std::string> warnings;
+    auto c = LoadExperimentFile("schemas/testdata/" + file, &warnings);
+    ASSERT_TRUE(c.ok()) << file << ": " << c.status();
+    EXPECT_TRUE(ValidateExperiment(*c).ok()) << file << ": " << ValidateExperiment(*c);
+    EXPECT_EQ(std::set<std::string>(warnings.begin(), warnings.end()), expected) << file;
+    EXPECT_EQ(warnings.size(), expected.size()) << file;
+  }
+  auto swin = LoadExperimentFile("schemas/testdata/reference_swin_v2_b_train.yaml");
+  ASSERT_TRUE(swin.ok()) << swin.status();
+  EXPECT_EQ(swin->model.name, "swinv2_base_window16_256");
+  EXPECT_EQ(swin->model.global_pool, "avg");  // gp: avg, SwinV2's own pooling.
+  EXPECT_EQ(swin->sparsity.nm, (NM{2, 4}));
+  EXPECT_EQ(swin->schedule.cooldown_epochs, 5);
+}
+
+// A key that would change the mathematics and that nmsparse does not implement is an error naming key and
+// value; at timm's default or null it is accepted silently, as is any value of a harmless key.
+TEST(ReferenceConfigTest, UnimplementedRecipeKeysAreErrorsHarmlessKeysAreQuiet) {
+  auto err = [](const std::string& text) {
+    auto c = ParseExperimentYaml("model: vit_nano_patch7_28\n" + text, "flat.yaml");
+    EXPECT_FALSE(c.ok()) << text;
+    return std::string(c.status().message());
+  };
+  EXPECT_EQ(err("jsd_loss: true\n"),
+            "flat.yaml:2: jsd_loss: value true is not implemented (the Jensen-Shannon loss over augmentation "
+            "splits); only timm's default false or null is accepted");
+  EXPECT_EQ(err("epoch_repeats: 2\n"),
+            "flat.yaml:2: epoch_repeats: value 2 is not implemented (the length of an epoch); only timm's "
+            "default 0 or null is accepted");
+  EXPECT_EQ(
+      err("gp: max\n"),
+      "flat.yaml:2: gp: value 'max' is not implemented: nmsparse's models pool by token or avg (null: the "
+      "model's own)");
+  std::vector<std::string> warnings;
+  auto quiet = ParseExperimentYaml(
+      "model: vit_nano_patch7_28\njsd_loss: false\nepoch_repeats: 0.0\nlr_noise: null\ngp: token\n"
+      "workers: 32\npin_mem: true\nlog_wandb: true\ntorchscript: true\nmomentum: 0.5\n",
+      "flat.yaml", &warnings);
+  ASSERT_TRUE(quiet.ok()) << quiet.status();
+  EXPECT_TRUE(warnings.empty()) << warnings[0];
+  EXPECT_EQ(quiet->model.global_pool, "token");
+}
+
+// The table is the one place a key's treatment is declared: unique keys, parseable defaults, and every
+// unimplemented key's default accepted.
+TEST(ReferenceConfigTest, UnmappedKeyTableIsConsistent) {
+  std::set<std::string> seen;
+  for (const UnmappedReferenceKey& k : UnmappedReferenceKeys()) {
+    EXPECT_TRUE(seen.insert(k.key).second) << k.key;
+    EXPECT_FALSE(k.why.empty()) << k.key;
+    EXPECT_TRUE(IsReferenceKey(k.key)) << k.key;
+    if (k.use == ReferenceKeyUse::kHarmless) continue;
+    std::vector<std::string> warnings;
+    auto c = ParseExperimentYaml("model: vit_nano_patch7_28\n" + k.key + ": " + k.timm_default + "\n",
+                                 "flat.yaml", &warnings);
+    EXPECT_TRUE(c.ok()) << k.key << ": " << c.status();
+    EXPECT_TRUE(warnings.empty()) << k.key;
   }
 }
 

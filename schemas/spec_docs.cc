@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "schemas/experiment_config.h"
+#include "schemas/reference_key_table.h"
 #include "schemas/spec_keys.h"
 #include "schemas/sweep_blocks.h"
 
@@ -159,6 +160,7 @@ std::string KeyTableMarkdown(const std::string& name) {
     return Table({kKey, kValues, kDefault, kMeaning}, Rows(EarlyStoppingKeyTable().Infos(), ""));
   }
   if (name == "search") return Table({kKey, kValues, kDefault, kMeaning}, Rows(SearchKeyTable().Infos(), ""));
+  if (name == "reference_keys") return UnmappedReferenceKeysMarkdown();
   return "";
 }
 
@@ -189,6 +191,7 @@ const std::vector<GeneratedFile>& GeneratedFiles() {
       {"schemas/README.md", false},
       {"docs/sparsity-method.md", false},
       {"docs/sweeps.md", false},
+      {"docs/nmtrain.md", false},
   };
   return *files;
 }

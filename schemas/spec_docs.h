@@ -23,7 +23,8 @@ std::string ExperimentJsonSchema();
 std::string SweepJsonSchema();
 
 // The markdown key table NAME: "experiment" (name, seed and the sections model .. resources and
-// semi_structured), "sparsity", "dynamic_group", "early_stopping" or "search". Empty for another name.
+// semi_structured), "sparsity", "dynamic_group", "early_stopping", "search" or "reference_keys" (the
+// train.py keys that map onto no spec key, schemas/reference_key_table.h). Empty for another name.
 std::string KeyTableMarkdown(const std::string& name);
 
 // `doc` (a markdown file's text) with every marked key table replaced by what the tables give. Errors name

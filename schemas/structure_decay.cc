@@ -92,9 +92,9 @@ std::string SkippedStagesWarning(const SparsityConfig& config, int total_epochs)
     ++enough;
   return absl::StrCat("sparsity.structure_decay_flag: the structure decay plans ", table.size(), " stages (",
                       absl::StrJoin(planned, ", "), ") but the ", total_epochs,
-                      " epochs the run trains give ", stages.size(), " (", absl::StrJoin(kept, ", "),
-                      "): ", absl::StrJoin(skipped, ", "), " never train; training >= ", enough,
-                      " epochs (schedule.epochs, cooldown_epochs) gives each stage an epoch");
+                      " epochs they divide (schedule.epochs) give ", stages.size(), " (",
+                      absl::StrJoin(kept, ", "), "): ", absl::StrJoin(skipped, ", "),
+                      " never train; schedule.epochs >= ", enough, " gives each stage an epoch");
 }
 
 NM StageAtEpoch(const SparsityConfig& config, int total_epochs, NM target, int epoch) {

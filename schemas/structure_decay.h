@@ -36,8 +36,8 @@ std::vector<std::pair<int, NM>> StructureDecayStages(const SparsityConfig& confi
 
 // Empty when every stage of the FF/O/C target's structure decay gets an epoch of its own. Otherwise (a
 // schedule too short for the SDGF stages: at 1 epoch a 1:8 plan is just 1:8) one sentence naming the planned
-// stages, those that never train and the trained epochs (TrainedEpochs) that would give each an epoch. nmctl
-// validate and submit print it as a warning.
+// stages, those that never train and the schedule.epochs (SparsityEpochs) that would give each an epoch.
+// nmctl validate and submit print it as a warning.
 std::string SkippedStagesWarning(const SparsityConfig& config, int total_epochs);
 
 // The N:M `target` is replaced by at `epoch` (0-based): the stage with the latest start <= epoch, the first

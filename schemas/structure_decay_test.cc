@@ -91,8 +91,8 @@ TEST(StructureDecayTest, ShortScheduleWarningNamesSkippedStages) {
   const SparsityConfig c = Sdgf(StructureDecayType::kSparsify, {1, 8});
   EXPECT_EQ(SkippedStagesWarning(c, 1),
             "sparsity.structure_decay_flag: the structure decay plans 4 stages (7:8, 4:8, 2:8, 1:8) but "
-            "the 1 epochs the run trains give 1 (1:8): 7:8, 4:8, 2:8 never train; training >= 4 epochs "
-            "(schedule.epochs, cooldown_epochs) gives each stage an epoch");
+            "the 1 epochs they divide (schedule.epochs) give 1 (1:8): 7:8, 4:8, 2:8 never train; "
+            "schedule.epochs >= 4 gives each stage an epoch");
   EXPECT_EQ(SkippedStagesWarning(c, 4), "");
   EXPECT_EQ(SkippedStagesWarning(c, 350), "");
   SparsityConfig no_decay = c;

@@ -429,6 +429,19 @@ sparsity:
             std::string::npos)
       << table;
 
+  // Cooldown epochs (issue 24) change neither d, f nor the stages, which divide schedule.epochs as the
+  // reference's do; they are fine-tune epochs (epoch > T - f) after the last stage.
+  config->schedule.sched = "cosine";
+  config->schedule.cooldown_epochs = 3;
+  rows = DescribeLayerPlan(*config);
+  ASSERT_TRUE(rows.ok());
+  EXPECT_NE(
+      FormatLayerPlan(*rows).find("epochs 0-1: dense; epochs 2-2: 7:8; epochs 3-4: 4:8; epochs 5-5: 2:8; "
+                                  "epochs 6-8: 1:8; epochs 9-12: 1:8 hard"),
+      std::string::npos)
+      << FormatLayerPlan(*rows);
+  config->schedule.cooldown_epochs = 0;
+
   config->sparsity = SparsityConfig();
   config->sparsity.sparsity_type = SparsityType::kSrste;
   config->sparsity.phases = {{PhaseKind::kSparse, 0.8}, {PhaseKind::kDense, 0.2}};

@@ -27,4 +27,6 @@ int TrainedEpochs(const ScheduleConfig& s) {
   return s.epochs + (s.warmup_prefix ? static_cast<int>(s.warmup_epochs) : 0);
 }
 
+int SparsityEpochs(const ScheduleConfig& s) { return s.epochs; }
+
 }  // namespace nmsparse

@@ -14,6 +14,11 @@ namespace nmsparse {
 // Epochs the run of `schedule` (a validated spec's) trains.
 int TrainedEpochs(const ScheduleConfig& schedule);
 
+// Epochs the sparsity schedule divides (T of docs/sparsity-method.md §3-4): schedule.epochs, as the reference
+// passes train.py's `epochs` as its total_epochs. The dense and fine-tune fractions, the SDGF stages and a
+// phase list are laid over them; the epochs trained after (cooldown_epochs) continue the schedule.
+int SparsityEpochs(const ScheduleConfig& schedule);
+
 }  // namespace nmsparse
 
 #endif  // NMSPARSE_SCHEMAS_TRAINED_EPOCHS_H_

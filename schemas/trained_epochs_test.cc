@@ -40,6 +40,12 @@ TEST(TrainedEpochsTest, StepMultistepPlateauConstantCountPrefixNotCooldown) {
   EXPECT_EQ(TrainedEpochs(Schedule("step", 8, 0, false, 3)), 8);         // timm: no cooldown without cycles
 }
 
+// The sparsity schedule divides schedule.epochs alone (the reference's total_epochs = args.epochs).
+TEST(TrainedEpochsTest, SparsityEpochsLeaveOutCooldownAndPrefix) {
+  EXPECT_EQ(SparsityEpochs(Schedule("cosine", 6, 2, true, 2)), 6);
+  EXPECT_EQ(SparsityEpochs(Schedule("warmup_cosine", 10, 2, false, 1)), 10);
+}
+
 TEST(TrainedEpochsTest, WarmupCosineAddsCooldownOnly) {
   EXPECT_EQ(TrainedEpochs(Schedule("warmup_cosine", 10, 2, false, 1)), 11);  // warmup_cosine
   EXPECT_EQ(TrainedEpochs(Schedule("warmup_cosine", 10, 2, false, 0)), 10);

@@ -3,6 +3,7 @@
 # committed file. timm comes from PyPI (NMSPARSE_TIMM_VERSION) into the LibTorch 2.x venv of
 # tools/libtorch2_env.sh, with that venv's torch pinned so that pip never swaps the LibTorch the CMake build uses.
 #   models_test:       create_model(name, **model_kwargs) parameter names, shapes, counts (issue 28)
+#   model_catalog_test: create_model(name) of each timm-named catalogue entry (issue 24)
 #   loss_test:         BCE / label-smoothing / soft-target losses, Mixup and CutMix (issue 24)
 #   lr_scheduler_test: create_scheduler_v2's learning rate at every update (issue 24)
 #   jpeg_decoder_test: Pillow's decode of JPEGs it made, convert('RGB') as timm's loader (issue 23)
@@ -26,12 +27,15 @@ failed=0
 check() {
   if diff -u "$1" <("$python" -W ignore "$2") >/dev/null; then
     echo "check_timm_goldens: $1 equals its generator's output (timm $timm_version)"
+  if diff -u "$1" <("$python" -W ignore $2)  # $2 may carry arguments >/dev/null; then
+    echo "check_timm_goldens: $1 equals timm $timm_version's"
   else
     echo "check_timm_goldens: timm $timm_version differs from $1 (regenerate it with $2, then fix $3)" >&2
     failed=1
   fi
 }
 check worker/trainer/models/testdata/timm_model_kwargs.txt tools/timm_model_golden.py worker/trainer/models/
+check schemas/testdata/timm_catalog_models.txt "tools/timm_model_golden.py --catalog" schemas/model_catalog.cc
 check worker/trainer/testdata/timm_loss.txt tools/timm_loss_golden.py "worker/trainer/loss.cc, mixup.cc"
 check worker/trainer/testdata/timm_lr_schedules.txt tools/timm_sched_golden.py worker/trainer/lr_scheduler.cc
 check worker/trainer/data/testdata/pillow_jpeg_decode.txt tools/pillow_jpeg_golden.py worker/trainer/data/jpeg_decoder.cc

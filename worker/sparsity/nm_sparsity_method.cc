@@ -85,8 +85,9 @@ double TargetSparsity(const std::string& target) {
 
 absl::StatusOr<std::unique_ptr<SparsityMethod>> CreateNMSparsityMethod(
     const SparsityConfig& config, int total_epochs, int64_t steps_per_epoch, torch::nn::Module& model,
-    const torch::Tensor& srste_term_scale) {
-  auto engine = SparsityEngine::Create(config, total_epochs, steps_per_epoch, model, srste_term_scale);
+    int span_epochs, const torch::Tensor& srste_term_scale) {
+  auto engine =
+      SparsityEngine::Create(config, total_epochs, steps_per_epoch, model, span_epochs, srste_term_scale);
   if (!engine.ok()) return absl::InvalidArgumentError(absl::StrCat("sparsity: ", engine.status().message()));
   return std::make_unique<NMSparsityMethod>(std::move(*engine));
 }

@@ -16,7 +16,7 @@ namespace nmsparse {
 // InvalidArgument ("sparsity: ...") as SparsityEngine::Create reports it.
 absl::StatusOr<std::unique_ptr<SparsityMethod>> CreateNMSparsityMethod(
     const SparsityConfig& config, int total_epochs, int64_t steps_per_epoch, torch::nn::Module& model,
-    const torch::Tensor& srste_term_scale = {});
+    int span_epochs = 0, const torch::Tensor& srste_term_scale = {});
 
 // 1 - N/M of an "N:M" target, the rate of "unstructured R", 0 for "dense" (target_sparsity/<location>).
 double TargetSparsity(const std::string& target);

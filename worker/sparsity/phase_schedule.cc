@@ -47,16 +47,21 @@ absl::StatusOr<std::vector<PhaseSegment>> FromPhaseList(const std::vector<PhaseS
 
 }  // namespace
 
-absl::StatusOr<PhaseSchedule> PhaseSchedule::Create(const SparsityConfig& config, int total_epochs) {
-  if (total_epochs < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("total epochs ", total_epochs, " must be >= 1"));
+absl::StatusOr<PhaseSchedule> PhaseSchedule::Create(const SparsityConfig& config, int total_epochs,
+                                                    int span_epochs) {
+  const int span = span_epochs > 0 ? span_epochs : total_epochs;
+  if (total_epochs < 1 || span > total_epochs) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("total epochs ", total_epochs, " must be >= 1 and >= the schedule's ", span));
   }
   PhaseSchedule schedule;
   schedule.total_epochs_ = total_epochs;
+  schedule.span_epochs_ = span;
   if (!config.phases.empty()) {
-    auto segments = FromPhaseList(config.phases, total_epochs);
+    auto segments = FromPhaseList(config.phases, span);
     if (!segments.ok()) return segments.status();
     schedule.segments_ = *std::move(segments);
+    schedule.segments_.back().end_epoch = total_epochs;  // The last phase continues through the cooldown.
     return schedule;
   }
   for (auto [key, value] : {std::pair{"dense_steps", config.dense_fraction},
@@ -65,12 +70,13 @@ absl::StatusOr<PhaseSchedule> PhaseSchedule::Create(const SparsityConfig& config
       return absl::InvalidArgumentError(absl::StrCat(key, ": ", value, " is out of range [0, 1]"));
     }
   }
-  const int d = DenseEpochs(config, total_epochs);
-  const int f = FineTuneEpochs(config, total_epochs);
+  const int d = DenseEpochs(config, span);
+  const int f = FineTuneEpochs(config, span);
   schedule.dense_epochs_ = d;
   schedule.fine_tune_epochs_ = f;
-  // Fine-tune epochs are those > T - f, i.e. from T - f + 1 on (f = 1 gives none inside [0, T)).
-  const int fine_begin = std::max(d, f > 0 ? total_epochs - f + 1 : total_epochs);
+  // Fine-tune epochs are those > T - f, i.e. from T - f + 1 on (f = 1 gives none inside [0, T); f = 0 gives
+  // the epochs after T, when the run trains any).
+  const int fine_begin = std::max(d, span - f + 1);
   Append(schedule.segments_, PhaseKind::kDense, 0, std::min(d, total_epochs));
   Append(schedule.segments_, PhaseKind::kSparse, d, std::min(fine_begin, total_epochs));
   Append(schedule.segments_, PhaseKind::kFineTune, fine_begin, total_epochs);

@@ -36,6 +36,46 @@ TEST(PhaseScheduleTest, DenseStartThenSparseWithJFromTheFirstSparseStep) {
   EXPECT_EQ(schedule->At(4, 217, 50).sparse_step, 67);
 }
 
+// The reference lays its phases over train.py's `epochs` (T) while the run trains T + cooldown_epochs
+// (train.py: total_epochs = args.epochs; sparse_functions.py: fine-tune while epoch > total - fine_tune).
+TEST(PhaseScheduleTest, CooldownEpochsFollowTheReferenceRulesPastT) {
+  auto fine = PhaseSchedule::Create(Config(0.1, 0.1), /*total_epochs=*/35, /*span_epochs=*/30);  // d=f=3.
+  ASSERT_TRUE(fine.ok()) << fine.status();
+  EXPECT_EQ(fine->span_epochs(), 30);
+  EXPECT_EQ(fine->total_epochs(), 35);
+  EXPECT_EQ(fine->At(2, 0, 10).kind, PhaseKind::kDense);      // Not int(0.1 * 35) = 3 either way.
+  EXPECT_EQ(fine->At(27, 270, 10).kind, PhaseKind::kSparse);  // 27 > 30 - 3 is false.
+  EXPECT_EQ(fine->At(28, 280, 10).kind, PhaseKind::kFineTune);
+  const PhaseState cooldown = fine->At(34, 349, 10);
+  EXPECT_EQ(cooldown.kind, PhaseKind::kFineTune);
+  EXPECT_EQ(cooldown.sparse_step, 349 - 30);  // j keeps counting from the first sparse step.
+
+  // f = 0: no fine-tune within T; epoch T is still sparse (T > T - 0 is false), the later ones fine-tune.
+  auto none = PhaseSchedule::Create(Config(0, 0), 12, 10);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->At(9, 90, 10).kind, PhaseKind::kSparse);
+  EXPECT_EQ(none->At(10, 100, 10).kind, PhaseKind::kSparse);
+  EXPECT_EQ(none->At(11, 110, 10).kind, PhaseKind::kFineTune);
+
+  // f = 1: none within T, every epoch after it.
+  auto one = PhaseSchedule::Create(Config(0, 0.1), 12, 10);
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->At(9, 90, 10).kind, PhaseKind::kSparse);
+  EXPECT_EQ(one->At(10, 100, 10).kind, PhaseKind::kFineTune);
+
+  // A phase list divides T; its last phase continues.
+  SparsityConfig phases = Config(0, 0);
+  phases.phases = {{PhaseKind::kSparse, 0.8}, {PhaseKind::kDense, 0.2}};
+  auto list = PhaseSchedule::Create(phases, 12, 10);
+  ASSERT_TRUE(list.ok()) << list.status();
+  EXPECT_EQ(list->At(7, 70, 10).kind, PhaseKind::kSparse);
+  EXPECT_EQ(list->At(8, 80, 10).kind, PhaseKind::kDense);
+  EXPECT_EQ(list->At(11, 110, 10).kind, PhaseKind::kDense);
+  EXPECT_EQ(list->segments().back().end_epoch, 12);
+
+  EXPECT_FALSE(PhaseSchedule::Create(Config(0, 0), 9, 10).ok());  // The span cannot exceed the run.
+}
+
 TEST(PhaseScheduleTest, FineTuneStartsStrictlyAfterTMinusF) {
   auto schedule = PhaseSchedule::Create(Config(0, 0.1), 30);  // f = 3: epochs > 27, i.e. 28 and 29.
   ASSERT_TRUE(schedule.ok());

@@ -171,7 +171,7 @@ absl::StatusOr<std::vector<EngineLayer>> CollectLayers(const SparsityConfig& con
 
 absl::StatusOr<std::unique_ptr<SparsityEngine>> SparsityEngine::Create(
     const SparsityConfig& config, int total_epochs, int64_t steps_per_epoch, torch::nn::Module& model,
-    const torch::Tensor& srste_term_scale) {
+    int span_epochs, const torch::Tensor& srste_term_scale) {
   if (steps_per_epoch < 1) {
     return absl::InvalidArgumentError(absl::StrCat("steps per epoch ", steps_per_epoch, " must be >= 1"));
   }
@@ -180,15 +180,16 @@ absl::StatusOr<std::unique_ptr<SparsityEngine>> SparsityEngine::Create(
     return absl::InvalidArgumentError(
         absl::StrCat("prune_rate: ", config.prune_rate, " is out of range [0, 1]"));
   }
-  auto schedule = PhaseSchedule::Create(config, total_epochs);
+  auto schedule = PhaseSchedule::Create(config, total_epochs, span_epochs);
   if (!schedule.ok()) return schedule.status();
+  const int span = schedule->span_epochs();
   auto state = std::make_unique<State>();
   state->config = config;
   state->steps_per_epoch = steps_per_epoch;
   state->schedule = *std::move(schedule);
   if (config.sparsity_type != SparsityType::kDense) {
-    const StageTable stages = StagesFor(config, config.nm, total_epochs);
-    const StageTable stages_qkv = StagesFor(config, config.nm_qkv, total_epochs);
+    const StageTable stages = StagesFor(config, config.nm, span);
+    const StageTable stages_qkv = StagesFor(config, config.nm_qkv, span);
     auto layers = CollectLayers(config, model);
     if (!layers.ok()) return layers.status();
     state->layers = *std::move(layers);
@@ -217,9 +218,9 @@ void SparsityEngine::BeginStep(int epoch, int64_t global_step) {
       !sparse ? 1.0
       : hard  ? 0.0
               : DecayValue(config.decay_type, config.decay_coef, static_cast<double>(phase.sparse_step));
-  const int total = s.schedule.total_epochs();
-  const NM nm = sparse ? StageAt(config, total, config.nm, epoch) : config.nm;
-  const NM nm_qkv = sparse ? StageAt(config, total, config.nm_qkv, epoch) : config.nm_qkv;
+  const int span = s.schedule.span_epochs();  // The last SDGF stage holds through the cooldown.
+  const NM nm = sparse ? StageAt(config, span, config.nm, epoch) : config.nm;
+  const NM nm_qkv = sparse ? StageAt(config, span, config.nm_qkv, epoch) : config.nm_qkv;
   for (EngineLayer& layer : s.layers) {
     LayerRule& rule = *layer.rule;
     rule.recipe = !sparse ? Recipe::kDense : srste ? Recipe::kSrste : Recipe::kDecay;

@@ -63,10 +63,11 @@ class SparsityEngine {
   // "*.attn.proj" -> O; "*patch_embed.proj" -> C. Everything else stays dense. InvalidArgument when a
   // location matches no layer, a matching layer is not a Sparse* module, or a layer cannot hold one of the
   // N:M (all SDGF stages) it will use (the error names the layer and its shape). The model must outlive the
-  // engine. Rules are dense until the first BeginStep.
+  // engine. Rules are dense until the first BeginStep. The phases and SDGF stages divide `span_epochs`
+  // (0: total_epochs; PhaseSchedule::Create), the run trains `total_epochs`.
   static absl::StatusOr<std::unique_ptr<SparsityEngine>> Create(const SparsityConfig& config,
                                                                 int total_epochs, int64_t steps_per_epoch,
-                                                                torch::nn::Module& model,
+                                                                torch::nn::Module& model, int span_epochs = 0,
                                                                 const at::Tensor& srste_term_scale = {});
   ~SparsityEngine();
 

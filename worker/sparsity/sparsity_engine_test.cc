@@ -186,6 +186,30 @@ TEST(SparsityEngineTest, StructureDecayStagesPerLocationGroup) {
   EXPECT_EQ(RuleOf(block->qkv).blocks[1].nm, (NM{2, 4}));
 }
 
+// Cooldown epochs (issue 24): the stages divide the span (schedule.epochs, as the reference's total_epochs),
+// the last one holds after it, and the cooldown epochs are hard-mask fine-tune epochs (f = 0: after epoch T).
+TEST(SparsityEngineTest, StructureDecayStagesDivideTheSpanNotTheCooldown) {
+  TinyVit model;
+  SparsityConfig config = Config(SparsityType::kStructuredNM, {SparsityLocation::kFF});
+  config.structure_decay_flag = true;
+  config.structure_decay_type = StructureDecayType::kSparsify;
+  config.nm = {1, 8};  // 7:8, 4:8, 2:8, 1:8 at epochs 0, 25, 50, 75 of 100 (of the 110 trained).
+  auto made = SparsityEngine::Create(config, /*total_epochs=*/110, /*steps_per_epoch=*/2, *model,
+                                     /*span_epochs=*/100);
+  ASSERT_TRUE(made.ok()) << made.status();
+  SparsityEngine& engine = **made;
+  TinyBlock block = Block(model, 0);
+  engine.BeginStep(75, 150);
+  EXPECT_EQ(RuleOf(block->fc1).blocks[0].nm, (NM{1, 8}));  // Over 110 epochs it would start at 82.
+  EXPECT_EQ(engine.Summary().phase, "sparse");
+  engine.BeginStep(100, 200);
+  EXPECT_EQ(engine.Summary().phase, "sparse");  // Epoch T: 100 > 100 - 0 is false.
+  engine.BeginStep(109, 219);
+  EXPECT_EQ(RuleOf(block->fc1).blocks[0].nm, (NM{1, 8}));
+  EXPECT_EQ(engine.Summary().phase, "fine_tune");
+  EXPECT_EQ(engine.Summary().decay, 0.0);
+}
+
 TEST(SparsityEngineTest, ResumedEngineSetsIdenticalRules) {
   SparsityConfig config = Config(SparsityType::kStructuredNM, {SparsityLocation::kFF, SparsityLocation::kQ,
                                                                SparsityLocation::kV, SparsityLocation::kC});

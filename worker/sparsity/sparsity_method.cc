@@ -12,7 +12,7 @@ absl::StatusOr<std::unique_ptr<SparsityMethod>> CreateSparsityMethod(const Spars
     return CreateDynamicSparsityMethod(config.dynamic, model, options.optimizer(), options.seed());
   }
   return CreateNMSparsityMethod(config, options.total_epochs(), options.steps_per_epoch(), model,
-                                options.srste_term_scale());
+                                options.span_epochs(), options.srste_term_scale());
 }
 
 }  // namespace nmsparse

@@ -74,6 +74,8 @@ struct SparsityMethodOptions {
       : total_epochs_(total_epochs), steps_per_epoch_(steps_per_epoch) {}
   TORCH_ARG(int, total_epochs);
   TORCH_ARG(int64_t, steps_per_epoch);
+  // The epochs the N:M phases and SDGF stages divide (schemas/trained_epochs.h SparsityEpochs; 0: all).
+  TORCH_ARG(int, span_epochs) = 0;
   TORCH_ARG(OptimizerPointer, optimizer) = nullptr;
   TORCH_ARG(uint64_t, seed) = 0;
   // SR-STE under fp16 loss scaling, exact mode: the loss scale its term is multiplied by (LayerRule::

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "schemas/model_resolution.h"
+#include "schemas/trained_epochs.h"
 #include "worker/trainer/exit_codes.h"
 
 namespace nmsparse {
@@ -33,6 +34,7 @@ std::unique_ptr<SparsityMethod> MakeSparsity(const ExperimentConfig& c, int64_t 
   const bool exact = c.sparsity.srste_decay_under_loss_scale == SrsteLossScale::kExact;
   auto method = CreateSparsityMethod(c.sparsity, model,
                                      SparsityMethodOptions(epochs, steps_per_epoch)
+                                         .span_epochs(SparsityEpochs(c.schedule))
                                          .optimizer(optimizer)
                                          .seed(c.seed)
                                          .srste_term_scale(exact ? loss_scale : torch::Tensor()));
@@ -43,8 +45,8 @@ std::unique_ptr<SparsityMethod> MakeSparsity(const ExperimentConfig& c, int64_t 
 std::unique_ptr<SemiStructuredLayers> MakeSemiStructured(const ExperimentConfig& c, int64_t epochs,
                                                          int64_t steps_per_epoch, torch::nn::Module& model,
                                                          torch::Device device) {
-  auto semi =
-      SemiStructuredLayers::Install(c.semi_structured, c.sparsity, epochs, steps_per_epoch, model, device);
+  auto semi = SemiStructuredLayers::Install(c.semi_structured, c.sparsity, epochs, steps_per_epoch, model,
+                                            device, SparsityEpochs(c.schedule));
   if (!semi.ok()) throw TrainerError(kExitUsage, std::string(semi.status().message()));
   return std::move(*semi);
 }

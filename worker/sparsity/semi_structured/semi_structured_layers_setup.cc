@@ -32,9 +32,9 @@ std::vector<NamedLinear> SparseLinears(torch::nn::Module& model) {
 
 absl::StatusOr<std::unique_ptr<SemiStructuredLayers>> SemiStructuredLayers::Install(
     const SemiStructuredConfig& config, const SparsityConfig& sparsity, int total_epochs,
-    int64_t steps_per_epoch, torch::nn::Module& model, const torch::Device& device) {
+    int64_t steps_per_epoch, torch::nn::Module& model, const torch::Device& device, int span_epochs) {
   if (!config.Enabled()) return nullptr;
-  auto phases = PhaseSchedule::Create(sparsity, total_epochs);
+  auto phases = PhaseSchedule::Create(sparsity, total_epochs, span_epochs);
   if (!phases.ok()) return phases.status();
   auto dense_switch = DenseSwitch::Create(config, *phases, steps_per_epoch);
   if (!dense_switch.ok()) return dense_switch.status();

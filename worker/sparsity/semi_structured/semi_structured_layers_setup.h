@@ -40,7 +40,7 @@ class SemiStructuredLayers {
   // layers; its destructor gives them back their ordinary forward.
   static absl::StatusOr<std::unique_ptr<SemiStructuredLayers>> Install(
       const SemiStructuredConfig& config, const SparsityConfig& sparsity, int total_epochs,
-      int64_t steps_per_epoch, torch::nn::Module& model, const torch::Device& device);
+      int64_t steps_per_epoch, torch::nn::Module& model, const torch::Device& device, int span_epochs = 0);
   ~SemiStructuredLayers();
 
   // Set-up, before the run's first step `first_global_step`: `forward_passes` runs the model's forward pass
