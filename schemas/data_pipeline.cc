@@ -25,6 +25,11 @@ std::string Tuple(const std::vector<double>& values) {
          ")";
 }
 
+std::string DescribeRandAugment(const RandAugmentConfig& c) {
+  return absl::StrFormat("RandAugment(m=%d, n=%d, mstd=%g, mmax=%g, inc=%d, p=%g)", c.magnitude, c.num_layers,
+                         c.magnitude_std, c.UpperBound(), c.increasing ? 1 : 0, c.prob);
+}
+
 }  // namespace
 
 absl::StatusOr<DataPipeline> ResolveDataPipeline(const ExperimentConfig& config) {
@@ -43,7 +48,7 @@ absl::StatusOr<DataPipeline> ResolveDataPipeline(const ExperimentConfig& config)
   p.vflip = d.vflip;
   p.rand_augment = !d.auto_augment.empty();
   if (p.rand_augment) {
-    absl::StatusOr<RandAugmentConfig> ra = ParseRandAugment(d.auto_augment);
+    absl::StatusOr<RandAugmentConfig> ra = ParseRandAugmentConfig(d.auto_augment);
     if (!ra.ok()) return ra.status();
     p.rand_augment_config = *ra;
   }

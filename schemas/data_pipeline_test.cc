@@ -8,7 +8,7 @@
 
 #include "gtest/gtest.h"
 #include "schemas/experiment_config.h"
-#include "schemas/rand_augment_config.h"
+#include "worker/trainer/data/randaugment/rand_augment_config.h"
 
 namespace nmsparse {
 namespace {
@@ -76,22 +76,22 @@ TEST(DataPipelineTest, BadValuesNameTheKey) {
 }
 
 TEST(DataPipelineTest, RandAugmentGrammarAsTimmReadsIt) {
-  absl::StatusOr<RandAugmentConfig> c = ParseRandAugment("rand-m15-n2-p1-mstd0");
+  absl::StatusOr<RandAugmentConfig> c = ParseRandAugmentConfig("rand-m15-n2-p1-mstd0");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->magnitude, 15);
   EXPECT_EQ(c->num_layers, 2);
   EXPECT_EQ(c->prob, 1.0);
   EXPECT_EQ(c->magnitude_std, 0.0);
-  c = ParseRandAugment("rand-mstd101-mmax20-inc1");
+  c = ParseRandAugmentConfig("rand-mstd101-mmax20-inc1");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_TRUE(std::isinf(c->magnitude_std));
   EXPECT_EQ(c->magnitude_max, 20);
   EXPECT_TRUE(c->increasing);
   EXPECT_EQ(c->magnitude, 10);  // timm's defaults.
   EXPECT_EQ(c->prob, 0.5);
-  EXPECT_FALSE(ParseRandAugment("rand-p2").ok());
-  EXPECT_FALSE(ParseRandAugment("rand-inc2").ok());
-  EXPECT_FALSE(ParseRandAugment("augmix-m5").ok());
+  EXPECT_FALSE(ParseRandAugmentConfig("rand-p2").ok());
+  EXPECT_FALSE(ParseRandAugmentConfig("rand-inc2").ok());
+  EXPECT_FALSE(ParseRandAugmentConfig("augmix-m5").ok());
 }
 
 // timm 1.0.31's pretrained cfgs: ViT crop_pct 0.9, bicubic, mean/std 0.5; SwinV2 ImageNet's mean/std.

@@ -48,11 +48,12 @@ struct ModelConfig {
 };
 
 struct DataConfig {
-  std::string dataset = "fashion_mnist";  // fashion_mnist | synthetic | shards (canonical: lower case).
-  std::string path;                       // Empty: the dataset's default location.
-  int train_subset = 0;                   // First N training images (0: all).
-  int eval_subset = 0;                    // First N evaluation images (0: all).
-  int batch_size = 128;                   // Global, split evenly over ranks.
+  std::string dataset =
+      "fashion_mnist";   // fashion_mnist | synthetic | shards | imagefolder | packed | cifar10 | cifar100.
+  std::string path;      // Empty: the dataset's default location.
+  int train_subset = 0;  // First N training images (0: all).
+  int eval_subset = 0;   // First N evaluation images (0: all).
+  int batch_size = 128;  // Global, split evenly over ranks.
   int eval_batch_size = 256;
   int random_crop_padding = 0;  // 0: off.
   double hflip = 0.0;           // Probability.
@@ -72,7 +73,14 @@ struct DataConfig {
   std::string interpolation;                                // Evaluation filter ("": the model's).
   std::vector<double> mean;                                 // Per channel (empty: the model's).
   std::vector<double> std;                                  // Per channel (empty: the model's).
+  int workers = 0;                                          // Loader threads (0: the trainer's default).
 };
+
+// Whether `dataset` holds stored images of any size (imagefolder, packed, cifar10, cifar100), read through
+// timm's transforms (schemas/data_pipeline.h) rather than as fixed-size pixels.
+inline bool IsStoredImageDataset(const std::string& dataset) {
+  return dataset == "imagefolder" || dataset == "packed" || dataset == "cifar10" || dataset == "cifar100";
+}
 
 struct OptimizerConfig {
   std::string name = "adamw";

@@ -83,7 +83,9 @@ TEST(ExperimentConfigTest, ErrorsNameFileLineKeyAndValue) {
   EXPECT_EQ(ParseError("model:\n  name: vit_nano_patch7_28\ndata:\n  batch_size: 0\n"),
             "exp.yaml:4: data.batch_size: value 0 is out of range: must be >= 1");
   EXPECT_EQ(ParseError("data:\n  dataset: IMAGENET\n"),
-            "exp.yaml:2: data.dataset: value 'IMAGENET' is not one of fashion_mnist, synthetic, shards");
+            "exp.yaml:2: data.dataset: value 'IMAGENET' is not one of fashion_mnist, synthetic, shards, "
+            "imagefolder, packed, "
+            "cifar10, cifar100");
   EXPECT_EQ(ParseError("optimizer:\n  name: sgd\n"),
             "exp.yaml:2: optimizer.name: value 'sgd' is not one of adamw");
   EXPECT_EQ(

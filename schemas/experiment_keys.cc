@@ -11,8 +11,8 @@
 #include "schemas/experiment_config.h"
 #include "schemas/limits.h"
 #include "schemas/model_catalog.h"
-#include "schemas/rand_augment_config.h"
 #include "schemas/spec_key_builders.h"
+#include "worker/trainer/data/randaugment/rand_augment_config.h"
 
 namespace nmsparse {
 namespace {
@@ -199,7 +199,7 @@ SpecKey<D> AutoAugmentKey() {
     absl::StatusOr<std::string> text = yaml_util::ReadString(value, path);
     if (!text.ok()) return text.status();
     if (!text->empty()) {
-      if (absl::Status st = ParseRandAugment(*text).status(); !st.ok()) {
+      if (absl::Status st = ParseRandAugmentConfig(*text).status(); !st.ok()) {
         return yaml_util::Error(value, path, std::string(st.message()));
       }
     }
@@ -211,9 +211,13 @@ SpecKey<D> AutoAugmentKey() {
 
 const KeyTable<DataConfig>& DataKeys() {
   static const auto* keys = new KeyTable<D>({
-      WordKey<D>("dataset", &D::dataset, {"fashion_mnist", "synthetic", "shards"})
+      WordKey<D>("dataset", &D::dataset,
+                 {"fashion_mnist", "synthetic", "shards", "imagefolder", "packed", "cifar10", "cifar100"})
           .Doc("fashion_mnist (28x28x1, 10 classes), synthetic (random images of the model's shape), shards "
-               "(nmsparse's uint8 shard format at path). Case-insensitive; canonical form lower case.")
+               "(nmsparse's uint8 shard format at path), imagefolder (path/{train,val}/<class>/*.JPEG), "
+               "packed "
+               "(nmshard's packed JPEG shards path/{train,val}-*.nmjpeg), cifar10 / cifar100 (their binary "
+               "distribution at path; docs/data-format.md). Case-insensitive; canonical form lower case.")
           .Alias("dataset")
           .Validated(),
       StringKey<D>("path", &D::path)
@@ -235,6 +239,10 @@ const KeyTable<DataConfig>& DataKeys() {
           .Doc("Pad-and-crop augmentation padding (0: off)."),
       NumberKey<D>("hflip", &D::hflip, 0.0, 1.0).Doc("Horizontal flip probability.").Alias("hflip"),
       IntKey<D>("synthetic_size", &D::synthetic_size, 1).Doc("Images of the synthetic dataset.").Validated(),
+      OmittedAtDefault(
+          IntKey<D>("workers", &D::workers, 0, limits::kMaxLoaderThreads)
+              .Doc("Loader threads building batches ahead of the step (0: the trainer's default).")
+              .Alias("workers")),
       OmittedAtDefault(
           IntKey<D>("aug_repeats", &D::aug_repeats, 0)
               .Doc("Repeated augmentation (timm's RepeatAugSampler): each image this many times an epoch, "

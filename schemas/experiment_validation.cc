@@ -55,6 +55,14 @@ absl::Status ValidateModelAndData(const ExperimentConfig& c, const ModelArch& ar
   if (c.data.dataset == "shards" && c.data.path.empty()) {
     return Invalid("data.path", "missing: the shards dataset needs the directory of its shards");
   }
+  if (c.data.path.empty() && IsStoredImageDataset(c.data.dataset)) {
+    return Invalid("data.path",
+                   absl::StrCat("missing: the ", c.data.dataset, " dataset needs its directory"));
+  }
+  if ((c.data.dataset == "cifar10" || c.data.dataset == "cifar100") && arch.in_chans != 3) {
+    return Invalid("model.in_chans",
+                   absl::StrCat(c.data.dataset, " images have 3 channels, not ", arch.in_chans));
+  }
   return ValidateTransforms(c.data, arch);
 }
 

@@ -54,6 +54,9 @@ inline constexpr int64_t kMaxSearchCandidates = 1'000;
 inline constexpr int64_t kMaxSearchAxes = 32;
 inline constexpr int64_t kMaxSearchChoices = 1'000;
 
+// Loader threads of one run (data.workers): a node's cores, with room.
+inline constexpr int64_t kMaxLoaderThreads = 256;
+
 // A spec's model (schemas/model_resolution.h), so that a typo in model_kwargs cannot ask for a
 // 10^12-parameter model: its widest layer, its blocks, its patch tokens (checked first, they keep the
 // counts below far from overflow), its parameters, and its forward FLOPs per image (bounded from above as

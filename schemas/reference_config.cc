@@ -276,6 +276,12 @@ absl::Status MapSpecialKeys(const YAML::Node& node, YAML::Node* nested, std::vec
       (*nested)["data"]["dataset"] = "fashion_mnist";
     } else if (lower == "synthetic") {
       (*nested)["data"]["dataset"] = "synthetic";
+    } else if (absl::StrContains(lower, "cifar100")) {  // timm's torch/cifar100.
+      (*nested)["data"]["dataset"] = "cifar100";
+    } else if (absl::StrContains(lower, "cifar10")) {
+      (*nested)["data"]["dataset"] = "cifar10";
+    } else if (absl::StrContains(lower, "imagenet") || absl::StrContains(lower, "folder")) {
+      (*nested)["data"]["dataset"] = "imagefolder";  // timm reads both as an ImageFolder at data_dir.
     } else {
       (*nested)["data"]["dataset"] = "shards";
       if (warnings != nullptr) {

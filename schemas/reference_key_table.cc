@@ -74,7 +74,6 @@ std::vector<UnmappedReferenceKey> Table() {
       Harmless("use_multi_epochs_loader", kLoader),
       Unimplemented("val_split", "validation", "which data is evaluated on"),
       Harmless("worker_seeding", "which seed each loader worker gets, not the augmentations' distribution"),
-      Harmless("workers", kLoader),
   };
   std::sort(keys.begin(), keys.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
   return keys;

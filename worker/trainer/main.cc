@@ -21,6 +21,7 @@
 #include "contract/trainer_flags.h"
 #include "schemas/data_pipeline.h"
 #include "schemas/experiment_config.h"
+#include "worker/trainer/data/transformed_dataset.h"
 #include "worker/trainer/distributed.h"
 #include "worker/trainer/exit_codes.h"
 #include "worker/trainer/trainer.h"
@@ -182,6 +183,9 @@ int main(int argc, char** argv) {
   } catch (const DistributedError& e) {
     std::cerr << "nmtrain: distributed failure: " << e.what() << "\n";
     return kExitDistributed;
+  } catch (const DataReadError& e) {
+    std::cerr << "nmtrain: data not usable: " << e.what() << "\n";
+    return kExitData;
   } catch (const std::invalid_argument& e) {
     std::cerr << "nmtrain: bad spec: " << e.what() << "\n";
     return kExitUsage;

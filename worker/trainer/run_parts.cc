@@ -19,7 +19,7 @@ ModelArch ResolveArch(const ExperimentConfig& c) {
 
 // InvalidArgument (a spec mistake) is a usage error; anything else means the data is not usable.
 RunData LoadData(const ExperimentConfig& c, const ModelArch& arch) {
-  auto data = LoadRunData(c.data, c.seed, arch);
+  auto data = LoadRunData(c, arch);
   if (!data.ok()) {
     const bool spec = data.status().code() == absl::StatusCode::kInvalidArgument;
     throw TrainerError(spec ? kExitUsage : kExitData, std::string(data.status().message()));
@@ -53,6 +53,7 @@ std::unique_ptr<SemiStructuredLayers> MakeSemiStructured(const ExperimentConfig&
 
 int LoaderThreads(const TrainerOptions& options, const ExperimentConfig& config, torch::Device device) {
   if (options.loader_threads >= 0) return options.loader_threads;
+  if (config.data.workers > 0) return config.data.workers;
   return device.is_cuda() ? std::max(2, config.resources.cpu_threads) : 0;
 }
 

@@ -37,8 +37,9 @@ std::unique_ptr<SemiStructuredLayers> MakeSemiStructured(const ExperimentConfig&
                                                          int64_t steps_per_epoch, torch::nn::Module& model,
                                                          torch::Device device);
 
-// Loader threads: as asked, else on a GPU resources.cpu_threads (at least 2), so that the host keeps ahead of
-// the device; on the CPU none, since every core already computes (batches are then built in the loop).
+// Loader threads: as asked (--loader-threads), else data.workers when set, else on a GPU
+// resources.cpu_threads (at least 2), so that the host keeps ahead of the device; on the CPU none, since
+// every core already computes (batches are then built in the loop).
 int LoaderThreads(const TrainerOptions& options, const ExperimentConfig& config, torch::Device device);
 
 // Creates `path` and its parents (--out).

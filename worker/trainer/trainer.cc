@@ -101,10 +101,11 @@ class Run {
                                          " is not divisible by the " + std::to_string(dist_->world_size()) +
                                          " ranks");
     }
+    // Stored images flip inside their transform (timm's order: after the crop, before RandAugment).
     loader_ = std::make_unique<TrainLoader>(
         data_.train.get(), config.data.batch_size, dist_->rank(), dist_->world_size(), config.seed,
-        AugmentOptions{config.data.random_crop_padding, config.data.hflip}, data_.norm,
-        config.data.aug_repeats);
+        AugmentOptions{config.data.random_crop_padding, data_.encoded_train ? 0.0 : config.data.hflip},
+        data_.norm, config.data.aug_repeats, data_.transforms.train_finish);
     accum_ = accum;
     loader_threads_ = LoaderThreads(options, config, device_);
     transfer_ = std::make_unique<DeviceTransfer>(data_.norm, device_);
@@ -409,15 +410,25 @@ class Run {
       AddLossScalerFields(line);
       AddSparsityFields(sparsity_->Report(state_.global_step, /*per_layer=*/true), line);
       AddSemiStructuredFields(semi_structured_.get(), line);
+      if (data_.train_failures) line.Add(contract::kDecodeFailures, data_.train_failures->Count(epoch));
       EmitMetric(*o_.metrics, line);
     }
     Log() << "epoch " << epoch << ": loss " << loss << ", top-1 " << eval.top1 << ", top-5 " << eval.top5
           << (ema_ ? ", EMA top-1 " + std::to_string(ema_eval.top1) : "") << ", " << images_per_s
           << " images/s\n";
+    CheckDecodeFailures(epoch);
     state_.epoch = epoch + 1;
     state_.step_in_epoch = 0;
     state_.epoch_loss_sum = state_.epoch_samples = state_.epoch_seconds = 0.0;
     Save();
+  }
+
+  // Every batch of `epoch` was built before its last step: this rank's failures of the epoch are all in.
+  void CheckDecodeFailures(int epoch) {
+    if (!data_.train_failures) return;
+    const int64_t images = steps_per_epoch_ * accum_ * loader_->local_batch();
+    const absl::Status within = data_.train_failures->CheckThreshold(epoch, images);
+    if (!within.ok()) throw TrainerError(kExitData, std::string(within.message()));
   }
 
   void Save() {

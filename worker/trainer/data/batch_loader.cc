@@ -71,14 +71,15 @@ std::vector<int64_t> EpochPermutation(int64_t n, uint64_t seed, int epoch) {
 }
 
 TrainLoader::TrainLoader(const Dataset* data, int64_t global_batch, int rank, int world, uint64_t seed,
-                         AugmentOptions augment, Normalization norm, int aug_repeats)
+                         AugmentOptions augment, Normalization norm, int aug_repeats, HostFinish finish)
     : data_(data),
       global_batch_(global_batch),
       rank_(rank),
       world_(world),
       seed_(seed),
       augment_(augment),
-      norm_(std::move(norm)) {
+      norm_(std::move(norm)),
+      finish_(std::move(finish)) {
   if (global_batch <= 0 || global_batch % world != 0) {
     throw std::invalid_argument("batch_size " + std::to_string(global_batch) +
                                 " must be a positive multiple of the world size " + std::to_string(world));
@@ -114,7 +115,7 @@ HostBatch TrainLoader::GetHost(int epoch, int64_t step, bool pin_memory) const {
   // With repeats an image occurs several times an epoch: its position, not its index, seeds each copy's
   // augmentation. Without, the index does, as before (so that existing runs keep their batches).
   return LoadHostBatch(*data_, indices, augment_, HashCombine(seed_, 0xa0000000ULL + epoch), pin_memory,
-                       repeat_ ? &positions : nullptr);
+                       repeat_ ? &positions : nullptr, epoch, finish_);
 }
 
 Batch TrainLoader::Get(int epoch, int64_t step) const {
@@ -126,8 +127,9 @@ DeviceTransfer::DeviceTransfer(const Normalization& norm, torch::Device device)
 
 Batch DeviceTransfer::operator()(const HostBatch& batch) const {
   const bool async = batch.images.is_pinned();
-  auto images = batch.images.to(device_, /*non_blocking=*/async).to(torch::kFloat32).div_(255.0);
-  images.sub_(mean_).div_(std_);
+  auto images = batch.images.to(device_, /*non_blocking=*/async);
+  if (images.scalar_type() == torch::kUInt8)
+    images = images.to(torch::kFloat32).div_(255.0).sub_(mean_).div_(std_);
   return {images, batch.labels.to(device_, /*non_blocking=*/async)};
 }
 
@@ -142,23 +144,25 @@ Batch LoadAugmentedBatch(const Dataset& data, const std::vector<int64_t>& indice
 
 HostBatch LoadHostBatch(const Dataset& data, const std::vector<int64_t>& indices,
                         const AugmentOptions& augment, uint64_t augment_seed, bool pin_memory,
-                        const std::vector<int64_t>* augment_keys) {
+                        const std::vector<int64_t>* augment_keys, int epoch, const HostFinish& finish) {
   const ImageShape s = data.shape();
   const int64_t n = s.numel();
   const auto b = static_cast<int64_t>(indices.size());
   HostBatch batch;
   batch.images =
-      torch::empty({b, s.channels, s.height, s.width}, torch::dtype(torch::kUInt8).pinned_memory(pin_memory));
+      torch::empty({b, s.channels, s.height, s.width},
+                   torch::dtype(finish ? torch::kFloat32 : torch::kUInt8).pinned_memory(pin_memory));
   batch.labels = torch::empty({b}, torch::dtype(torch::kInt64).pinned_memory(pin_memory));
-  uint8_t* pixels = batch.images.data_ptr<uint8_t>();
   int64_t* labels = batch.labels.data_ptr<int64_t>();
-  std::vector<uint8_t> tmp;
+  std::vector<uint8_t> tmp, finishing(finish ? n : 0);
   const bool augmenting = augment.crop_padding > 0 || augment.hflip > 0;
   for (int64_t i = 0; i < b; ++i) {
-    uint8_t* image = pixels + i * n;
-    labels[i] = data.Read(indices[i], image);
+    uint8_t* image = finish ? finishing.data() : batch.images.data_ptr<uint8_t>() + i * n;
     const int64_t key = augment_keys != nullptr ? (*augment_keys)[i] : indices[i];
-    if (augmenting) Augment(image, s, augment, HashCombine(augment_seed, key), tmp);
+    const uint64_t image_seed = HashCombine(augment_seed, key);
+    labels[i] = data.ReadForEpoch(indices[i], epoch, image_seed, image);
+    if (augmenting) Augment(image, s, augment, image_seed, tmp);
+    if (finish) finish(image, batch.images.data_ptr<float>() + i * n, image_seed);
   }
   return batch;
 }

@@ -12,6 +12,7 @@
 #include <torch/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -44,13 +45,19 @@ struct Batch {
 // A batch as the loader builds it on the host: the pixels as stored (augmented) and the labels. In pinned
 // (page-locked) memory when asked, so that the copy to a GPU runs asynchronously.
 struct HostBatch {
-  torch::Tensor images;  // [B, C, H, W] uint8
+  torch::Tensor images;  // [B, C, H, W] uint8, or float32 already normalised (HostFinish)
   torch::Tensor labels;  // [B] int64
 };
 
-// Moves host batches to the training device and normalises them there ((x / 255 - mean) / std), so that the
-// host copies bytes only; the per-channel constants are placed on the device once. From pinned memory the
-// copies do not wait for the device.
+// The host's last per-image steps, after the transform: normalisation and then random erasing, which timm
+// applies to the normalised image. Writes the C x H x W floats of `chw` (uint8) to `out`, drawing from the
+// image's stream `image_seed`. When a loader has one, its host batches are float32 and already normalised.
+using HostFinish = std::function<void(const uint8_t* chw, float* out, uint64_t image_seed)>;
+
+// Moves host batches to the training device and normalises uint8 ones there ((x / 255 - mean) / std), so that
+// the host copies bytes only; the per-channel constants are placed on the device once. Float batches were
+// normalised on the host (HostFinish) and are only copied. From pinned memory the copies do not wait for
+// the device.
 class DeviceTransfer {
  public:
   DeviceTransfer(const Normalization& norm, torch::Device device);
@@ -69,7 +76,7 @@ class TrainLoader {
  public:
   // `aug_repeats` > 0: each image that many times an epoch (timm's RepeatAugSampler).
   TrainLoader(const Dataset* data, int64_t global_batch, int rank, int world, uint64_t seed,
-              AugmentOptions augment, Normalization norm, int aug_repeats = 0);
+              AugmentOptions augment, Normalization norm, int aug_repeats = 0, HostFinish finish = nullptr);
   // The last partial batch is dropped (per rank with repeats, as timm's loader drops it).
   int64_t steps_per_epoch() const;
   int64_t local_batch() const { return global_batch_ / world_; }
@@ -87,6 +94,7 @@ class TrainLoader {
   uint64_t seed_;
   AugmentOptions augment_;
   Normalization norm_;
+  HostFinish finish_;
   std::unique_ptr<RepeatAugSampler> repeat_;  // Null without repeated augmentation.
   mutable std::mutex mu_;                     // Guards the cache of the latest epochs' permutations.
   mutable std::map<int, std::shared_ptr<const std::vector<int64_t>>> permutations_;
@@ -99,11 +107,13 @@ Batch LoadBatch(const Dataset& data, const std::vector<int64_t>& indices, const 
 Batch LoadAugmentedBatch(const Dataset& data, const std::vector<int64_t>& indices, const Normalization& norm,
                          const AugmentOptions& augment, uint64_t augment_seed);
 
-// The same images as stored (uint8), not normalised; in pinned memory when `pin_memory`. Image i's
-// augmentation is seeded by `augment_seed` and (*augment_keys)[i], or its index when `augment_keys` is null.
+// The same images as stored (uint8), not normalised; in pinned memory when `pin_memory`. Image i is read for
+// `epoch` (Dataset::ReadForEpoch) with the stream HashCombine(augment_seed, key), key (*augment_keys)[i], or
+// its index when `augment_keys` is null. With `finish`, float32 images finished by it.
 HostBatch LoadHostBatch(const Dataset& data, const std::vector<int64_t>& indices,
                         const AugmentOptions& augment, uint64_t augment_seed, bool pin_memory = false,
-                        const std::vector<int64_t>* augment_keys = nullptr);
+                        const std::vector<int64_t>* augment_keys = nullptr, int epoch = 0,
+                        const HostFinish& finish = nullptr);
 
 }  // namespace nmsparse
 

@@ -24,6 +24,13 @@ class Dataset {
   // Writes image `index` (0 <= index < size()) as shape().numel() bytes, channel-major, and returns its
   // label.
   virtual int64_t Read(int64_t index, uint8_t* pixels) const = 0;
+  // Image `index` as the training loader reads it in `epoch`, with the image's random stream `image_seed`:
+  // datasets that transform on read (transformed_dataset.h) draw from it; stored ones read as Read does.
+  virtual int64_t ReadForEpoch(int64_t index, int epoch, uint64_t image_seed, uint8_t* pixels) const {
+    (void)epoch;
+    (void)image_seed;
+    return Read(index, pixels);
+  }
 };
 
 // A dataset held in memory (Fashion-MNIST is 47 MB).
@@ -51,6 +58,9 @@ class SubsetDataset : public Dataset {
   ImageShape shape() const override { return base_->shape(); }
   int num_classes() const override { return base_->num_classes(); }
   int64_t Read(int64_t index, uint8_t* pixels) const override { return base_->Read(index, pixels); }
+  int64_t ReadForEpoch(int64_t index, int epoch, uint64_t image_seed, uint8_t* pixels) const override {
+    return base_->ReadForEpoch(index, epoch, image_seed, pixels);
+  }
 
  private:
   const Dataset* base_;

@@ -1,13 +1,20 @@
 #include "worker/trainer/data/run_data.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "schemas/data_pipeline.h"
+#include "worker/trainer/data/cifar_dataset.h"
 #include "worker/trainer/data/idx_reader.h"
+#include "worker/trainer/data/image_folder_dataset.h"
+#include "worker/trainer/data/packed_jpeg_dataset.h"
 #include "worker/trainer/data/shard_dataset.h"
 #include "worker/trainer/data/synthetic_dataset.h"
+#include "worker/trainer/data/transformed_dataset.h"
 
 namespace nmsparse {
 namespace {
@@ -29,10 +36,55 @@ class OffsetDataset : public Dataset {
 
 // Spec mistakes, found before any file is opened.
 absl::Status CheckDataSpec(const DataConfig& dc) {
-  if (dc.dataset != "fashion_mnist" && dc.dataset != "synthetic" && dc.dataset != "shards")
+  if (dc.dataset != "fashion_mnist" && dc.dataset != "synthetic" && dc.dataset != "shards" &&
+      !IsStoredImageDataset(dc.dataset))
     return absl::InvalidArgumentError(absl::StrCat("data.dataset: unknown dataset '", dc.dataset, "'"));
-  if (dc.dataset == "shards" && dc.path.empty())
-    return absl::InvalidArgumentError("data.path: the shards dataset needs a directory");
+  if ((dc.dataset == "shards" || IsStoredImageDataset(dc.dataset)) && dc.path.empty())
+    return absl::InvalidArgumentError(
+        absl::StrCat("data.path: the ", dc.dataset, " dataset needs a directory"));
+  return absl::OkStatus();
+}
+
+// The evaluation split's folder or shard prefix: `val`, or `validation` (timm's reference configs' val_split)
+// when only that exists.
+std::string EvalSplit(const std::string& root, const std::string& dataset) {
+  struct stat st;
+  if (dataset == "imagefolder") {
+    return stat((root + "/val").c_str(), &st) != 0 && stat((root + "/validation").c_str(), &st) == 0
+               ? "validation"
+               : "val";
+  }
+  return "val";
+}
+
+absl::StatusOr<std::unique_ptr<EncodedDataset>> OpenStored(const DataConfig& dc, bool train) {
+  const std::string split = train ? "train" : EvalSplit(dc.path, dc.dataset);
+  if (dc.dataset == "imagefolder") return ImageFolderDataset::Open(dc.path, split);
+  if (dc.dataset == "packed") return PackedJpegDataset::Open(dc.path, split);
+  return CifarEncodedDataset::Open(
+      dc.path, dc.dataset == "cifar100" ? CifarVariant::kCifar100 : CifarVariant::kCifar10, train);
+}
+
+// Stored images through the run's transforms (schemas/data_pipeline.h), to the model's size.
+absl::Status OpenStoredSplits(const ExperimentConfig& config, RunData& d) {
+  auto pipeline = ResolveDataPipeline(config);
+  if (!pipeline.ok()) return absl::InvalidArgumentError(pipeline.status().message());
+  auto transforms = MakeRunTransforms(*pipeline);
+  if (!transforms.ok()) return absl::InvalidArgumentError(transforms.status().message());
+  d.transforms = *std::move(transforms);
+  auto train = OpenStored(config.data, true);
+  if (!train.ok()) return train.status();
+  auto eval = OpenStored(config.data, false);
+  if (!eval.ok()) return eval.status();
+  d.encoded_train = *std::move(train);
+  d.encoded_eval = *std::move(eval);
+  d.train_failures = std::make_unique<DecodeFailureLog>();
+  d.eval_failures = std::make_unique<DecodeFailureLog>();
+  d.train_all = std::make_unique<TransformedDataset>(d.encoded_train.get(), d.transforms.train.get(),
+                                                     d.train_failures.get());
+  d.eval_all = std::make_unique<TransformedDataset>(d.encoded_eval.get(), d.transforms.eval.get(),
+                                                    d.eval_failures.get());
+  d.norm = d.transforms.normalization;
   return absl::OkStatus();
 }
 
@@ -82,10 +134,15 @@ absl::Status CheckFitsModel(const DataConfig& dc, const ModelArch& arch, const D
 
 }  // namespace
 
-absl::StatusOr<RunData> LoadRunData(const DataConfig& data, uint64_t seed, const ModelArch& arch) {
+absl::StatusOr<RunData> LoadRunData(const ExperimentConfig& config, const ModelArch& arch) {
+  const DataConfig& data = config.data;
   if (absl::Status spec = CheckDataSpec(data); !spec.ok()) return spec;
   RunData d;
-  if (absl::Status opened = OpenSplits(data, seed, arch, d); !opened.ok()) {
+  const absl::Status opened = IsStoredImageDataset(data.dataset) ? OpenStoredSplits(config, d)
+                                                                 : OpenSplits(data, config.seed, arch, d);
+  if (IsStoredImageDataset(data.dataset) && absl::IsInvalidArgument(opened))
+    return opened;  // The spec's transforms.
+  if (!opened.ok()) {
     // A reader's InvalidArgument (a malformed file) is the data's fault, not the spec's.
     if (opened.code() == absl::StatusCode::kInvalidArgument) return absl::DataLossError(opened.message());
     return opened;
@@ -93,7 +150,7 @@ absl::StatusOr<RunData> LoadRunData(const DataConfig& data, uint64_t seed, const
   if (absl::Status fits = CheckFitsModel(data, arch, *d.train_all); !fits.ok()) return fits;
   d.train = std::make_unique<SubsetDataset>(d.train_all.get(), data.train_subset);
   d.eval = std::make_unique<SubsetDataset>(d.eval_all.get(), data.eval_subset);
-  d.norm = DefaultNormalization(data.dataset);
+  if (!IsStoredImageDataset(data.dataset)) d.norm = DefaultNormalization(data.dataset);
   return d;
 }
 

@@ -6,7 +6,7 @@
 
 namespace nmsparse {
 
-void Normalize(const Image& image, const Normalization& n, float* chw) {
+void Normalize(const Image& image, const ImageNormalization& n, float* chw) {
   const int64_t plane = static_cast<int64_t>(image.width) * image.height;
   for (int c = 0; c < image.channels; ++c) {
     const float mean = static_cast<float>(n.mean[c]);
@@ -18,7 +18,7 @@ void Normalize(const Image& image, const Normalization& n, float* chw) {
   }
 }
 
-std::string DescribeNormalization(const Normalization& n) {
+std::string DescribeNormalization(const ImageNormalization& n) {
   return absl::StrFormat("Normalize(mean=(%g, %g, %g), std=(%g, %g, %g))", n.mean[0], n.mean[1], n.mean[2],
                          n.std[0], n.std[1], n.std[2]);
 }

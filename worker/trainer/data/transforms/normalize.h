@@ -10,15 +10,15 @@
 
 namespace nmsparse {
 
-struct Normalization {
+struct ImageNormalization {
   std::array<double, 3> mean = {0.485, 0.456, 0.406};  // timm's IMAGENET_DEFAULT_MEAN.
   std::array<double, 3> std = {0.229, 0.224, 0.225};
 };
 
 // Writes image.channels x height x width floats to `chw` (a grey image uses the first mean and std).
-void Normalize(const Image& image, const Normalization& n, float* chw);
+void Normalize(const Image& image, const ImageNormalization& n, float* chw);
 
-std::string DescribeNormalization(const Normalization& n);
+std::string DescribeNormalization(const ImageNormalization& n);
 
 }  // namespace nmsparse
 

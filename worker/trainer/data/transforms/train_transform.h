@@ -19,20 +19,20 @@ namespace nmsparse {
 class TrainTransform : public ImageTransform {
  public:
   TrainTransform(const RandomResizedCropParams& crop, std::vector<std::unique_ptr<ImageOp>> ops,
-                 const Normalization& normalization, const RandomErasingParams& erasing)
+                 const ImageNormalization& normalization, const RandomErasingParams& erasing)
       : crop_(crop), ops_(std::move(ops)), normalization_(normalization), erasing_(erasing) {}
   absl::StatusOr<Image> Apply(const ImageSource& source, uint64_t image_seed) const override;
   int output_width() const override { return crop_.width; }
   int output_height() const override { return crop_.height; }
   std::string Describe() const override;
 
-  const Normalization& normalization() const { return normalization_; }
+  const ImageNormalization& normalization() const { return normalization_; }
   const RandomErasingParams& erasing() const { return erasing_; }
 
  private:
   RandomResizedCropParams crop_;
   std::vector<std::unique_ptr<ImageOp>> ops_;
-  Normalization normalization_;
+  ImageNormalization normalization_;
   RandomErasingParams erasing_;
 };
 

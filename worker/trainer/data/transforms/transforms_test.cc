@@ -333,7 +333,7 @@ TEST(RandomErasingTest, ModesFillTheBox) {
 TEST(NormalizeTest, ToTensorThenNormalizeInFloat) {
   Image image{1, 1, 3, {0, 128, 255}};
   float out[3];
-  Normalize(image, Normalization{{0.5, 0.5, 0.5}, {0.5, 0.5, 0.5}}, out);
+  Normalize(image, ImageNormalization{{0.5, 0.5, 0.5}, {0.5, 0.5, 0.5}}, out);
   EXPECT_EQ(out[0], -1.0f);
   EXPECT_EQ(out[1], (128.0f / 255.0f - 0.5f) / 0.5f);
   EXPECT_EQ(out[2], 1.0f);
@@ -350,7 +350,8 @@ TEST(FlipTest, FlipsRowsOrColumns) {
 TEST(TrainTransformTest, DeterministicPerSeedAndDescribed) {
   RandomResizedCropParams crop;
   crop.width = crop.height = 32;
-  TrainTransform transform(crop, FlipAndJitterOps(0.5, 0.0, 0.4), Normalization{}, RandomErasingParams{0.25});
+  TrainTransform transform(crop, FlipAndJitterOps(0.5, 0.0, 0.4), ImageNormalization{},
+                           RandomErasingParams{0.25});
   const MemorySource source(TestImage(97, 61));
   const absl::StatusOr<Image> a = transform.Apply(source, 42), b = transform.Apply(source, 42),
                               c = transform.Apply(source, 43);
