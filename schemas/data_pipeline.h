@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "schemas/experiment_config.h"
-#include "worker/trainer/data/randaugment/rand_augment_config.h"
+#include "schemas/rand_augment_config.h"
 
 namespace nmsparse {
 

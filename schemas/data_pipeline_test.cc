@@ -8,7 +8,7 @@
 
 #include "gtest/gtest.h"
 #include "schemas/experiment_config.h"
-#include "worker/trainer/data/randaugment/rand_augment_config.h"
+#include "schemas/rand_augment_config.h"
 
 namespace nmsparse {
 namespace {
@@ -58,7 +58,7 @@ TEST(DataPipelineTest, KeysParseAndRoundTrip) {
 TEST(DataPipelineTest, BadValuesNameTheKey) {
   EXPECT_NE(Error(", auto_augment: rand-m9-x2").find("data.auto_augment"), std::string::npos);
   EXPECT_NE(Error(", auto_augment: rand-m9-x2").find("section 'x2'"), std::string::npos);
-  EXPECT_NE(Error(", auto_augment: original").find("only RandAugment"), std::string::npos);
+  EXPECT_NE(Error(", auto_augment: original").find("must start with 'rand-'"), std::string::npos);
   EXPECT_NE(Error(", crop_scale: [0.5]").find("data.crop_scale"), std::string::npos);
   EXPECT_NE(Error(", crop_scale: [0, 1]").find("data.crop_scale[0]"), std::string::npos);
   EXPECT_NE(Error(", crop_scale: [0.9, 0.2]").find("data.crop_scale: [0.9, 0.2] is no range"),

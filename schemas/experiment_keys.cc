@@ -12,7 +12,7 @@
 #include "schemas/limits.h"
 #include "schemas/model_catalog.h"
 #include "schemas/spec_key_builders.h"
-#include "worker/trainer/data/randaugment/rand_augment_config.h"
+#include "schemas/rand_augment_config.h"
 
 namespace nmsparse {
 namespace {

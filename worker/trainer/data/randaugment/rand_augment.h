@@ -12,7 +12,7 @@
 
 #include "worker/trainer/data/image_transform.h"
 #include "worker/trainer/data/randaugment/pil_affine.h"
-#include "worker/trainer/data/randaugment/rand_augment_config.h"
+#include "schemas/rand_augment_config.h"
 #include "worker/trainer/data/randaugment/rand_augment_ops.h"
 
 namespace nmsparse {

@@ -8,7 +8,7 @@
 #include "absl/strings/string_view.h"
 #include "worker/trainer/data/image.h"
 #include "worker/trainer/data/randaugment/pil_affine.h"
-#include "worker/trainer/data/randaugment/rand_augment_config.h"
+#include "schemas/rand_augment_config.h"
 
 namespace nmsparse {
 

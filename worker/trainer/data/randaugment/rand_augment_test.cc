@@ -15,7 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "worker/trainer/data/randaugment/pil_affine.h"
-#include "worker/trainer/data/randaugment/rand_augment_config.h"
+#include "schemas/rand_augment_config.h"
 #include "worker/trainer/data/randaugment/rand_augment_ops.h"
 
 namespace nmsparse {

@@ -1,4 +1,4 @@
-#include "worker/trainer/data/randaugment/rand_augment_config.h"
+#include "schemas/rand_augment_config.h"
 
 #include <cmath>
 #include <string>
@@ -76,6 +76,7 @@ absl::StatusOr<RandAugmentConfig> ParseRandAugmentConfig(absl::string_view confi
     } else if (key == "inc") {
       int inc = 0;
       ok = ParseInt(value, inc);
+      if (ok && inc != 0 && inc != 1) return BadSection(config, section, "is not inc0 or inc1");
       out.increasing = inc != 0;
     } else if (key == "m") {
       ok = ParseInt(value, out.magnitude);
@@ -87,6 +88,9 @@ absl::StatusOr<RandAugmentConfig> ParseRandAugmentConfig(absl::string_view confi
       }
     } else if (key == "p") {
       ok = ParseFloat(value, out.prob);
+      if (ok && (out.prob < 0 || out.prob > 1)) {
+        return BadSection(config, section, "is not a probability in [0, 1]");
+      }
     } else {
       return BadSection(config, section, "is unknown (sections are m, n, p, mstd, mmax, inc, t)");
     }

@@ -1,7 +1,8 @@
 // timm's RandAugment config string (timm.data.auto_augment.rand_augment_transform, timm 1.0.31), e.g. the
-// paper's `rand-m15-n2-p1-mstd0`. Only Abseil: schemas/ can validate a spec's `aa` with the same parser.
-#ifndef NMSPARSE_WORKER_TRAINER_DATA_RANDAUGMENT_RAND_AUGMENT_CONFIG_H_
-#define NMSPARSE_WORKER_TRAINER_DATA_RANDAUGMENT_RAND_AUGMENT_CONFIG_H_
+// paper's `rand-m15-n2-p1-mstd0`. Only Abseil: the spec's `aa` is validated, and RandAugment built, from the
+// same parse.
+#ifndef NMSPARSE_SCHEMAS_RAND_AUGMENT_CONFIG_H_
+#define NMSPARSE_SCHEMAS_RAND_AUGMENT_CONFIG_H_
 
 #include <limits>
 #include <string>
@@ -42,4 +43,4 @@ absl::StatusOr<RandAugmentConfig> ParseRandAugmentConfig(absl::string_view confi
 
 }  // namespace nmsparse
 
-#endif  // NMSPARSE_WORKER_TRAINER_DATA_RANDAUGMENT_RAND_AUGMENT_CONFIG_H_
+#endif  // NMSPARSE_SCHEMAS_RAND_AUGMENT_CONFIG_H_
