@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "common/two_sample_ks.h"
 #include "schemas/experiment_config.h"
 #include "worker/trainer/mixup.h"
 
@@ -274,21 +275,6 @@ TEST(MixupTest, OffEpochMixesNothing) {
     EXPECT_TRUE(torch::equal(images, FixedImages())) << mode;
     EXPECT_TRUE(torch::equal(targets, SmoothedTargets(Labels(), kK, 0.1))) << mode;
   }
-}
-
-// Two-sample Kolmogorov-Smirnov statistic (ties: both ECDFs evaluated after each distinct value).
-double KsStatistic(std::vector<double> a, std::vector<double> b) {
-  std::sort(a.begin(), a.end());
-  std::sort(b.begin(), b.end());
-  size_t i = 0, j = 0;
-  double d = 0.0;
-  while (i < a.size() && j < b.size()) {
-    const double v = std::min(a[i], b[j]);
-    while (i < a.size() && a[i] == v) ++i;
-    while (j < b.size() && b[j] == v) ++j;
-    d = std::max(d, std::abs(static_cast<double>(i) / a.size() - static_cast<double>(j) / b.size()));
-  }
-  return d;
 }
 
 // As the golden file writes them (%.6g), so that atoms of discrete distributions coincide.

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/two_sample_ks.h"
 #include "gtest/gtest.h"
 #include "worker/trainer/data/transforms/color_jitter.h"
 #include "worker/trainer/data/transforms/eval_transform.h"
@@ -115,26 +116,6 @@ class MemorySource : public ImageSource {
   bool reduce_;
   mutable int requested_ = 0;
 };
-
-// Two-sample Kolmogorov-Smirnov: the statistic D (ties: both ECDFs past each distinct value) and its
-// asymptotic p-value (Numerical Recipes' probks with the effective-size correction).
-double KsPValue(std::vector<double> a, std::vector<double> b) {
-  std::sort(a.begin(), a.end());
-  std::sort(b.begin(), b.end());
-  size_t i = 0, j = 0;
-  double d = 0.0;
-  while (i < a.size() && j < b.size()) {
-    const double v = std::min(a[i], b[j]);
-    while (i < a.size() && a[i] == v) ++i;
-    while (j < b.size() && b[j] == v) ++j;
-    d = std::max(d, std::abs(static_cast<double>(i) / a.size() - static_cast<double>(j) / b.size()));
-  }
-  const double ne = std::sqrt(static_cast<double>(a.size()) * b.size() / (a.size() + b.size()));
-  const double lambda = (ne + 0.12 + 0.11 / ne) * d;
-  double p = 0.0, sign = 2.0;
-  for (int k = 1; k <= 100; ++k, sign = -sign) p += sign * std::exp(-2.0 * k * k * lambda * lambda);
-  return std::clamp(p, 0.0, 1.0);
-}
 
 // Area fractions and log-aspects (log w/h) of a list of window sizes.
 void Shapes(const std::vector<std::pair<int, int>>& sizes, double area, std::vector<double>* areas,
