@@ -20,9 +20,10 @@ v1::Sweep SweepFromRow(const Statement& st) {
   return s;
 }
 
+// From the counts the triggers of migration 8 keep: a few rows, however many runs the sweep has.
 absl::Status FillRunCounts(Database* db, v1::Sweep* sweep) {
   NM_ASSIGN_OR_RETURN(Stmt st,
-                      db->Prepare("SELECT state, COUNT(*) FROM runs WHERE sweep_id = ? GROUP BY state"));
+                      db->Prepare("SELECT state, n FROM sweep_run_counts WHERE sweep_id = ? AND n > 0"));
   st->Bind(1, sweep->id());
   while (true) {
     NM_ASSIGN_OR_RETURN(bool row, st->Step());

@@ -106,16 +106,21 @@ bool Searching(const v1::Sweep& sweep) {
 absl::StatusOr<std::optional<Owed>> ReadOwed(Database* db, int64_t sweep_id) {
   NM_ASSIGN_OR_RETURN(v1::Sweep sweep, LoadSweep(db, sweep_id));
   if (!Searching(sweep)) return std::optional<Owed>();
+  // From the kept counts: a sweep at its budget or its parallel runs costs no read of its runs.
+  uint32_t total = 0;
+  uint32_t unfinished = 0;
+  for (const auto& [state, n] : sweep.run_counts()) {
+    v1::RunState s = v1::RUN_STATE_UNSPECIFIED;
+    v1::RunState_Parse(state, &s);
+    total += n;
+    unfinished += IsFinal(s) ? 0 : n;
+  }
+  const v1::Search& search = sweep.spec().search();
+  const uint32_t parallel = std::max<uint32_t>(1, search.parallel());
+  if (total >= search.budget() || unfinished >= parallel) return std::optional<Owed>();
   RunFilter f;
   f.sweep_id = sweep_id;
   NM_ASSIGN_OR_RETURN(std::vector<RunRecord> runs, QueryRuns(db, f, RunDetail::kSummary));
-  int unfinished = 0;
-  for (const RunRecord& r : runs) unfinished += IsFinal(r.run.state()) ? 0 : 1;
-  const v1::Search& search = sweep.spec().search();
-  const uint32_t parallel = std::max<uint32_t>(1, search.parallel());
-  if (runs.size() >= search.budget() || static_cast<uint32_t>(unfinished) >= parallel) {
-    return std::optional<Owed>();
-  }
   Owed owed;
   owed.spec = sweep.spec();
   owed.index = static_cast<uint32_t>(runs.size());
