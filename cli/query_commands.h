@@ -2,9 +2,14 @@
 #ifndef NMSPARSE_CLI_QUERY_COMMANDS_H_
 #define NMSPARSE_CLI_QUERY_COMMANDS_H_
 
+#include <cstdint>
+
 #include "cli/command.h"
 
 namespace nmsparse::cli {
+
+// `nmctl runs` shows this many runs when stdout is a terminal and no --limit is given.
+inline constexpr uint32_t kRunsShownOnTerminal = 100;
 
 int RunSweepsCommand(const CommandContext& context);
 int RunRunsCommand(const CommandContext& context);

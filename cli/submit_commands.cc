@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/exit_codes.h"
+#include "cli/row_summary.h"
 #include "cli/run_format.h"
 #include "cli/spec_file.h"
 #include "cli/table_printer.h"
@@ -84,7 +85,7 @@ void WarnShortStructureDecay(const CommandContext& context, const std::vector<Re
   }
   for (const auto& [text, indices] : warnings) {
     *context.err << "nmctl: warning: " << context.args->positional[0] << ": run(s) "
-                 << absl::StrJoin(indices, ",") << ": " << text << "\n";
+                 << FormatIndexRanges(indices) << ": " << text << "\n";
   }
 }
 
@@ -189,7 +190,11 @@ int RunValidateCommand(const CommandContext& context) {
   }
   if (!spec->early_stopping().policy().empty()) out << AshaRungsText(*spec, runs->size());
   Table table({"#", "LABELS", "MODEL", "SPARSITY", "EPOCHS", "GPUS", "PRECISION", "HASH"});
-  for (const ResolvedRun& run : *runs) {
+  const RowSummary summary(runs->size(), context.args->Has("verbose"));
+  for (size_t i = 0; i < runs->size(); ++i) {
+    if (!summary.Shown(i)) continue;
+    if (summary.AfterGap(i)) table.AddRow({"...", "", "", "", "", "", "", ""});
+    const ResolvedRun& run = (*runs)[i];
     const SparsityConfig& s = run.config.sparsity;
     std::string sparsity = report::RecipeOf(ToProto(run.config).sparsity());
     if (s.sparsity_type == SparsityType::kStructuredNM || s.sparsity_type == SparsityType::kSrste) {
@@ -200,12 +205,12 @@ int RunValidateCommand(const CommandContext& context) {
                   absl::StrCat(TrainedEpochs(run.config.schedule)), absl::StrCat(run.config.resources.gpus),
                   run.config.resources.precision, run.content_hash.substr(0, kHashPrefix)});
   }
-  out << table.Render();
+  out << table.Render() << summary.Note("run");
   for (const auto& [text, indices] : plans) {
-    out << "\nlayer plan of run(s) " << absl::StrJoin(indices, ",") << ": " << text;
+    out << "\nlayer plan of run(s) " << FormatIndexRanges(indices) << ": " << text;
   }
   for (const auto& [text, indices] : pipelines) {
-    out << "\nimage transforms of run(s) " << absl::StrJoin(indices, ",") << ":\n" << text;
+    out << "\nimage transforms of run(s) " << FormatIndexRanges(indices) << ":\n" << text;
   }
   return kExitOk;
 }
@@ -264,16 +269,26 @@ int RunSubmitCommand(const CommandContext& context) {
           << " as runs end";
     out << "\n";
   }
+  std::map<std::string, int> states;
+  for (const v1::Run& run : response->runs()) ++states[v1::RunState_Name(run.state())];
+  std::vector<std::string> state_counts;
+  for (const auto& [state, n] : states) state_counts.push_back(absl::StrCat(state, " ", n));
+  if (!states.empty()) out << "runs by state: " << absl::StrJoin(state_counts, ", ") << "\n";
   Table table({"RUN", "#", "LABELS", "STATE", "HASH"});
-  for (const v1::Run& run : response->runs()) {
+  const RowSummary summary(response->runs_size(), context.args->Has("verbose"));
+  for (int i = 0; i < response->runs_size(); ++i) {
+    if (!summary.Shown(i)) continue;
+    if (summary.AfterGap(i)) table.AddRow({"...", "", "", "", ""});
+    const v1::Run& run = response->runs(i);
     std::string state = v1::RunState_Name(run.state());
     if (run.reused_from() > 0) absl::StrAppend(&state, " (reused ", run.reused_from(), ")");
     table.AddRow({run.id() > 0 ? absl::StrCat(run.id()) : "-", absl::StrCat(run.index()),
                   FormatLabels(run.labels()), state, run.content_hash().substr(0, kHashPrefix)});
   }
-  out << table.Render();
-  for (const v1::Run& run : response->runs()) {
-    if (!run.message().empty())
+  out << table.Render() << summary.Note("run");
+  for (int i = 0; i < response->runs_size(); ++i) {
+    const v1::Run& run = response->runs(i);
+    if (summary.Shown(i) && !run.message().empty())
       out << "note: " << (run.id() > 0 ? absl::StrCat("run ", run.id(), ": ") : "")
           << VisibleText(run.message()) << "\n";
   }

@@ -89,6 +89,18 @@ double ComparePivot::Cell::stddev() const {
   return std::sqrt(squares / static_cast<double>(values.size() - 1));
 }
 
+std::vector<std::string> PooledGridAxes(const v1::SweepSpec& spec) {
+  std::vector<std::string> pooled;
+  for (int i = 2; i < spec.grid_size(); ++i) {
+    const v1::GridAxis& axis = spec.grid(i);
+    const bool seeds_only = std::all_of(
+        axis.values().begin(), axis.values().end(),
+        [](const v1::AxisValue& v) { return v.set_size() == 1 && v.set().begin()->first == "seed"; });
+    if (!seeds_only) pooled.push_back(axis.name());
+  }
+  return pooled;
+}
+
 ComparePivot BuildComparePivot(const v1::SweepSpec& spec, const std::vector<v1::Run>& runs,
                                const std::string& metric) {
   ComparePivot pivot;

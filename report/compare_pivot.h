@@ -35,6 +35,11 @@ struct ComparePivot {
 ComparePivot BuildComparePivot(const v1::SweepSpec& spec, const std::vector<v1::Run>& runs,
                                const std::string& metric);
 
+// The grid axes past the second, which the pivot does not show: a cell holds the runs of all their values
+// and would average them as if they were repeats. An axis whose every value sets only `seed` is a repeat and
+// is not listed. `nmctl compare` refuses such a sweep unless told to pool each (--pool AXIS).
+std::vector<std::string> PooledGridAxes(const v1::SweepSpec& spec);
+
 // The model EMA's counterpart of `metric` ("ema_top1" for "top1"; contract/metric_names.h) when some run
 // reports it in its final metrics (runs with model.ema), else empty: shown beside `metric`.
 std::string EmaCounterpart(const std::vector<v1::Run>& runs, const std::string& metric);

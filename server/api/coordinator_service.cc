@@ -89,6 +89,7 @@ grpc::Status CoordinatorService::ListRuns(grpc::ServerContext*, const v1::ListRu
     f.sweep_id = req->sweep_id();
     f.state = req->state();
     f.limit = req->limit();
+    f.offset = req->offset();
     NM_ASSIGN_OR_RETURN(std::vector<RunRecord> runs, QueryRuns(db, f, RunDetail::kSummary));
     NM_RETURN_IF_ERROR(FillQueuePositions(db, &runs));
     for (RunRecord& r : runs) *resp->add_runs() = std::move(r.run);

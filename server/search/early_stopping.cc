@@ -26,7 +26,7 @@ absl::Status LogDecision(Database* db, const RunRecord& run, const std::string& 
 absl::StatusOr<bool> ApplyEarlyStopping(Database* db, const RunRecord& run, const v1::MetricPoint& point,
                                         int64_t now_ms) {
   if (point.kind() != contract::kKindEpoch || run.cancel_requested) return false;
-  NM_ASSIGN_OR_RETURN(v1::Sweep sweep, LoadSweep(db, run.run.sweep_id()));
+  NM_ASSIGN_OR_RETURN(v1::Sweep sweep, LoadSweepWithoutGrid(db, run.run.sweep_id()));
   const v1::EarlyStopping& policy = sweep.spec().early_stopping();
   if (policy.policy().empty()) return false;
   // The trainer numbers epochs from 0; the resource is the epochs completed.

@@ -177,7 +177,7 @@ absl::StatusOr<std::vector<RunRecord>> QueryRuns(Database* db, const RunFilter& 
   if (f.worker_id != 0) where.push_back("worker_id = ?3");
   if (f.active_only) where.push_back("state IN (2, 3)");
   std::string sql = absl::StrCat(SelectColumns(detail), where.empty() ? "" : " WHERE ",
-                                 absl::StrJoin(where, " AND "), " ORDER BY sweep_id, idx LIMIT ?4");
+                                 absl::StrJoin(where, " AND "), " ORDER BY sweep_id, idx LIMIT ?4 OFFSET ?5");
   std::vector<RunRecord> out;
   {
     NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare(sql));
@@ -185,6 +185,7 @@ absl::StatusOr<std::vector<RunRecord>> QueryRuns(Database* db, const RunFilter& 
     if (f.state != v1::RUN_STATE_UNSPECIFIED) st->Bind(2, static_cast<int>(f.state));
     if (f.worker_id != 0) st->Bind(3, f.worker_id);
     st->Bind(4, f.limit == 0 ? int64_t{-1} : static_cast<int64_t>(f.limit));
+    st->Bind(5, static_cast<int64_t>(f.offset));
     while (true) {
       NM_ASSIGN_OR_RETURN(bool row, st->Step());
       if (!row) break;

@@ -69,6 +69,7 @@ struct RunFilter {
   int64_t worker_id = 0;                           // 0: any worker.
   bool active_only = false;                        // ASSIGNED or RUNNING only.
   uint32_t limit = 0;                              // 0: no limit.
+  uint32_t offset = 0;                             // Skipped first, in the same order.
 };
 // In sweep order (sweep id, then index).
 absl::StatusOr<std::vector<RunRecord>> QueryRuns(Database* db, const RunFilter& filter, RunDetail detail);

@@ -659,3 +659,39 @@ TEST(StoreTest, FailedWriteRollsBackEverything) {
 
 }  // namespace
 }  // namespace nmsparse::server
+
+namespace nmsparse::server {
+namespace {
+
+// The per-event handlers read a sweep without its grid axes: everything else round-trips.
+TEST(SweepTableTest, LoadSweepWithoutGridKeepsEveryOtherField) {
+  auto store = Store::Open(TempPath("without_grid"));
+  ASSERT_TRUE(store.ok());
+  v1::SweepSpec spec;
+  spec.set_name("g");
+  spec.mutable_base()->set_seed(7);
+  for (int i = 0; i < 3; ++i) {
+    v1::AxisValue* v = spec.add_grid()->add_values();
+    v->set_label(absl::StrCat(i));
+    (*v->mutable_set())["seed"] = absl::StrCat(i);
+  }
+  spec.mutable_early_stopping()->set_policy("asha");
+  spec.mutable_search()->set_algorithm("tpe");
+  spec.add_random()->set_key("optimizer.lr");
+  spec.set_max_retries(2);
+  absl::Status s = (*store)->Write([&](Database* db) -> absl::Status {
+    NM_ASSIGN_OR_RETURN(int64_t id, InsertSweep(db, spec, 1, ""));
+    NM_ASSIGN_OR_RETURN(v1::Sweep full, LoadSweep(db, id));
+    NM_ASSIGN_OR_RETURN(v1::Sweep lean, LoadSweepWithoutGrid(db, id));
+    EXPECT_EQ(full.spec().grid_size(), 3);
+    v1::SweepSpec expected = spec;
+    expected.clear_grid();
+    EXPECT_EQ(lean.spec().SerializeAsString(), expected.SerializeAsString());
+    EXPECT_EQ(lean.name(), "g");
+    return absl::OkStatus();
+  });
+  EXPECT_TRUE(s.ok()) << s;
+}
+
+}  // namespace
+}  // namespace nmsparse::server

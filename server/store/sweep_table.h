@@ -20,6 +20,9 @@ absl::StatusOr<int64_t> InsertSweep(Database* db, const v1::SweepSpec& spec, int
 absl::StatusOr<std::optional<int64_t>> FindSweepByKey(Database* db, const std::string& key);
 // NotFound names the id. run_counts holds the number of runs per state name.
 absl::StatusOr<v1::Sweep> LoadSweep(Database* db, int64_t id);
+// LoadSweep without the spec's grid axes, whose values a large grid lists by the thousand: what the per-event
+// handlers read (early stopping, search), at the same cost for every sweep size.
+absl::StatusOr<v1::Sweep> LoadSweepWithoutGrid(Database* db, int64_t id);
 // Newest first.
 absl::StatusOr<std::vector<v1::Sweep>> ListSweeps(Database* db);
 absl::Status MarkSweepCancelled(Database* db, int64_t id);

@@ -104,20 +104,26 @@ bool Searching(const v1::Sweep& sweep) {
 
 // Nothing when the sweep is owed no run (no search, cancelled, ended, at its budget or its parallel runs).
 absl::StatusOr<std::optional<Owed>> ReadOwed(Database* db, int64_t sweep_id) {
-  NM_ASSIGN_OR_RETURN(v1::Sweep sweep, LoadSweep(db, sweep_id));
+  NM_ASSIGN_OR_RETURN(v1::Sweep sweep, LoadSweepWithoutGrid(db, sweep_id));
   if (!Searching(sweep)) return std::optional<Owed>();
+  // From the kept counts: a sweep at its budget or its parallel runs costs no read of its runs.
+  uint32_t total = 0;
+  uint32_t unfinished = 0;
+  for (const auto& [state, n] : sweep.run_counts()) {
+    v1::RunState s = v1::RUN_STATE_UNSPECIFIED;
+    v1::RunState_Parse(state, &s);
+    total += n;
+    unfinished += IsFinal(s) ? 0 : n;
+  }
+  const v1::Search& search = sweep.spec().search();
+  const uint32_t parallel = std::max<uint32_t>(1, search.parallel());
+  if (total >= search.budget() || unfinished >= parallel) return std::optional<Owed>();
   RunFilter f;
   f.sweep_id = sweep_id;
   NM_ASSIGN_OR_RETURN(std::vector<RunRecord> runs, QueryRuns(db, f, RunDetail::kSummary));
-  int unfinished = 0;
-  for (const RunRecord& r : runs) unfinished += IsFinal(r.run.state()) ? 0 : 1;
-  const v1::Search& search = sweep.spec().search();
-  const uint32_t parallel = std::max<uint32_t>(1, search.parallel());
-  if (runs.size() >= search.budget() || static_cast<uint32_t>(unfinished) >= parallel) {
-    return std::optional<Owed>();
-  }
   Owed owed;
-  owed.spec = sweep.spec();
+  NM_ASSIGN_OR_RETURN(v1::Sweep full, LoadSweep(db, sweep_id));  // Proposals expand the grid too.
+  owed.spec = full.spec();
   owed.index = static_cast<uint32_t>(runs.size());
   owed.results = Results(owed.spec, runs);
   return std::optional<Owed>(std::move(owed));
@@ -126,7 +132,7 @@ absl::StatusOr<std::optional<Owed>> ReadOwed(Database* db, int64_t sweep_id) {
 // Stores the proposal (the run, or the end of the search) unless the sweep changed since it was read: it was
 // cancelled, its search ended, or it has another number of runs. Returns whether it was stored.
 absl::StatusOr<bool> Commit(Database* db, int64_t sweep_id, const Owed& owed, const Proposal& p) {
-  NM_ASSIGN_OR_RETURN(v1::Sweep sweep, LoadSweep(db, sweep_id));
+  NM_ASSIGN_OR_RETURN(v1::Sweep sweep, LoadSweepWithoutGrid(db, sweep_id));
   if (!Searching(sweep)) return false;
   uint32_t runs = 0;
   for (const auto& [state, n] : sweep.run_counts()) runs += n;
