@@ -19,6 +19,16 @@ constexpr char kEmaTop1[] = "ema_top1";
 constexpr char kEmaTop5[] = "ema_top5";
 constexpr char kEmaEvalLoss[] = "ema_eval_loss";
 constexpr char kParams[] = "params";  // The model's parameters (final line): size sweeps compare on it.
+// Forward FLOPs per image of the model the run ends with, its sparse locations at their target N/M (final
+// line; docs/sparsity-method.md §10). kFlops counts training by what each recipe computes.
+constexpr char kInferenceFlops[] = "inference_flops";
+
+// The sparse layers' diagnostics at log points (epoch and step lines; docs/sparsity-method.md §11), over all
+// sparse layers and per layer kind after a "/" ("flip_rate/ff", kinds ff, qkv, o, c): the share of mask
+// entries changed since the previous log point, and the L2 norms of dL/dW at pruned and at kept weights.
+constexpr char kFlipRate[] = "flip_rate";
+constexpr char kGradNormPruned[] = "grad_norm_pruned";
+constexpr char kGradNormKept[] = "grad_norm_kept";
 
 // Labels of the epoch and final lines: rank 0's device ("cuda:0 (GPU 2) NVIDIA H100 80GB HBM3", "cpu") and
 // every rank's, joined with "; " in rank order.

@@ -36,6 +36,14 @@ class NMSparsityMethod : public SparsityMethod {
     return report;
   }
 
+  // A hard mask (D = 0 as the layers apply it, in float) multiplies the N/M share of W in force; while D > 0,
+  // or in a dense phase, W~ is dense.
+  GemmDensity ForwardDensity() const override {
+    const SparsitySummary summary = engine_->Summary();
+    if (summary.phase == "dense" || static_cast<float>(summary.decay) > 0.f) return {};
+    return {1.0 - TargetSparsity(summary.nm), 1.0 - TargetSparsity(summary.nm_qkv)};
+  }
+
   NamedTensors StateDict() const override { return {}; }  // Everything follows from (epoch, step) and W.
 
   absl::Status LoadStateDict(const NamedTensors& state) override {

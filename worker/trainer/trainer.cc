@@ -18,6 +18,7 @@
 #include "schemas/model_catalog.h"
 #include "schemas/semi_structured_layers.h"
 #include "worker/sparsity/semi_structured/semi_structured_layers_setup.h"
+#include "worker/sparsity/sparsity_diagnostics.h"
 #include "worker/sparsity/sparsity_method.h"
 #include "worker/trainer/adamw_step.h"
 #include "worker/trainer/autocast_guard.h"
@@ -44,6 +45,7 @@
 #include "worker/trainer/run_metric_fields.h"
 #include "worker/trainer/run_parts.h"
 #include "worker/trainer/sync_debug.h"
+#include "worker/trainer/training_flops.h"
 
 namespace nmsparse {
 namespace {
@@ -110,7 +112,9 @@ class Run {
     epochs_ = schedule_->TrainedEpochs();
     sparsity_ = MakeSparsity(config, epochs_, steps_per_epoch_, *model_, optimizer_.get());
     semi_structured_ = MakeSemiStructured(config, epochs_, steps_per_epoch_, *model_, device_);
-    flops_per_image_ = TrainingFlopsPerImage(arch_);
+    // Root's gradients are the averaged ones, so it alone observes (docs/sparsity-method.md §11).
+    if (config.schedule.sparsity_diagnostics && dist_->is_root())
+      diagnostics_ = std::make_unique<SparsityDiagnostics>(*model_);
     params_ = model_->parameters();
     averager_ = std::make_unique<GradientAverager>(*dist_, params_);
   }
@@ -227,6 +231,7 @@ class Run {
       for (int k = 0; k < accum_; ++k) ForwardBackward(k);
       averager_->Finish();  // The buckets were all-reduced during the last backward pass.
       sparsity_->AfterBackward(state_.global_step);
+      if (diagnostics_ && EndsLogWindow(step)) diagnostics_->Observe();  // Device work only.
       if (c_.optimizer.clip_grad_norm > 0) ClipGradNorm(params_, c_.optimizer.clip_grad_norm);
       (*adamw_step_)();
       sparsity_->AfterOptimizerStep(state_.global_step);
@@ -294,6 +299,12 @@ class Run {
     return every > 0 && state_.global_step % every == 0;
   }
 
+  // Whether the step being taken (`step` in its epoch, not yet counted) is followed by a metric line.
+  bool EndsLogWindow(int64_t step) const {
+    const int64_t every = c_.schedule.log_every_steps;
+    return step + 1 == steps_per_epoch_ || (every > 0 && (state_.global_step + 1) % every == 0);
+  }
+
   bool AtSyncPoint(bool stop_wanted) const {
     if (state_.step_in_epoch == steps_per_epoch_ || AtLogPoint()) return true;
     const int64_t every = c_.schedule.log_every_steps;
@@ -324,7 +335,9 @@ class Run {
     state_.epoch_seconds += seconds;
     state_.epoch_loss_sum += sums[0];
     state_.epoch_samples += sums[1];
-    state_.flops += flops_per_image_ * sums[1];
+    // At the rule of the window's last step: phases and SDGF stages change at epoch ends, which end windows.
+    state_.flops +=
+        TrainingFlopsPerImageAt(arch_, c_.sparsity.locations, sparsity_->ForwardDensity()) * sums[1];
     log_loss_ += sums[0];
     log_images_ += sums[1];
     log_seconds_ += seconds;
@@ -373,6 +386,7 @@ class Run {
       line.Add("precision", c_.resources.precision);
       AddDeviceFields(line);
       AddSparsityFields(sparsity_->Report(state_.global_step, /*per_layer=*/true), line);
+      if (diagnostics_) AddDiagnosticsFields(diagnostics_->Read(), line);
       AddSemiStructuredFields(semi_structured_.get(), line);
       EmitMetric(*o_.metrics, line);
     }
@@ -406,6 +420,7 @@ class Run {
     line.Add(contract::kLearningRate, lr);
     line.Add(contract::kImagesPerSecond, images_per_s).Add(contract::kFlops, state_.flops);
     AddSparsityFields(sparsity_->Report(state_.global_step, /*per_layer=*/false), line);
+    if (diagnostics_) AddDiagnosticsFields(diagnostics_->Read(), line);
     EmitMetric(*o_.metrics, line);
   }
 
@@ -421,6 +436,8 @@ class Run {
         .Add("train_seconds", state_.train_seconds)
         .Add("flops", state_.flops)
         .Add(contract::kParams, static_cast<double>(CountParameters(*model_)))
+        .Add(contract::kInferenceFlops,
+             ForwardFlopsAt(arch_, c_.sparsity.locations, FinalDensity(c_.sparsity)))
         .Add("precision", c_.resources.precision);
     AddDeviceFields(line);
     EmitMetric(*o_.metrics, line);
@@ -464,13 +481,14 @@ class Run {
   std::unique_ptr<torch::optim::AdamW> optimizer_;
   std::unique_ptr<AdamWStep> adamw_step_;  // Fused on a GPU (LibTorch 2.4+).
   std::unique_ptr<SparsityMethod> sparsity_;
+  std::unique_ptr<SparsityDiagnostics>
+      diagnostics_;  // Root only; null with schedule.sparsity_diagnostics off.
   std::unique_ptr<SemiStructuredLayers> semi_structured_;  // After sparsity_: detaches before the model goes.
   std::unique_ptr<LrScheduler> schedule_;
   int64_t epochs_ = 0;  // Trained, cooldown included (LrScheduler::TrainedEpochs).
   std::vector<torch::Tensor> params_;
   std::unique_ptr<GradientAverager> averager_;  // Bucketed all-reduce overlapped with backward.
   std::unique_ptr<ModelEma> ema_;               // model.ema only.
-  double flops_per_image_ = 0.0;
   TrainState state_;
 };
 

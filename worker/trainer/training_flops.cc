@@ -34,6 +34,14 @@ double SkippedForwardFlops(const ModelArch& arch, const std::vector<SparsityLoca
 
 }  // namespace
 
+GemmDensity FinalDensity(const SparsityConfig& config) {
+  if (config.sparsity_type == SparsityType::kDense || config.IsDynamic()) return {};
+  if (config.sparsity_type == SparsityType::kUnstructured)
+    return {1.0 - config.prune_rate, 1.0 - config.prune_rate};
+  const auto share = [](const NM& nm) { return static_cast<double>(nm.n) / nm.m; };
+  return {share(config.nm), share(config.nm_qkv)};
+}
+
 double SparsifiableForwardFlops(const ModelArch& arch, const std::vector<SparsityLocation>& locations) {
   return SkippedForwardFlops(arch, locations, GemmDensity{0.0, 0.0});
 }

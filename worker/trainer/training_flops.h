@@ -14,6 +14,11 @@
 
 namespace nmsparse {
 
+// The density of the model a run ends with: its target N/M at each location (SR-STE, STE, MDGF and SDGF
+// alike), 1 - prune_rate for static UNSTRUCTURED, 1 for dense and dynamic runs. Its inference FLOPs are
+// ForwardFlopsAt(arch, config.locations, FinalDensity(config)), as the paper's tables count them.
+GemmDensity FinalDensity(const SparsityConfig& config);
+
 // Forward FLOPs per image of the GEMMs of the weights at `locations`, at their dense size.
 double SparsifiableForwardFlops(const ModelArch& arch, const std::vector<SparsityLocation>& locations);
 

@@ -67,5 +67,16 @@ TEST(TrainingFlopsTest, VitBaseFeedForwardShareMatchesThePaper) {
   EXPECT_NEAR(SparsifiableForwardFlops(vit_b, kFFOnly) / 1e9, 22.20 * 197 / 196, 0.01);
 }
 
+TEST(TrainingFlopsTest, FinalDensityIsTheTarget) {
+  SparsityConfig config;
+  config.sparsity_type = SparsityType::kSrste;
+  config.nm = {1, 8};
+  config.nm_qkv = {2, 4};
+  EXPECT_DOUBLE_EQ(FinalDensity(config).ff, 0.125);
+  EXPECT_DOUBLE_EQ(FinalDensity(config).qkv, 0.5);
+  config.sparsity_type = SparsityType::kDense;
+  EXPECT_DOUBLE_EQ(FinalDensity(config).ff, 1.0);
+}
+
 }  // namespace
 }  // namespace nmsparse
