@@ -8,7 +8,7 @@
 #include "schemas/model_resolution.h"
 #include "schemas/proto_bridge.h"
 #include "schemas/sparsity_config.h"
-#include "worker/trainer/flops.h"
+#include "worker/trainer/training_flops.h"
 
 namespace nmsparse::report {
 namespace {
@@ -18,18 +18,6 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 double Value(const google::protobuf::Map<std::string, double>& values, const std::string& key) {
   auto it = values.find(key);
   return it == values.end() ? kNaN : it->second;
-}
-
-// Multiply-adds of the sparsifiable weights over one image's tokens (ViT): the part N:M can skip.
-double SparsifiableFlops(const ModelArch& arch, const std::string& locations_text) {
-  absl::StatusOr<std::vector<SparsityLocation>> locations =
-      ParseSparsityLocations(locations_text.empty() ? "FF" : locations_text);
-  if (!locations.ok()) return 0.0;
-  const double grid = arch.img_size / arch.patch_size;
-  const double tokens = grid * grid + (arch.class_token ? 1 : 0);
-  double weights = 0.0;
-  for (const LayerShape& layer : SparsifiableLayers(arch, *locations)) weights += layer.numel();
-  return 2.0 * tokens * weights;
 }
 
 }  // namespace
@@ -66,17 +54,18 @@ double TrainingFlops(const v1::Run& run) { return Value(run.final_metrics(), con
 double ReportedParameters(const v1::Run& run) { return Value(run.final_metrics(), contract::kParams); }
 
 double InferenceFlops(const v1::Run& run) {
-  // The model section alone, with its model_kwargs, read by the spec's key table.
-  YAML::Node model_only(YAML::NodeType::Map);
-  model_only["model"] = MessageToYaml(run.spec().model());
-  absl::StatusOr<ExperimentConfig> spec = ParseExperimentNode(model_only, "run spec");
+  // The trainer's count (final line) where there is one; before that, the same count from the spec.
+  if (const double reported = Value(run.final_metrics(), contract::kInferenceFlops); std::isfinite(reported))
+    return reported;
+  // The model and sparsity sections alone, read by the spec's key tables.
+  YAML::Node sections(YAML::NodeType::Map);
+  sections["model"] = MessageToYaml(run.spec().model());
+  sections["sparsity"] = MessageToYaml(run.spec().sparsity());
+  absl::StatusOr<ExperimentConfig> spec = ParseExperimentNode(sections, "run spec");
   if (!spec.ok()) return kNaN;
   absl::StatusOr<ModelArch> arch = ResolveModel(spec->model);
   if (!arch.ok()) return kNaN;
-  const double dense = ForwardFlops(*arch);
-  if (arch->family != ModelFamily::kVit) return dense;
-  const double pruned = 1.0 - DensityOf(run.spec().sparsity());
-  return dense - pruned * SparsifiableFlops(*arch, run.spec().sparsity().sparsity_loc());
+  return ForwardFlopsAt(*arch, spec->sparsity.locations, FinalDensity(spec->sparsity));
 }
 
 }  // namespace nmsparse::report
