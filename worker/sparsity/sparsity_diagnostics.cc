@@ -30,7 +30,7 @@ std::function<const LayerRule*()> RuleOf(const std::shared_ptr<Impl>& layer) {
 }  // namespace
 
 SparsityDiagnostics::SparsityDiagnostics(torch::nn::Module& model) {
-  for (const auto& item : model.named_modules()) {
+  for (const auto& item : model.named_modules(/*name_prefix=*/"", /*include_self=*/false)) {
     const std::string& name = item.key();
     if (auto linear = std::dynamic_pointer_cast<SparseLinearImpl>(item.value())) {
       layers_.push_back({name, KindOf(name), linear->weight, RuleOf(linear), {}});
@@ -40,10 +40,12 @@ SparsityDiagnostics::SparsityDiagnostics(torch::nn::Module& model) {
   }
 }
 
-void SparsityDiagnostics::Observe() {
+void SparsityDiagnostics::Observe(int64_t line_step) {
   torch::NoGradGuard no_grad;
   std::vector<torch::Tensor> rows;
   observed_.clear();
+  read_.clear();
+  observed_step_ = line_step;
   for (Layer& layer : layers_) {
     const LayerRule* rule = layer.rule();
     const torch::Tensor& grad = layer.weight.grad();
@@ -65,17 +67,17 @@ void SparsityDiagnostics::Observe() {
   pending_ = rows.empty() ? torch::Tensor() : torch::stack(rows);
 }
 
-std::vector<LayerDiagnostics> SparsityDiagnostics::Read() {
-  std::vector<LayerDiagnostics> out;
-  if (!pending_.defined()) return out;
+std::vector<LayerDiagnostics> SparsityDiagnostics::Read(int64_t line_step) {
+  if (line_step != observed_step_) return {};
+  if (!pending_.defined()) return read_;
   const torch::Tensor values = pending_.to(torch::kCPU);  // The log point's one read of them.
   pending_ = torch::Tensor();
   const auto v = values.accessor<double, 2>();
   for (size_t i = 0; i < observed_.size(); ++i) {
     const Layer& layer = *observed_[i];
-    out.push_back({layer.name, layer.kind, layer.weight.numel(), v[i][0], v[i][1], v[i][2]});
+    read_.push_back({layer.name, layer.kind, layer.weight.numel(), v[i][0], v[i][1], v[i][2]});
   }
-  return out;
+  return read_;
 }
 
 int64_t SparsityDiagnostics::KeptBytes() const {

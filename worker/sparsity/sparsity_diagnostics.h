@@ -36,9 +36,11 @@ class SparsityDiagnostics {
   // when the engine has given it a sparse rule and its weight has a gradient.
   explicit SparsityDiagnostics(torch::nn::Module& model);
 
-  void Observe();  // Device work only.
-  // The last observation's values on the host (one read), or nothing when none was made since the last Read.
-  std::vector<LayerDiagnostics> Read();
+  // Device work only. `line_step`: the step count of the metric line(s) that will show it.
+  void Observe(int64_t line_step);
+  // The values observed for the line at `line_step` (read to the host once; a step line and an epoch line at
+  // the same step get the same values), or nothing when none was observed for it.
+  std::vector<LayerDiagnostics> Read(int64_t line_step);
 
   // The bytes kept between observations (the previous masks).
   int64_t KeptBytes() const;
@@ -54,6 +56,8 @@ class SparsityDiagnostics {
   std::vector<Layer> layers_;
   std::vector<const Layer*> observed_;  // The rows of pending_, in order.
   torch::Tensor pending_;               // [observed, 3] double: flipped, pruned and kept squared sums.
+  int64_t observed_step_ = -1;          // line_step of the last observation.
+  std::vector<LayerDiagnostics> read_;  // Its values, once read.
 };
 
 }  // namespace nmsparse

@@ -25,8 +25,8 @@ TEST(SparsityDiagnosticsTest, FlipsAndGradientNormsOfAKnownMaskChange) {
   SparsityDiagnostics diagnostics(model);
   // Before the engine gives it a sparse rule the layer is not observed.
   fc->weight.mutable_grad() = torch::ones({2, 8});
-  diagnostics.Observe();
-  EXPECT_TRUE(diagnostics.Read().empty());
+  diagnostics.Observe(1);
+  EXPECT_TRUE(diagnostics.Read(1).empty());
 
   rule->recipe = Recipe::kDecay;  // STE: hard 2:4 mask, gradient straight through.
   rule->blocks = {BlockRule{true, NM{2, 4}}};
@@ -34,8 +34,8 @@ TEST(SparsityDiagnosticsTest, FlipsAndGradientNormsOfAKnownMaskChange) {
   // Kept (2 largest |w| per group of 4, ties to the lower index): flat positions 0, 1, 6, 7, 8, 9, 14, 15.
   Set(fc->weight, {4, 3, 2, 1, 1, 2, 3, 4, 1, 1, 1, 1, 0, 0, 5, 6});
   fc->weight.mutable_grad() = torch::arange(1, 17, torch::kFloat).view({2, 8});  // dL/dW = 1 .. 16.
-  diagnostics.Observe();
-  std::vector<LayerDiagnostics> first = diagnostics.Read();
+  diagnostics.Observe(2);
+  std::vector<LayerDiagnostics> first = diagnostics.Read(2);
   ASSERT_EQ(first.size(), 1u);
   EXPECT_EQ(first[0].name, "mlp.fc1");
   EXPECT_EQ(first[0].kind, "ff");
@@ -44,14 +44,15 @@ TEST(SparsityDiagnosticsTest, FlipsAndGradientNormsOfAKnownMaskChange) {
   // Kept: 1 + 4 + 49 + 64 + 81 + 100 + 225 + 256 = 780; all: 1^2 + ... + 16^2 = 1496; pruned: 716.
   EXPECT_EQ(first[0].kept_grad_sq, 780.0);
   EXPECT_EQ(first[0].pruned_grad_sq, 716.0);
-  EXPECT_TRUE(diagnostics.Read().empty()) << "one read per observation";
+  EXPECT_EQ(diagnostics.Read(2).size(), 1u) << "a step line and an epoch line at the same step";
+  EXPECT_TRUE(diagnostics.Read(3).empty()) << "nothing observed for step 3";
   EXPECT_EQ(diagnostics.KeptBytes(), 16);
 
   // Row 0's first group reversed: positions 0, 1 leave the mask and 2, 3 join it: 4 flips of 16.
   Set(fc->weight, {1, 2, 3, 4, 1, 2, 3, 4, 1, 1, 1, 1, 0, 0, 5, 6});
   fc->weight.mutable_grad() = torch::ones({2, 8});
-  diagnostics.Observe();
-  std::vector<LayerDiagnostics> second = diagnostics.Read();
+  diagnostics.Observe(3);
+  std::vector<LayerDiagnostics> second = diagnostics.Read(3);
   ASSERT_EQ(second.size(), 1u);
   EXPECT_EQ(second[0].flipped, 4.0);
   EXPECT_EQ(second[0].kept_grad_sq, 8.0);

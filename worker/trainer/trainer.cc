@@ -231,7 +231,7 @@ class Run {
       for (int k = 0; k < accum_; ++k) ForwardBackward(k);
       averager_->Finish();  // The buckets were all-reduced during the last backward pass.
       sparsity_->AfterBackward(state_.global_step);
-      if (diagnostics_ && EndsLogWindow(step)) diagnostics_->Observe();  // Device work only.
+      if (diagnostics_ && EndsLogWindow(step)) diagnostics_->Observe(state_.global_step + 1);  // Device only.
       if (c_.optimizer.clip_grad_norm > 0) ClipGradNorm(params_, c_.optimizer.clip_grad_norm);
       (*adamw_step_)();
       sparsity_->AfterOptimizerStep(state_.global_step);
@@ -386,7 +386,7 @@ class Run {
       line.Add("precision", c_.resources.precision);
       AddDeviceFields(line);
       AddSparsityFields(sparsity_->Report(state_.global_step, /*per_layer=*/true), line);
-      if (diagnostics_) AddDiagnosticsFields(diagnostics_->Read(), line);
+      if (diagnostics_) AddDiagnosticsFields(diagnostics_->Read(state_.global_step), line);
       AddSemiStructuredFields(semi_structured_.get(), line);
       EmitMetric(*o_.metrics, line);
     }
@@ -420,7 +420,7 @@ class Run {
     line.Add(contract::kLearningRate, lr);
     line.Add(contract::kImagesPerSecond, images_per_s).Add(contract::kFlops, state_.flops);
     AddSparsityFields(sparsity_->Report(state_.global_step, /*per_layer=*/false), line);
-    if (diagnostics_) AddDiagnosticsFields(diagnostics_->Read(), line);
+    if (diagnostics_) AddDiagnosticsFields(diagnostics_->Read(state_.global_step), line);
     EmitMetric(*o_.metrics, line);
   }
 
@@ -481,8 +481,7 @@ class Run {
   std::unique_ptr<torch::optim::AdamW> optimizer_;
   std::unique_ptr<AdamWStep> adamw_step_;  // Fused on a GPU (LibTorch 2.4+).
   std::unique_ptr<SparsityMethod> sparsity_;
-  std::unique_ptr<SparsityDiagnostics>
-      diagnostics_;  // Root only; null with schedule.sparsity_diagnostics off.
+  std::unique_ptr<SparsityDiagnostics> diagnostics_;  // Root; null when schedule.sparsity_diagnostics off.
   std::unique_ptr<SemiStructuredLayers> semi_structured_;  // After sparsity_: detaches before the model goes.
   std::unique_ptr<LrScheduler> schedule_;
   int64_t epochs_ = 0;  // Trained, cooldown included (LrScheduler::TrainedEpochs).
