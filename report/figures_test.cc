@@ -70,6 +70,10 @@ TEST(RunFactsTest, InferenceFlopsShrinkWithDensity) {
   RunData unknown = MakeRun(4, v1::SparsitySpec::DENSE, 0, 0, 0, 0);
   unknown.run.mutable_spec()->mutable_model()->set_name("no_such_model");
   EXPECT_TRUE(std::isnan(InferenceFlops(unknown.run)));
+  // The trainer's count, when its final line has one (docs/sparsity-method.md §10).
+  RunData reported = MakeRun(6, v1::SparsitySpec::SRSTE, 2, 4, 0, 0);
+  (*reported.run.mutable_final_metrics())["inference_flops"] = 123.0;
+  EXPECT_EQ(InferenceFlops(reported.run), 123.0);
 }
 
 TEST(FiguresTest, MeanAndStdPerRecipeAndDensity) {

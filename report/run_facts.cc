@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <vector>
 
 #include "contract/metric_names.h"
 #include "schemas/model_catalog.h"
@@ -18,6 +20,36 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 double Value(const google::protobuf::Map<std::string, double>& values, const std::string& key) {
   auto it = values.find(key);
   return it == values.end() ? kNaN : it->second;
+}
+
+// What FinalDensity reads of a sparsity section, taken from the proto as stored (no validation: a run's spec
+// was validated at submission). Nullopt when its sparsity_loc does not parse.
+std::optional<SparsityConfig> FinalSparsityOf(const v1::SparsitySpec& s) {
+  SparsityConfig c;
+  switch (s.sparsity_type()) {
+    case v1::SparsitySpec::SRSTE:
+      c.sparsity_type = SparsityType::kSrste;
+      break;
+    case v1::SparsitySpec::STRUCTURED_NM:
+      c.sparsity_type = SparsityType::kStructuredNM;
+      break;
+    case v1::SparsitySpec::UNSTRUCTURED:
+      c.sparsity_type = SparsityType::kUnstructured;
+      break;
+    default:
+      c.sparsity_type = SparsityType::kDense;
+  }
+  if (s.m_sparsity() > 0) c.nm = {static_cast<int>(s.n_sparsity()), static_cast<int>(s.m_sparsity())};
+  c.nm_qkv = s.m_sparsity_qkv() > 0
+                 ? NM{static_cast<int>(s.n_sparsity_qkv()), static_cast<int>(s.m_sparsity_qkv())}
+                 : c.nm;
+  c.prune_rate = s.prune_rate();
+  if (s.dynamic_size() > 0) c.dynamic.resize(1);  // Counted dense, whatever its groups.
+  absl::StatusOr<std::vector<SparsityLocation>> locations =
+      ParseSparsityLocations(s.sparsity_loc().empty() ? "FF" : s.sparsity_loc());
+  if (!locations.ok()) return std::nullopt;
+  c.locations = *locations;
+  return c;
 }
 
 }  // namespace
@@ -57,15 +89,16 @@ double InferenceFlops(const v1::Run& run) {
   // The trainer's count (final line) where there is one; before that, the same count from the spec.
   if (const double reported = Value(run.final_metrics(), contract::kInferenceFlops); std::isfinite(reported))
     return reported;
-  // The model and sparsity sections alone, read by the spec's key tables.
-  YAML::Node sections(YAML::NodeType::Map);
-  sections["model"] = MessageToYaml(run.spec().model());
-  sections["sparsity"] = MessageToYaml(run.spec().sparsity());
-  absl::StatusOr<ExperimentConfig> spec = ParseExperimentNode(sections, "run spec");
+  // The model section alone, with its model_kwargs, read by the spec's key table.
+  YAML::Node model_only(YAML::NodeType::Map);
+  model_only["model"] = MessageToYaml(run.spec().model());
+  absl::StatusOr<ExperimentConfig> spec = ParseExperimentNode(model_only, "run spec");
   if (!spec.ok()) return kNaN;
   absl::StatusOr<ModelArch> arch = ResolveModel(spec->model);
   if (!arch.ok()) return kNaN;
-  return ForwardFlopsAt(*arch, spec->sparsity.locations, FinalDensity(spec->sparsity));
+  const std::optional<SparsityConfig> sparsity = FinalSparsityOf(run.spec().sparsity());
+  if (!sparsity) return kNaN;
+  return ForwardFlopsAt(*arch, sparsity->locations, FinalDensity(*sparsity));
 }
 
 }  // namespace nmsparse::report
