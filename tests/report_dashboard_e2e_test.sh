@@ -142,9 +142,9 @@ check "nmctl run shows the run's cost" \
   grep -Eq "cost: +training [0-9.e+]+ FLOPs, inference [0-9.e+]+ FLOPs/image, [0-9]+ parameters" "$tmp/srste_run.txt"
 check "nmctl run shows epoch 1's flip rate and gradient norms at 2:4" \
   grep -Eq "^ *1 +2:4 +0 +[0-9]" <(sed -n '/sparse layers per epoch/,/^$/p' "$tmp/srste_run.txt")
-check "SR-STE 2:4 trains and infers on fewer FLOPs than dense (same images)" test "$(json "
-f = {r['labels']['recipe']: r['final_metrics'] for r in d['runs']}
-print(f['srste_2_4']['flops'] < f['dense']['flops'] and f['srste_2_4']['inference_flops'] < f['dense']['inference_flops'])" <"$tmp/runs.json")" = True
+check "SR-STE 2:4 trains and infers on fewer FLOPs than dense (same images)" test "$(json "(lambda f: \
+  f['srste_2_4']['flops'] < f['dense']['flops'] and f['srste_2_4']['inference_flops'] < f['dense']['inference_flops'])(\
+  {r['labels']['recipe']: r['final_metrics'] for r in d['runs']})" <"$tmp/runs.json")" = True
 mapfile -t srste_series < <(printf '%s\n' "${run_series[@]}" | grep "recipe=srste_2_4")
 for f in diagnostics_flip_rate diagnostics_gradient_ratio; do
   check "index.html references $f.svg" grep -q "src=\"$f.svg\"" "$report/index.html"
