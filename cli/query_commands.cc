@@ -186,6 +186,8 @@ int RunRunCommand(const CommandContext& context) {
   if (!run.message().empty()) out << "  message:  " << VisibleText(run.message()) << "\n";
   if (!run.final_metrics().empty()) {
     out << "  final:    " << FormatValues(run.final_metrics()) << "\n";
+    if (const std::string cost = CostSummary(run.final_metrics()); !cost.empty())
+      out << "  cost:     " << cost << "\n";
   }
   // The trainer's latest epoch or final line names every rank's device (cpu, or cuda:K and the GPU model).
   for (auto point = response->metrics().rbegin(); point != response->metrics().rend(); ++point) {
@@ -204,6 +206,10 @@ int RunRunCommand(const CommandContext& context) {
     }
     break;
   }
+  std::vector<v1::MetricPoint> points(response->metrics().begin(), response->metrics().end());
+  // The paper's diagnostics per epoch (docs/sparsity-method.md §11).
+  if (const Table diagnostics = SparsityDiagnosticsTable(points); diagnostics.rows() > 0)
+    out << "  sparse layers per epoch:\n" << diagnostics.Render();
   out << "\nspec:\n" << run.resolved_spec();
   if (!run.resolved_spec().empty() && run.resolved_spec().back() != '\n') out << "\n";
   Table history({"AT", "FROM", "TO", "TRY", "REASON"});

@@ -142,6 +142,43 @@ Table MetricCurveTable(const std::vector<v1::MetricPoint>& points) {
   return table;
 }
 
+namespace {
+
+std::string ValueText(const v1::MetricPoint& point, const std::string& name) {
+  auto it = point.values().find(name);
+  return it == point.values().end() ? "-" : FormatMetric(it->second);
+}
+
+}  // namespace
+
+Table SparsityDiagnosticsTable(const std::vector<v1::MetricPoint>& points) {
+  Table table({"EPOCH", "N:M", "D", "FLIP RATE", "|G| PRUNED", "|G| KEPT", "PRUNED/KEPT"});
+  for (const v1::MetricPoint& p : points) {
+    auto kept = p.values().find(contract::kGradNormKept);
+    auto pruned = p.values().find(contract::kGradNormPruned);
+    if (p.kind() != contract::kKindEpoch || kept == p.values().end() || pruned == p.values().end()) continue;
+    auto stage = p.labels().find(contract::kNmStageLabel);
+    table.AddRow({absl::StrCat(p.epoch()), stage == p.labels().end() ? "-" : stage->second,
+                  ValueText(p, contract::kDecayValue), ValueText(p, contract::kFlipRate),
+                  FormatMetric(pruned->second), FormatMetric(kept->second),
+                  kept->second > 0 ? FormatMetric(pruned->second / kept->second) : "-"});
+  }
+  return table;
+}
+
+std::string CostSummary(const google::protobuf::Map<std::string, double>& final_metrics) {
+  std::vector<std::string> parts;
+  auto training = final_metrics.find(contract::kFlops);
+  auto inference = final_metrics.find(contract::kInferenceFlops);
+  auto params = final_metrics.find(contract::kParams);
+  if (training != final_metrics.end())
+    parts.push_back(absl::StrFormat("training %.4g FLOPs", training->second));
+  if (inference != final_metrics.end())
+    parts.push_back(absl::StrFormat("inference %.4g FLOPs/image", inference->second));
+  if (params != final_metrics.end()) parts.push_back(absl::StrFormat("%.0f parameters", params->second));
+  return absl::StrJoin(parts, ", ");
+}
+
 std::vector<std::pair<std::string, std::string>> SemiStructuredDecisions(const v1::MetricPoint& point) {
   std::map<std::string, std::string> by_layer;  // Sorted by layer name, as nmtrain lists them by module.
   const std::string prefix = contract::kSemiStructuredLabelPrefix;

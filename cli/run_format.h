@@ -46,6 +46,15 @@ std::string FormatValues(const google::protobuf::Map<std::string, double>& value
 // The per-layer fields of semi-structured 2:4 linears are left out: see SemiStructuredDecisions.
 Table MetricCurveTable(const std::vector<v1::MetricPoint>& points);
 
+// One row per epoch line that carries the sparse layers' diagnostics (docs/sparsity-method.md §11): N:M
+// stage, D, flip rate since the previous log point, gradient norms at pruned and kept weights and their
+// ratio. No rows for runs without them (dense runs, schedule.sparsity_diagnostics: false).
+Table SparsityDiagnosticsTable(const std::vector<v1::MetricPoint>& points);
+
+// "training 1.2e+12 FLOPs, inference 2.3e+09 FLOPs/image, 27978 parameters" from a run's final metrics,
+// as the paper's tables report runs; empty when it has none of them.
+std::string CostSummary(const google::protobuf::Map<std::string, double>& final_metrics);
+
 // (layer, decision) of every semi-structured 2:4 linear in `point`'s labels, by layer name: the path its last
 // forward took and why ("weight_2:4 masked dense (device cpu)"); empty for runs without such layers.
 std::vector<std::pair<std::string, std::string>> SemiStructuredDecisions(const v1::MetricPoint& point);

@@ -28,6 +28,23 @@ constexpr char kDecodeFailures[] = "decode_failures";
 constexpr char kSkippedSteps[] = "skipped_steps";
 constexpr char kLossScale[] = "loss_scale";
 
+// Forward FLOPs per image of the model the run ends with, its sparse locations at their target N/M (final
+// line; docs/sparsity-method.md §10). kFlops counts training by what each recipe computes.
+constexpr char kInferenceFlops[] = "inference_flops";
+
+// The N:M recipe's state at the line's step (docs/sparsity-method.md §2-§4): the value D(j) applied to pruned
+// weights, and the labels of the N:M in force (the SDGF stage) and the phase.
+constexpr char kDecayValue[] = "d";
+constexpr char kNmStageLabel[] = "nm_stage";
+constexpr char kPhaseLabel[] = "phase";
+
+// The sparse layers' diagnostics at log points (epoch and step lines; docs/sparsity-method.md §11), over all
+// sparse layers and per layer kind after a "/" ("flip_rate/ff", kinds ff, qkv, o, c): the share of mask
+// entries changed since the previous log point, and the L2 norms of dL/dW at pruned and at kept weights.
+constexpr char kFlipRate[] = "flip_rate";
+constexpr char kGradNormPruned[] = "grad_norm_pruned";
+constexpr char kGradNormKept[] = "grad_norm_kept";
+
 // Labels of the epoch and final lines: rank 0's device ("cuda:0 (GPU 2) NVIDIA H100 80GB HBM3", "cpu") and
 // every rank's, joined with "; " in rank order.
 constexpr char kDeviceLabel[] = "device";

@@ -171,13 +171,56 @@ Figure MetricVsParameters(const SweepData& data, const std::string& metric) {
   return f;
 }
 
+Figure FlipRateCurves(const SweepData& data) {
+  Figure f{
+      "diagnostics_flip_rate",
+      "Mask flip rate per run",
+      "Share of the sparse layers' mask entries that changed since the previous log point, at the end of "
+      "each epoch (SR-STE's flip rate).",
+      "epoch",
+      "flip rate",
+      false,
+      {}};
+  for (const RunData& run : data.runs) {
+    Series s = CurveOf(run, contract::kKindEpoch, contract::kFlipRate, /*x_is_step=*/false);
+    if (!s.x.empty()) f.series.push_back(std::move(s));
+  }
+  return f;
+}
+
+Figure PrunedKeptGradientCurves(const SweepData& data) {
+  Figure f{"diagnostics_gradient_ratio",
+           "Gradient reaching pruned vs kept weights per run",
+           "L2 norm of dL/dW at pruned weights over that at kept weights, at each epoch's last step: the "
+           "gradient flow that MDGF and SDGF decay.",
+           "epoch",
+           "|g| pruned / |g| kept",
+           false,
+           {}};
+  for (const RunData& run : data.runs) {
+    Series s{RunName(run.run), Series::Style::kLines, {}, {}, {}};
+    for (const v1::MetricPoint& p : run.curve) {
+      double x = 0, pruned = 0, kept = 0;
+      if (p.kind() == contract::kKindEpoch && PointXY(p, contract::kGradNormPruned, false, &x, &pruned) &&
+          PointXY(p, contract::kGradNormKept, false, &x, &kept) && kept > 0) {
+        s.x.push_back(x);
+        s.y.push_back(pruned / kept);
+      }
+    }
+    if (!s.x.empty()) f.series.push_back(std::move(s));
+  }
+  return f;
+}
+
 std::vector<Figure> SweepFigures(const SweepData& data, const std::string& metric) {
   return {LossCurves(data),
           EvalCurves(data, metric),
           MetricVsDensity(data, metric),
           MetricVsFlops(data, metric, /*training=*/true),
           MetricVsFlops(data, metric, /*training=*/false),
-          MetricVsParameters(data, metric)};
+          MetricVsParameters(data, metric),
+          FlipRateCurves(data),
+          PrunedKeptGradientCurves(data)};
 }
 
 }  // namespace nmsparse::report

@@ -1,6 +1,7 @@
 // The report's figures of a sweep: learning curves per run, the final metric against density per recipe
 // (mean ± std over runs that share recipe and N:M: seeds and random draws), and the final metric against
-// training and inference FLOPs with the Pareto front, and against the model's parameters.
+// training and inference FLOPs with the Pareto front, and against the model's parameters; the sparse layers'
+// flip rate and pruned / kept gradient-norm ratio per epoch.
 #ifndef NMSPARSE_REPORT_FIGURES_H_
 #define NMSPARSE_REPORT_FIGURES_H_
 
@@ -28,6 +29,12 @@ Figure MetricVsFlops(const SweepData& data, const std::string& metric, bool trai
 // Final `metric` against the model's parameters (the runs' final `params`): one point series per recipe, for
 // sweeps over model size.
 Figure MetricVsParameters(const SweepData& data, const std::string& metric);
+
+// The sparse layers' diagnostics per run against epoch (docs/sparsity-method.md §11): the mask flip rate
+// since the previous log point, and the gradient norm at pruned over that at kept weights. No series for
+// runs that report none (dense runs).
+Figure FlipRateCurves(const SweepData& data);
+Figure PrunedKeptGradientCurves(const SweepData& data);
 
 // All of the above, in the report's order.
 std::vector<Figure> SweepFigures(const SweepData& data, const std::string& metric);

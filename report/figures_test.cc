@@ -70,6 +70,10 @@ TEST(RunFactsTest, InferenceFlopsShrinkWithDensity) {
   RunData unknown = MakeRun(4, v1::SparsitySpec::DENSE, 0, 0, 0, 0);
   unknown.run.mutable_spec()->mutable_model()->set_name("no_such_model");
   EXPECT_TRUE(std::isnan(InferenceFlops(unknown.run)));
+  // The trainer's count, when its final line has one (docs/sparsity-method.md §10).
+  RunData reported = MakeRun(6, v1::SparsitySpec::SRSTE, 2, 4, 0, 0);
+  (*reported.run.mutable_final_metrics())["inference_flops"] = 123.0;
+  EXPECT_EQ(InferenceFlops(reported.run), 123.0);
 }
 
 TEST(FiguresTest, MeanAndStdPerRecipeAndDensity) {
@@ -179,6 +183,35 @@ TEST(FiguresTest, CurvesUseStepAndEpochPoints) {
   const Figure top1 = EvalCurves(data, "top1");
   ASSERT_EQ(top1.series.size(), 1u);
   EXPECT_EQ(top1.series[0].y, std::vector<double>{0.5});
+}
+
+// docs/sparsity-method.md §11: flip rate and |g| pruned / |g| kept per epoch, only for runs that report them.
+TEST(FiguresTest, DiagnosticsCurvesPerSparseRun) {
+  RunData sparse = MakeRun(3, v1::SparsitySpec::SRSTE, 1, 4, 0.5, 1e9);
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    v1::MetricPoint e;
+    e.set_kind("epoch");
+    e.set_epoch(epoch);
+    if (epoch > 0) (*e.mutable_values())["flip_rate"] = 0.125;  // None at the first log point.
+    (*e.mutable_values())["grad_norm_pruned"] = 1.0 + epoch;
+    (*e.mutable_values())["grad_norm_kept"] = 4.0;
+    sparse.curve.push_back(e);
+  }
+  RunData dense = MakeRun(4, v1::SparsitySpec::DENSE, 0, 0, 0.5, 1e9);
+  v1::MetricPoint e;
+  e.set_kind("epoch");
+  (*e.mutable_values())["top1"] = 0.5;
+  dense.curve.push_back(e);
+  SweepData data;
+  data.runs = {sparse, dense};
+  const Figure flips = FlipRateCurves(data);
+  ASSERT_EQ(flips.series.size(), 1u);
+  EXPECT_EQ(flips.series[0].x, std::vector<double>{1});
+  EXPECT_EQ(flips.series[0].y, std::vector<double>{0.125});
+  const Figure ratio = PrunedKeptGradientCurves(data);
+  ASSERT_EQ(ratio.series.size(), 1u);
+  EXPECT_EQ(ratio.series[0].name, flips.series[0].name);
+  EXPECT_EQ(ratio.series[0].y, (std::vector<double>{0.25, 0.5}));
 }
 
 // Issue 22: `nmctl report --metric ../../x` names no file outside the report's directory.

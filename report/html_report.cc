@@ -45,9 +45,9 @@ figcaption { color: #555; font-size: 90%; }
 <h2 id="runs">Runs</h2>
 <table class="runs">
 <tr><th>run</th><th>state</th><th>recipe</th><th>N/M</th><th>{{metric}}</th>{{#ema_metric}}<th>{{.}}</th>{{/ema_metric}}<th>training FLOPs</th>
-<th>inference FLOPs / image</th></tr>
+<th>inference FLOPs / image</th><th>parameters</th></tr>
 {{#runs}}<tr><td>{{name}}</td><td>{{state}}</td><td>{{recipe}}</td><td>{{density}}</td><td>{{value}}</td>{{#ema}}<td>{{.}}</td>{{/ema}}
-<td>{{train_flops}}</td><td>{{inference_flops}}</td></tr>
+<td>{{train_flops}}</td><td>{{inference_flops}}</td><td>{{params}}</td></tr>
 {{/runs}}</table>
 </body></html>
 )";
@@ -97,7 +97,8 @@ mstch::array RunsContext(const SweepData& data, const std::string& metric, const
                              {"density", Number(DensityOf(s), "%.3g")},
                              {"value", Number(FinalMetric(r.run, metric), "%.4g")},
                              {"train_flops", Number(TrainingFlops(r.run), "%.3g")},
-                             {"inference_flops", Number(InferenceFlops(r.run), "%.3g")}});
+                             {"inference_flops", Number(InferenceFlops(r.run), "%.3g")},
+                             {"params", Number(ReportedParameters(r.run), "%.0f")}});
   }
   return out;
 }

@@ -2,13 +2,15 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <vector>
 
 #include "contract/metric_names.h"
 #include "schemas/model_catalog.h"
 #include "schemas/model_resolution.h"
 #include "schemas/proto_bridge.h"
 #include "schemas/sparsity_config.h"
-#include "worker/trainer/flops.h"
+#include "worker/trainer/training_flops.h"
 
 namespace nmsparse::report {
 namespace {
@@ -20,16 +22,34 @@ double Value(const google::protobuf::Map<std::string, double>& values, const std
   return it == values.end() ? kNaN : it->second;
 }
 
-// Multiply-adds of the sparsifiable weights over one image's tokens (ViT): the part N:M can skip.
-double SparsifiableFlops(const ModelArch& arch, const std::string& locations_text) {
+// What FinalDensity reads of a sparsity section, taken from the proto as stored (no validation: a run's spec
+// was validated at submission). Nullopt when its sparsity_loc does not parse.
+std::optional<SparsityConfig> FinalSparsityOf(const v1::SparsitySpec& s) {
+  SparsityConfig c;
+  switch (s.sparsity_type()) {
+    case v1::SparsitySpec::SRSTE:
+      c.sparsity_type = SparsityType::kSrste;
+      break;
+    case v1::SparsitySpec::STRUCTURED_NM:
+      c.sparsity_type = SparsityType::kStructuredNM;
+      break;
+    case v1::SparsitySpec::UNSTRUCTURED:
+      c.sparsity_type = SparsityType::kUnstructured;
+      break;
+    default:
+      c.sparsity_type = SparsityType::kDense;
+  }
+  if (s.m_sparsity() > 0) c.nm = {static_cast<int>(s.n_sparsity()), static_cast<int>(s.m_sparsity())};
+  c.nm_qkv = s.m_sparsity_qkv() > 0
+                 ? NM{static_cast<int>(s.n_sparsity_qkv()), static_cast<int>(s.m_sparsity_qkv())}
+                 : c.nm;
+  c.prune_rate = s.prune_rate();
+  if (s.dynamic_size() > 0) c.dynamic.resize(1);  // Counted dense, whatever its groups.
   absl::StatusOr<std::vector<SparsityLocation>> locations =
-      ParseSparsityLocations(locations_text.empty() ? "FF" : locations_text);
-  if (!locations.ok()) return 0.0;
-  const double grid = arch.img_size / arch.patch_size;
-  const double tokens = grid * grid + (arch.class_token ? 1 : 0);
-  double weights = 0.0;
-  for (const LayerShape& layer : SparsifiableLayers(arch, *locations)) weights += layer.numel();
-  return 2.0 * tokens * weights;
+      ParseSparsityLocations(s.sparsity_loc().empty() ? "FF" : s.sparsity_loc());
+  if (!locations.ok()) return std::nullopt;
+  c.locations = *locations;
+  return c;
 }
 
 }  // namespace
@@ -66,6 +86,9 @@ double TrainingFlops(const v1::Run& run) { return Value(run.final_metrics(), con
 double ReportedParameters(const v1::Run& run) { return Value(run.final_metrics(), contract::kParams); }
 
 double InferenceFlops(const v1::Run& run) {
+  // The trainer's count (final line) where there is one; before that, the same count from the spec.
+  if (const double reported = Value(run.final_metrics(), contract::kInferenceFlops); std::isfinite(reported))
+    return reported;
   // The model section alone, with its model_kwargs, read by the spec's key table.
   YAML::Node model_only(YAML::NodeType::Map);
   model_only["model"] = MessageToYaml(run.spec().model());
@@ -73,10 +96,9 @@ double InferenceFlops(const v1::Run& run) {
   if (!spec.ok()) return kNaN;
   absl::StatusOr<ModelArch> arch = ResolveModel(spec->model);
   if (!arch.ok()) return kNaN;
-  const double dense = ForwardFlops(*arch);
-  if (arch->family != ModelFamily::kVit) return dense;
-  const double pruned = 1.0 - DensityOf(run.spec().sparsity());
-  return dense - pruned * SparsifiableFlops(*arch, run.spec().sparsity().sparsity_loc());
+  const std::optional<SparsityConfig> sparsity = FinalSparsityOf(run.spec().sparsity());
+  if (!sparsity) return kNaN;
+  return ForwardFlopsAt(*arch, sparsity->locations, FinalDensity(*sparsity));
 }
 
 }  // namespace nmsparse::report

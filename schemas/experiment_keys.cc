@@ -381,6 +381,9 @@ const KeyTable<ScheduleConfig>& ScheduleKeys() {
       IntKey<Sc>("log_every_steps", &Sc::log_every_steps, 0)
           .Doc("Also emit a metric point every N optimizer steps (0: per epoch only).")
           .Alias("log_interval"),
+      OmittedAtDefault(BoolKey<Sc>("sparsity_diagnostics", &Sc::sparsity_diagnostics))
+          .Doc("At every log point, each sparse layer kind's mask flip rate and the gradient norms at pruned "
+               "and kept weights (docs/sparsity-method.md §11); false turns them off."),
       // timm's schedulers (create_scheduler_v2, by train.py's names; docs/nmtrain.md).
       OmittedAtDefault(WordKey<Sc>("sched", &Sc::sched,
                                    {"warmup_cosine", "cosine", "step", "multistep", "plateau", "constant"}))

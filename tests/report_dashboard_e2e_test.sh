@@ -134,6 +134,23 @@ ctl run "$first_run" >"$tmp/run.txt"
 check "nmctl run shows the final ema_top1" grep -Eq "final: +.*ema_top1=[0-9.e-]+" "$tmp/run.txt"
 check "nmctl run's metric table has ema_top1 per epoch" grep -Eq "ema_top1" <(grep -A3 "^metrics" "$tmp/run.txt")
 
+# --- The sparse layers' diagnostics and FLOPs by recipe (docs/sparsity-method.md §10-§11)
+ctl runs --sweep "$sweep" --json >"$tmp/runs.json"
+srste_run=$(json "[r['id'] for r in d['runs'] if r['labels'].get('recipe') == 'srste_2_4'][0]" <"$tmp/runs.json")
+ctl run "$srste_run" >"$tmp/srste_run.txt"
+check "nmctl run shows the run's cost" \
+  grep -Eq "cost: +training [0-9.e+]+ FLOPs, inference [0-9.e+]+ FLOPs/image, [0-9]+ parameters" "$tmp/srste_run.txt"
+check "nmctl run shows epoch 1's flip rate and gradient norms at 2:4" \
+  grep -Eq "^ *1 +2:4 +0 +[0-9]" <(sed -n '/sparse layers per epoch/,/^$/p' "$tmp/srste_run.txt")
+check "SR-STE 2:4 trains and infers on fewer FLOPs than dense (same images)" test "$(json "(lambda f: \
+  f['srste_2_4']['flops'] < f['dense']['flops'] and f['srste_2_4']['inference_flops'] < f['dense']['inference_flops'])(\
+  {r['labels']['recipe']: r['final_metrics'] for r in d['runs']})" <"$tmp/runs.json")" = True
+mapfile -t srste_series < <(printf '%s\n' "${run_series[@]}" | grep "recipe=srste_2_4")
+for f in diagnostics_flip_rate diagnostics_gradient_ratio; do
+  check "index.html references $f.svg" grep -q "src=\"$f.svg\"" "$report/index.html"
+  check "$f has the SR-STE runs" svg_has_series "$report/$f.svg" "${srste_series[@]}"
+done
+
 # --- TensorBoard export
 tb="$tmp/tensorboard"
 check "nmctl export --format tensorboard" ctl export "$sweep" --format tensorboard -o "$tb"

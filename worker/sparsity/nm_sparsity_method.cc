@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "contract/metric_names.h"
 #include "worker/sparsity/sparsity_engine.h"
 
 namespace nmsparse {
@@ -26,14 +27,24 @@ class NMSparsityMethod : public SparsityMethod {
   SparsityReport Report(int64_t /*global_step*/, bool per_layer) const override {
     const SparsitySummary summary = engine_->Summary();
     SparsityReport report;
-    report.numbers.emplace_back("d", summary.decay);
-    report.labels = {{"nm_stage", summary.nm}, {"nm_stage_qkv", summary.nm_qkv}, {"phase", summary.phase}};
+    report.numbers.emplace_back(contract::kDecayValue, summary.decay);
+    report.labels = {{contract::kNmStageLabel, summary.nm},
+                     {"nm_stage_qkv", summary.nm_qkv},
+                     {contract::kPhaseLabel, summary.phase}};
     if (!per_layer) return report;
     for (const LocationReport& location : engine_->ReportByLocation()) {
       report.numbers.emplace_back("sparsity/" + location.location, location.zero_fraction);
       report.numbers.emplace_back("target_sparsity/" + location.location, TargetSparsity(location.target));
     }
     return report;
+  }
+
+  // A hard mask (D = 0 as the layers apply it, in float) multiplies the N/M share of W in force; while D > 0,
+  // or in a dense phase, W~ is dense.
+  GemmDensity ForwardDensity() const override {
+    const SparsitySummary summary = engine_->Summary();
+    if (summary.phase == "dense" || static_cast<float>(summary.decay) > 0.f) return {};
+    return {1.0 - TargetSparsity(summary.nm), 1.0 - TargetSparsity(summary.nm_qkv)};
   }
 
   NamedTensors StateDict() const override { return {}; }  // Everything follows from (epoch, step) and W.

@@ -21,6 +21,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "schemas/sparsity_config.h"
+#include "worker/sparsity/gemm_density.h"
 
 namespace torch {
 namespace nn {
@@ -55,6 +56,10 @@ class SparsityMethod {
   // The method's state at `global_step`; `per_layer` adds the measured and target sparsity per location or
   // parameter, which reads every sparse weight (epoch lines; step lines leave it out).
   virtual SparsityReport Report(int64_t global_step, bool per_layer) const = 0;
+
+  // What the forward and input-gradient GEMMs of the step begun last multiply, for the FLOP count (§10).
+  // Dense unless a method says otherwise (dynamic sparsity is counted dense).
+  virtual GemmDensity ForwardDensity() const { return {}; }
 
   // Tensors a resumed run needs besides the model and optimizer (dynamic masks); LoadStateDict restores them.
   virtual NamedTensors StateDict() const = 0;

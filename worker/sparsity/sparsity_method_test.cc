@@ -62,6 +62,38 @@ TEST(SparsityMethodTest, NMRecipeReportsItsStageAndMeasuredSparsity) {
   EXPECT_NE(plan.find("blocks.0.mlp.fc1 [ff]"), std::string::npos) << plan;
 }
 
+// What each recipe's forward and input-gradient GEMMs multiply (docs/sparsity-method.md §10): a hard mask its
+// N:M share, a decaying mask (D > 0) all of W, a dense phase all of W, an SDGF stage its own share.
+GemmDensity DensityAt(SparsityConfig config, int epoch, int64_t step) {
+  auto model = TinyVit();
+  auto method = CreateSparsityMethod(config, *model, SparsityMethodOptions(/*total_epochs=*/4, 10));
+  EXPECT_TRUE(method.ok()) << method.status();
+  (*method)->BeginStep(epoch, step);
+  return (*method)->ForwardDensity();
+}
+
+TEST(SparsityMethodTest, ForwardDensityFollowsTheRecipe) {
+  SparsityConfig ste;
+  ste.sparsity_type = SparsityType::kStructuredNM;
+  ste.nm = ste.nm_qkv = {1, 4};
+  EXPECT_DOUBLE_EQ(DensityAt(ste, 1, 10).ff, 0.25);
+  SparsityConfig srste = ste;
+  srste.sparsity_type = SparsityType::kSrste;
+  srste.dense_fraction = 0.25;  // Epoch 0 dense.
+  EXPECT_DOUBLE_EQ(DensityAt(srste, 0, 5).ff, 1.0);
+  EXPECT_DOUBLE_EQ(DensityAt(srste, 1, 10).ff, 0.25);
+  SparsityConfig mdgf = ste;
+  mdgf.decay_type = DecayType::kLinear;
+  mdgf.decay_coef = 0.05;  // D = 1 - 0.05 j: positive up to j = 20, 0 from there.
+  EXPECT_DOUBLE_EQ(DensityAt(mdgf, 1, 19).ff, 1.0);
+  EXPECT_DOUBLE_EQ(DensityAt(mdgf, 2, 20).ff, 0.25);
+  SparsityConfig sdgf = ste;
+  sdgf.structure_decay_flag = true;  // SPARSIFY of 1:4: 3:4, 2:4, 1:4 from epochs 0, 1, 2.
+  EXPECT_DOUBLE_EQ(DensityAt(sdgf, 0, 0).ff, 0.75);
+  EXPECT_DOUBLE_EQ(DensityAt(sdgf, 1, 10).ff, 0.5);
+  EXPECT_DOUBLE_EQ(DensityAt(sdgf, 3, 30).qkv, 0.25);
+}
+
 TEST(SparsityMethodTest, DynamicGroupsPickTheControllerAndCheckpointItsMasks) {
   torch::manual_seed(2);
   auto model = TinyVit();

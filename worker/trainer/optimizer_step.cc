@@ -15,11 +15,12 @@ OptimizerStep::OptimizerStep(std::vector<torch::Tensor> params, AdamWStep& adamw
       clip_grad_norm_(clip_grad_norm),
       scaler_(scaler) {}
 
-void OptimizerStep::operator()(int64_t global_step) {
+void OptimizerStep::operator()(int64_t global_step, const std::function<void()>& observe) {
   if (scaler_ != nullptr) scaler_->Unscale(params_);
   const bool skip = host_skip() && ReadToHost(scaler_->found_inf())[0] > 0;
   if (!skip) {
     sparsity_.AfterBackward(global_step);
+    if (observe) observe();
     // On a device-side skip clipping still runs; inf gradients make it NaN, which the skipped update and the
     // next zero_grad discard.
     if (clip_grad_norm_ > 0) ClipGradNorm(params_, clip_grad_norm_);

@@ -16,6 +16,7 @@
 #include <torch/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "worker/sparsity/sparsity_method.h"
@@ -30,8 +31,10 @@ class OptimizerStep {
   OptimizerStep(std::vector<torch::Tensor> params, AdamWStep& adamw, SparsityMethod& sparsity,
                 double clip_grad_norm, LossScaler* scaler);
 
-  // After backward of optimizer step `global_step` (0-based).
-  void operator()(int64_t global_step);
+  // After backward of optimizer step `global_step` (0-based). `observe`, when set, sees the complete
+  // (unscaled) gradients after the sparsity method's after-backward hook and before clipping: the
+  // diagnostics of a log point (worker/sparsity/sparsity_diagnostics.h).
+  void operator()(int64_t global_step, const std::function<void()>& observe = {});
 
   // Whether a skipped step is decided on the host (a read of the found-inf flag per step): no fused AdamW.
   bool host_skip() const { return scaler_ != nullptr && !adamw_.fused(); }

@@ -18,6 +18,7 @@
 #include "schemas/model_catalog.h"
 #include "schemas/semi_structured_layers.h"
 #include "worker/sparsity/semi_structured/semi_structured_layers_setup.h"
+#include "worker/sparsity/sparsity_diagnostics.h"
 #include "worker/sparsity/sparsity_method.h"
 #include "worker/trainer/adamw_step.h"
 #include "worker/trainer/autocast_guard.h"
@@ -47,6 +48,7 @@
 #include "worker/trainer/run_metric_fields.h"
 #include "worker/trainer/run_parts.h"
 #include "worker/trainer/sync_debug.h"
+#include "worker/trainer/training_flops.h"
 
 namespace nmsparse {
 namespace {
@@ -129,7 +131,9 @@ class Run {
     sparsity_ = MakeSparsity(config, epochs_, steps_per_epoch_, *model_, optimizer_.get(),
                              scaler_ ? scaler_->scale() : torch::Tensor());
     semi_structured_ = MakeSemiStructured(config, epochs_, steps_per_epoch_, *model_, device_);
-    flops_per_image_ = TrainingFlopsPerImage(arch_);
+    // Root's gradients are the averaged ones, so it alone observes (docs/sparsity-method.md §11).
+    if (config.schedule.sparsity_diagnostics && dist_->is_root())
+      diagnostics_ = std::make_unique<SparsityDiagnostics>(*model_);
     params_ = model_->parameters();
     averager_ = std::make_unique<GradientAverager>(*dist_, params_);
     step_ = std::make_unique<OptimizerStep>(params_, *adamw_step_, *sparsity_,
@@ -253,8 +257,13 @@ class Run {
       SetLearningRate(*optimizer_, lr, lr_scales_);
       optimizer_->zero_grad();
       for (int k = 0; k < accum_; ++k) ForwardBackward(k);
-      averager_->Finish();           // The buckets were all-reduced during the last backward pass.
-      (*step_)(state_.global_step);  // Unscaling, the sparsity hooks, clipping, AdamW; skipped on inf (fp16).
+      averager_->Finish();  // The buckets were all-reduced during the last backward pass.
+      // Unscaling, the sparsity hooks, clipping, AdamW; skipped on inf (fp16). A log point's diagnostics see
+      // the unscaled gradients before clipping (device only).
+      const bool observe = diagnostics_ && EndsLogWindow(step);
+      (*step_)(state_.global_step, [&] {
+        if (observe) diagnostics_->Observe(state_.global_step + 1);
+      });
       // timm's train.py: model_ema.update(model) after each optimizer step, also when the scaler skipped it.
       if (ema_) ema_->Update();
       ++state_.global_step;
@@ -329,6 +338,12 @@ class Run {
     return every > 0 && state_.global_step % every == 0;
   }
 
+  // Whether the step being taken (`step` in its epoch, not yet counted) is followed by a metric line.
+  bool EndsLogWindow(int64_t step) const {
+    const int64_t every = c_.schedule.log_every_steps;
+    return step + 1 == steps_per_epoch_ || (every > 0 && (state_.global_step + 1) % every == 0);
+  }
+
   bool AtSyncPoint(bool stop_wanted) const {
     if (state_.step_in_epoch == steps_per_epoch_ || AtLogPoint()) return true;
     const int64_t every = c_.schedule.log_every_steps;
@@ -359,7 +374,9 @@ class Run {
     state_.epoch_seconds += seconds;
     state_.epoch_loss_sum += sums[0];
     state_.epoch_samples += sums[1];
-    state_.flops += flops_per_image_ * sums[1];
+    // At the rule of the window's last step: phases and SDGF stages change at epoch ends, which end windows.
+    state_.flops +=
+        TrainingFlopsPerImageAt(arch_, c_.sparsity.locations, sparsity_->ForwardDensity()) * sums[1];
     log_loss_ += sums[0];
     log_images_ += sums[1];
     log_seconds_ += seconds;
@@ -409,6 +426,7 @@ class Run {
       AddDeviceFields(line);
       AddLossScalerFields(line);
       AddSparsityFields(sparsity_->Report(state_.global_step, /*per_layer=*/true), line);
+      if (diagnostics_) AddDiagnosticsFields(diagnostics_->Read(state_.global_step), line);
       AddSemiStructuredFields(semi_structured_.get(), line);
       if (data_.train_failures) line.Add(contract::kDecodeFailures, data_.train_failures->Count(epoch));
       EmitMetric(*o_.metrics, line);
@@ -457,6 +475,7 @@ class Run {
     line.Add(contract::kImagesPerSecond, images_per_s).Add(contract::kFlops, state_.flops);
     AddLossScalerFields(line);
     AddSparsityFields(sparsity_->Report(state_.global_step, /*per_layer=*/false), line);
+    if (diagnostics_) AddDiagnosticsFields(diagnostics_->Read(state_.global_step), line);
     EmitMetric(*o_.metrics, line);
   }
 
@@ -486,6 +505,8 @@ class Run {
         .Add("train_seconds", state_.train_seconds)
         .Add("flops", state_.flops)
         .Add(contract::kParams, static_cast<double>(CountParameters(*model_)))
+        .Add(contract::kInferenceFlops,
+             ForwardFlopsAt(arch_, c_.sparsity.locations, FinalDensity(c_.sparsity)))
         .Add("precision", c_.resources.precision);
     AddDeviceFields(line);
     AddLossScalerFields(line);
@@ -546,6 +567,7 @@ class Run {
   std::unique_ptr<torch::optim::AdamW> optimizer_;
   std::unique_ptr<AdamWStep> adamw_step_;  // Fused on a GPU (LibTorch 2.4+).
   std::unique_ptr<SparsityMethod> sparsity_;
+  std::unique_ptr<SparsityDiagnostics> diagnostics_;  // Root; null when schedule.sparsity_diagnostics off.
   std::unique_ptr<SemiStructuredLayers> semi_structured_;  // After sparsity_: detaches before the model goes.
   std::unique_ptr<LrScheduler> schedule_;
   int64_t epochs_ = 0;  // Trained, cooldown included (LrScheduler::TrainedEpochs).
@@ -554,7 +576,6 @@ class Run {
   std::unique_ptr<ModelEma> ema_;               // model.ema only.
   std::unique_ptr<LossScaler> scaler_;          // fp16 (or TrainerOptions::loss_scaling); else null.
   std::unique_ptr<OptimizerStep> step_;
-  double flops_per_image_ = 0.0;
   TrainState state_;
 };
 

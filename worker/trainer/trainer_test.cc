@@ -19,6 +19,7 @@
 #include "worker/trainer/evaluator.h"
 #include "worker/trainer/exit_codes.h"
 #include "worker/trainer/flops.h"
+#include "worker/trainer/training_flops.h"
 #include "worker/trainer/host_reads.h"
 #include "worker/trainer/loss.h"
 #include "worker/trainer/metrics_writer.h"
@@ -89,6 +90,24 @@ sparsity: {sparsity_type: SRSTE, n_sparsity: 2, m_sparsity: 4, sparsity_loc: FF}
     }
   }
   EXPECT_EQ(MetricLines(run.metrics.str(), "step").size(), 6u);  // Steps 5, 10, 15, 20, 25, 30.
+
+  // The diagnostics (docs/sparsity-method.md §11) in step and epoch lines; the first log point has no
+  // previous mask to compare with. FLOPs as SR-STE computes them: FF forward and input gradient at 2:4.
+  const std::vector<std::string> steps = MetricLines(run.metrics.str(), "step");
+  EXPECT_EQ(steps[0].find("\"flip_rate\""), std::string::npos) << steps[0];
+  EXPECT_NE(steps[0].find("\"grad_norm_pruned/ff\""), std::string::npos) << steps[0];
+  auto epoch = LastMetricFields(run.metrics.str(), "epoch");
+  const double flip_rate = std::stod(epoch["flip_rate/ff"]);
+  EXPECT_GE(flip_rate, 0.0);
+  EXPECT_LT(flip_rate, 0.5);
+  EXPECT_EQ(epoch["flip_rate"], epoch["flip_rate/ff"]);
+  EXPECT_GT(std::stod(epoch["grad_norm_pruned"]), 0.0);
+  EXPECT_GT(std::stod(epoch["grad_norm_kept"]), 0.0);
+  const ModelArch arch = *LookupModel("vit_nano_patch7_28");
+  EXPECT_NEAR(std::stod(epoch["flops"]),
+              2 * per_epoch * 16 * TrainingFlopsPerImageAt(arch, {SparsityLocation::kFF}, {0.5, 0.5}), 1e3);
+  EXPECT_NEAR(std::stod(LastMetricFields(run.metrics.str(), "final")["inference_flops"]),
+              ForwardFlopsAt(arch, {SparsityLocation::kFF}, {0.5, 0.5}), 1.0);
 }
 
 // A run stopped mid-epoch (as by SIGTERM) and resumed ends with the same weights as an uninterrupted one:

@@ -1,0 +1,49 @@
+// nmctl run's per-epoch diagnostics of the sparse layers and its cost line (docs/sparsity-method.md §10-§11).
+#include "cli/run_format.h"
+
+#include "contract/metric_line.h"
+#include "contract/metric_names.h"
+#include "gtest/gtest.h"
+
+namespace nmsparse::cli {
+namespace {
+
+v1::MetricPoint EpochPoint(int epoch, double flip_rate, double pruned, double kept) {
+  v1::MetricPoint p;
+  p.set_kind(contract::kKindEpoch);
+  p.set_epoch(epoch);
+  (*p.mutable_labels())[contract::kNmStageLabel] = "2:8";
+  (*p.mutable_values())[contract::kDecayValue] = 0.5;
+  if (flip_rate >= 0) (*p.mutable_values())[contract::kFlipRate] = flip_rate;
+  (*p.mutable_values())[contract::kGradNormPruned] = pruned;
+  (*p.mutable_values())[contract::kGradNormKept] = kept;
+  return p;
+}
+
+TEST(RunFormatTest, DiagnosticsTableHasOneRowPerEpochLine) {
+  v1::MetricPoint step = EpochPoint(0, 0.2, 1, 1);
+  step.set_kind(contract::kKindStep);  // Step lines stay in the metric curve only.
+  v1::MetricPoint dense;
+  dense.set_kind(contract::kKindEpoch);  // A dense run's epoch line: no row.
+  const Table table =
+      SparsityDiagnosticsTable({EpochPoint(0, -1, 0.5, 2), step, EpochPoint(1, 0.125, 1, 4), dense});
+  ASSERT_EQ(table.rows(), 2u);
+  const std::string text = table.Render();
+  EXPECT_NE(text.find("FLIP RATE"), std::string::npos) << text;
+  EXPECT_NE(text.find("0.125"), std::string::npos) << text;
+  EXPECT_NE(text.find("0.25"), std::string::npos) << text << "pruned / kept of epochs 0 and 1";
+  EXPECT_NE(text.find("2:8"), std::string::npos) << text;
+}
+
+TEST(RunFormatTest, CostSummaryReadsTrainingAndInferenceFlopsAndParameters) {
+  google::protobuf::Map<std::string, double> final_metrics;
+  EXPECT_EQ(CostSummary(final_metrics), "");
+  final_metrics[contract::kFlops] = 1.5e12;
+  final_metrics[contract::kInferenceFlops] = 2.25e9;
+  final_metrics[contract::kParams] = 27978;
+  EXPECT_EQ(CostSummary(final_metrics),
+            "training 1.5e+12 FLOPs, inference 2.25e+09 FLOPs/image, 27978 parameters");
+}
+
+}  // namespace
+}  // namespace nmsparse::cli
