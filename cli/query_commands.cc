@@ -206,7 +206,11 @@ int RunRunCommand(const CommandContext& context) {
     }
     break;
   }
-  std::vector<v1::MetricPoint> points(response->metrics().begin(), response->metrics().end());
+  // Progress points carry only a step count: watch and follow show them, the tables have no use for them.
+  std::vector<v1::MetricPoint> points;
+  for (const v1::MetricPoint& p : response->metrics()) {
+    if (p.kind() != contract::kKindProgress) points.push_back(p);
+  }
   // The paper's diagnostics per epoch (docs/sparsity-method.md §11).
   if (const Table diagnostics = SparsityDiagnosticsTable(points); diagnostics.rows() > 0)
     out << "  sparse layers per epoch:\n" << diagnostics.Render();
@@ -218,11 +222,6 @@ int RunRunCommand(const CommandContext& context) {
                     v1::RunState_Name(change.to()), absl::StrCat(change.attempt()), change.reason()});
   }
   out << "\nstate history:\n" << history.Render();
-  // Progress points carry only a step count: watch and follow show them, the curve has no use for them.
-  std::vector<v1::MetricPoint> points;
-  for (const v1::MetricPoint& p : response->metrics()) {
-    if (p.kind() != contract::kKindProgress) points.push_back(p);
-  }
   out << "\nmetrics (" << points.size() << " points):\n";
   if (!points.empty()) out << MetricCurveTable(points).Render();
   return kExitOk;
