@@ -169,12 +169,11 @@ TEST(CommandsTest, ValidatePrintsRunsAndLayerPlansOffline) {
   EXPECT_EQ(r.out.find("early_stopping"), std::string::npos);  // No ASHA block, no rungs.
   EXPECT_NE(r.out.find("blocks.0.mlp.fc1.weight"), std::string::npos);
   EXPECT_NE(r.out.find("PRECISION"), std::string::npos);
-  // The image transforms the runs will use (timm's create_transform), with the model's own defaults.
-  EXPECT_NE(r.out.find("image transforms of run(s) 0,1:\ntrain (timm create_transform, is_training=True):\n"
-                       "  RandomResizedCrop("),
-            std::string::npos)
+  // The inputs the runs will use: synthetic images as stored, normalised by 0.5 / 0.5.
+  EXPECT_NE(r.out.find("image transforms of run(s) 0-1:\ntrain (images as stored):\n"), std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("  CenterCrop(28x28)\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  Normalize(mean=(0.5), std=(0.5))\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("RandomResizedCrop"), std::string::npos) << r.out;
   const Result bf16 = Nmctl({"validate", path, "--set", "resources.precision=bf16"});
   ASSERT_EQ(bf16.code, kExitOk) << bf16.err;
   EXPECT_NE(bf16.out.find(" bf16 "), std::string::npos) << bf16.out;

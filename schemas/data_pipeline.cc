@@ -32,6 +32,13 @@ std::string DescribeRandAugment(const RandAugmentConfig& c) {
 
 }  // namespace
 
+void FixedSizeDatasetNormalization(const std::string& dataset, std::vector<double>* mean,
+                                   std::vector<double>* std) {
+  const bool fashion = dataset == "fashion_mnist";
+  *mean = {fashion ? 0.2860 : 0.5};
+  *std = {fashion ? 0.3530 : 0.5};
+}
+
 absl::StatusOr<DataPipeline> ResolveDataPipeline(const ExperimentConfig& config) {
   const DataConfig& d = config.data;
   absl::StatusOr<ModelArch> arch =
@@ -61,10 +68,31 @@ absl::StatusOr<DataPipeline> ResolveDataPipeline(const ExperimentConfig& config)
   p.crop_pct = d.crop_pct > 0.0 ? d.crop_pct : arch->crop_pct;
   p.interpolation = d.interpolation.empty() ? arch->interpolation : d.interpolation;
   p.eval_resize = static_cast<int>(std::floor(p.img_size / p.crop_pct));
+  p.stored_images = IsStoredImageDataset(d.dataset);
+  if (!p.stored_images) {
+    p.crop_padding = d.random_crop_padding;
+    FixedSizeDatasetNormalization(d.dataset, &p.mean, &p.std);
+  }
   return p;
 }
 
+namespace {
+
+// Fixed-size images as stored (docs/data-format.md): no resizing, the same normalisation for evaluation.
+std::string DescribeFixedSizePipeline(const DataPipeline& p) {
+  std::string out = "train (images as stored):\n";
+  if (p.crop_padding > 0) absl::StrAppendFormat(&out, "  RandomCrop(padding=%d)\n", p.crop_padding);
+  if (p.hflip > 0) absl::StrAppendFormat(&out, "  RandomHorizontalFlip(p=%g)\n", p.hflip);
+  absl::StrAppend(&out, "  Normalize(mean=", Tuple(p.mean), ", std=", Tuple(p.std), ")\n");
+  absl::StrAppend(&out, "eval (images as stored):\n  Normalize(mean=", Tuple(p.mean), ", std=", Tuple(p.std),
+                  ")\n");
+  return out;
+}
+
+}  // namespace
+
 std::string DescribeDataPipeline(const DataPipeline& p) {
+  if (!p.stored_images) return DescribeFixedSizePipeline(p);
   std::string out = "train (timm create_transform, is_training=True):\n";
   absl::StrAppendFormat(
       &out, "  RandomResizedCrop(%dx%d, scale=(%g, %g), ratio=(%g, %g), interpolation=%s)\n", p.img_size,

@@ -15,6 +15,11 @@
 namespace nmsparse {
 
 struct DataPipeline {
+  // Stored images of any size (imagefolder, packed, cifar10/100) go through timm's transforms below;
+  // fixed-size datasets (fashion_mnist, synthetic, shards) through pad-and-crop, flips and normalisation
+  // only.
+  bool stored_images = true;
+  int crop_padding = 0;  // Fixed-size datasets: data.random_crop_padding.
   int img_size = 224;
   // Training.
   double scale_min = 0.08, scale_max = 1.0;
@@ -33,6 +38,10 @@ struct DataPipeline {
   std::string interpolation = "bicubic";
   int eval_resize = 248;  // floor(img_size / crop_pct): the shorter side before the centre crop.
 };
+
+// The normalisation of a fixed-size dataset: Fashion-MNIST's per-pixel mean and std, 0.5 / 0.5 otherwise.
+void FixedSizeDatasetNormalization(const std::string& dataset, std::vector<double>* mean,
+                                   std::vector<double>* std);
 
 // The pipeline of `config` (its model resolved in the catalogue); errors as ValidateExperiment's.
 absl::StatusOr<DataPipeline> ResolveDataPipeline(const ExperimentConfig& config);

@@ -15,14 +15,14 @@ namespace {
 
 ExperimentConfig Parse(const std::string& data, const std::string& model = "vit_base_patch16_224") {
   absl::StatusOr<ExperimentConfig> c = ParseExperimentYaml(
-      "{model: {name: " + model + "}, data: {dataset: synthetic" + data + "}}", "spec.yaml");
+      "{model: {name: " + model + "}, data: {dataset: imagefolder, path: /data" + data + "}}", "spec.yaml");
   EXPECT_TRUE(c.ok()) << c.status();
   return c.ok() ? *c : ExperimentConfig{};
 }
 
 std::string Error(const std::string& data, const std::string& model = "vit_base_patch16_224") {
   absl::StatusOr<ExperimentConfig> c = ParseExperimentYaml(
-      "{model: {name: " + model + "}, data: {dataset: synthetic" + data + "}}", "spec.yaml");
+      "{model: {name: " + model + "}, data: {dataset: imagefolder, path: /data" + data + "}}", "spec.yaml");
   if (!c.ok()) return std::string(c.status().message());
   absl::Status st = ValidateExperiment(*c);
   return st.ok() ? "" : std::string(st.message());
@@ -129,6 +129,24 @@ TEST(DataPipelineTest, DescribesThePaperPipeline) {
   ASSERT_TRUE(p.ok());
   EXPECT_NE(DescribeDataPipeline(*p).find("ColorJitter(brightness=0.4, contrast=0.4, saturation=0.4, hue=0)"),
             std::string::npos);
+}
+
+// Fixed-size datasets are read as stored: no timm transform is described, since none runs.
+TEST(DataPipelineTest, FixedSizeDatasetsAreDescribedAsStored) {
+  absl::StatusOr<ExperimentConfig> c = ParseExperimentYaml(
+      "{model: {name: vit_nano_patch7_28}, data: {dataset: fashion_mnist, random_crop_padding: 2, hflip: "
+      "0.5}}",
+      "spec.yaml");
+  ASSERT_TRUE(c.ok()) << c.status();
+  absl::StatusOr<DataPipeline> p = ResolveDataPipeline(*c);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(DescribeDataPipeline(*p),
+            "train (images as stored):\n"
+            "  RandomCrop(padding=2)\n"
+            "  RandomHorizontalFlip(p=0.5)\n"
+            "  Normalize(mean=(0.286), std=(0.353))\n"
+            "eval (images as stored):\n"
+            "  Normalize(mean=(0.286), std=(0.353))\n");
 }
 
 }  // namespace

@@ -91,7 +91,7 @@ TEST(ExperimentConfigTest, ErrorsNameFileLineKeyAndValue) {
   EXPECT_EQ(
       ParseError("schedule:\n  epochs: 3\n  warmup: 1\n"),
       "exp.yaml:3: schedule.warmup: unknown key; known keys: epochs, warmup_epochs, min_lr, warmup_lr, "
-      "log_every_steps, sched, cooldown_epochs, warmup_prefix, sched_on_updates, lr_k_decay, lr_cycle_mul, "
+      "log_every_steps, sparsity_diagnostics, sched, cooldown_epochs, warmup_prefix, sched_on_updates, lr_k_decay, lr_cycle_mul, "
       "lr_cycle_decay, lr_cycle_limit, decay_epochs, decay_milestones, decay_rate, patience_epochs");
   EXPECT_EQ(
       ParseError("modle: {name: x}\n"),

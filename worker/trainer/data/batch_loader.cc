@@ -54,11 +54,6 @@ torch::Tensor ChannelConstants(const std::vector<float>& values, torch::Device d
 
 }  // namespace
 
-Normalization DefaultNormalization(const std::string& dataset) {
-  if (dataset == "fashion_mnist") return {{0.2860f}, {0.3530f}};
-  return {{0.5f}, {0.5f}};
-}
-
 std::vector<int64_t> EpochPermutation(int64_t n, uint64_t seed, int epoch) {
   std::vector<int64_t> perm(n);
   for (int64_t i = 0; i < n; ++i) perm[i] = i;

@@ -34,9 +34,6 @@ struct Normalization {
   std::vector<float> std;
 };
 
-// Fashion-MNIST's per-pixel mean and std; 0.5 / 0.5 otherwise.
-Normalization DefaultNormalization(const std::string& dataset);
-
 struct Batch {
   torch::Tensor images;  // [B, C, H, W] float32, normalised
   torch::Tensor labels;  // [B] int64

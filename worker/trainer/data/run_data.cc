@@ -150,7 +150,11 @@ absl::StatusOr<RunData> LoadRunData(const ExperimentConfig& config, const ModelA
   if (absl::Status fits = CheckFitsModel(data, arch, *d.train_all); !fits.ok()) return fits;
   d.train = std::make_unique<SubsetDataset>(d.train_all.get(), data.train_subset);
   d.eval = std::make_unique<SubsetDataset>(d.eval_all.get(), data.eval_subset);
-  if (!IsStoredImageDataset(data.dataset)) d.norm = DefaultNormalization(data.dataset);
+  if (!IsStoredImageDataset(data.dataset)) {
+    std::vector<double> mean, std;
+    FixedSizeDatasetNormalization(data.dataset, &mean, &std);
+    d.norm = Normalization{{mean.begin(), mean.end()}, {std.begin(), std.end()}};
+  }
   return d;
 }
 
