@@ -118,7 +118,7 @@ for line in open(sys.argv[1]):
         p = json.loads(line)
     except ValueError:
         continue
-    if isinstance(p, dict) and p.get('kind') in ('epoch', 'step', 'final'):
+    if isinstance(p, dict) and p.get('kind') in ('epoch', 'step', 'final', 'progress'):
         printed.append(key(p))
 printed.sort()
 print('e2e: run %s: %d metric points printed, %d stored' % (sys.argv[2], len(printed), len(stored)), file=sys.stderr)
