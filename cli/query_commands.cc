@@ -206,9 +206,10 @@ int RunRunCommand(const CommandContext& context) {
     }
     break;
   }
-  std::vector<v1::MetricPoint> points(response->metrics().begin(), response->metrics().end());
   // The paper's diagnostics per epoch (docs/sparsity-method.md §11).
-  if (const Table diagnostics = SparsityDiagnosticsTable(points); diagnostics.rows() > 0)
+  if (const Table diagnostics = SparsityDiagnosticsTable(
+          std::vector<v1::MetricPoint>(response->metrics().begin(), response->metrics().end()));
+      diagnostics.rows() > 0)
     out << "  sparse layers per epoch:\n" << diagnostics.Render();
   out << "\nspec:\n" << run.resolved_spec();
   if (!run.resolved_spec().empty() && run.resolved_spec().back() != '\n') out << "\n";
