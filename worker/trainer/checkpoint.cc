@@ -119,6 +119,9 @@ void SaveCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch:
   state_archive.write("torch_rng", CpuRngState());
   if (state.rank_rngs.defined()) state_archive.write("rank_rngs", state.rank_rngs);
   if (state.loss_scaler.defined()) state_archive.write("loss_scaler", state.loss_scaler);
+  if (!state.lr_scheduler.empty()) {
+    state_archive.write("lr_scheduler", torch::tensor(state.lr_scheduler, torch::kFloat64));
+  }
   archive.write("model", model_archive);
   archive.write("optimizer", optimizer_archive);
   archive.write("state", state_archive);
@@ -188,6 +191,13 @@ void LoadCheckpointFile(const std::string& path, torch::nn::Module& model, torch
     torch::Tensor loss_scaler;  // fp16 runs only
     state->loss_scaler =
         state_archive.try_read("loss_scaler", loss_scaler) ? loss_scaler.cpu() : torch::Tensor();
+    torch::Tensor lr_scheduler;  // plateau runs only
+    state->lr_scheduler.clear();
+    if (state_archive.try_read("lr_scheduler", lr_scheduler)) {
+      lr_scheduler = lr_scheduler.to(torch::kCPU, torch::kFloat64).contiguous();
+      state->lr_scheduler.assign(lr_scheduler.data_ptr<double>(),
+                                 lr_scheduler.data_ptr<double>() + lr_scheduler.numel());
+    }
     if (sparsity_masks != nullptr) {
       sparsity_masks->clear();
       torch::serialize::InputArchive masks_archive;

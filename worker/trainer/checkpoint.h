@@ -58,6 +58,9 @@ struct TrainState {
   // fp16 runs: the loss scaler's state (LossScaler::State: scale, growth tracker, skipped steps) for an exact
   // resume; undefined otherwise.
   torch::Tensor loss_scaler;
+  // The learning-rate scheduler's state beyond the position (LrScheduler::State: plateau's best top-1, bad
+  // epochs, cooldown counter and current rate); empty for the other schedules and in older checkpoints.
+  std::vector<double> lr_scheduler;
 };
 
 // The default CPU generator's state (a uint8 tensor), and setting it back.

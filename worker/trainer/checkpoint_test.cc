@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -63,6 +64,20 @@ TEST_F(CheckpointTest, KeepsTheReplacedCheckpointAsThePreviousOne) {
   ASSERT_TRUE(Load(&state, &value));
   EXPECT_EQ(state.epoch, 2);
   EXPECT_EQ(value, 2.0f);
+}
+
+// The scheduler's state (plateau's best top-1 starts at -inf) comes back exactly; without one, empty.
+TEST_F(CheckpointTest, KeepsTheLrSchedulerState) {
+  TrainState saved;
+  saved.lr_scheduler = {-HUGE_VAL, 2.0, 0.0, 0.1 * 0.5};
+  SaveCheckpoint(dir_, *model_, optimizer_, saved);
+  TrainState loaded;
+  float value = 0;
+  ASSERT_TRUE(Load(&loaded, &value));
+  EXPECT_EQ(loaded.lr_scheduler, saved.lr_scheduler);
+  Save(1.0f, 1);
+  ASSERT_TRUE(Load(&loaded, &value));
+  EXPECT_TRUE(loaded.lr_scheduler.empty());
 }
 
 TEST_F(CheckpointTest, DamagedLatestFallsBackToThePreviousOne) {

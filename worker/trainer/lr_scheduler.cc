@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "schemas/trained_epochs.h"
@@ -113,7 +115,8 @@ class MultiStepScheduler : public TimedScheduler {
 };
 
 // timm's PlateauLRScheduler (per epoch): the warm-up up to and including epoch warmup_t, then torch's
-// ReduceLROnPlateau in mode max on top-1 (threshold 1e-4 relative, cooldown 0, eps 1e-8).
+// ReduceLROnPlateau in mode max on top-1 (threshold 1e-4 relative, eps 1e-8, and the cooldown timm's
+// create_scheduler_v2 passes: 0 epochs).
 class PlateauScheduler : public LrScheduler {
  public:
   PlateauScheduler(double lr, Warmup warmup, double decay_rate, int patience, double lr_min, int64_t epochs)
@@ -140,14 +143,36 @@ class PlateauScheduler : public LrScheduler {
     } else {
       ++bad_epochs_;
     }
+    if (cooldown_counter_ > 0) {  // torch: epochs in cooldown are not bad epochs.
+      --cooldown_counter_;
+      bad_epochs_ = 0;
+    }
     if (bad_epochs_ > patience_) {
       const double reduced = std::max(current_ * decay_rate_, lr_min_);
       if (current_ - reduced > kEps) current_ = reduced;
+      cooldown_counter_ = kCooldown;
       bad_epochs_ = 0;
     }
   }
 
+  std::vector<double> State() const override {
+    return {best_, static_cast<double>(bad_epochs_), static_cast<double>(cooldown_counter_), current_};
+  }
+
+  void LoadState(const std::vector<double>& state) override {
+    if (state.empty()) return;
+    if (state.size() != 4) {
+      throw std::invalid_argument("the checkpoint's plateau scheduler state has " +
+                                  std::to_string(state.size()) + " values, not 4");
+    }
+    best_ = state[0];
+    bad_epochs_ = static_cast<int>(state[1]);
+    cooldown_counter_ = static_cast<int>(state[2]);
+    current_ = state[3];
+  }
+
  private:
+  static constexpr int kCooldown = 0;  // scheduler_factory.py: PlateauLRScheduler(cooldown_t=0).
   Warmup warmup_;
   double decay_rate_;
   int patience_;
@@ -156,6 +181,7 @@ class PlateauScheduler : public LrScheduler {
   double current_;
   double best_ = -HUGE_VAL;
   int bad_epochs_ = 0;
+  int cooldown_counter_ = 0;
 };
 
 CosineShape CosineShapeOf(const ScheduleConfig& s, double t_initial) {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "schemas/experiment_config.h"
 
@@ -21,6 +22,12 @@ class LrScheduler {
   // After epoch `epoch` with the evaluation's top-1 (train.py's scheduler.step(epoch + 1, metric)): plateau's
   // only input; the others are functions of time.
   virtual void EndEpoch(int64_t /*epoch*/, double /*top1*/) {}
+  // What a resume needs beyond (epoch, update), for the checkpoint: plateau's best top-1, bad epochs,
+  // cooldown counter and current rate; empty for the schedules that are functions of time.
+  virtual std::vector<double> State() const { return {}; }
+  // Restores State() (a checkpoint's); throws std::invalid_argument on a state of another shape. An empty
+  // state (a checkpoint of another schedule, or from before it was recorded) leaves the scheduler as made.
+  virtual void LoadState(const std::vector<double>& /*state*/) {}
   // Epochs the run trains: TrainedEpochs(schedule) (schemas/trained_epochs.h).
   virtual int64_t TrainedEpochs() const = 0;
 };

@@ -4,9 +4,11 @@
 // the run's length with train.py's num_epochs.
 #include "worker/trainer/lr_scheduler.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -111,6 +113,37 @@ TEST(LrSchedulerTest, EveryUpdateOfEveryRunEqualsTimms) {
       scheduler->EndEpoch(epoch, c.top1[epoch]);
     }
   }
+}
+
+// A plateau schedule resumed from its State() after any epoch (as from a checkpoint) continues with timm's
+// rates of the uninterrupted run: the golden's top-1 sequence reduces the rate part-way through.
+TEST(LrSchedulerTest, PlateauResumedFromItsStateAfterAnyEpochKeepsTimmsRates) {
+  const std::vector<GoldenCase> cases = ReadGolden();
+  auto plateau =
+      std::find_if(cases.begin(), cases.end(), [](const GoldenCase& c) { return c.name == "plateau"; });
+  ASSERT_NE(plateau, cases.end());
+  const GoldenCase& c = *plateau;
+  ASSERT_NE(c.lrs.front(), c.lrs.back()) << "the case must reduce the rate";
+  for (int64_t stop = 1; stop < c.trained_epochs; ++stop) {
+    SCOPED_TRACE("resumed after epoch " + std::to_string(stop - 1));
+    std::unique_ptr<LrScheduler> before = MakeLrScheduler(ScheduleOf(c), c.lr, c.updates_per_epoch);
+    for (int64_t epoch = 0; epoch < stop; ++epoch) before->EndEpoch(epoch, c.top1[epoch]);
+    std::unique_ptr<LrScheduler> resumed = MakeLrScheduler(ScheduleOf(c), c.lr, c.updates_per_epoch);
+    resumed->LoadState(before->State());
+    for (int64_t epoch = stop; epoch < c.trained_epochs; ++epoch) {
+      const int64_t update = epoch * c.updates_per_epoch;
+      ASSERT_NEAR(resumed->At(epoch, update), c.lrs[update], 1e-9 * std::abs(c.lrs[update]))
+          << "epoch " << epoch;
+      resumed->EndEpoch(epoch, c.top1[epoch]);
+    }
+  }
+}
+
+TEST(LrSchedulerTest, PlateauRefusesAStateOfAnotherShape) {
+  ScheduleConfig s;
+  s.sched = "plateau";
+  s.epochs = 4;
+  EXPECT_THROW(MakeLrScheduler(s, 0.1, 1)->LoadState({1.0, 2.0}), std::invalid_argument);
 }
 
 // nmsparse's warmup_cosine keeps its rates: the warm-up inside `epochs`, the cosine over the updates after

@@ -8,6 +8,7 @@
 #include <memory>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 
 #include "absl/strings/str_join.h"
@@ -151,6 +152,7 @@ class Run {
     // Before the spec file, so that a refused resume (other seed or precision) leaves the directory as is.
     RestoreOrStartFresh(MakeResumeRequest(), *model_, *optimizer_, *sparsity_, state_, log_);
     if (scaler_ && state_.loss_scaler.defined()) scaler_->Load(state_.loss_scaler);
+    LoadSchedulerState();
     if (dist_->is_root())
       std::ofstream(o_.out_dir + "/" + contract::kSpecFileName) << CanonicalYaml(c_) << "\n";
     dist_->BroadcastModel(*model_);
@@ -441,6 +443,15 @@ class Run {
     Save();
   }
 
+  // Plateau's rate follows the top-1s of the epochs before the checkpoint: a resume continues from them.
+  void LoadSchedulerState() {
+    try {
+      schedule_->LoadState(state_.lr_scheduler);
+    } catch (const std::invalid_argument& e) {
+      throw TrainerError(kExitTraining, std::string("resuming the learning-rate schedule: ") + e.what());
+    }
+  }
+
   // Every batch of `epoch` was built before its last step: this rank's failures of the epoch are all in.
   void CheckDecodeFailures(int epoch) {
     if (!data_.train_failures) return;
@@ -456,6 +467,7 @@ class Run {
       state_.loss_scaler = scaler_->State();
       adamw_step_->SyncHostSteps();  // Steps skipped on the device left the host counts ahead.
     }
+    state_.lr_scheduler = schedule_->State();
     if (!dist_->is_root()) return;
     if (ema_) state_.ema = ema_->StateDict();
     try {

@@ -19,7 +19,6 @@
 #include "worker/trainer/evaluator.h"
 #include "worker/trainer/exit_codes.h"
 #include "worker/trainer/flops.h"
-#include "worker/trainer/training_flops.h"
 #include "worker/trainer/host_reads.h"
 #include "worker/trainer/loss.h"
 #include "worker/trainer/metrics_writer.h"
@@ -27,6 +26,7 @@
 #include "worker/trainer/models/model_factory.h"
 #include "worker/trainer/optimizer.h"
 #include "worker/trainer/trainer_testing.h"
+#include "worker/trainer/training_flops.h"
 
 namespace nmsparse {
 namespace {
@@ -166,6 +166,50 @@ sparsity: {sparsity_type: STRUCTURED_NM, decay_type: EXP, decay_coef: 0.05, n_sp
   EXPECT_FALSE(final_resumed["ema_top1"].empty());
   EXPECT_EQ(final_resumed["ema_top1"], final_straight["ema_top1"]);
   EXPECT_EQ(final_resumed["ema_eval_loss"], final_straight["ema_eval_loss"]);
+}
+
+// The plateau scheduler's state (best top-1, bad epochs, cooldown counter, current rate) is in the
+// checkpoint: a run resumed after its second epoch trains its last two epochs at the rates of an
+// uninterrupted run. With patience 0 and a rate too small to change an argmax, every epoch after the first is
+// a plateau and halves the rate (1e-6, 1e-6, 5e-7, 2.5e-7; each decay is above torch's eps of 1e-8); a resume
+// that forgot the state would start again at 1e-6.
+TEST(TrainerTest, PlateauResumesWithTheRatesOfAStraightRun) {
+  const auto config = ParseValidExperiment(R"(
+seed: 3
+model: {name: vit_nano_patch7_28}
+data: {dataset: fashion_mnist, train_subset: 64, eval_subset: 64, batch_size: 32}
+optimizer: {lr: 0.000001, weight_decay: 0.0}
+schedule: {epochs: 4, warmup_epochs: 0, sched: plateau, patience_epochs: 0, decay_rate: 0.5, min_lr: 0.0}
+sparsity: {sparsity_type: DENSE}
+)");
+  std::ostringstream log, straight_metrics, stopped_metrics, resumed_metrics;
+  TrainerOptions straight;
+  straight.out_dir = TestTempDir("plateau_straight");
+  straight.metrics = &straight_metrics;
+  straight.log = &log;
+  ASSERT_EQ(RunTraining(config, straight), kExitOk) << log.str();
+
+  TrainerOptions interrupted = straight;
+  interrupted.out_dir = TestTempDir("plateau_interrupted");
+  interrupted.metrics = &stopped_metrics;
+  interrupted.stop_after_steps = 5;  // Mid-way through the third epoch (2 steps per epoch).
+  interrupted.resume = true;
+  ASSERT_EQ(RunTraining(config, interrupted), kExitTerminated) << log.str();
+  interrupted.stop_after_steps = -1;
+  interrupted.metrics = &resumed_metrics;
+  ASSERT_EQ(RunTraining(config, interrupted), kExitOk) << log.str();
+
+  const std::vector<double> want = {1e-6, 1e-6, 5e-7, 2.5e-7};
+  std::vector<double> straight_lrs, resumed_lrs;
+  for (const std::string& line : MetricLines(straight_metrics.str(), "epoch"))
+    straight_lrs.push_back(std::stod(MetricFields(line).at("lr")));
+  for (const std::string& line : MetricLines(resumed_metrics.str(), "epoch"))
+    resumed_lrs.push_back(std::stod(MetricFields(line).at("lr")));
+  ASSERT_EQ(straight_lrs.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(straight_lrs[i], want[i], 1e-15) << "epoch " << i;
+  ASSERT_EQ(resumed_lrs.size(), 2u);  // Epochs 2 and 3.
+  EXPECT_EQ(resumed_lrs[0], straight_lrs[2]);
+  EXPECT_EQ(resumed_lrs[1], straight_lrs[3]);
 }
 
 // Dynamic sparsity (§7): masks go into the checkpoint, so a resumed run matches a straight one; per-layer
