@@ -1,9 +1,11 @@
-// A figure as data: named series of (x, y[, ±err]) points with axis titles. Built once (figures.h) and drawn
-// by gnuplot as SVG for the report and the dashboard (gnuplot_svg.h); the dashboard's live charts read the
-// same kind of series as JSON.
+// A figure as data: named series of (x, y[, ±err]) points with axis titles, or parallel coordinates (one line
+// per run across parameter axes). Built once (figures.h, search_views.h) and drawn by every renderer: gnuplot
+// as static SVG for papers (gnuplot_svg.h), and the browser's interactive charts of the dashboard and the
+// HTML report, which read the same figure as JSON.
 #ifndef NMSPARSE_REPORT_FIGURE_H_
 #define NMSPARSE_REPORT_FIGURE_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -15,11 +17,23 @@ struct Series {
     kPoints,     // One point per run.
     kErrorBars,  // Mean with ± std bars, joined.
     kFront,      // The Pareto front: a step line over its points.
+    kBars,       // One bar per point: x is the bar's index, `categories` its labels (importances).
   };
   std::string name;
   Style style = Style::kLines;
   std::vector<double> x, y;
-  std::vector<double> err;  // Empty, or one per point (kErrorBars).
+  std::vector<double> err;            // Empty, or one per point (kErrorBars).
+  std::vector<int64_t> run_ids = {};  // Empty, or the run of each point (hover, selection across figures).
+  std::vector<std::string> categories = {};  // kBars: one label per point.
+};
+
+// One axis of a parallel-coordinates figure: a value per run (NaN where the run lacks it); a categorical
+// parameter's values index `categories`.
+struct Dimension {
+  std::string label;
+  bool log = false;
+  std::vector<double> values;
+  std::vector<std::string> categories;
 };
 
 struct Figure {
@@ -28,7 +42,13 @@ struct Figure {
   std::string caption;  // One sentence under it: what is plotted and how.
   std::string x_label, y_label;
   bool log_x = false;
-  std::vector<Series> series;
+  std::vector<Series> series;  // kXY.
+
+  enum class Kind { kXY, kParallelCoordinates };
+  Kind kind = Kind::kXY;
+  // kParallelCoordinates: the parameters' axes, the objective last; `run_ids` names each line.
+  std::vector<Dimension> dimensions = {};
+  std::vector<int64_t> run_ids = {};
 };
 
 }  // namespace nmsparse::report
