@@ -18,6 +18,7 @@
 #include "common/unicode_text.h"
 #include "common/visible_text.h"
 #include "report/run_facts.h"
+#include "schemas/asha_rungs.h"
 #include "schemas/data_pipeline.h"
 #include "schemas/layer_plan.h"
 #include "schemas/limits.h"
@@ -27,7 +28,6 @@
 #include "schemas/sweep_blocks.h"
 #include "schemas/sweep_size.h"
 #include "schemas/trained_epochs.h"
-#include "server/search/asha_policy.h"
 
 namespace nmsparse::cli {
 namespace {
@@ -108,7 +108,7 @@ namespace {
 // a rung the best max(1, floor(n / η)) of the n runs that reach it go on).
 std::string AshaRungsText(const v1::SweepSpec& spec, size_t runs) {
   const v1::EarlyStopping& es = spec.early_stopping();
-  const std::vector<uint32_t> rungs = server::AshaRungs(es, AshaMaxResource(spec));
+  const std::vector<uint32_t> rungs = AshaRungs(es, AshaMaxResource(spec));
   std::string text =
       absl::StrCat("early_stopping ", es.policy(), " on ", VisibleText(es.metric()), " (", es.mode(), "): ");
   if (rungs.empty()) return text + "no rung before the end of training\n";

@@ -2,7 +2,7 @@
 # Runs every test of nmsparse: installs what is missing (idempotent), builds everything, runs all tests, in
 # stages whose times it prints:
 #   1. set-up: Debian packages (tools/bootstrap.sh, with Slurm and munge for tests/slurm_e2e_test.sh)
-#   2. checks: the CMake source list and //:all_tests against Bazel's view
+#   2. checks: the CMake source list and //:all_tests against Bazel's view, and the dependency direction
 #   3. Bazel: every target built and //:all_tests run, against Debian's LibTorch 1.13 (CPU, Gloo)
 #   4. fuzzing: every //fuzz target built with clang, ASan and UBSan and run on 3,000 inputs from a fixed seed
 #      and its committed corpus (tools/fuzz.sh, NMSPARSE_FUZZ_RUNS; one count per target)
@@ -35,6 +35,8 @@ end_stage "1. set-up (Debian packages)"
 bash tools/check_cmake_sources.sh
 count $?
 bash tools/check_test_suite.sh
+count $?
+bash tools/check_dependency_direction.sh
 count $?
 end_stage "2. source-list checks"
 

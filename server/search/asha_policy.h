@@ -11,15 +11,9 @@
 #include <vector>
 
 #include "nmsparse/v1/sweep.pb.h"
+#include "schemas/asha_rungs.h"  // AshaRungs, AshaRungAt: the rungs this rule decides at.
 
 namespace nmsparse::server {
-
-// The rung whose resource is `resource` (rung k at min_resource * reduction_factor^k, only those below
-// max_resource), or nullopt when `resource` is no rung.
-std::optional<int> AshaRungAt(const v1::EarlyStopping& policy, uint32_t max_resource, uint32_t resource);
-
-// The rungs' resources in order: min_resource * reduction_factor^k < max_resource.
-std::vector<uint32_t> AshaRungs(const v1::EarlyStopping& policy, uint32_t max_resource);
 
 struct AshaDecision {
   bool promoted = false;
