@@ -104,7 +104,8 @@ wait_epochs() {  # wait_epochs RUN N: until the run reported N epoch points.
 }
 
 # The metric points (kind, epoch, step) rank 0 printed (stdout.0 holds every attempt's: for a run of one attempt)
-# against those the coordinator stored for the run's current attempt; says how many of each.
+# against those the coordinator stored for the run's current attempt (of the progress points, the last one);
+# says how many of each.
 points_match() {  # points_match RUN
   ctl run "$1" --json | python3 -c "
 import json, sys
@@ -113,13 +114,18 @@ attempt = int(run['run']['attempt'])
 key = lambda p: (p['kind'], int(p.get('epoch', 0)), int(p.get('step', 0)))
 stored = sorted(key(p) for p in run['metrics'] if int(p.get('attempt', 0)) == attempt)
 printed = []
+progress = None
 for line in open(sys.argv[1]):
     try:
         p = json.loads(line)
     except ValueError:
         continue
-    if isinstance(p, dict) and p.get('kind') in ('epoch', 'step', 'final', 'progress'):
+    if isinstance(p, dict) and p.get('kind') in ('epoch', 'step', 'final'):
         printed.append(key(p))
+    elif isinstance(p, dict) and p.get('kind') == 'progress':
+        progress = key(p)  # The store keeps the attempt's latest progress point only.
+if progress is not None:
+    printed.append(progress)
 printed.sort()
 print('e2e: run %s: %d metric points printed, %d stored' % (sys.argv[2], len(printed), len(stored)), file=sys.stderr)
 sys.exit(0 if printed and printed == stored else 1)" "$work/runs/$1/stdout.0" "$1"

@@ -134,6 +134,13 @@ absl::Status RecordDropped(Database* db, int64_t run_id, uint32_t attempt, const
   return st->Bind(1, dropped).Bind(2, notice).Bind(3, run_id).Run();
 }
 
+// The attempt's stored progress point (at most one: each replaces the one before), through metrics_point.
+absl::Status DropProgress(Database* db, int64_t run_id, uint32_t attempt) {
+  NM_ASSIGN_OR_RETURN(Stmt st,
+                      db->Prepare("DELETE FROM metrics WHERE run_id = ? AND attempt = ? AND kind = ?"));
+  return st->Bind(1, run_id).Bind(2, attempt).BindText(3, contract::kKindProgress).Run();
+}
+
 }  // namespace
 
 absl::Status AppendStateChange(Database* db, int64_t run_id, v1::RunState from, v1::RunState to,
@@ -166,13 +173,17 @@ absl::StatusOr<int64_t> StoredMetricSeq(Database* db, int64_t run_id, uint32_t a
 
 absl::StatusOr<int64_t> AppendMetric(Database* db, int64_t run_id, uint32_t attempt, v1::MetricPoint point,
                                      int64_t now_ms, const EventCaps& caps) {
-  NM_ASSIGN_OR_RETURN(VolumeRow volume, LoadVolume(db, run_id, kMetricVolume));
-  if (volume.stored >= caps.max_metric_points && point.kind() != contract::kKindFinal) {
-    NM_RETURN_IF_ERROR(
-        RecordDropped(db, run_id, attempt, kMetricVolume, volume, 1, caps.max_metric_points, now_ms));
-    return 0;
+  if (point.kind() == contract::kKindProgress) {
+    NM_RETURN_IF_ERROR(DropProgress(db, run_id, attempt));
+  } else {
+    NM_ASSIGN_OR_RETURN(VolumeRow volume, LoadVolume(db, run_id, kMetricVolume));
+    if (volume.stored >= caps.max_metric_points && point.kind() != contract::kKindFinal) {
+      NM_RETURN_IF_ERROR(
+          RecordDropped(db, run_id, attempt, kMetricVolume, volume, 1, caps.max_metric_points, now_ms));
+      return 0;
+    }
+    NM_RETURN_IF_ERROR(CountStored(db, run_id, kMetricVolume, 1));
   }
-  NM_RETURN_IF_ERROR(CountStored(db, run_id, kMetricVolume, 1));
   NM_ASSIGN_OR_RETURN(int64_t seq, ReserveSeq(db, run_id, 1));
   point.set_run_id(run_id);
   point.set_attempt(attempt);

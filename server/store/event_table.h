@@ -25,14 +25,16 @@ struct EventCaps {
 
 absl::Status AppendStateChange(Database* db, int64_t run_id, v1::RunState from, v1::RunState to,
                                uint32_t attempt, int64_t now_ms, const std::string& reason);
-// Stores the point with a fresh seq and at_ms = now when unset; returns the seq. Once the run holds
-// caps.max_metric_points points, further points (except those of kind "final", which carry a run's final
-// metrics) are dropped: the result is 0 and the run's notice line counts them (see AppendLogs).
 // The seq of the attempt's stored point with the same kind, epoch and step as `point` (one trainer line: a
 // trainer prints each once per attempt), 0 when none is stored. Workers send a report again until it is
 // acknowledged; the gateway stores such a point once (WorkerGatewayService::ReportMetrics).
 absl::StatusOr<int64_t> StoredMetricSeq(Database* db, int64_t run_id, uint32_t attempt,
                                         const v1::MetricPoint& point);
+// Stores the point with a fresh seq and at_ms = now when unset; returns the seq. Once the run holds
+// caps.max_metric_points points, further points (except those of kind "final", which carry a run's final
+// metrics) are dropped: the result is 0 and the run's notice line counts them (see AppendLogs).
+// A "progress" point only says where the attempt is now: it replaces the attempt's previous one and does not
+// count toward the cap, so a run of days, reporting progress every few seconds, keeps room for its curves.
 absl::StatusOr<int64_t> AppendMetric(Database* db, int64_t run_id, uint32_t attempt, v1::MetricPoint point,
                                      int64_t now_ms, const EventCaps& caps = {});
 // Stores the lines, each cut to limits::kMaxLogLineBytes; returns how many were stored. Lines past

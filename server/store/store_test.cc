@@ -543,6 +543,25 @@ TEST_F(EventCapsTest, MetricPointsPastTheCapAreDroppedButFinalIsKept) {
             "(nmserver --max_metric_points_per_run)");
 }
 
+// A progress point every few seconds over days of training must not fill the cap: the store keeps only the
+// attempt's latest one, outside the count.
+TEST_F(EventCapsTest, ProgressPointsReplaceEachOtherAndDoNotFillTheCap) {
+  int64_t run = AddRun(0);
+  EventCaps caps;
+  caps.max_metric_points = 2;
+  int64_t last_progress = 0;
+  for (int i = 0; i < 10; ++i) last_progress = Metric(run, "progress", caps);
+  EXPECT_GT(last_progress, 0);
+  EXPECT_GT(Metric(run, "step", caps), 0);
+  EXPECT_GT(Metric(run, "epoch", caps), 0);
+  std::vector<v1::MetricPoint> points =
+      Read<v1::MetricPoint>([run](Database* db) { return MetricPoints(db, run, 0); });
+  ASSERT_EQ(points.size(), 3u);
+  EXPECT_EQ(points[0].kind(), "progress");
+  EXPECT_EQ(points[0].seq(), last_progress);
+  EXPECT_TRUE(Logs(run).empty());  // Nothing was dropped.
+}
+
 TEST_F(EventCapsTest, ALongLineIsStoredCut) {
   int64_t run = AddRun(0);
   google::protobuf::RepeatedPtrField<v1::LogLine> lines;
