@@ -1,6 +1,5 @@
 #include "worker/trainer/data/image_folder_dataset.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,6 +12,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "worker/trainer/data/directory_listing.h"
 #include "worker/trainer/data/jpeg_image_source.h"
 
 namespace nmsparse {
@@ -21,20 +21,6 @@ namespace {
 bool IsDirectory(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);  // stat follows links, as os.walk(followlinks).
-}
-
-// Names in `dir` (not . and ..), sorted.
-std::vector<std::string> SortedNames(const std::string& dir) {
-  std::vector<std::string> names;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      const std::string name = e->d_name;
-      if (name != "." && name != "..") names.push_back(name);
-    }
-    closedir(d);
-  }
-  std::sort(names.begin(), names.end());
-  return names;
 }
 
 // `dir` and its sub-folders, recursively, in sorted path order (torchvision's sorted(os.walk(...))).

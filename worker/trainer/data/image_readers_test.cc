@@ -1,6 +1,5 @@
 // The readers of stored images on data the tests make: ImageFolder (numbering, extensions, each bad-data
 // case named), packed JPEG shards (round trip, atomic writes, malformed shards), CIFAR-10/100 binary files.
-#include <dirent.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -13,6 +12,7 @@
 #include <vector>
 
 #include "worker/trainer/data/cifar_dataset.h"
+#include "worker/trainer/data/directory_listing.h"
 #include "worker/trainer/data/image_folder_dataset.h"
 #include "worker/trainer/data/image_testing.h"
 #include "worker/trainer/data/packed_jpeg_dataset.h"
@@ -22,18 +22,6 @@ namespace nmsparse {
 namespace {
 
 using ::testing::HasSubstr;
-
-std::vector<std::string> FilesIn(const std::string& dir) {
-  std::vector<std::string> names;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      if (e->d_name[0] != '.') names.push_back(e->d_name);
-    }
-    closedir(d);
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 // root/train/{cat, dog, zebra} with two or three JPEGs each, in mixed-case extensions.
 std::string MakeFolder() {
@@ -152,7 +140,7 @@ TEST(PackedJpegTest, RoundTripKeepsBytesLabelsClassesAndNames) {
     ASSERT_TRUE(writer.Add(jpegs.back(), e.label, e.path.substr(root.size() + 7)).ok());
   }
   ASSERT_TRUE(writer.Finish().ok());
-  EXPECT_EQ(FilesIn(out),
+  EXPECT_EQ(SortedVisibleNames(out),
             (std::vector<std::string>{"train-00000.nmjpeg", "train-00001.nmjpeg", "train-00002.nmjpeg"}));
   auto packed = PackedJpegDataset::Open(out, "train");
   ASSERT_TRUE(packed.ok()) << packed.status();
@@ -179,19 +167,20 @@ TEST(PackedJpegTest, SplitAppearsWholeAtFinishAndAnAbandonedWriterLeavesNoFile) 
     ASSERT_TRUE(writer.Add(MakeTestJpeg(8, 8), 0, "one").ok());
     ASSERT_TRUE(writer.Add(MakeTestJpeg(8, 8), 0, "two").ok());
     // Two complete shards, neither visible before Finish.
-    EXPECT_EQ(FilesIn(out), (std::vector<std::string>{"train-00000.nmjpeg.tmp", "train-00001.nmjpeg.tmp"}));
+    EXPECT_EQ(SortedVisibleNames(out),
+              (std::vector<std::string>{"train-00000.nmjpeg.tmp", "train-00001.nmjpeg.tmp"}));
   }
-  EXPECT_TRUE(FilesIn(out).empty());
+  EXPECT_TRUE(SortedVisibleNames(out).empty());
   {
     PackedJpegWriter writer(out, "train", {"a"}, 1);
     ASSERT_TRUE(writer.Add(MakeTestJpeg(8, 8), 0, "one").ok());
     ASSERT_TRUE(writer.Finish().ok());
   }
-  EXPECT_EQ(FilesIn(out), std::vector<std::string>{"train-00000.nmjpeg"});
+  EXPECT_EQ(SortedVisibleNames(out), std::vector<std::string>{"train-00000.nmjpeg"});
   // A second conversion into the same directory would mix with the first.
   PackedJpegWriter again(out, "train", {"a"}, 1);
   EXPECT_TRUE(absl::IsFailedPrecondition(again.Add(MakeTestJpeg(8, 8), 0, "x")));
-  EXPECT_EQ(FilesIn(out), std::vector<std::string>{"train-00000.nmjpeg"});
+  EXPECT_EQ(SortedVisibleNames(out), std::vector<std::string>{"train-00000.nmjpeg"});
   std::remove((out + "/train-00000.nmjpeg").c_str());
   PackedJpegWriter writer(out, "train", {"a"}, 100);
   EXPECT_TRUE(absl::IsInvalidArgument(writer.Add(MakeTestJpeg(8, 8), 1, "label 1")));
@@ -221,7 +210,7 @@ TEST(PackedJpegTest, FailedWriteLeavesNoPartialFile) {
   setrlimit(RLIMIT_FSIZE, &saved);
   EXPECT_TRUE(absl::IsDataLoss(status)) << status;
   EXPECT_THAT(std::string(status.message()), HasSubstr(".nmjpeg.tmp"));
-  EXPECT_TRUE(FilesIn(out).empty());
+  EXPECT_TRUE(SortedVisibleNames(out).empty());
   PackedJpegWriter nowhere(out + "/missing", "train", {"a"}, 10);
   EXPECT_FALSE(nowhere.Add(MakeTestJpeg(8, 8), 0, "x").ok());
 }

@@ -11,7 +11,6 @@
 //                                        sorted) into packed JPEG shards
 //   nmshard info DIR                                               shape, classes and counts per split
 // Exit codes: 0 ok, 2 usage, 3 data error.
-#include <dirent.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -26,6 +25,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "worker/trainer/data/directory_listing.h"
 #include "worker/trainer/data/idx_reader.h"
 #include "worker/trainer/data/image_folder_dataset.h"
 #include "worker/trainer/data/jpeg_decoder.h"
@@ -49,18 +49,6 @@ int Usage(const std::string& why) {
             << "       nmshard webdataset --src TAR|DIR --out DIR --split S --num-classes K [--per-shard N]\n"
             << "       nmshard info DIR\n";
   return kUsage;
-}
-
-std::vector<std::string> ListDir(const std::string& dir) {
-  std::vector<std::string> names;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      if (e->d_name[0] != '.') names.push_back(e->d_name);
-    }
-    closedir(d);
-  }
-  std::sort(names.begin(), names.end());
-  return names;
 }
 
 absl::Status WriteDataset(const Dataset& data, const std::string& out, const std::string& split,
@@ -102,7 +90,7 @@ absl::Status ReadPnm(const std::string& path, ImageShape* shape, std::vector<uin
 absl::Status ConvertPnmFolder(const std::string& src, const std::string& out, const std::string& split,
                               int64_t per_shard) {
   std::vector<std::string> classes;
-  for (const auto& name : ListDir(src)) {
+  for (const auto& name : SortedVisibleNames(src)) {
     struct stat st;
     if (stat((src + "/" + name).c_str(), &st) == 0 && S_ISDIR(st.st_mode)) classes.push_back(name);
   }
@@ -111,7 +99,7 @@ absl::Status ConvertPnmFolder(const std::string& src, const std::string& out, co
   ImageShape first;
   for (size_t label = 0; label < classes.size(); ++label) {
     const std::string dir = src + "/" + classes[label];
-    for (const auto& file : ListDir(dir)) {
+    for (const auto& file : SortedVisibleNames(dir)) {
       if (!absl::EndsWith(file, ".ppm") && !absl::EndsWith(file, ".pgm")) continue;
       ImageShape shape;
       std::vector<uint8_t> chw;
@@ -177,7 +165,7 @@ absl::Status ConvertWebDataset(const std::string& src, const std::string& out, c
   std::vector<std::string> tars;
   struct stat st;
   if (stat(src.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    for (const auto& name : ListDir(src)) {
+    for (const auto& name : SortedVisibleNames(src)) {
       if (absl::EndsWith(name, ".tar")) tars.push_back(src + "/" + name);
     }
     if (tars.empty()) return absl::NotFoundError(absl::StrCat("no .tar files in ", src));

@@ -1,6 +1,5 @@
 #include "worker/trainer/data/packed_jpeg_dataset.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -14,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "worker/trainer/data/directory_listing.h"
 #include "worker/trainer/data/jpeg_image_source.h"
 #include "worker/trainer/data/packed_jpeg_format.h"
 
@@ -33,16 +33,9 @@ namespace {
 
 std::vector<std::string> PackedShards(const std::string& dir, const std::string& split) {
   std::vector<std::string> files;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      const std::string name = e->d_name;
-      if (absl::StartsWith(name, split + "-") && absl::EndsWith(name, kPackedJpegSuffix))
-        files.push_back(name);
-    }
-    closedir(d);
+  for (const std::string& name : SortedNames(dir)) {
+    if (IsPackedShardOf(name, split)) files.push_back(dir + "/" + name);
   }
-  std::sort(files.begin(), files.end());
-  for (auto& f : files) f = dir + "/" + f;
   return files;
 }
 

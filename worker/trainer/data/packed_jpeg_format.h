@@ -11,6 +11,9 @@
 #define NMSPARSE_WORKER_TRAINER_DATA_PACKED_JPEG_FORMAT_H_
 
 #include <cstdint>
+#include <string>
+
+#include "absl/strings/match.h"
 
 namespace nmsparse {
 
@@ -18,6 +21,11 @@ constexpr char kPackedJpegMagic[8] = {'N', 'M', 'J', 'P', 'E', 'G', '0', '1'};
 constexpr int64_t kPackedJpegHeaderBytes = 64;
 constexpr int64_t kPackedJpegIndexEntryBytes = 16;
 constexpr char kPackedJpegSuffix[] = ".nmjpeg";
+
+// Whether the file `name` is a shard of `split`: "<split>-NNNNN.nmjpeg" (the writer's names).
+inline bool IsPackedShardOf(const std::string& name, const std::string& split) {
+  return absl::StartsWith(name, split + "-") && absl::EndsWith(name, kPackedJpegSuffix);
+}
 
 inline void PutLe(uint8_t* p, uint64_t v, int bytes) {
   for (int i = 0; i < bytes; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));

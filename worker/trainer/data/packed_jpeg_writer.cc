@@ -1,6 +1,5 @@
 #include "worker/trainer/data/packed_jpeg_writer.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -12,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "worker/trainer/data/directory_listing.h"
 #include "worker/trainer/data/packed_jpeg_format.h"
 
 namespace nmsparse {
@@ -42,14 +42,8 @@ void PackedJpegWriter::Abandon() {
 
 absl::Status PackedJpegWriter::StartShard() {
   if (shard_index_ == 0) {
-    if (DIR* d = opendir(dir_.c_str())) {
-      bool existing = false;
-      while (dirent* e = readdir(d)) {
-        const std::string name = e->d_name;
-        existing |= absl::StartsWith(name, split_ + "-") && absl::EndsWith(name, kPackedJpegSuffix);
-      }
-      closedir(d);
-      if (existing) {
+    for (const std::string& name : SortedNames(dir_)) {
+      if (IsPackedShardOf(name, split_)) {
         return absl::FailedPreconditionError(absl::StrCat(dir_, " already holds ", split_, "-*",
                                                           kPackedJpegSuffix,
                                                           " shards: remove them or write elsewhere"));

@@ -1,6 +1,5 @@
 #include "worker/trainer/data/shard_dataset.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -11,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "worker/trainer/data/directory_listing.h"
 
 namespace nmsparse {
 namespace {
@@ -46,15 +46,10 @@ bool PreadAll(int fd, void* out, int64_t n, int64_t offset) {
 
 std::vector<std::string> ShardFiles(const std::string& dir, const std::string& split) {
   std::vector<std::string> files;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      const std::string name = e->d_name;
-      if (absl::StartsWith(name, split + "-") && absl::EndsWith(name, ".nmshard")) files.push_back(name);
-    }
-    closedir(d);
+  for (const std::string& name : SortedNames(dir)) {
+    if (absl::StartsWith(name, split + "-") && absl::EndsWith(name, ".nmshard"))
+      files.push_back(dir + "/" + name);
   }
-  std::sort(files.begin(), files.end());
-  for (auto& f : files) f = dir + "/" + f;
   return files;
 }
 
