@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "cli/exit_codes.h"
 #include "common/coordinator_address.h"
+#include "common/coordinator_answer.h"
 #include "schemas/limits.h"
 
 namespace nmsparse::cli {
@@ -39,6 +40,11 @@ std::unique_ptr<grpc::ClientContext> CoordinatorConnection::Context(bool streami
 absl::Status CoordinatorConnection::Check(const grpc::Status& status) const {
   if (!security_error_.ok()) return security_error_;
   if (status.ok()) return absl::OkStatus();
+  if (status.error_code() == grpc::StatusCode::UNAVAILABLE &&
+      status.error_details() == kCoordinatorAnswerMark) {
+    return absl::UnavailableError(absl::StrCat("the coordinator at ", address_, " could not do it now: ",
+                                               status.error_message(), "; nothing was changed, try again"));
+  }
   if (status.error_code() == grpc::StatusCode::UNAVAILABLE) {
     // A TLS mismatch shows only as a failed connection: say which side to look at.
     const bool verify_failed = status.error_message().find("certificate verify failed") != std::string::npos;
