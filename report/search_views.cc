@@ -184,7 +184,9 @@ Figure ParallelCoordinates(const SweepData& data, const std::string& metric) {
   f.kind = Figure::Kind::kParallelCoordinates;
   Study s = StudyOf(data, metric);
   for (size_t p = 0; p < s.params.size(); ++p) {
-    f.dimensions.push_back({s.params[p].name, s.params[p].log, s.trials.values[p], s.params[p].categories});
+    std::vector<double> values;  // A log axis takes the values themselves, as the slices do.
+    for (double v : s.trials.values[p]) values.push_back(Shown(s.params[p], v));
+    f.dimensions.push_back({s.params[p].name, s.params[p].log, values, s.params[p].categories});
   }
   f.dimensions.push_back({"final " + metric, false, s.trials.objective, {}});
   f.run_ids = s.trials.run_ids;
