@@ -6,6 +6,7 @@
 #include <numeric>
 #include <set>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "contract/metric_direction.h"
@@ -76,6 +77,16 @@ Study StudyOf(const SweepData& data, const std::string& metric) {
 double Shown(const SweptParameter& p, double v) { return p.log ? std::pow(10.0, v) : v; }
 
 std::string Stem(const std::string& metric) { return FileNamePart(metric, kMaxNameInFileName); }
+
+// A parameter's part of a slice's id: its place among the parameters (unique) and its name in [a-z0-9_],
+// which the dashboard's figure route accepts ("optimizer.lr" -> "1_optimizer_lr").
+std::string SliceIdPart(size_t index, const std::string& name) {
+  std::string part = absl::StrCat(index, "_");
+  for (char c : FileNamePart(name, kMaxNameInFileName)) {
+    part += absl::ascii_isalnum(c) ? absl::ascii_tolower(c) : '_';
+  }
+  return part;
+}
 
 }  // namespace
 
@@ -198,7 +209,7 @@ std::vector<Figure> Slices(const SweepData& data, const std::string& metric) {
   std::vector<Figure> out;
   for (size_t p = 0; p < s.params.size(); ++p) {
     const SweptParameter& param = s.params[p];
-    Figure f{"search_slice_" + Stem(metric) + "_" + FileNamePart(param.name, kMaxNameInFileName),
+    Figure f{"search_slice_" + Stem(metric) + "_" + SliceIdPart(p, param.name),
              metric + " vs " + param.name,
              param.categories.empty()
                  ? "One point per succeeded run: its final metric against its value of the parameter."

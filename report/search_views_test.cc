@@ -99,6 +99,8 @@ TEST(SearchViewsTest, ParallelCoordinatesHaveLogAndCategoricalAxesAndTheObjectiv
 TEST(SearchViewsTest, SlicesOnePerParameter) {
   const std::vector<Figure> s = Slices(SearchSweep("top1", "max"), "top1");
   ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].id, "search_slice_top1_0_optimizer_lr");  // [a-z0-9_]: the dashboard's figure route.
+  EXPECT_EQ(s[1].id, "search_slice_top1_1_optimizer_name");
   EXPECT_TRUE(s[0].log_x);
   EXPECT_NEAR(s[0].series[0].x[0], 0.01, 1e-12);  // Drawn at the value, on a log axis.
   EXPECT_EQ(s[1].series[0].x, std::vector<double>({1, 0, 0, 1}));
