@@ -10,6 +10,7 @@
 #include "report/file_name_part.h"
 #include "report/pareto.h"
 #include "report/run_facts.h"
+#include "report/search_views.h"
 
 namespace nmsparse::report {
 namespace {
@@ -213,14 +214,16 @@ Figure PrunedKeptGradientCurves(const SweepData& data) {
 }
 
 std::vector<Figure> SweepFigures(const SweepData& data, const std::string& metric) {
-  return {LossCurves(data),
-          EvalCurves(data, metric),
-          MetricVsDensity(data, metric),
-          MetricVsFlops(data, metric, /*training=*/true),
-          MetricVsFlops(data, metric, /*training=*/false),
-          MetricVsParameters(data, metric),
-          FlipRateCurves(data),
-          PrunedKeptGradientCurves(data)};
+  std::vector<Figure> figures = {LossCurves(data),
+                                 EvalCurves(data, metric),
+                                 MetricVsDensity(data, metric),
+                                 MetricVsFlops(data, metric, /*training=*/true),
+                                 MetricVsFlops(data, metric, /*training=*/false),
+                                 MetricVsParameters(data, metric),
+                                 FlipRateCurves(data),
+                                 PrunedKeptGradientCurves(data)};
+  for (Figure& f : SearchViews(data, metric)) figures.push_back(std::move(f));
+  return figures;
 }
 
 }  // namespace nmsparse::report

@@ -36,7 +36,8 @@ Figure MetricVsParameters(const SweepData& data, const std::string& metric);
 Figure FlipRateCurves(const SweepData& data);
 Figure PrunedKeptGradientCurves(const SweepData& data);
 
-// All of the above, in the report's order.
+// All of the above, in the report's order, then the search views of a sweep with swept parameters
+// (search_views.h).
 std::vector<Figure> SweepFigures(const SweepData& data, const std::string& metric);
 
 }  // namespace nmsparse::report

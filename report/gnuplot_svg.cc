@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
@@ -48,6 +49,8 @@ std::string PlotClause(const Series& s, size_t index, const std::string& title) 
       return absl::StrCat(data, " using 1:2:3 with yerrorlines", key);
     case Series::Style::kFront:
       return absl::StrCat(data, " using 1:2 with steps dashtype 2 linewidth 2 lc rgb \"black\"", key);
+    case Series::Style::kBars:
+      return absl::StrCat(data, " using 1:2 with boxes fill solid 0.6", key);
     default:
       return absl::StrCat(data, " using 1:2 with linespoints pointsize 0.5", key);
   }
@@ -101,6 +104,69 @@ int RunGnuplot(const std::string& dir, const std::string& script) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
+// The x tics of a figure whose series name their points (bars, categorical slices): each distinct x at its
+// label's placeholder. Empty when no series has labels.
+std::string CategoryTics(const Figure& f, SvgTextPlaceholders* texts) {
+  std::map<double, std::string> tics;
+  for (const Series& s : f.series) {
+    for (size_t i = 0; i < s.categories.size() && i < s.x.size(); ++i) {
+      if (std::isfinite(s.x[i])) tics.emplace(s.x[i], s.categories[i]);
+    }
+  }
+  if (tics.empty()) return "";
+  std::string out = "set xtics rotate by -30 (";
+  for (auto it = tics.begin(); it != tics.end(); ++it) {
+    absl::StrAppend(&out, it == tics.begin() ? "" : ", ", Quoted(texts->Add(it->second)),
+                    absl::StrFormat(" %.10g", it->first));
+  }
+  return out + ")\nset boxwidth 0.7\n";
+}
+
+// One row per run, one column per dimension (NaN where the run lacks the value; a log axis as log10), and
+// each axis' tics: our decade numbers for a log axis, placeholders for a categorical one.
+std::string ParallelScript(const Figure& f, SvgTextPlaceholders* texts) {
+  const size_t dims = f.dimensions.size();
+  size_t rows = 0;
+  for (const Dimension& d : f.dimensions) rows = std::max(rows, d.values.size());
+  std::string out = "$p << EOD\n";
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t k = 0; k < dims; ++k) {
+      const Dimension& d = f.dimensions[k];
+      double v = r < d.values.size() ? d.values[r] : NAN;
+      if (d.log) v = v > 0 ? std::log10(v) : NAN;
+      absl::StrAppend(&out, k ? " " : "", std::isfinite(v) ? absl::StrFormat("%.10g", v) : "NaN");
+    }
+    out += "\n";
+  }
+  out += "EOD\nset xtics (";
+  for (size_t k = 0; k < dims; ++k) {
+    absl::StrAppend(&out, k ? ", " : "", Quoted(texts->Add(f.dimensions[k].label)), " ", k + 1);
+  }
+  absl::StrAppend(&out, ")\nset xrange [0.7:", dims + 0.3, "]\nunset ytics\nset border 0\nunset grid\n");
+  for (size_t k = 0; k < dims; ++k) {
+    const Dimension& d = f.dimensions[k];
+    std::string tics;
+    if (!d.categories.empty()) {
+      for (size_t c = 0; c < d.categories.size(); ++c)
+        absl::StrAppend(&tics, c ? ", " : "", Quoted(texts->Add(d.categories[c])), " ", c);
+    } else if (d.log) {
+      double low = INFINITY, high = -INFINITY;
+      for (double v : d.values) {
+        if (v > 0 && std::isfinite(v)) {
+          low = std::min(low, std::floor(std::log10(v)));
+          high = std::max(high, std::ceil(std::log10(v)));
+        }
+      }
+      for (double e = low; e <= high; ++e) absl::StrAppend(&tics, e > low ? ", " : "", "'1e", e, "' ", e);
+    }
+    absl::StrAppend(&out, "set paxis ", k + 1, " tics", tics.empty() ? "" : " (" + tics + ")", "\n");
+  }
+  if (rows == 0 || dims == 0) return out + "plot [0:1][0:1] NaN notitle\n";
+  // Lines coloured by the last axis (the objective).
+  return absl::StrCat(out, "set palette rgb 33,13,10\nunset colorbox\nplot for [col=1:", dims,
+                      "] $p using col:", dims, " with parallelaxes lc palette notitle\n");
+}
+
 }  // namespace
 
 GnuplotScript BuildGnuplotScript(const Figure& f) {
@@ -113,7 +179,12 @@ GnuplotScript BuildGnuplotScript(const Figure& f) {
       "set xlabel ", Quoted(texts.Add(f.x_label)), " noenhanced\n", "set ylabel ",
       Quoted(texts.Add(f.y_label)), " noenhanced\n",
       "set grid\nset key outside below\nset offsets graph 0.03, graph 0.03, graph 0.05, graph 0.05\n");
+  if (f.kind == Figure::Kind::kParallelCoordinates) {
+    script += ParallelScript(f, &texts);
+    return out;
+  }
   if (f.log_x) script += "set logscale x\nset format x \"%.1e\"\n";
+  script += CategoryTics(f, &texts);
   bool any_point = false;
   for (size_t i = 0; i < f.series.size(); ++i) {
     script += DataBlock(f.series[i], i);

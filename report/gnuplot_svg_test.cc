@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -69,6 +70,66 @@ TEST(GnuplotSvgTest, HostileLegendRunsNothingAndShowsEscapedText) {
   EXPECT_EQ(svg->find(">Q0Q"), std::string::npos);
   for (unsigned char c : *svg) EXPECT_TRUE(c >= 0x20 || c == '\n' || c == '\t' || c == '\r') << int{c};
   EXPECT_EQ(svg->find("\u202e"), std::string::npos);
+}
+
+// The same hostile names as the importance bars' labels and as parallel coordinates' axes and categories.
+std::vector<std::string> HostileNames(const Figure& f) {
+  std::vector<std::string> names;
+  for (const Series& s : f.series) names.push_back(s.name);
+  return names;
+}
+
+Figure HostileBars(const std::string& canary) {
+  const std::vector<std::string> names = HostileNames(HostileFigure(canary));
+  Series bars{"importance", Series::Style::kBars, {}, {}, {}};
+  for (size_t i = 0; i < names.size(); ++i) {
+    bars.x.push_back(static_cast<double>(i));
+    bars.y.push_back(1.0 / (1.0 + i));
+    bars.categories.push_back(names[i]);
+  }
+  Figure f{"bars", "bars `touch " + canary + "`", "", "parameter", "importance", false, {bars}};
+  return f;
+}
+
+Figure HostileParallel(const std::string& canary) {
+  const std::vector<std::string> names = HostileNames(HostileFigure(canary));
+  Figure f{"parallel", "parallel $(touch " + canary + ")", "", "", "", false, {}};
+  f.kind = Figure::Kind::kParallelCoordinates;
+  f.dimensions.push_back({names[0], true, {1e-4, 1e-2, 0.1}, {}});
+  f.dimensions.push_back({names[1], false, {0, 1, 2}, {names[2], names[3], names[4]}});
+  f.dimensions.push_back({names[5], false, {0.5, NAN, 0.9}, {}});
+  f.dimensions.push_back({names[6], false, {0.1, 0.2, 0.3}, {}});
+  f.run_ids = {1, 2, 3};
+  return f;
+}
+
+TEST(GnuplotSvgTest, HostileBarLabelsAndParallelAxesNeverEnterTheScript) {
+  for (const Figure& f : {HostileBars("/nonexistent/canary"), HostileParallel("/nonexistent/canary")}) {
+    const std::string script = BuildGnuplotScript(f).text;
+    for (const char* fragment : {"`", "$(", "touch", "system", "@GPVAL", "canary", "\\slash", "\x1b"}) {
+      EXPECT_EQ(script.find(fragment), std::string::npos) << fragment << " in\n" << script;
+    }
+  }
+}
+
+TEST(GnuplotSvgTest, HostileBarsAndParallelCoordinatesRunNothingAndShowEscapedText) {
+  const std::string canary = TestDir() + "/CANARY";
+  for (const Figure& f : {HostileBars(canary), HostileParallel(canary)}) {
+    absl::StatusOr<std::string> svg = RenderSvg(f);
+    ASSERT_TRUE(svg.ok()) << f.id << ": " << svg.status();
+    EXPECT_FALSE(Exists(canary)) << "gnuplot ran a command from " << f.id;
+    EXPECT_NE(svg->find("&quot;`id &gt; " + canary + "`&quot;"), std::string::npos) << *svg;
+    EXPECT_NE(svg->find("`touch " + canary + "`"), std::string::npos) << f.id;
+    EXPECT_EQ(svg->find(">Q0Q"), std::string::npos) << f.id;
+    for (unsigned char c : *svg) EXPECT_TRUE(c >= 0x20 || c == '\n' || c == '\t' || c == '\r') << int{c};
+  }
+  absl::StatusOr<std::string> bars = RenderSvg(HostileBars(canary));
+  ASSERT_TRUE(bars.ok());
+  EXPECT_NE(bars->find("back\\slash \\&quot; &lt;b&gt;&amp;amp;&lt;/b&gt;"), std::string::npos);
+  absl::StatusOr<std::string> parallel = RenderSvg(HostileParallel(canary));
+  ASSERT_TRUE(parallel.ok());
+  EXPECT_NE(parallel->find("@GPVAL_TERM print &apos;macro&apos;"), std::string::npos) << *parallel;
+  EXPECT_NE(parallel->find(">1e-4<"), std::string::npos);  // The log axis' decades.
 }
 
 TEST(GnuplotSvgTest, EmptyFigureSaysSo) {
