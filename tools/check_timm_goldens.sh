@@ -12,6 +12,8 @@
 #   repeat_aug_test:   RepeatAugSampler's per-rank order for a given permutation (issue 24)
 #   layer_decay_test:  param_groups_layer_decay's groups, lr_scale and weight decay per parameter (issue 24)
 #   transforms_test:   Pillow resizes, the eval transform, colour jitter, RRC and erasing draws (issue 23)
+#   param_importance_test: Optuna's fANOVA importances on synthetic trials (issue 27; optuna and scikit-learn
+#                      from PyPI into the same venv)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 torch_dir=$(bash tools/libtorch2_env.sh)
@@ -20,6 +22,15 @@ timm_version=${NMSPARSE_TIMM_VERSION:-1.0.31}
 if ! "$python" -c "import timm, sys; sys.exit(timm.__version__ != '$timm_version')" 2>/dev/null; then
   torch_version=$("$python" -W ignore -c 'import torch; print(torch.__version__.split("+")[0])')
   "$python" -m pip install -q --disable-pip-version-check "timm==$timm_version" "torch==$torch_version" >&2
+fi
+
+# Optuna's fANOVA importances (report/param_importance_test), pinned likewise.
+optuna_version=${NMSPARSE_OPTUNA_VERSION:-5.0.0}
+sklearn_version=${NMSPARSE_SKLEARN_VERSION:-1.9.1}
+if ! "$python" -c "import optuna, sklearn, sys; sys.exit(optuna.__version__ != '$optuna_version' or sklearn.__version__ != '$sklearn_version')" 2>/dev/null; then
+  torch_version=$("$python" -W ignore -c 'import torch; print(torch.__version__.split("+")[0])')
+  "$python" -m pip install -q --disable-pip-version-check "optuna==$optuna_version" \
+    "scikit-learn==$sklearn_version" "torch==$torch_version" >&2
 fi
 
 failed=0
@@ -45,4 +56,5 @@ check worker/trainer/data/testdata/timm_repeat_aug.txt tools/timm_repeat_aug_gol
 check worker/trainer/testdata/timm_layer_decay.txt tools/timm_layer_decay_golden.py "worker/trainer/layer_decay.cc, optimizer.cc"
 check worker/trainer/data/transforms/testdata/timm_transforms.txt tools/timm_transforms_golden.py worker/trainer/data/transforms/
 check worker/trainer/testdata/torch_grad_scaler.txt tools/torch_grad_scaler_golden.py worker/trainer/loss_scaler.cc
+check report/testdata/optuna_importances.txt tools/optuna_importance_golden.py report/param_importance.cc
 exit $failed
