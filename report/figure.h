@@ -24,7 +24,9 @@ struct Series {
   std::vector<double> x, y;
   std::vector<double> err;            // Empty, or one per point (kErrorBars).
   std::vector<int64_t> run_ids = {};  // Empty, or the run of each point (hover, selection across figures).
-  std::vector<std::string> categories = {};  // kBars: one label per point.
+  // Empty, or one label per point, its x naming a category: the bars (kBars), or a slice over a categorical
+  // parameter (kPoints); renderers label the x axis with them.
+  std::vector<std::string> categories = {};
 };
 
 // One axis of a parallel-coordinates figure: a value per run (NaN where the run lacks it); a categorical
