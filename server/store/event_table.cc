@@ -1,6 +1,7 @@
 #include "server/store/event_table.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "contract/metric_line.h"
@@ -141,6 +142,22 @@ absl::Status DropProgress(Database* db, int64_t run_id, uint32_t attempt) {
   return st->Bind(1, run_id).Bind(2, attempt).BindText(3, contract::kKindProgress).Run();
 }
 
+// The worker's number of the attempt's last stored log line (0: none numbered yet).
+absl::StatusOr<uint64_t> LogMark(Database* db, int64_t run_id, uint32_t attempt) {
+  NM_ASSIGN_OR_RETURN(Stmt st,
+                      db->Prepare("SELECT last_report_id FROM log_marks WHERE run_id = ? AND attempt = ?"));
+  st->Bind(1, run_id).Bind(2, attempt);
+  NM_ASSIGN_OR_RETURN(bool row, st->Step());
+  return row ? static_cast<uint64_t>(st->Int(0)) : 0;
+}
+
+absl::Status SetLogMark(Database* db, int64_t run_id, uint32_t attempt, uint64_t report_id) {
+  NM_ASSIGN_OR_RETURN(Stmt st,
+                      db->Prepare("INSERT OR REPLACE INTO log_marks (run_id, attempt, last_report_id) "
+                                  "VALUES (?, ?, ?)"));
+  return st->Bind(1, run_id).Bind(2, attempt).Bind(3, static_cast<int64_t>(report_id)).Run();
+}
+
 }  // namespace
 
 absl::Status AppendStateChange(Database* db, int64_t run_id, v1::RunState from, v1::RunState to,
@@ -208,21 +225,31 @@ absl::StatusOr<int64_t> AppendMetric(Database* db, int64_t run_id, uint32_t atte
 absl::StatusOr<int64_t> AppendLogs(Database* db, int64_t run_id, uint32_t attempt,
                                    const google::protobuf::RepeatedPtrField<v1::LogLine>& lines,
                                    int64_t now_ms, const EventCaps& caps) {
-  if (lines.empty()) return 0;
+  NM_ASSIGN_OR_RETURN(const uint64_t mark, LogMark(db, run_id, attempt));
+  std::vector<const v1::LogLine*> fresh;  // Not stored before: unnumbered, or numbered past the mark.
+  uint64_t newest = mark;
+  for (const v1::LogLine& line : lines) {
+    if (line.report_id() != 0 && line.report_id() <= mark) continue;
+    fresh.push_back(&line);
+    newest = std::max<uint64_t>(newest, line.report_id());
+  }
+  if (fresh.empty()) return 0;
   NM_ASSIGN_OR_RETURN(VolumeRow volume, LoadVolume(db, run_id, kLogVolume));
   const int64_t room = std::max<int64_t>(0, caps.max_log_lines - volume.stored);
-  const int64_t kept = std::min<int64_t>(room, lines.size());
+  const int64_t kept = std::min<int64_t>(room, static_cast<int64_t>(fresh.size()));
   if (kept > 0) {
     NM_RETURN_IF_ERROR(CountStored(db, run_id, kLogVolume, kept));
     NM_ASSIGN_OR_RETURN(int64_t seq, ReserveSeq(db, run_id, kept));
     for (int64_t i = 0; i < kept; ++i) {
-      const v1::LogLine& line = lines[static_cast<int>(i)];
+      const v1::LogLine& line = *fresh[static_cast<size_t>(i)];
       NM_RETURN_IF_ERROR(InsertLogRow(db, run_id, seq++, attempt, line.rank(),
                                       line.at_ms() ? line.at_ms() : now_ms, limits::CutLogLine(line.text())));
     }
   }
-  NM_RETURN_IF_ERROR(RecordDropped(db, run_id, attempt, kLogVolume, volume, lines.size() - kept,
-                                   caps.max_log_lines, now_ms));
+  // Dropped lines count as handled too: sent again, they are neither stored nor counted twice.
+  if (newest > mark) NM_RETURN_IF_ERROR(SetLogMark(db, run_id, attempt, newest));
+  NM_RETURN_IF_ERROR(RecordDropped(db, run_id, attempt, kLogVolume, volume,
+                                   static_cast<int64_t>(fresh.size()) - kept, caps.max_log_lines, now_ms));
   return kept;
 }
 

@@ -39,7 +39,8 @@ absl::StatusOr<int64_t> AppendMetric(Database* db, int64_t run_id, uint32_t atte
                                      int64_t now_ms, const EventCaps& caps = {});
 // Stores the lines, each cut to limits::kMaxLogLineBytes; returns how many were stored. Lines past
 // caps.max_log_lines are dropped; the first drop appends one notice line "[nmserver] N log line(s) dropped:
-// ...", whose count is rewritten in place as more are dropped.
+// ...", whose count is rewritten in place as more are dropped. Lines numbered by their worker
+// (v1.LogLine.report_id) at or below the attempt's last stored number were stored before and are skipped.
 absl::StatusOr<int64_t> AppendLogs(Database* db, int64_t run_id, uint32_t attempt,
                                    const google::protobuf::RepeatedPtrField<v1::LogLine>& lines,
                                    int64_t now_ms, const EventCaps& caps = {});

@@ -178,6 +178,16 @@ CREATE TRIGGER runs_count_delete AFTER DELETE ON runs BEGIN
   UPDATE sweep_run_counts SET n = n - 1 WHERE sweep_id = OLD.sweep_id AND state = OLD.state;
 END;
 )sql",
+      // 9: the last log line stored of each attempt, by the worker's number for it (v1.LogLine.report_id), so
+      // that a batch sent again after its answer was lost is not stored twice (AppendLogs).
+      R"sql(
+CREATE TABLE log_marks (
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  attempt INTEGER NOT NULL,
+  last_report_id INTEGER NOT NULL,
+  PRIMARY KEY (run_id, attempt)
+) WITHOUT ROWID;
+)sql",
   };
   return *kMigrations;
 }

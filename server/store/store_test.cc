@@ -562,6 +562,35 @@ TEST_F(EventCapsTest, ProgressPointsReplaceEachOtherAndDoNotFillTheCap) {
   EXPECT_TRUE(Logs(run).empty());  // Nothing was dropped.
 }
 
+// A worker sends a batch again when its answer was lost, possibly with more lines behind it: each numbered
+// line is stored once, in order; unnumbered lines (older workers) are stored as sent.
+TEST_F(EventCapsTest, NumberedLogLinesSentAgainAreStoredOnce) {
+  int64_t run = AddRun(0);
+  auto send = [&](uint64_t first, uint64_t last) {
+    google::protobuf::RepeatedPtrField<v1::LogLine> lines;
+    for (uint64_t id = first; id <= last; ++id) {
+      v1::LogLine* line = lines.Add();
+      line->set_text(absl::StrCat("line ", id));
+      line->set_report_id(id);
+    }
+    int64_t stored = -1;
+    EXPECT_TRUE(store_
+                    ->Write([&](Database* db) -> absl::Status {
+                      NM_ASSIGN_OR_RETURN(stored, AppendLogs(db, run, 1, lines, 3));
+                      return absl::OkStatus();
+                    })
+                    .ok());
+    return stored;
+  };
+  EXPECT_EQ(send(1, 3), 3);
+  EXPECT_EQ(send(1, 3), 0);  // The same batch again.
+  EXPECT_EQ(send(2, 6), 3);  // Again with more behind it: only 4..6 are new.
+  std::vector<v1::LogLine> logs = Logs(run);
+  ASSERT_EQ(logs.size(), 6u);
+  for (size_t i = 0; i < logs.size(); ++i) EXPECT_EQ(logs[i].text(), absl::StrCat("line ", i + 1));
+  EXPECT_EQ(Log(run, 2, EventCaps{}), 2);  // Unnumbered lines are not checked.
+}
+
 TEST_F(EventCapsTest, ALongLineIsStoredCut) {
   int64_t run = AddRun(0);
   google::protobuf::RepeatedPtrField<v1::LogLine> lines;

@@ -31,7 +31,11 @@ absl::Status Agent::Send(const std::vector<Report>& batch) {
     case Report::Kind::kLog: {
       v1::LogReport report;
       *report.mutable_run() = head.run;
-      for (const Report& r : batch) *report.add_lines() = r.line;
+      for (const Report& r : batch) {
+        v1::LogLine* line = report.add_lines();
+        *line = r.line;
+        line->set_report_id(r.id);  // The coordinator stores each line once, however often it is sent.
+      }
       return client_->ReportLog(report);
     }
   }
