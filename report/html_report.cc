@@ -139,10 +139,10 @@ std::string ReportHtml(const SweepData& data, const std::string& metric, const R
   context.emplace("ema_metric", ema_header);
   context.emplace("runs", RunsContext(data, metric, ema_metric));
   // The figures' JSON is not template text (mstch would HTML-escape it, which a <script> does not undo).
-  return absl::StrCat(
-      RenderHtml(kTemplate, context),
-      FigureScripts(ScriptSafeJsonText(FiguresDocument(sweep_figures, data)), options.script_base),
-      "</body></html>\n");
+  return absl::StrCat(RenderHtml(kTemplate, context),
+                      FigureScripts(ScriptSafeJsonText(FiguresDocument(sweep_figures, data)),
+                                    options.script_base, options.script_query),
+                      "</body></html>\n");
 }
 
 absl::StatusOr<ReportFiles> BuildReport(const SweepData& data, const std::string& metric,

@@ -16,8 +16,9 @@
 namespace nmsparse::report {
 
 struct ReportOptions {
-  bool pdf = false;         // Also each figure as PDF (rsvg-convert; svg_pdf.h).
-  std::string script_base;  // Where the page loads plotly.js and figures.js: "" beside it.
+  bool pdf = false;          // Also each figure as PDF (rsvg-convert; svg_pdf.h).
+  std::string script_base;   // Where the page loads plotly.js and figures.js: "" beside it.
+  std::string script_query;  // Their URLs' ending (web_assets.h: AssetVersion on the dashboard).
   std::string plotly_js_path = kPlotlyJsPath;
 };
 

@@ -1,6 +1,7 @@
 #include "report/web_assets.h"
 
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
@@ -24,11 +25,18 @@ const std::string& FiguresJs() {
   return *text;
 }
 
-std::string FigureScripts(const std::string& script_safe_json, const std::string& script_base) {
-  // script_base is our own constant; the JSON cannot close its element (ScriptSafeJsonText).
+const std::string& AssetVersion() {
+  static const std::string* const version = new std::string(
+      absl::StrCat("?v=", absl::Hex(std::hash<std::string>()(absl::StrCat(FiguresJs(), kPlotlyJsPath)))));
+  return *version;
+}
+
+std::string FigureScripts(const std::string& script_safe_json, const std::string& script_base,
+                          const std::string& query) {
+  // script_base and query are our own; the JSON cannot close its element (ScriptSafeJsonText).
   return absl::StrCat("<script id=\"nm-figures\" type=\"application/json\">", script_safe_json,
-                      "</script>\n<script src=\"", script_base, "plotly.js\"></script>\n<script src=\"",
-                      script_base, "figures.js\"></script>\n");
+                      "</script>\n<script src=\"", script_base, "plotly.js", query,
+                      "\"></script>\n<script src=\"", script_base, "figures.js", query, "\"></script>\n");
 }
 
 }  // namespace nmsparse::report

@@ -19,10 +19,15 @@ absl::StatusOr<std::string> ReadPlotlyJs(const std::string& path = kPlotlyJsPath
 // report/web/figures.js.
 const std::string& FiguresJs();
 
+// "?v=" and a digest of figures.js and plotly.js's path: the dashboard's script URLs change with the scripts,
+// so that browsers may cache them for long.
+const std::string& AssetVersion();
+
 // The end of a page that draws figures: the JSON (ScriptSafeJsonText of FiguresDocument) in
 // <script id="nm-figures" type="application/json">, then plotly.js and figures.js from `script_base`
-// ("" beside the page, "/static/" on the dashboard).
-std::string FigureScripts(const std::string& script_safe_json, const std::string& script_base);
+// ("" beside the page, "/static/" on the dashboard), their URLs ending with `query` (AssetVersion or "").
+std::string FigureScripts(const std::string& script_safe_json, const std::string& script_base,
+                          const std::string& query = "");
 
 }  // namespace nmsparse::report
 
