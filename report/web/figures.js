@@ -82,7 +82,7 @@
       const t = {name: esc(s.name), x: pick(s.x), y: pick(s.y), customdata: ids,
                  text: at.map(i => hoverText(fig, s, i, runs)), hoverinfo: 'text', opacity: dim ? 0.25 : 1};
       if (s.style === 'bars') {
-        Object.assign(t, {type: 'bar', x: at.map(i => esc(s.categories[i]))});
+        Object.assign(t, {type: 'bar', textposition: 'none', x: at.map(i => esc(s.categories[i]))});
       } else if (s.style === 'points') {
         Object.assign(t, {type: 'scatter', mode: 'markers', opacity: 1, marker: {
           size: ids.map(id => (id === state.selected ? 15 : 9)),
