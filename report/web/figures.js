@@ -89,7 +89,9 @@
           opacity: ids.length ? ids.map(id => (state.selected === null || id === state.selected ? 1 : 0.3)) : 1,
           line: {width: ids.map(id => (id === state.selected ? 2 : 0)), color: 'black'}}});
       } else if (s.style === 'front') {
-        Object.assign(t, {type: 'scatter', mode: 'lines', line: {shape: 'hv', dash: 'dash', color: 'black', width: 2}});
+        // A ring on each member too: a front of one run has no step to draw.
+        Object.assign(t, {type: 'scatter', mode: 'lines+markers', line: {shape: 'hv', dash: 'dash', color: 'black', width: 2},
+                          marker: {symbol: 'circle-open', size: 14, color: 'black'}});
       } else {
         // Curves: a run of one point (a one-epoch sweep) is a marker, not an invisible line.
         const selected = oneRun && ids[0] === state.selected;
@@ -120,7 +122,8 @@
       const out = {label: esc(d.label + (d.log ? ' (log10)' : '')), values: values};
       if (d.categories.length) {
         out.tickvals = d.categories.map((_, i) => i);
-        out.ticktext = d.categories.map(esc);
+        // Plotly writes parallel-coordinates tick texts as plain text (no entity decoding): not escaped.
+        out.ticktext = d.categories.map(String);
       }
       return out;
     });
@@ -134,8 +137,13 @@
     const out = {title: {text: esc(fig.title)}, font: {size: 14}, height: 440, hovermode: 'closest',
                  margin: {t: 50, l: 60, r: 20, b: 40}, showlegend: true,
                  legend: {orientation: 'h', y: -0.25}, xaxis: axis(fig.x_label), yaxis: axis(fig.y_label)};
-    // One tick per decade on a log axis.
+    if (fig.kind === 'parallel') out.margin = {t: 100, l: 60, r: 40, b: 30};
+    // One tick per decade on a log axis; one per whole number on a short whole-number axis (epochs).
     if (fig.log_x) Object.assign(out.xaxis, {type: 'log', dtick: 1});
+    const xs = [].concat(...fig.series.filter(s => s.style !== 'bars').map(s => s.x)).filter(x => x !== null);
+    if (!fig.log_x && xs.length && xs.every(Number.isInteger) && Math.max(...xs) - Math.min(...xs) <= 20) {
+      Object.assign(out.xaxis, {dtick: 1, tick0: 0});
+    }
     return out;
   }
 
