@@ -276,10 +276,10 @@ check "the scripts show labels and logs as the server does: no raw control, no R
 # markup shown as text, no element made from it (Plotly renders <b>, <a>; an <img> would be the page's).
 plotly_dom() { python3 "$(dirname "${BASH_SOURCE[0]}")/plotly_dom.py" "$@"; }
 markup='<b onmouseover=alert(1)>x</b> <img src=x onerror=alert(1)>'
-check "the dashboard's sweep page draws its figures" plotly_dom charts "$out/dom_sweep.html" curves_loss curves_top1
+check "the dashboard's sweep page draws its figures" plotly_dom charts "$out/dom_sweep.html" curves_loss
 check "... and shows the labels' markup as text in them" plotly_dom literal "$out/dom_sweep.html" "$markup"
 browser_dom "file://$report/index.html" >"$out/dom_report.html"
-check "the report draws its figures in a browser" plotly_dom charts "$out/dom_report.html" curves_loss curves_top1
+check "the report draws its figures in a browser" plotly_dom charts "$out/dom_report.html" curves_loss
 check "... and shows the labels' markup as text in them" plotly_dom literal "$out/dom_report.html" "$markup"
 check "the report's DOM holds no raw control, no RLO" terminal_safe "$out/dom_report.html"
 check "an id past int64 is 404" test "$(http_code "${http}sweeps/99999999999999999999")" = 404
