@@ -134,13 +134,19 @@
 
   function layout(fig) {
     const axis = title => ({title: {text: esc(title)}, automargin: true, exponentformat: 'SI'});
-    const out = {title: {text: esc(fig.title)}, font: {size: 14}, height: 440, hovermode: 'closest',
+    // The title on the left, clear of the mode bar (top right).
+    const out = {title: {text: esc(fig.title), x: 0.02, xanchor: 'left'}, font: {size: 14}, height: 440, hovermode: 'closest',
                  margin: {t: 50, l: 60, r: 20, b: 40}, showlegend: true,
                  legend: {orientation: 'h', y: -0.25}, xaxis: axis(fig.x_label), yaxis: axis(fig.y_label)};
     if (fig.kind === 'parallel') out.margin = {t: 100, l: 60, r: 40, b: 30};
-    // One tick per decade on a log axis; one per whole number on a short whole-number axis (epochs).
-    if (fig.log_x) Object.assign(out.xaxis, {type: 'log', dtick: 1});
+    // One tick per decade on a log axis that spans decades (a narrower one keeps Plotly's ticks, or it would
+    // have none); one per whole number on a short whole-number axis (epochs).
     const xs = [].concat(...fig.series.filter(s => s.style !== 'bars').map(s => s.x)).filter(x => x !== null);
+    if (fig.log_x) {
+      const positive = xs.filter(x => x > 0);
+      const decades = positive.length ? Math.log10(Math.max(...positive) / Math.min(...positive)) : 0;
+      Object.assign(out.xaxis, decades >= 1 ? {type: 'log', dtick: 1} : {type: 'log'});
+    }
     if (!fig.log_x && xs.length && xs.every(Number.isInteger) && Math.max(...xs) - Math.min(...xs) <= 20) {
       Object.assign(out.xaxis, {dtick: 1, tick0: 0});
     }
