@@ -87,6 +87,8 @@ const std::vector<OptionSpec>& AllOptions() {
       {"output", true, 'o', false, "FILE",
        "write to FILE instead of stdout (report, --format tensorboard: a directory)"},
       {"logs", false, 0, false, "", "also the run's log lines"},
+      {"pdf", false, 0, false, "",
+       "also each figure as PDF, from its SVG (rsvg-convert, Debian librsvg2-bin)"},
       {"max-runs-per-sweep", true, 0, false, "N",
        "nmctl's limit on a sweep's runs (default $NMSPARSE_MAX_RUNS_PER_SWEEP, else 100,000)"},
       {"token-file", true, 0, false, "FILE",
@@ -165,10 +167,10 @@ const std::vector<CommandInfo>& Commands() {
        {"format", "curves", "output"},
        RunExportCommand},
       {"report",
-       "SWEEP [-o DIR] [--metric top1]",
-       "an HTML report: learning curves, metric vs N:M density and vs FLOPs (Pareto front), the compare "
-       "table",
-       {"output", "metric"},
+       "SWEEP [-o DIR] [--metric top1] [--pdf]",
+       "an HTML report with interactive figures (plotly.js): learning curves, metric vs N:M density and vs "
+       "FLOPs (Pareto front), the compare table; each figure also as SVG (and PDF)",
+       {"output", "metric", "pdf"},
        RunReportCommand},
       {"workers", "", "registered workers, their slots, liveness and batch job", {}, RunWorkersCommand},
       {"cluster",

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <ostream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cli/exit_codes.h"
 #include "cli/sweep_fetch.h"
@@ -46,7 +47,9 @@ int RunReportCommand(const CommandContext& context) {
   absl::StatusOr<report::SweepData> data = FetchSweepData(context, *id);
   if (!data.ok()) return Fail(context, data.status());
   const std::string metric = context.args->Get("metric").value_or(contract::kTop1);
-  absl::StatusOr<report::ReportFiles> report = report::BuildReport(*data, metric);
+  report::ReportOptions options;
+  options.pdf = context.args->Has("pdf");
+  absl::StatusOr<report::ReportFiles> report = report::BuildReport(*data, metric, options);
   if (!report.ok()) return Fail(context, report.status());
   const std::string dir = context.args->Get("output").value_or(absl::StrCat("report-sweep-", *id));
   if (absl::Status written = WriteFiles(dir, report->files); !written.ok()) return Fail(context, written);
@@ -56,8 +59,10 @@ int RunReportCommand(const CommandContext& context) {
     PrintJson(context, Json{{"sweep_id", *id}, {"index", dir + "/index.html"}, {"files", files}});
     return kExitOk;
   }
-  *context.out << "wrote " << dir << "/index.html and " << report->files.size() - 1 << " figures for sweep "
-               << *id << "\n";
+  size_t figures = 0;
+  for (const auto& [name, content] : report->files) figures += absl::EndsWith(name, ".svg");
+  *context.out << "wrote " << dir << "/index.html and " << figures << " figures"
+               << (options.pdf ? " (SVG, PDF)" : "") << " for sweep " << *id << "\n";
   return kExitOk;
 }
 

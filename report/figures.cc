@@ -22,7 +22,8 @@ constexpr size_t kMaxMetricInFileName = 64;
 bool PointXY(const v1::MetricPoint& p, const std::string& key, bool x_is_step, double* x, double* y) {
   auto it = p.values().find(key);
   if (it == p.values().end() || !std::isfinite(it->second)) return false;
-  *x = x_is_step ? static_cast<double>(p.step()) : static_cast<double>(p.epoch());
+  // An epoch line carries the 0-based index of the epoch it ends: drawn as epochs done, 1 to N.
+  *x = x_is_step ? static_cast<double>(p.step()) : static_cast<double>(p.epoch()) + 1;
   *y = it->second;
   return true;
 }
@@ -34,6 +35,7 @@ Series CurveOf(const RunData& run, const std::string& kind, const std::string& k
     if (p.kind() == kind && PointXY(p, key, x_is_step, &x, &y)) {
       s.x.push_back(x);
       s.y.push_back(y);
+      s.run_ids.push_back(run.run.id());
     }
   }
   return s;
@@ -137,6 +139,7 @@ Figure MetricVsFlops(const SweepData& data, const std::string& metric, bool trai
     Series& s = SeriesNamed(&f, RecipeOf(run.run.spec().sparsity()), Series::Style::kPoints);
     s.x.push_back(flops);
     s.y.push_back(value);
+    s.run_ids.push_back(run.run.id());
     values.push_back(value);
     // The front wants higher quality: a metric declared lower-is-better (a loss) is negated for it.
     points.push_back({flops, direction == contract::MetricDirection::kMinimize ? -value : value});
@@ -168,6 +171,7 @@ Figure MetricVsParameters(const SweepData& data, const std::string& metric) {
     Series& s = SeriesNamed(&f, RecipeOf(run.run.spec().sparsity()), Series::Style::kPoints);
     s.x.push_back(params);
     s.y.push_back(value);
+    s.run_ids.push_back(run.run.id());
   }
   return f;
 }
@@ -206,6 +210,7 @@ Figure PrunedKeptGradientCurves(const SweepData& data) {
           PointXY(p, contract::kGradNormKept, false, &x, &kept) && kept > 0) {
         s.x.push_back(x);
         s.y.push_back(pruned / kept);
+        s.run_ids.push_back(run.run.id());
       }
     }
     if (!s.x.empty()) f.series.push_back(std::move(s));

@@ -183,6 +183,10 @@ TEST(FiguresTest, CurvesUseStepAndEpochPoints) {
   const Figure top1 = EvalCurves(data, "top1");
   ASSERT_EQ(top1.series.size(), 1u);
   EXPECT_EQ(top1.series[0].y, std::vector<double>{0.5});
+  // Issue 27: the line of epoch index 1 ends the second epoch, drawn at x = 2 (epochs 1-indexed).
+  EXPECT_EQ(top1.series[0].x, std::vector<double>{2});
+  EXPECT_EQ(top1.series[0].run_ids, std::vector<int64_t>{9});
+  EXPECT_EQ(loss.series[0].run_ids, (std::vector<int64_t>{9, 9, 9}));
 }
 
 // docs/sparsity-method.md §11: flip rate and |g| pruned / |g| kept per epoch, only for runs that report them.
@@ -206,11 +210,12 @@ TEST(FiguresTest, DiagnosticsCurvesPerSparseRun) {
   data.runs = {sparse, dense};
   const Figure flips = FlipRateCurves(data);
   ASSERT_EQ(flips.series.size(), 1u);
-  EXPECT_EQ(flips.series[0].x, std::vector<double>{1});
+  EXPECT_EQ(flips.series[0].x, std::vector<double>{2});
   EXPECT_EQ(flips.series[0].y, std::vector<double>{0.125});
   const Figure ratio = PrunedKeptGradientCurves(data);
   ASSERT_EQ(ratio.series.size(), 1u);
   EXPECT_EQ(ratio.series[0].name, flips.series[0].name);
+  EXPECT_EQ(ratio.series[0].x, (std::vector<double>{1, 2}));
   EXPECT_EQ(ratio.series[0].y, (std::vector<double>{0.25, 0.5}));
 }
 

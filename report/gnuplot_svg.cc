@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -48,10 +49,14 @@ std::string PlotClause(const Series& s, size_t index, const std::string& title) 
     case Series::Style::kErrorBars:
       return absl::StrCat(data, " using 1:2:3 with yerrorlines", key);
     case Series::Style::kFront:
-      return absl::StrCat(data, " using 1:2 with steps dashtype 2 linewidth 2 lc rgb \"black\"", key);
+      // The step line, and a ring on each member: a front of one run has no step to draw.
+      return absl::StrCat(data, " using 1:2 with steps dashtype 2 linewidth 2 lc rgb \"black\"", key, ", ",
+                          data, " using 1:2 with points pointtype 6 pointsize 2 lc rgb \"black\" notitle");
     case Series::Style::kBars:
       return absl::StrCat(data, " using 1:2 with boxes fill solid 0.6", key);
     default:
+      // A curve of one point (a one-epoch run) is a marker, not a line too short to see.
+      if (s.x.size() == 1) return absl::StrCat(data, " using 1:2 with points pointsize 1.3", key);
       return absl::StrCat(data, " using 1:2 with linespoints pointsize 0.5", key);
   }
 }
@@ -167,6 +172,37 @@ std::string ParallelScript(const Figure& f, SvgTextPlaceholders* texts) {
                       "] $p using col:", dims, " with parallelaxes lc palette notitle\n");
 }
 
+// The x axis's scale and tics. Log: one label per decade, with nmctl's SI prefix (10G). Whole numbers over
+// a short span (epochs): a tic per whole number. One x value only (a one-epoch sweep): a range around it.
+std::string XAxis(const Figure& f) {
+  double lo = INFINITY, hi = -INFINITY;
+  bool whole = true;
+  for (const Series& s : f.series) {
+    for (double x : s.x) {
+      if (!std::isfinite(x) || (f.log_x && x <= 0)) continue;
+      lo = std::min(lo, x);
+      hi = std::max(hi, x);
+      whole = whole && x == std::floor(x);
+    }
+  }
+  if (f.log_x) {
+    // Tics from a power of ten (the range's margins would otherwise start them off a decade).
+    const double first = std::isfinite(lo) ? std::pow(10.0, std::floor(std::log10(lo))) : 1.0;
+    std::string out = absl::StrFormat(
+        "set logscale x 10\nset xtics %.0e, 10\nset mxtics 10\nset format x \"%%.0s%%c\"\n", first);
+    if (lo == hi) absl::StrAppend(&out, absl::StrFormat("set xrange [%.10g:%.10g]\n", lo / 10, hi * 10));
+    return out;
+  }
+  if (!(lo <= hi)) return "";
+  if (lo == hi && whole) return absl::StrFormat("set xrange [%.10g:%.10g]\nset xtics 1\n", lo - 1, hi + 1);
+  if (lo == hi) {
+    const double margin = lo != 0 ? std::fabs(lo) / 2 : 1;
+    return absl::StrFormat("set xrange [%.10g:%.10g]\n", lo - margin, hi + margin);
+  }
+  if (whole && hi - lo <= 20) return "set xtics 1\n";
+  return "";
+}
+
 }  // namespace
 
 GnuplotScript BuildGnuplotScript(const Figure& f) {
@@ -183,8 +219,8 @@ GnuplotScript BuildGnuplotScript(const Figure& f) {
     script += ParallelScript(f, &texts);
     return out;
   }
-  if (f.log_x) script += "set logscale x\nset format x \"%.1e\"\n";
-  script += CategoryTics(f, &texts);
+  script += XAxis(f);
+  script += CategoryTics(f, &texts);  // After XAxis: a categorical axis's labels replace its number tics.
   bool any_point = false;
   for (size_t i = 0; i < f.series.size(); ++i) {
     script += DataBlock(f.series[i], i);
@@ -193,7 +229,8 @@ GnuplotScript BuildGnuplotScript(const Figure& f) {
   if (!any_point) {
     // gnuplot refuses to plot nothing: an empty frame that says why.
     script +=
-        "unset logscale x\nset label \"no data yet\" at graph 0.5, graph 0.5 center\n"
+        "unset logscale x\nset xtics autofreq\nset format x\nset label \"no data yet\" at graph 0.5, graph "
+        "0.5 center\n"
         "plot [0:1][0:1] NaN notitle\n";
     return out;
   }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -138,6 +139,71 @@ TEST(GnuplotSvgTest, EmptyFigureSaysSo) {
   ASSERT_TRUE(svg.ok()) << svg.status();
   EXPECT_NE(svg->find("no data yet"), std::string::npos);
   EXPECT_NE(svg->find("a &quot;quoted&quot; title"), std::string::npos);
+}
+
+// Issue 27's rough edges of the static figures.
+// The x tic labels of an SVG (gnuplot writes each tic's text as its own <text><tspan>).
+std::vector<std::string> TextsOf(const std::string& svg) {
+  std::vector<std::string> out;
+  for (size_t at = svg.find("<tspan"); at != std::string::npos; at = svg.find("<tspan", at + 1)) {
+    const size_t start = svg.find('>', at) + 1;
+    std::string text = svg.substr(start, svg.find('<', start) - start);
+    text.erase(0, text.find_first_not_of(' '));
+    out.push_back(text);
+  }
+  return out;
+}
+
+bool Has(const std::vector<std::string>& texts, const std::string& text) {
+  return std::find(texts.begin(), texts.end(), text) != texts.end();
+}
+
+TEST(GnuplotSvgTest, OneEpochCurvesAreMarkersOnAWholeEpochAxis) {
+  Figure f{"curves_top1", "t", "", "epoch", "top1", false, {}};
+  f.series.push_back(Series{"run 1", Series::Style::kLines, {1}, {0.5}, {}});
+  const std::string script = BuildGnuplotScript(f).text;
+  EXPECT_NE(script.find("$d0 using 1:2 with points"), std::string::npos) << script;
+  EXPECT_NE(script.find("set xrange [0:2]"), std::string::npos) << script;
+  absl::StatusOr<std::string> svg = RenderSvg(f);
+  ASSERT_TRUE(svg.ok()) << svg.status();
+  const std::vector<std::string> texts = TextsOf(*svg);
+  EXPECT_TRUE(Has(texts, "1") && Has(texts, "2")) << *svg;
+  EXPECT_FALSE(Has(texts, "1.2") || Has(texts, "-0.2") || Has(texts, "0.2")) << *svg;
+}
+
+TEST(GnuplotSvgTest, EpochAxisHasWholeTics) {
+  Figure f{"curves_top1", "t", "", "epoch", "top1", false, {}};
+  f.series.push_back(Series{"run 1", Series::Style::kLines, {1, 2}, {0.5, 0.6}, {}});
+  absl::StatusOr<std::string> svg = RenderSvg(f);
+  ASSERT_TRUE(svg.ok()) << svg.status();
+  const std::vector<std::string> texts = TextsOf(*svg);
+  EXPECT_TRUE(Has(texts, "1") && Has(texts, "2")) << *svg;
+  EXPECT_FALSE(Has(texts, "1.2") || Has(texts, "1.5")) << *svg;
+}
+
+TEST(GnuplotSvgTest, LogAxisHasOneSiLabelPerDecade) {
+  Figure f{"top1_vs_train_flops", "t", "", "training FLOPs", "top1", true, {}};
+  f.series.push_back(Series{"DENSE", Series::Style::kPoints, {2e9, 3e11}, {0.5, 0.6}, {}});
+  absl::StatusOr<std::string> svg = RenderSvg(f);
+  ASSERT_TRUE(svg.ok()) << svg.status();
+  const std::vector<std::string> texts = TextsOf(*svg);
+  EXPECT_TRUE(Has(texts, "1G") && Has(texts, "10G") && Has(texts, "100G") && Has(texts, "1T")) << *svg;
+  for (const std::string& t : texts) EXPECT_EQ(t.find("e+"), std::string::npos) << t;
+}
+
+// A front of one run has no step to draw: its member is still marked.
+TEST(GnuplotSvgTest, ParetoFrontOfOneRunIsDrawn) {
+  Figure f{"top1_vs_train_flops", "t", "", "training FLOPs", "top1", true, {}};
+  f.series.push_back(Series{"DENSE", Series::Style::kPoints, {2e9, 3e9}, {0.5, 0.4}, {}});
+  f.series.push_back(Series{"Pareto front", Series::Style::kFront, {2e9}, {0.5}, {}});
+  absl::StatusOr<std::string> svg = RenderSvg(f);
+  ASSERT_TRUE(svg.ok()) << svg.status();
+  const size_t front = svg->find("<title>Pareto front</title>");
+  ASSERT_NE(front, std::string::npos) << *svg;
+  // The group after the front's (its ring of points) draws a point.
+  const size_t next = svg->find("<g id=\"gnuplot_plot_", front);
+  ASSERT_NE(next, std::string::npos) << *svg;
+  EXPECT_NE(svg->find("<use xlink:href='#gpPt", next), std::string::npos) << *svg;
 }
 
 TEST(SvgTextPlaceholdersTest, PlaceholdersAreAsLongAsTheirText) {

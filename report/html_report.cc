@@ -7,15 +7,19 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "report/compare_pivot.h"
+#include "report/figure_json.h"
 #include "report/figures.h"
 #include "report/gnuplot_svg.h"
 #include "report/html_page.h"
 #include "report/run_facts.h"
+#include "report/svg_pdf.h"
+#include "report/web_assets.h"
 
 namespace nmsparse::report {
 namespace {
 
-// Self-contained: inline CSS, no script, figures as sibling SVG files. Rendered by RenderHtml
+// Inline CSS; the figures drawn in the browser by figures.js with plotly.js (web_assets.h) from the JSON the
+// page ends with, each with its static SVG (gnuplot) beside it for papers. Rendered by RenderHtml
 // (report/html_page.h): {{x}} is visible text, HTML-escaped.
 constexpr char kTemplate[] = R"(<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
@@ -26,7 +30,8 @@ table { border-collapse: collapse; margin: 1em 0; }
 th, td { border: 1px solid #bbb; padding: 4px 8px; text-align: right; }
 th:first-child, td:first-child { text-align: left; }
 figure { margin: 2em 0; } figure img { max-width: 100%; border: 1px solid #ddd; }
-figcaption { color: #555; font-size: 90%; }
+figcaption { color: #555; font-size: 90%; } .chart { min-height: 440px; }
+#nm-figure-controls { position: sticky; top: 0; background: #fff; padding: 6px 0; z-index: 10; }
 </style></head>
 <body>
 <h1>Sweep {{sweep_id}}: {{sweep_name}}</h1>
@@ -39,8 +44,13 @@ figcaption { color: #555; font-size: 90%; }
 {{#rows}}<tr><td>{{label}}</td>{{#cells}}<td>{{.}}</td>{{/cells}}</tr>
 {{/rows}}</table>
 <h2>Figures</h2>
-{{#figures}}<figure id="{{id}}"><img src="{{id}}.svg" alt="{{title}}">
-<figcaption>{{title}}. {{caption}}</figcaption></figure>
+<p>Hover for a run's values; click a legend entry to hide it (double click: only it); click a run's point or
+curve to highlight that run in every figure. The camera icon saves a figure as SVG; the links under each are
+the static gnuplot files.</p>
+<div id="nm-figure-controls"></div>
+{{#figures}}<figure id="{{id}}"><div class="chart" id="chart-{{id}}"></div>
+<noscript><img src="{{id}}.svg" alt="{{title}}"></noscript>
+<figcaption>{{title}}. {{caption}} Static: <a href="{{id}}.svg">SVG</a>{{#pdf}}, <a href="{{id}}.pdf">PDF</a>{{/pdf}}.</figcaption></figure>
 {{/figures}}
 <h2 id="runs">Runs</h2>
 <table class="runs">
@@ -49,7 +59,6 @@ figcaption { color: #555; font-size: 90%; }
 {{#runs}}<tr><td>{{name}}</td><td>{{state}}</td><td>{{recipe}}</td><td>{{density}}</td><td>{{value}}</td>{{#ema}}<td>{{.}}</td>{{/ema}}
 <td>{{train_flops}}</td><td>{{inference_flops}}</td><td>{{params}}</td></tr>
 {{/runs}}</table>
-</body></html>
 )";
 
 std::string Number(double v, const char* format) {
@@ -105,10 +114,12 @@ mstch::array RunsContext(const SweepData& data, const std::string& metric, const
 
 }  // namespace
 
-std::string ReportHtml(const SweepData& data, const std::string& metric) {
+std::string ReportHtml(const SweepData& data, const std::string& metric, const ReportOptions& options) {
+  const std::vector<Figure> sweep_figures = SweepFigures(data, metric);
   mstch::array figures;
-  for (const Figure& f : SweepFigures(data, metric)) {
-    figures.push_back(mstch::map{{"id", f.id}, {"title", f.title}, {"caption", f.caption}});
+  for (const Figure& f : sweep_figures) {
+    figures.push_back(
+        mstch::map{{"id", f.id}, {"title", f.title}, {"caption", f.caption}, {"pdf", options.pdf}});
   }
   mstch::map context = PivotContext(data, metric);
   context.emplace("sweep_id", std::to_string(data.sweep.id()));
@@ -127,14 +138,29 @@ std::string ReportHtml(const SweepData& data, const std::string& metric) {
   if (!ema_metric.empty()) ema_header.push_back(ema_metric);
   context.emplace("ema_metric", ema_header);
   context.emplace("runs", RunsContext(data, metric, ema_metric));
-  return RenderHtml(kTemplate, context);
+  // The figures' JSON is not template text (mstch would HTML-escape it, which a <script> does not undo).
+  return absl::StrCat(RenderHtml(kTemplate, context),
+                      FigureScripts(ScriptSafeJsonText(FiguresDocument(sweep_figures, data)),
+                                    options.script_base, options.script_query),
+                      "</body></html>\n");
 }
 
-absl::StatusOr<ReportFiles> BuildReport(const SweepData& data, const std::string& metric) {
+absl::StatusOr<ReportFiles> BuildReport(const SweepData& data, const std::string& metric,
+                                        const ReportOptions& options) {
   ReportFiles out;
-  out.files["index.html"] = ReportHtml(data, metric);
+  absl::StatusOr<std::string> plotly = ReadPlotlyJs(options.plotly_js_path);
+  if (!plotly.ok()) return plotly.status();
+  out.files["plotly.js"] = std::move(*plotly);
+  out.files["figures.js"] = FiguresJs();
+  out.files["index.html"] = ReportHtml(data, metric, options);
   for (const Figure& f : SweepFigures(data, metric)) {
     absl::StatusOr<std::string> svg = RenderSvg(f);
+    if (svg.ok() && options.pdf) {
+      absl::StatusOr<std::string> pdf = SvgToPdf(*svg);
+      if (!pdf.ok())
+        return absl::Status(pdf.status().code(), absl::StrCat("figure ", f.id, ": ", pdf.status().message()));
+      out.files[f.id + ".pdf"] = std::move(*pdf);
+    }
     if (!svg.ok()) {
       return absl::Status(svg.status().code(),
                           absl::StrCat("sweep ", data.sweep.id(), ": ", svg.status().message()));

@@ -1,7 +1,8 @@
-// The sweep report: one index.html (a mustache template rendered with mstch) that names its SVG figures by
-// relative path ("curves_loss.svg"), the figures themselves, and the recipe x N:M table with spread of
-// `nmctl compare`. nmctl writes the files to a directory; the dashboard serves the same files under
-// /sweeps/ID/report/, so the relative links work in both.
+// The sweep report: one index.html (a mustache template rendered with mstch) whose figures figures.js draws
+// with plotly.js from the JSON inline in the page (report/web_assets.h; the dashboard draws with the same
+// code), the static figures for papers (gnuplot SVG, and PDF from it with rsvg-convert), and the recipe x
+// N:M table with spread of `nmctl compare`. nmctl writes the files to a directory; the dashboard serves the
+// same page under /sweeps/ID/report/ (its scripts from /static/, the SVG files beside it).
 #ifndef NMSPARSE_REPORT_HTML_REPORT_H_
 #define NMSPARSE_REPORT_HTML_REPORT_H_
 
@@ -10,18 +11,29 @@
 
 #include "absl/status/statusor.h"
 #include "report/sweep_data.h"
+#include "report/web_assets.h"
 
 namespace nmsparse::report {
+
+struct ReportOptions {
+  bool pdf = false;          // Also each figure as PDF (rsvg-convert; svg_pdf.h).
+  std::string script_base;   // Where the page loads plotly.js and figures.js: "" beside it.
+  std::string script_query;  // Their URLs' ending (web_assets.h: AssetVersion on the dashboard).
+  std::string plotly_js_path = kPlotlyJsPath;
+};
 
 struct ReportFiles {
   std::map<std::string, std::string> files;  // File name ("index.html", "curves_loss.svg") -> content.
 };
 
-// Every file of the report of `data` on final `metric`. Errors name the sweep and the failing figure.
-absl::StatusOr<ReportFiles> BuildReport(const SweepData& data, const std::string& metric);
+// Every file of the report of `data` on final `metric`: index.html, plotly.js (copied from
+// options.plotly_js_path), figures.js, each figure's SVG (and PDF). Errors name the sweep and the failing
+// figure, or the missing plotly.js or rsvg-convert.
+absl::StatusOr<ReportFiles> BuildReport(const SweepData& data, const std::string& metric,
+                                        const ReportOptions& options = {});
 
-// Only index.html (what the dashboard serves without drawing every figure).
-std::string ReportHtml(const SweepData& data, const std::string& metric);
+// Only index.html (what the dashboard serves without drawing every static figure).
+std::string ReportHtml(const SweepData& data, const std::string& metric, const ReportOptions& options = {});
 
 }  // namespace nmsparse::report
 

@@ -2,11 +2,21 @@
 
 #include <gtest/gtest.h>
 
+#include "common/proto_json.h"
 #include "report/figures.h"
 #include "report/gnuplot_svg.h"
 
 namespace nmsparse::report {
 namespace {
+
+// The text of the page's <script id="nm-figures" type="application/json"> element.
+std::string FigureData(const std::string& html) {
+  const std::string open = "<script id=\"nm-figures\" type=\"application/json\">";
+  const size_t start = html.find(open);
+  if (start == std::string::npos) return "";
+  const size_t from = start + open.size();
+  return html.substr(from, html.find("</script>", from) - from);
+}
 
 SweepData TwoRuns() {
   SweepData data;
@@ -65,6 +75,30 @@ TEST(HtmlReportTest, PageReferencesEveryFigureAndEscapes) {
   }
   // The compare table: one row per recipe.
   EXPECT_NE(html.find("<td>dense</td><td>0.6"), std::string::npos) << html;
+  // The interactive figures: a chart per figure, drawn by figures.js with plotly.js from the inline JSON.
+  for (const Figure& f : SweepFigures(data, "top1")) {
+    EXPECT_NE(html.find("id=\"chart-" + f.id + "\""), std::string::npos) << f.id;
+  }
+  EXPECT_NE(html.find("<script src=\"plotly.js\"></script>"), std::string::npos);
+  EXPECT_NE(report->files.at("plotly.js").find("plotly.js v2"), std::string::npos);
+  EXPECT_NE(report->files.at("figures.js").find("NmFigures"), std::string::npos);
+  const Json doc = Json::parse(FigureData(html));
+  EXPECT_EQ(doc["runs"]["11"]["name"], "run 11 recipe=srste");
+  EXPECT_EQ(doc["figures"].size(), SweepFigures(data, "top1").size());
+}
+
+TEST(HtmlReportTest, PdfFiguresAndAMissingPlotly) {
+  const SweepData data = TwoRuns();
+  ReportOptions options;
+  options.pdf = true;
+  absl::StatusOr<ReportFiles> report = BuildReport(data, "top1", options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->files.at("curves_loss.pdf").rfind("%PDF", 0), 0u);
+  EXPECT_NE(report->files.at("index.html").find("href=\"curves_loss.pdf\""), std::string::npos);
+  options.plotly_js_path = "/nonexistent/plotly.js";
+  report = BuildReport(data, "top1", options);
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.status().message().find("/nonexistent/plotly.js"), std::string::npos) << report.status();
 }
 
 // Runs with model.ema: their ema_top1 in a column beside top1; none without.
@@ -94,7 +128,13 @@ TEST(HtmlReportTest, HostileNamesAreVisibleAndEscaped) {
             std::string::npos)
       << html;
   EXPECT_EQ(html.find("<script>"), std::string::npos);
+  // The figures' JSON closes its <script> only at its end, and reads back as the visible names.
+  const std::string json = FigureData(html);
+  EXPECT_EQ(json.find('<'), std::string::npos) << json;
+  EXPECT_EQ(Json::parse(json)["runs"]["10"]["name"],
+            "run 10 recipe=evil\\u202e <script>alert(1)</script> \\x1b[2J\\x0a\uFFFD");
   for (const auto& [name, text] : report->files) {
+    if (name == "plotly.js") continue;  // Debian's file, not ours.
     EXPECT_EQ(text.find("\u202e"), std::string::npos) << name;
     for (unsigned char c : text) EXPECT_TRUE(c >= 0x20 || c == '\n' || c == '\t') << name << " " << int{c};
   }

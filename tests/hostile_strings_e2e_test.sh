@@ -75,9 +75,11 @@ class Page(HTMLParser):
     def __init__(self):
         super().__init__(); self.stack = []; self.title = ''; self.script = ''; self.bad = []
     def handle_starttag(self, tag, attrs):
-        self.stack.append(tag)
+        # A JSON data block (the figures' data, report/figure_json.h) is not run: it holds the labels as data.
+        self.stack.append('json' if tag == 'script' and ('type', 'application/json') in attrs else tag)
         if tag in ('b', 'iframe', 'img') and any('alert' in (v or '') for _, v in attrs): self.bad.append(tag)
     def handle_endtag(self, tag):
+        if tag == 'script' and self.stack and self.stack[-1] == 'json': tag = 'json'
         if tag in self.stack: del self.stack[len(self.stack) - 1 - self.stack[::-1].index(tag):]
     def handle_data(self, data):
         if 'title' in self.stack: self.title += data
@@ -114,7 +116,7 @@ labels = [
     'rlo\u202egnp.exe',
     '=HYPERLINK("http://x","y")', '+1+cmd', '-2+3', '@SUM(A1)',
     '../../../etc/passwd',
-    '@GPVAL_TERM <b onmouseover=alert(1)>x</b> <script>alert(1)</script> &amp;',
+    '@GPVAL_TERM <b onmouseover=alert(1)>x</b> <img src=x onerror=alert(1)> <script>alert(1)</script> &amp;',
 ]
 base = {'name': 'hostile', 'seed': 0, 'model': {'name': 'vit_nano_patch7_28'},
         'data': {'dataset': 'fashion_mnist', 'train_subset': 500, 'eval_subset': 200, 'batch_size': 50},
@@ -270,6 +272,16 @@ check "the polled runs table is in the DOM" grep -q '<td class="SUCCEEDED">SUCCE
 check "the run page's log lines are in the DOM" grep -qF 'esc \x1b[2J' "$out/dom_run.html"
 check "the scripts show labels and logs as the server does: no raw control, no RLO" \
   terminal_safe "$out/dom_sweep.html" "$out/dom_run.html"
+# The interactive figures (figures.js with plotly.js) on the dashboard and in the report: drawn, and the labels'
+# markup shown as text, no element made from it (Plotly renders <b>, <a>; an <img> would be the page's).
+plotly_dom() { python3 "$(dirname "${BASH_SOURCE[0]}")/plotly_dom.py" "$@"; }
+markup='<b onmouseover=alert(1)>x</b> <img src=x onerror=alert(1)>'
+check "the dashboard's sweep page draws its figures" plotly_dom charts "$out/dom_sweep.html" curves_loss
+check "... and shows the labels' markup as text in them" plotly_dom literal "$out/dom_sweep.html" "$markup"
+browser_dom "file://$report/index.html" >"$out/dom_report.html"
+check "the report draws its figures in a browser" plotly_dom charts "$out/dom_report.html" curves_loss
+check "... and shows the labels' markup as text in them" plotly_dom literal "$out/dom_report.html" "$markup"
+check "the report's DOM holds no raw control, no RLO" terminal_safe "$out/dom_report.html"
 check "an id past int64 is 404" test "$(http_code "${http}sweeps/99999999999999999999")" = 404
 check "... naming the id, not another one" bash -c "curl -s '${http}sweeps/99999999999999999999' | grep -q 'no sweep with id 99999999999999999999'"
 check "a run id past int64 is 404 on the API too" test "$(http_code "${http}api/runs/99999999999999999999/logs")" = 404

@@ -19,7 +19,8 @@ PACKAGES=(
   gnuplot-nox                # nmctl report and the dashboard draw their SVG figures with it
   libmstch-dev               # mustache templates (C++) for the report and dashboard pages
   libcpp-httplib-dev         # the dashboard's HTTP server in nmserver
-  libjs-chart.js             # the dashboard's live charts in the browser (served by nmserver)
+  python3-plotly             # its plotly.js draws the figures in the browser (dashboard and HTML report)
+  librsvg2-bin               # rsvg-convert: nmctl report --pdf turns the SVG figures into PDF
   chromium-headless-shell    # tests/dashboard_e2e_test.sh loads the dashboard in a real headless Chromium
 )
 if [[ "${NMSPARSE_SLURM:-0}" == 1 ]]; then

@@ -3,9 +3,7 @@
 #include <httplib.h>
 
 #include <cstdint>
-#include <fstream>
 #include <limits>
-#include <sstream>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -43,13 +41,6 @@ void Error(httplib::Response& res, const absl::Status& status) {
                   "text/plain; charset=utf-8");
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // Wraps a handler in the token check; a refused browser page offers /login.
 httplib::Server::Handler Guarded(const TokenAuthenticator* auth, httplib::Server::Handler handler) {
   return [auth, handler](const httplib::Request& req, httplib::Response& res) {
@@ -85,7 +76,9 @@ absl::StatusOr<std::unique_ptr<DashboardServer>> DashboardServer::Start(Coordina
   if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
   std::unique_ptr<DashboardServer> out(new DashboardServer());
   out->http_ = std::make_unique<httplib::Server>();
-  out->chart_js_ = ReadFile(options.chart_js_path);
+  absl::StatusOr<std::string> plotly = report::ReadPlotlyJs(options.plotly_js_path);
+  out->plotly_status_ = plotly.status();
+  out->plotly_js_ = plotly.value_or("");
   out->Route(coordinator, options);
   httplib::Server& http = *out->http_;
   http.new_task_queue = [] { return new httplib::ThreadPool(kThreads); };
@@ -126,8 +119,9 @@ void DashboardServer::Route(CoordinatorService* coordinator, const DashboardOpti
              if (!id.ok()) return Error(res, id.status());
              absl::StatusOr<nmsparse::Json> sweep = reader->Sweep(*id);
              if (!sweep.ok()) return Error(res, sweep.status());
-             // The figures' ids and titles do not depend on the data: each is drawn when its <img> asks.
-             res.set_content(SweepPage(*sweep, report::SweepFigures(report::SweepData{}, contract::kTop1)),
+             absl::StatusOr<report::SweepData> data = reader->SweepData(*id);
+             if (!data.ok()) return Error(res, data.status());
+             res.set_content(SweepPage(*sweep, report::SweepFigures(*data, contract::kTop1), *data),
                              "text/html; charset=utf-8");
            }));
   http.Get(R"(/sweeps/(\d+)/report/?)",
@@ -137,7 +131,10 @@ void DashboardServer::Route(CoordinatorService* coordinator, const DashboardOpti
              if (!id.ok()) return Error(res, id.status());
              absl::StatusOr<report::SweepData> data = reader->SweepData(*id);
              if (!data.ok()) return Error(res, data.status());
-             res.set_content(report::ReportHtml(*data, contract::kTop1), "text/html; charset=utf-8");
+             report::ReportOptions options;
+             options.script_base = "/static/";
+             options.script_query = report::AssetVersion();
+             res.set_content(report::ReportHtml(*data, contract::kTop1, options), "text/html; charset=utf-8");
            }));
   http.Get(R"(/sweeps/(\d+)/report/([a-z0-9_]+)\.svg)",
            Guarded(auth, [reader](const httplib::Request& req, httplib::Response& res) {
@@ -183,12 +180,16 @@ void DashboardServer::Route(CoordinatorService* coordinator, const DashboardOpti
                return Error(res, absl::InvalidArgumentError("from_seq: not a number"));
              Json(res, reader->Logs(*id, from_seq, kMaxLogLines));
            }));
-  // Chart.js is a public library: served without a token so the login page could use it too.
-  http.Get("/static/chart.min.js", [this](const httplib::Request&, httplib::Response& res) {
-    if (chart_js_.empty())
-      return Error(res, absl::NotFoundError("Chart.js not installed (Debian libjs-chart.js)"));
-    res.set_header("Cache-Control", "max-age=86400");
-    res.set_content(chart_js_, "application/javascript");
+  // The figures' scripts are public (plotly.js is Debian's, figures.js ours): served without a token, like
+  // /login. Their URLs carry AssetVersion, so browsers keep them for a year.
+  http.Get("/static/plotly.js", [this](const httplib::Request&, httplib::Response& res) {
+    if (!plotly_status_.ok()) return Error(res, absl::NotFoundError(plotly_status_.message()));
+    res.set_header("Cache-Control", "public, max-age=31536000, immutable");
+    res.set_content(plotly_js_, "application/javascript");
+  });
+  http.Get("/static/figures.js", [](const httplib::Request&, httplib::Response& res) {
+    res.set_header("Cache-Control", "public, max-age=31536000, immutable");
+    res.set_content(report::FiguresJs(), "application/javascript");
   });
   http.Get("/login", [](const httplib::Request&, httplib::Response& res) {
     res.set_content(LoginPage(""), "text/html; charset=utf-8");

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "report/web_assets.h"
 #include "server/api/coordinator_service.h"
 #include "server/auth/token_authenticator.h"
 
@@ -25,7 +26,7 @@ struct DashboardOptions {
   std::string listen;  // host:port; port 0 picks a free one.
   // Null: no token is asked for (a loopback coordinator without tokens).
   const TokenAuthenticator* authenticator = nullptr;
-  std::string chart_js_path = "/usr/share/javascript/chart.js/chart.min.js";  // Debian libjs-chart.js.
+  std::string plotly_js_path = report::kPlotlyJsPath;  // Debian python3-plotly.
 };
 
 class DashboardServer {
@@ -44,7 +45,8 @@ class DashboardServer {
 
   std::unique_ptr<httplib::Server> http_;
   std::thread thread_;
-  std::string chart_js_;
+  std::string plotly_js_;
+  absl::Status plotly_status_;  // Why plotly.js could not be read: /static/plotly.js answers it (404).
   int port_ = 0;
 };
 

@@ -4,10 +4,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "report/figure_json.h"
 #include "report/html_page.h"
+#include "report/web_assets.h"
 
 namespace nmsparse::server {
 namespace {
+
+constexpr char kStaticBase[] = "/static/";  // dashboard_server.cc serves plotly.js and figures.js there.
 
 constexpr char kHead[] = R"(<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>nmsparse {{title}}</title>
@@ -17,8 +21,10 @@ nav a { margin-right: 1em; }
 table { border-collapse: collapse; margin: 1em 0; }
 th, td { border: 1px solid #bbb; padding: 3px 8px; text-align: left; }
 .SUCCEEDED { color: #176317; } .FAILED { color: #a31515; } .RUNNING { color: #1c4fa0; }
-.figures img { width: 48%; min-width: 420px; border: 1px solid #ddd; margin: 4px; }
-.charts { display: flex; flex-wrap: wrap; } .chart { width: 560px; height: 320px; margin: 8px; }
+.figures, .charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(600px, 1fr)); gap: 12px; }
+.figure { border: 1px solid #ddd; padding: 4px; } .chart { min-height: 440px; }
+.static { font-size: 85%; color: #555; margin: 2px 6px; }
+#nm-figure-controls { position: sticky; top: 0; background: #fff; padding: 6px 0; z-index: 10; }
 pre#logs { background: #f4f4f4; max-height: 24em; overflow: auto; padding: 8px; font-size: 85%; }
 </style></head><body>
 <nav><a href="/">sweeps</a>{{#sweep_id}}<a href="/sweeps/{{sweep_id}}">sweep {{sweep_id}}</a>{{/sweep_id}}</nav>
@@ -73,7 +79,9 @@ constexpr char kSweep[] = R"(<h1>Sweep {{sweep_id}}: {{name}}</h1>
 <tbody>{{#runs}}<tr><td><a href="/runs/{{id}}">{{id}}</a></td><td>{{labels}}</td><td class="{{state}}">{{state}}</td>
 <td>{{attempt}}</td><td>{{finals}}</td></tr>{{/runs}}</tbody></table>
 <h2>Figures</h2>
-<div class="figures">{{#figures}}<img id="fig-{{id}}" src="/sweeps/{{sweep_id}}/report/{{id}}.svg" alt="{{title}}" title="{{title}}">{{/figures}}</div>
+<div id="nm-figure-controls"></div>
+<div class="figures">{{#figures}}<div class="figure"><div class="chart" id="chart-{{id}}"></div>
+<p class="static">static: <a id="fig-{{id}}" href="/sweeps/{{sweep_id}}/report/{{id}}.svg">SVG</a></p></div>{{/figures}}</div>
 <script>
 poll('/api/sweeps/{{sweep_id}}', d => {
   const body = document.querySelector('#runs tbody');
@@ -86,41 +94,39 @@ poll('/api/sweeps/{{sweep_id}}', d => {
     return tr;
   }));
 }, 3000);
-</script></body></html>
+</script>
 )";
 
 constexpr char kRun[] = R"(<h1>Run {{run_id}} <span id="state" class="{{state}}">{{state}}</span></h1>
 <p>{{labels}}</p>
-<div class="charts"><div class="chart"><canvas id="chart-loss"></canvas></div>
-<div class="chart"><canvas id="chart-eval"></canvas></div></div>
+<div class="charts"><div class="figure"><div class="chart" id="chart-loss"></div></div>
+<div class="figure"><div class="chart" id="chart-eval"></div></div></div>
 <h2>Logs</h2><pre id="logs"></pre>
-<script src="/static/chart.min.js"></script>
+<script src="/static/plotly.js{{asset_version}}"></script>
+<script src="/static/figures.js{{asset_version}}"></script>
 <script>
 const runId = {{run_id}};
-function series(metrics, kind, key, byStep) {
-  return metrics.filter(p => p.kind === kind && p.values[key] !== undefined)
-      .map(p => ({x: byStep ? p.step : p.epoch, y: p.values[key]}));
+// The run's curves as figures of report/figure_json.h, drawn by figures.js like the sweep's.
+function curve(metrics, kind, key, byStep) {
+  const points = metrics.filter(p => p.kind === kind && p.values[key] !== undefined);
+  // An epoch line carries the 0-based index of the epoch it ends: drawn as epochs done, 1 to N.
+  return {x: points.map(p => (byStep ? p.step : p.epoch + 1)), y: points.map(p => p.values[key])};
 }
-function makeChart(id, label, xTitle) {
-  return new Chart(document.getElementById(id), {type: 'line',
-      data: {datasets: [{label: label, data: [], borderColor: '#1c4fa0', pointRadius: 2}]},
-      options: {animation: false, maintainAspectRatio: false, parsing: false,
-                scales: {x: {type: 'linear', title: {display: true, text: xTitle}}}}});
+function figure(id, title, xLabel, yLabel, c) {
+  return {kind: 'xy', id: id, title: title, x_label: xLabel, y_label: yLabel, log_x: false, dimensions: [], run_ids: [],
+          series: [{name: 'run ' + runId, style: 'lines', x: c.x, y: c.y, err: [], run_ids: c.x.map(() => runId), categories: []}]};
 }
-const charts = typeof Chart === 'undefined' ? null :
-    {loss: makeChart('chart-loss', 'train loss', 'step'), eval: makeChart('chart-eval', 'eval top1', 'epoch')};
 function draw(d) {
   document.getElementById('state').textContent = d.run.state;
   document.getElementById('state').className = d.run.state;
-  if (!charts) return;
-  let loss = series(d.metrics, 'step', 'loss', true);
-  if (loss.length === 0) loss = series(d.metrics, 'epoch', 'loss', true);
-  const top1 = series(d.metrics, 'epoch', 'top1', false);
-  [[charts.loss, loss, 'chart-loss'], [charts.eval, top1, 'chart-eval']].forEach(([c, data, id]) => {
-    c.data.datasets[0].data = data; c.update();
-    document.getElementById(id).dataset.points = data.length;  // what a test reads from the DOM
-  });
-  return !['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(d.run.state);
+  if (typeof NmFigures === 'undefined') return;
+  let loss = curve(d.metrics, 'step', 'loss', true);
+  if (loss.x.length === 0) loss = curve(d.metrics, 'epoch', 'loss', true);
+  const runs = {}; runs[runId] = {name: 'run ' + runId, state: d.run.state};
+  NmFigures.draw(document.getElementById('chart-loss'), figure('run_loss', 'Train loss', 'step', 'train loss', loss), runs);
+  NmFigures.draw(document.getElementById('chart-eval'),
+                 figure('run_top1', 'Evaluation top1', 'epoch', 'top1', curve(d.metrics, 'epoch', 'top1', false)), runs);
+  return !['SUCCEEDED', 'FAILED', 'CANCELLED', 'STOPPED_EARLY'].includes(d.run.state);
 }
 let logSeq = 0;
 function appendLogs(d) {
@@ -175,7 +181,8 @@ std::string SweepsPage(const Json& sweeps) {
   return Page(kSweeps, mstch::map{{"title", std::string("sweeps")}, {"sweeps", rows}});
 }
 
-std::string SweepPage(const Json& sweep, const std::vector<report::Figure>& figures) {
+std::string SweepPage(const Json& sweep, const std::vector<report::Figure>& figures,
+                      const report::SweepData& data) {
   mstch::array runs, figs;
   for (const Json& r : sweep["runs"]) {
     runs.push_back(mstch::map{{"id", Text(r, "id")},
@@ -186,12 +193,17 @@ std::string SweepPage(const Json& sweep, const std::vector<report::Figure>& figu
   }
   for (const report::Figure& f : figures) figs.push_back(mstch::map{{"id", f.id}, {"title", f.title}});
   const std::string id = Text(sweep["sweep"], "id");
-  return Page(kSweep, mstch::map{{"title", "sweep " + id},
-                                 {"sweep_id", id},
-                                 {"name", Text(sweep["sweep"], "name")},
-                                 {"search_ended", Text(sweep["sweep"], "search_ended")},
-                                 {"runs", runs},
-                                 {"figures", figs}});
+  // The figures' JSON after the template (mstch would HTML-escape it, which a <script> does not undo).
+  return absl::StrCat(
+      Page(kSweep, mstch::map{{"title", "sweep " + id},
+                              {"sweep_id", id},
+                              {"name", Text(sweep["sweep"], "name")},
+                              {"search_ended", Text(sweep["sweep"], "search_ended")},
+                              {"runs", runs},
+                              {"figures", figs}}),
+      report::FigureScripts(report::ScriptSafeJsonText(report::FiguresDocument(figures, data)), kStaticBase,
+                            report::AssetVersion()),
+      "</body></html>\n");
 }
 
 std::string RunPage(const Json& run) {
@@ -200,7 +212,8 @@ std::string RunPage(const Json& run) {
                                {"run_id", Text(r, "id")},
                                {"sweep_id", Text(r, "sweep_id")},
                                {"state", Text(r, "state")},
-                               {"labels", Joined(r["labels"], false)}});
+                               {"labels", Joined(r["labels"], false)},
+                               {"asset_version", report::AssetVersion()}});
 }
 
 std::string LoginPage(const std::string& message) {

@@ -1,7 +1,8 @@
 // The dashboard's HTML pages (mustache templates rendered by report/html_page.h: every {{value}} is visible
 // text, HTML-escaped). The
 // pages are rendered with the data of the moment and then keep themselves current by polling the JSON
-// endpoints (docs/dashboard.md); the run page draws its live curves with Chart.js.
+// endpoints (docs/dashboard.md). Figures are drawn in the browser by report/web/figures.js with plotly.js,
+// the same code as the HTML report's.
 #ifndef NMSPARSE_SERVER_DASHBOARD_PAGES_H_
 #define NMSPARSE_SERVER_DASHBOARD_PAGES_H_
 
@@ -10,13 +11,16 @@
 
 #include "common/proto_json.h"
 #include "report/figure.h"
+#include "report/sweep_data.h"
 
 namespace nmsparse::server {
 
 // `sweeps`: the JSON of ListSweeps.
 std::string SweepsPage(const Json& sweeps);
-// `sweep`: {"sweep", "runs"} (SweepReader::Sweep); `figures`: the report's figures (ids and titles).
-std::string SweepPage(const Json& sweep, const std::vector<report::Figure>& figures);
+// `sweep`: {"sweep", "runs"} (SweepReader::Sweep); `figures`: the report's figures of `data`, drawn in the
+// page from their JSON (report/figure_json.h).
+std::string SweepPage(const Json& sweep, const std::vector<report::Figure>& figures,
+                      const report::SweepData& data);
 // `run`: the JSON of GetRun.
 std::string RunPage(const Json& run);
 std::string LoginPage(const std::string& message);

@@ -33,7 +33,24 @@ TEST(PagesTest, SweepsAndSweepPages) {
                          {"state", "RUNNING"},
                          {"attempt", 1},
                          {"final_metrics", Json::object()}}}}};
-  ExpectSafe(SweepPage(sweep, {}));
+  ExpectSafe(SweepPage(sweep, {}, {}));
+}
+
+// The figures' JSON in the sweep page cannot close its <script>: the hostile run name is in it, escaped.
+TEST(PagesTest, SweepPageFiguresAreData) {
+  report::SweepData data;
+  data.runs.resize(1);
+  data.runs[0].run.set_id(9);
+  (*data.runs[0].run.mutable_labels())["k"] = "</script><img src=x onerror=alert(1)>";
+  const Json sweep = {{"sweep", {{"id", 7}, {"name", "s"}}}, {"runs", Json::array()}};
+  report::Figure f;
+  f.id = "curves_loss";
+  const std::string html = SweepPage(sweep, {f}, data);
+  EXPECT_NE(html.find("id=\"chart-curves_loss\""), std::string::npos) << html;
+  EXPECT_NE(html.find("\\u003c/script\\u003e\\u003cimg"), std::string::npos) << html;
+  EXPECT_EQ(html.find("<img"), std::string::npos) << html;
+  EXPECT_NE(html.find("<script src=\"/static/plotly.js?v="), std::string::npos) << html;
+  EXPECT_NE(html.find("<script src=\"/static/figures.js?v="), std::string::npos) << html;
 }
 
 TEST(PagesTest, RunAndLoginPages) {
