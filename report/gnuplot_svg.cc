@@ -1,22 +1,13 @@
 #include "report/gnuplot_svg.h"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/visible_text.h"
-
-extern char** environ;
+#include "report/tool_run.h"
 
 namespace nmsparse::report {
 namespace {
@@ -59,54 +50,6 @@ std::string PlotClause(const Series& s, size_t index, const std::string& title) 
       if (s.x.size() == 1) return absl::StrCat(data, " using 1:2 with points pointsize 1.3", key);
       return absl::StrCat(data, " using 1:2 with linespoints pointsize 0.5", key);
   }
-}
-
-class TempDir {
- public:
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string pattern = absl::StrCat(base && *base ? base : "/tmp", "/nmsparse-gnuplot.XXXXXX");
-    if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-  }
-  ~TempDir() {
-    if (path_.empty()) return;
-    for (const char* name : {kScriptFile, kSvgFile, "gnuplot.err"}) unlink((path_ + "/" + name).c_str());
-    rmdir(path_.c_str());
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// gnuplot on SCRIPT in DIR (the script names no path: it writes figure.svg there), stderr to DIR/gnuplot.err;
-// its exit status, or -1 when it could not be started.
-int RunGnuplot(const std::string& dir, const std::string& script) {
-  const char* override_path = std::getenv("NMSPARSE_GNUPLOT");
-  std::string program = override_path && *override_path ? override_path : "gnuplot";
-  const std::string err = dir + "/gnuplot.err";
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_addchdir_np(&actions, dir.c_str());
-  std::string script_arg = script;
-  char* argv[] = {program.data(), script_arg.data(), nullptr};
-  pid_t pid = 0;
-  const int spawned = posix_spawnp(&pid, program.c_str(), &actions, nullptr, argv, environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) return -1;
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
 // The x tics of a figure whose series name their points (bars, categorical slices): each distinct x at its
@@ -247,24 +190,20 @@ GnuplotScript BuildGnuplotScript(const Figure& f) {
 }
 
 absl::StatusOr<std::string> RenderSvg(const Figure& figure) {
-  TempDir dir;
-  if (dir.path().empty()) return absl::InternalError("cannot create a temporary directory for gnuplot");
+  ToolRun run("gnuplot");
+  if (run.path().empty()) return absl::InternalError("cannot create a temporary directory for gnuplot");
   const GnuplotScript script = BuildGnuplotScript(figure);
-  const std::string script_path = dir.path() + "/" + kScriptFile;
-  {
-    std::ofstream out(script_path, std::ios::trunc);
-    out << script.text;
-    if (!out.good()) return absl::InternalError(absl::StrCat("cannot write ", script_path));
-  }
-  const int rc = RunGnuplot(dir.path(), kScriptFile);
+  if (absl::Status s = run.Write(kScriptFile, script.text); !s.ok()) return s;
+  // The script names no path: gnuplot writes figure.svg in its private folder.
+  const int rc = run.Run("gnuplot", "NMSPARSE_GNUPLOT", {kScriptFile});
   if (rc < 0) {
     return absl::FailedPreconditionError(
         "cannot run gnuplot: install Debian's gnuplot-nox (tools/bootstrap.sh) or set NMSPARSE_GNUPLOT");
   }
-  const std::string svg = ReadFile(dir.path() + "/" + kSvgFile);
+  const std::string svg = run.Read(kSvgFile);
   if (rc != 0 || svg.find("</svg>") == std::string::npos) {
     return absl::InternalError(absl::StrCat("gnuplot failed on figure ", figure.id, " (exit ", rc,
-                                            "): ", VisibleLines(ReadFile(dir.path() + "/gnuplot.err"))));
+                                            "): ", VisibleLines(run.Read("stderr"))));
   }
   return script.texts.Substitute(svg);
 }
