@@ -165,10 +165,10 @@ const std::vector<CommandInfo>& Commands() {
        {"format", "curves", "output"},
        RunExportCommand},
       {"report",
-       "SWEEP [-o DIR] [--metric top1]",
+       "SWEEP [-o DIR] [--metric top1] [--pool AXIS]...",
        "an HTML report: learning curves, metric vs N:M density and vs FLOPs (Pareto front), the compare "
        "table",
-       {"output", "metric"},
+       {"output", "metric", "pool"},
        RunReportCommand},
       {"workers", "", "registered workers, their slots, liveness and batch job", {}, RunWorkersCommand},
       {"cluster",
