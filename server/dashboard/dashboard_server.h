@@ -14,6 +14,8 @@
 #include "absl/status/statusor.h"
 #include "server/api/coordinator_service.h"
 #include "server/auth/token_authenticator.h"
+#include "server/dashboard/sweep_cache.h"
+#include "server/dashboard/sweep_reader.h"
 
 namespace httplib {
 class Server;
@@ -26,6 +28,7 @@ struct DashboardOptions {
   // Null: no token is asked for (a loopback coordinator without tokens).
   const TokenAuthenticator* authenticator = nullptr;
   std::string chart_js_path = "/usr/share/javascript/chart.js/chart.min.js";  // Debian libjs-chart.js.
+  SweepCache::Options cache = {};  // How often a live sweep is re-read and its figures redrawn.
 };
 
 class DashboardServer {
@@ -36,12 +39,15 @@ class DashboardServer {
   ~DashboardServer();
 
   int port() const { return port_; }
+  const SweepCache& cache() const { return *cache_; }
   void Stop();
 
  private:
   DashboardServer() = default;
   void Route(CoordinatorService* coordinator, const DashboardOptions& options);
 
+  std::shared_ptr<SweepReader> reader_;
+  std::shared_ptr<SweepCache> cache_;
   std::unique_ptr<httplib::Server> http_;
   std::thread thread_;
   std::string chart_js_;

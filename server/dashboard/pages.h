@@ -15,8 +15,9 @@ namespace nmsparse::server {
 
 // `sweeps`: the JSON of ListSweeps.
 std::string SweepsPage(const Json& sweeps);
-// `sweep`: {"sweep", "runs"} (SweepReader::Sweep); `figures`: the report's figures (ids and titles).
-std::string SweepPage(const Json& sweep, const std::vector<report::Figure>& figures);
+// `summary`: {"sweep", "version", "ended", "total"} as GET /api/sweeps/S answers; `page`: the table's first
+// page as GET /api/sweeps/S/runs answers (run_table.h); `figures`: the report's figures (ids and titles).
+std::string SweepPage(const Json& summary, const Json& page, const std::vector<report::Figure>& figures);
 // `run`: the JSON of GetRun.
 std::string RunPage(const Json& run);
 std::string LoginPage(const std::string& message);
