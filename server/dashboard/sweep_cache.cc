@@ -98,8 +98,10 @@ absl::StatusOr<std::shared_ptr<FigureSet>> SweepCache::Figures(int64_t sweep_id)
   if (!snapshot.ok()) return snapshot.status();
   const std::shared_ptr<FigureSet>& old = entry->figures;
   const absl::Time now = absl::Now();
-  if (old && old->version == (*snapshot)->version &&
-      ((*snapshot)->ended || now - old->built < options_.figure_refresh)) {
+  // An ended sweep's figures hold while its version does; a live sweep's are redrawn at most every
+  // figure_refresh, however often its version changes (at 50k runs it changes all the time).
+  if (old && ((*snapshot)->ended ? old->version == (*snapshot)->version
+                                 : now - old->built < options_.figure_refresh)) {
     return old;
   }
   absl::StatusOr<report::SweepData> data = reader_->SweepData(sweep_id);

@@ -1,9 +1,9 @@
 // What the dashboard knows of a sweep, taken once and shared by every request until it changes (issue 29):
 // a snapshot of the sweep and its run table, with a version (a hash of what the table shows), and the
 // sweep's figures and report page, built once per version. Polls that find the version unchanged cost a
-// hash compare; a sweep that has ended is not re-read while its run counts stay the same; a live one is
-// re-read at most every `live_refresh`, and its figures (whose curves grow without a version change) at
-// most every `figure_refresh`. Requests for one sweep wait for its one build; other sweeps' do not.
+// hash compare; a sweep that has ended is not re-read while its run counts stay the same, and its figures
+// are built once per version; a live one is re-read at most every `live_refresh`, and its figures (whose
+// curves grow without a version change) redrawn at most every `figure_refresh`. Requests for one sweep wait for its one build; other sweeps' do not.
 #ifndef NMSPARSE_SERVER_DASHBOARD_SWEEP_CACHE_H_
 #define NMSPARSE_SERVER_DASHBOARD_SWEEP_CACHE_H_
 
