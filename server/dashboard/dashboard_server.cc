@@ -81,9 +81,9 @@ void Json(httplib::Response& res, const absl::StatusOr<nmsparse::Json>& json) {
 // polls.
 nmsparse::Json Summary(const SweepSnapshot& snapshot) {
   return nmsparse::Json{{"sweep", snapshot.sweep},
-              {"version", snapshot.version},
-              {"ended", snapshot.ended},
-              {"total", snapshot.rows.size()}};
+                        {"version", snapshot.version},
+                        {"ended", snapshot.ended},
+                        {"total", snapshot.rows.size()}};
 }
 
 constexpr char kJsonType[] = "application/json; charset=utf-8";
@@ -132,6 +132,7 @@ void DashboardServer::Stop() {
 void DashboardServer::Route(CoordinatorService* coordinator, const DashboardOptions& options) {
   const TokenAuthenticator* auth = options.authenticator;
   auto reader = std::make_shared<SweepReader>(coordinator);
+  reader_ = reader;  // The cache reads through it: both live as long as the server.
   cache_ = std::make_shared<SweepCache>(reader.get(), options.cache);
   std::shared_ptr<SweepCache> cache = cache_;
   httplib::Server& http = *http_;
@@ -222,8 +223,6 @@ void DashboardServer::Route(CoordinatorService* coordinator, const DashboardOpti
                return Error(res, absl::InvalidArgumentError("from_seq: not a number"));
              Json(res, reader->Logs(*id, from_seq, kMaxLogLines));
            }));
-  // The cache reads through `reader`, which it outlives in no route: both live as long as the server.
-  reader_ = reader;
   // Chart.js is a public library: served without a token so the login page could use it too.
   http.Get("/static/chart.min.js", [this](const httplib::Request&, httplib::Response& res) {
     if (chart_js_.empty())
