@@ -3,7 +3,8 @@
 // sweep's figures and report page, built once per version. Polls that find the version unchanged cost a
 // hash compare; a sweep that has ended is not re-read while its run counts stay the same, and its figures
 // are built once per version; a live one is re-read at most every `live_refresh`, and its figures (whose
-// curves grow without a version change) redrawn at most every `figure_refresh`. Requests for one sweep wait for its one build; other sweeps' do not.
+// curves grow without a version change) redrawn at most every `figure_refresh`. Requests for one sweep wait
+// for its one build; other sweeps' do not.
 #ifndef NMSPARSE_SERVER_DASHBOARD_SWEEP_CACHE_H_
 #define NMSPARSE_SERVER_DASHBOARD_SWEEP_CACHE_H_
 
