@@ -167,10 +167,10 @@ const std::vector<CommandInfo>& Commands() {
        {"format", "curves", "output"},
        RunExportCommand},
       {"report",
-       "SWEEP [-o DIR] [--metric top1] [--pdf]",
+       "SWEEP [-o DIR] [--metric top1] [--pdf] [--pool AXIS]...",
        "an HTML report with interactive figures (plotly.js): learning curves, metric vs N:M density and vs "
        "FLOPs (Pareto front), the compare table; each figure also as SVG (and PDF)",
-       {"output", "metric", "pdf"},
+       {"output", "metric", "pdf", "pool"},
        RunReportCommand},
       {"workers", "", "registered workers, their slots, liveness and batch job", {}, RunWorkersCommand},
       {"cluster",

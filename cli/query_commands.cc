@@ -16,6 +16,7 @@
 #include "cli/compare_table.h"
 #include "cli/exit_codes.h"
 #include "cli/lineage_commands.h"
+#include "cli/pooling_check.h"
 #include "cli/report_commands.h"
 #include "cli/run_format.h"
 #include "cli/sweep_fetch.h"
@@ -292,28 +293,6 @@ absl::Status CheckMetricReported(const std::vector<v1::Run>& runs, const std::st
   if (reported.empty() || reported.count(metric) > 0) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat("--metric: no succeeded run reports '", metric,
                                                  "'; they report ", absl::StrJoin(reported, ", ")));
-}
-
-// A grid axis the table does not show is pooled only when asked: 25 learning rates are not 25 repeats.
-absl::Status CheckPooling(const CommandContext& context, const v1::Sweep& sweep) {
-  const std::vector<std::string> pooled = report::PooledGridAxes(sweep.spec());
-  const std::vector<std::string> asked = context.args->GetAll("pool");
-  for (const std::string& axis : asked) {
-    if (std::find(pooled.begin(), pooled.end(), axis) != pooled.end()) continue;
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--pool ", VisibleText(axis), ": not a grid axis that sweep ", sweep.id(), "'s table leaves out (",
-        pooled.empty() ? "it leaves none out" : absl::StrCat("it leaves out ", absl::StrJoin(pooled, ", ")),
-        ")"));
-  }
-  std::vector<std::string> unasked;
-  for (const std::string& axis : pooled) {
-    if (std::find(asked.begin(), asked.end(), axis) == asked.end()) unasked.push_back(axis);
-  }
-  if (unasked.empty()) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      "sweep ", sweep.id(), " has grid axes past the second that the table does not show: ",
-      absl::StrJoin(unasked, ", "), "; each cell would average their runs as repeats. Pass --pool ",
-      absl::StrJoin(unasked, " --pool "), " to average them anyway (nmctl best ranks every run)"));
 }
 
 }  // namespace

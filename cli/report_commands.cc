@@ -9,8 +9,11 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "cli/exit_codes.h"
+#include "cli/pooling_check.h"
 #include "cli/sweep_fetch.h"
+#include "common/visible_text.h"
 #include "contract/metric_names.h"
 #include "report/html_report.h"
 
@@ -44,6 +47,11 @@ absl::Status WriteFiles(const std::string& dir, const std::map<std::string, std:
 int RunReportCommand(const CommandContext& context) {
   absl::StatusOr<int64_t> id = IdArgument(context, "sweep id");
   if (!id.ok()) return Fail(context, id.status());
+  // The report's table is compare's: it refuses to average unshown grid axes as compare does, before the
+  // (long) read of every run's points.
+  absl::StatusOr<v1::Sweep> sweep = GetSweep(context, *id);
+  if (!sweep.ok()) return Fail(context, sweep.status());
+  if (absl::Status pooling = CheckPooling(context, *sweep); !pooling.ok()) return Fail(context, pooling);
   absl::StatusOr<report::SweepData> data = FetchSweepData(context, *id);
   if (!data.ok()) return Fail(context, data.status());
   const std::string metric = context.args->Get("metric").value_or(contract::kTop1);
@@ -56,13 +64,20 @@ int RunReportCommand(const CommandContext& context) {
   if (context.json) {
     Json files = Json::array();
     for (const auto& [name, content] : report->files) files.push_back(name);
-    PrintJson(context, Json{{"sweep_id", *id}, {"index", dir + "/index.html"}, {"files", files}});
+    PrintJson(context, Json{{"sweep_id", *id},
+                            {"index", dir + "/index.html"},
+                            {"files", files},
+                            {"pooled", context.args->GetAll("pool")}});
     return kExitOk;
   }
   size_t figures = 0;
   for (const auto& [name, content] : report->files) figures += absl::EndsWith(name, ".svg");
   *context.out << "wrote " << dir << "/index.html and " << figures << " figures"
-               << (options.pdf ? " (SVG, PDF)" : "") << " for sweep " << *id << "\n";
+               << (options.pdf ? " (SVG, PDF)" : "") << " for sweep " << *id;
+  if (context.args->Has("pool")) {
+    *context.out << ", pooled over " << VisibleText(absl::StrJoin(context.args->GetAll("pool"), ", "));
+  }
+  *context.out << "\n";
   return kExitOk;
 }
 

@@ -7,6 +7,7 @@
 #include "contract/metric_line.h"
 #include "contract/metric_names.h"
 #include "report/compare_pivot.h"
+#include "report/curve_groups.h"
 #include "report/file_name_part.h"
 #include "report/pareto.h"
 #include "report/run_facts.h"
@@ -63,11 +64,13 @@ Figure LossCurves(const SweepData& data) {
            "train loss",
            false,
            {}};
+  std::vector<RunCurve> curves;
   for (const RunData& run : data.runs) {
     Series s = CurveOf(run, contract::kKindStep, contract::kLoss, /*x_is_step=*/true);
     if (s.x.empty()) s = CurveOf(run, contract::kKindEpoch, contract::kLoss, /*x_is_step=*/true);
-    if (!s.x.empty()) f.series.push_back(std::move(s));
+    if (!s.x.empty()) curves.push_back({&run.run, std::move(s)});
   }
+  AddRunCurves(std::move(curves), contract::kLoss, &f);
   return f;
 }
 
@@ -79,10 +82,12 @@ Figure EvalCurves(const SweepData& data, const std::string& metric) {
            metric,
            false,
            {}};
+  std::vector<RunCurve> curves;
   for (const RunData& run : data.runs) {
     Series s = CurveOf(run, contract::kKindEpoch, metric, /*x_is_step=*/false);
-    if (!s.x.empty()) f.series.push_back(std::move(s));
+    if (!s.x.empty()) curves.push_back({&run.run, std::move(s)});
   }
+  AddRunCurves(std::move(curves), metric, &f);
   return f;
 }
 
@@ -186,10 +191,12 @@ Figure FlipRateCurves(const SweepData& data) {
       "flip rate",
       false,
       {}};
+  std::vector<RunCurve> curves;
   for (const RunData& run : data.runs) {
     Series s = CurveOf(run, contract::kKindEpoch, contract::kFlipRate, /*x_is_step=*/false);
-    if (!s.x.empty()) f.series.push_back(std::move(s));
+    if (!s.x.empty()) curves.push_back({&run.run, std::move(s)});
   }
+  AddRunCurves(std::move(curves), contract::kFlipRate, &f);
   return f;
 }
 
@@ -202,6 +209,7 @@ Figure PrunedKeptGradientCurves(const SweepData& data) {
            "|g| pruned / |g| kept",
            false,
            {}};
+  std::vector<RunCurve> curves;
   for (const RunData& run : data.runs) {
     Series s{RunName(run.run), Series::Style::kLines, {}, {}, {}};
     for (const v1::MetricPoint& p : run.curve) {
@@ -213,8 +221,9 @@ Figure PrunedKeptGradientCurves(const SweepData& data) {
         s.run_ids.push_back(run.run.id());
       }
     }
-    if (!s.x.empty()) f.series.push_back(std::move(s));
+    if (!s.x.empty()) curves.push_back({&run.run, std::move(s)});
   }
+  AddRunCurves(std::move(curves), /*metric=*/"", &f);
   return f;
 }
 

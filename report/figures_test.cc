@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "report/curve_groups.h"
 #include "report/pareto.h"
 #include "report/run_facts.h"
 
@@ -187,6 +188,45 @@ TEST(FiguresTest, CurvesUseStepAndEpochPoints) {
   EXPECT_EQ(top1.series[0].x, std::vector<double>{2});
   EXPECT_EQ(top1.series[0].run_ids, std::vector<int64_t>{9});
   EXPECT_EQ(loss.series[0].run_ids, (std::vector<int64_t>{9, 9, 9}));
+}
+
+// Issue 29: past kMaxRunCurves runs a curve figure has one mean ± std line per recipe x N:M group and the top
+// runs by their last value (run ids set), not one legend entry per run.
+TEST(FiguresTest, ManyRunsAreDrawnAsGroupsAndTopRuns) {
+  SweepData data;
+  for (int i = 0; i < 60; ++i) {
+    const bool dense = i % 2 == 0;
+    RunData r = MakeRun(i + 1, dense ? v1::SparsitySpec::DENSE : v1::SparsitySpec::SRSTE, dense ? 0 : 2,
+                        dense ? 0 : 4, 0.5, 1);
+    for (int epoch = 1; epoch <= 2; ++epoch) {
+      v1::MetricPoint e;
+      e.set_kind("epoch");
+      e.set_epoch(epoch - 1);  // The trainer's epochs are 0-based; the figures show them from 1.
+      (*e.mutable_values())["top1"] = 0.1 * epoch + 0.001 * i;  // Run 60 (i = 59) ends best.
+      r.curve.push_back(e);
+    }
+    data.runs.push_back(r);
+  }
+  const Figure top1 = EvalCurves(data, "top1");
+  ASSERT_EQ(top1.series.size(), 2 + kTopRunCurves);
+  EXPECT_EQ(top1.series[0].name, "DENSE mean \u00b1 std (30 runs)");
+  EXPECT_EQ(top1.series[1].name, "SRSTE 2:4 mean \u00b1 std (30 runs)");
+  EXPECT_EQ(top1.series[0].style, Series::Style::kErrorBars);
+  EXPECT_EQ(top1.series[0].x, (std::vector<double>{1, 2}));
+  EXPECT_NEAR(top1.series[0].y[1], 0.2 + 0.001 * 29, 1e-9);  // Mean of i = 0, 2, ..., 58.
+  EXPECT_GT(top1.series[0].err[1], 0);
+  EXPECT_EQ(top1.series[2].run_ids, (std::vector<int64_t>{60, 60}));
+  EXPECT_EQ(top1.series[3].run_ids, (std::vector<int64_t>{59, 59}));
+  // A loss is ranked lowest first.
+  for (RunData& r : data.runs) {
+    for (v1::MetricPoint& p : r.curve) (*p.mutable_values())["loss"] = p.values().at("top1");
+  }
+  const Figure loss = LossCurves(data);
+  ASSERT_EQ(loss.series.size(), 2 + kTopRunCurves);
+  EXPECT_EQ(loss.series[2].run_ids.front(), 1);
+  // At the limit, every run keeps its line.
+  data.runs.resize(kMaxRunCurves);
+  EXPECT_EQ(EvalCurves(data, "top1").series.size(), kMaxRunCurves);
 }
 
 // docs/sparsity-method.md §11: flip rate and |g| pruned / |g| kept per epoch, only for runs that report them.

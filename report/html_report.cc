@@ -115,7 +115,11 @@ mstch::array RunsContext(const SweepData& data, const std::string& metric, const
 }  // namespace
 
 std::string ReportHtml(const SweepData& data, const std::string& metric, const ReportOptions& options) {
-  const std::vector<Figure> sweep_figures = SweepFigures(data, metric);
+  return ReportHtml(data, metric, SweepFigures(data, metric), options);
+}
+
+std::string ReportHtml(const SweepData& data, const std::string& metric,
+                       const std::vector<Figure>& sweep_figures, const ReportOptions& options) {
   mstch::array figures;
   for (const Figure& f : sweep_figures) {
     figures.push_back(

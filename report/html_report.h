@@ -8,8 +8,10 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "report/figure.h"
 #include "report/sweep_data.h"
 #include "report/web_assets.h"
 
@@ -34,6 +36,9 @@ absl::StatusOr<ReportFiles> BuildReport(const SweepData& data, const std::string
 
 // Only index.html (what the dashboard serves without drawing every static figure).
 std::string ReportHtml(const SweepData& data, const std::string& metric, const ReportOptions& options = {});
+// The same with the figures SweepFigures(data, metric) already built (the dashboard builds them once).
+std::string ReportHtml(const SweepData& data, const std::string& metric, const std::vector<Figure>& figures,
+                       const ReportOptions& options = {});
 
 }  // namespace nmsparse::report
 

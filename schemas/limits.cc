@@ -33,6 +33,8 @@ const std::vector<Limit>& AllLimits() {
       {"model parameters", kMaxModelParameters, ""},
       {"model FLOPs per image", kMaxModelFlopsPerImage, ""},
       {"random erasing boxes per image", kMaxEraseCount, ""},
+      {"runs per dashboard table page", kMaxDashboardPageRuns, ""},
+      {"dashboard table filter (bytes)", kMaxDashboardFilterBytes, ""},
   };
   return *all;
 }

@@ -82,6 +82,10 @@ const std::vector<Limit>& AllLimits();
 // 10000000 -> "10,000,000": how counts and sizes are written in limit errors and docs.
 std::string FormatCount(int64_t value);
 
+// The dashboard's run tables (GET /api/sweeps/S/runs): rows per page (?limit=) and the text filter (?q=).
+inline constexpr int64_t kMaxDashboardPageRuns = 500;
+inline constexpr int64_t kMaxDashboardFilterBytes = 256;
+
 // `text` when it fits `max_bytes`; else its start, cut back to a UTF-8 character boundary, followed by
 // " [N bytes cut]", all within `max_bytes` (so cutting again changes nothing) when it has room for the
 // marker.

@@ -260,7 +260,7 @@ for f in curves_loss curves_top1 top1_vs_density top1_vs_train_flops top1_vs_inf
   curl -s "${http}sweeps/$sweep/report/$f.svg" >"$out/dash_$f.svg"
   check "dashboard figure $f is well-formed XML" svg_parses "$out/dash_$f.svg"
 done
-for api in "api/sweeps" "api/sweeps/$sweep" "api/runs/$run" "api/runs/$run/logs?from_seq=0"; do
+for api in "api/sweeps" "api/sweeps/$sweep" "api/sweeps/$sweep/runs" "api/runs/$run" "api/runs/$run/logs?from_seq=0"; do
   curl -s "$http$api" >"$out/api.json"
   check "dashboard $api: JSON, terminal-safe" json_ok "$out/api.json"
 done

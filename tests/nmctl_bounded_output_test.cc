@@ -3,8 +3,8 @@
 //  - submit and validate print counts and the first and last runs; --verbose lists every run;
 //  - runs --limit/--offset pages in sweep order;
 //  - export --format tensorboard leaves out runs that never reported a metric point;
-//  - compare refuses to average a grid axis it does not show unless told to (--pool AXIS); an axis of seeds
-//    only is a repeat and pooled without asking.
+//  - compare and report refuse to average a grid axis they do not show unless told to (--pool AXIS); an axis
+//    of seeds only is a repeat and pooled without asking.
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -198,6 +198,18 @@ TEST_F(NmctlBoundedOutputTest, CompareRefusesToPoolAnAxisItDoesNotShowUnlessAske
   EXPECT_NE(pooled.out.find("by optimizer.lr x schedule.epochs, pooled over optimizer.weight_decay"),
             std::string::npos)
       << pooled.out;
+  // The report's table is compare's: the same rule, and it says what it pooled.
+  const std::string report_dir = TempDir() + "/report";
+  const Outcome report_refused = Ctl({"report", "1", "-o", report_dir});
+  EXPECT_EQ(report_refused.exit_code, 2) << report_refused.out;
+  EXPECT_NE(report_refused.err.find("Pass --pool optimizer.weight_decay"), std::string::npos)
+      << report_refused.err;
+  EXPECT_FALSE(std::filesystem::exists(report_dir + "/index.html"));
+  const Outcome report_pooled = Ctl({"report", "1", "-o", report_dir, "--pool", "optimizer.weight_decay"});
+  EXPECT_EQ(report_pooled.exit_code, 0) << report_pooled.err;
+  EXPECT_NE(report_pooled.out.find("pooled over optimizer.weight_decay"), std::string::npos)
+      << report_pooled.out;
+  EXPECT_TRUE(std::filesystem::exists(report_dir + "/index.html"));
   const Outcome wrong = Ctl({"compare", "1", "--pool", "optimizer.lr"});
   EXPECT_EQ(wrong.exit_code, 2);
   EXPECT_NE(wrong.err.find("--pool optimizer.lr: not a grid axis that sweep 1's table leaves out"),

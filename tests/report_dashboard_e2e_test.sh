@@ -186,7 +186,12 @@ fi
 # --- The dashboard: pages and JSON
 check "GET / answers 200" test "$(http_code "$http")" = 200
 check "/api/sweeps lists the sweep" test "$(curl -s "${http}api/sweeps" | json "[s['id'] for s in d['sweeps']]")" = "[$sweep]"
-check "/api/sweeps/S has the 4 runs" test "$(curl -s "${http}api/sweeps/$sweep" | json "len(d['runs'])")" = 4
+check "/api/sweeps/S/runs has the 4 runs" test "$(curl -s "${http}api/sweeps/$sweep/runs" | json "len(d['runs'])")" = 4
+check "/api/sweeps/S/runs pages them" test "$(curl -s "${http}api/sweeps/$sweep/runs?limit=3&offset=3" | json "(d['total'], len(d['runs']))")" = "(4, 1)"
+check "/api/sweeps/S says the sweep has ended" test "$(curl -s "${http}api/sweeps/$sweep" | json "d['ended']")" = True
+etag=$(curl -s -D - -o /dev/null "${http}api/sweeps/$sweep" | sed -n 's/^ETag: \(.*\)\r$/\1/p')
+check "an unchanged sweep's poll answers 304" test "$(http_code -H "If-None-Match: $etag" "${http}api/sweeps/$sweep")" = 304
+check "a page past the limit is refused (400)" test "$(http_code "${http}api/sweeps/$sweep/runs?limit=100000")" = 400
 check "/api/runs/R has epoch points" test "$(curl -s "${http}api/runs/$first_run" | json "sum(1 for p in d['metrics'] if p['kind']=='epoch')")" -ge 2
 check "/api/runs/R/logs has lines" test "$(curl -s "${http}api/runs/$first_run/logs?from_seq=0" | json "len(d['lines'])")" -ge 1
 check "a figure is served as SVG" svg_has_series <(curl -s "${http}sweeps/$sweep/report/top1_vs_density.svg") DENSE SRSTE
@@ -200,7 +205,7 @@ python3 - "${http#http://}" >"$tmp/stall.log" 2>&1 <<'PY' &
 import socket, sys, time
 host, port = sys.argv[1].rstrip('/').split(':')
 held = []
-for _ in range(12):
+for _ in range(30):
     s = socket.create_connection((host, int(port)))
     s.sendall(b'GET /api/sweeps HT')
     held.append(s)
@@ -209,7 +214,7 @@ time.sleep(4)
 PY
 staller=$!
 for _ in $(seq 50); do grep -q holding "$tmp/stall.log" && break; sleep 0.1; done
-check "12 stalled HTTP clients are connected" grep -q "holding 12" "$tmp/stall.log"
+check "30 stalled HTTP clients are connected" grep -q "holding 30" "$tmp/stall.log"
 check "the gRPC API answers while they stall the dashboard" ctl runs --sweep "$sweep"
 wait "$staller"
 check "the dashboard answers again after them" test "$(http_code "${http}api/sweeps")" = 200
@@ -224,7 +229,8 @@ check "the sweep page draws its figures (plotly charts with points)" plotly_dom 
 check "/static/plotly.js is cached for long" bash -c \
   "curl -s -D - -o /dev/null '${http}static/plotly.js' | grep -qi 'cache-control: public, max-age=31536000'"
 for r in $runs; do check "the sweep page lists run $r" grep -q "href=\"/runs/$r\"" "$tmp/sweep.dom"; done
-check "the polled runs table shows SUCCEEDED" grep -q '<td class="SUCCEEDED">SUCCEEDED</td>' "$tmp/sweep.dom"
+check "the runs table shows SUCCEEDED" grep -q '<td class="SUCCEEDED">SUCCEEDED</td>' "$tmp/sweep.dom"
+check "the ended sweep's page does not poll" grep -q 'the sweep has ended: not polling' "$tmp/sweep.dom"
 browser --dump-dom "${http}runs/$first_run" >"$tmp/run.dom"
 check "the run page's charts are drawn with points" plotly_dom charts "$tmp/run.dom" loss eval
 check "the run page shows its logs" grep -q "epoch 1: loss" "$tmp/run.dom"

@@ -2,7 +2,9 @@
 # Large sweeps end to end (issue 29): the real nmserver (SQLite file, loopback gRPC, dashboard), one real
 # nmworker with SLOTS CPU slots running the stand-in trainer (load_trainer, SLEEP_MS per run), and nmctl.
 # For each size: runs completed per second, nmserver CPU per run, the CLI's times and output sizes, the
-# dashboard's sweep API and page, and `nmctl report` (REPORT_MAX runs at most: gnuplot draws one line per run).
+# dashboard's sweep API and page, and `nmctl report` (REPORT_MAX runs at most). Then a second table of the
+# dashboard alone (issue 29): nmserver CPU of the sweep page, of a poll (answered 304) and of a page of the
+# run table; a figure's first and cached request; the sweep page's load in headless Chromium when installed.
 # Prints one table row per size and the ratio of the largest size's runs/s to the smallest's.
 #   bash bench/service/large_sweep.sh [SIZE...]        (default 1000 10000; add 50000 if time allows)
 # Environment: SLOTS (16), SLEEP_MS (30), REPORT_MAX (10000), KEEP=1 keeps the temporary directory.
@@ -30,6 +32,25 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# nmserver CPU milliseconds per run of COMMAND... (the process's user + system time around N runs of it; the
+# kernel counts in 10 ms ticks).
+server_cpu() {
+  local before n=$1
+  shift
+  before=$(cpu_ms "$server")
+  for _ in $(seq "$n"); do "$@" >/dev/null 2>&1 || { echo FAIL; return; }; done
+  awk -v a="$before" -v b="$(cpu_ms "$server")" -v n="$n" 'BEGIN {printf "%.1f ms", (b - a) / n}'
+}
+# "S s (C ms)": the wall seconds and nmserver CPU of COMMAND...
+timed_cpu() {
+  local before t0
+  before=$(cpu_ms "$server")
+  t0=$(now_ms)
+  "$@" >/dev/null 2>&1 || { echo FAIL; return; }
+  awk -v d=$(($(now_ms) - t0)) -v a="$before" -v b="$(cpu_ms "$server")" \
+    'BEGIN {printf "%.2f s (%.0f ms)", d / 1000, b - a}'
+}
+chromium=$(command -v chromium-headless-shell || command -v chromium || true)
 cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) * 1000 / hz}' "/proc/$1/stat"; }
 now_ms() { date +%s%3N; }
 # Seconds COMMAND takes, its stdout thrown away ("FAIL" if it fails).
@@ -61,6 +82,7 @@ printf 'compare s | export csv s | tensorboard s | dashboard api s | dashboard p
 printf '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n'
 first_rate=""
 last_rate=""
+dash_rows=()
 for n in "${sizes[@]}"; do
   dir=$tmp/n$n
   mkdir -p "$dir/work"
@@ -105,6 +127,21 @@ print(sum(v for k,v in s.items() if k in ('QUEUED','ASSIGNED','RUNNING')))")
   if [[ -n "$http" ]]; then
     api=$(secs curl -sf --compressed "http://$http/api/sweeps/$sweep")
     page=$(secs curl -sf --compressed "http://$http/sweeps/$sweep")
+    u="http://$http"
+    etag=$(curl -sf -D - -o /dev/null "$u/api/sweeps/$sweep" | sed -n 's/^ETag: \(.*\)\r$/\1/p')
+    svg="$u/sweeps/$sweep/report/curves_top1.svg"
+    first_figure=$(timed_cpu curl -sf --compressed "$svg")
+    cached_figure=$(timed_cpu curl -sf --compressed "$svg")
+    browser="-"
+    if [[ -n "$chromium" ]]; then
+      browser=$(secs "$chromium" --headless --no-sandbox --disable-gpu --user-data-dir="$dir/chromium" \
+        --dump-dom "$u/sweeps/$sweep")
+    fi
+    dash_rows+=("$(printf '| %s | %s | %s | %s | %s | %s | %s |' "$n" \
+      "$(server_cpu 10 curl -sf --compressed "$u/sweeps/$sweep")" \
+      "$(server_cpu 10 curl -sf -H "If-None-Match: $etag" "$u/api/sweeps/$sweep")" \
+      "$(server_cpu 10 curl -sf --compressed "$u/api/sweeps/$sweep/runs?offset=100&limit=100&sort=top1&desc=1")" \
+      "$first_figure" "$cached_figure" "$browser")")
   fi
   printf '| %s | %s | %s | %s (%s) | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$n" "$rate" "$cpu" \
     "$submit" "$(wc -c <"$dir/submit.out")" "$validate" "$(secs "$nmctl" sweeps)" \
@@ -116,6 +153,10 @@ print(sum(v for k,v in s.items() if k in ('QUEUED','ASSIGNED','RUNNING')))")
   pids=()
   rm -rf "$dir/work"
 done
+echo
+printf '| runs | sweep page CPU | poll (304) CPU | runs page CPU | figure: first s (CPU) | cached s (CPU) | '
+printf 'page in Chromium s |\n| --- | --- | --- | --- | --- | --- | --- |\n'
+printf '%s\n' "${dash_rows[@]}"
 awk -v a="$first_rate" -v b="$last_rate" -v lo="${sizes[0]}" -v hi="${sizes[-1]}" \
   'BEGIN {printf "runs/s at %s vs %s: %.2f (goal >= 0.80)\n", hi, lo, b / a}'
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores" >&2

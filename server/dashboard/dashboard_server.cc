@@ -14,13 +14,19 @@
 #include "report/html_report.h"
 #include "server/dashboard/http_auth.h"
 #include "server/dashboard/pages.h"
+#include "server/dashboard/run_table.h"
+#include "server/dashboard/sweep_cache.h"
 #include "server/dashboard/sweep_reader.h"
+#include "server/dashboard/versioned_response.h"
 
 namespace nmsparse::server {
 namespace {
 
-constexpr size_t kMaxBodyBytes = 4096;   // Only /login has a body: one token.
-constexpr int kThreads = 4;              // Concurrent requests; more wait in the queue.
+constexpr size_t kMaxBodyBytes = 4096;  // Only /login has a body: one token.
+// Concurrent requests; more wait in the queue. Slow work (reading a sweep, drawing its figures) is done once
+// per sweep and version (sweep_cache.h) while the other requests of that sweep wait for it: enough threads
+// that a browser's figure requests of one sweep leave others free for every other page and poll.
+constexpr int kThreads = 24;
 constexpr uint32_t kMaxLogLines = 2000;  // Per /logs answer.
 
 // The id in the path (the route's first group, digits): one past int64 is refused, naming it, rather than
@@ -61,6 +67,17 @@ void Json(httplib::Response& res, const absl::StatusOr<nmsparse::Json>& json) {
   if (!json.ok()) return Error(res, json.status());
   res.set_content(ToJsonText(*json, /*pretty=*/false), "application/json");
 }
+
+// GET /api/sweeps/S: the sweep without its spec, its version and whether it has ended; what the sweep page
+// polls.
+nmsparse::Json Summary(const SweepSnapshot& snapshot) {
+  return nmsparse::Json{{"sweep", snapshot.sweep},
+                        {"version", snapshot.version},
+                        {"ended", snapshot.ended},
+                        {"total", snapshot.rows.size()}};
+}
+
+constexpr char kJsonType[] = "application/json; charset=utf-8";
 
 }  // namespace
 
@@ -108,47 +125,44 @@ void DashboardServer::Stop() {
 void DashboardServer::Route(CoordinatorService* coordinator, const DashboardOptions& options) {
   const TokenAuthenticator* auth = options.authenticator;
   auto reader = std::make_shared<SweepReader>(coordinator);
+  reader_ = reader;  // The cache reads through it: both live as long as the server.
+  cache_ = std::make_shared<SweepCache>(reader.get(), options.cache);
+  std::shared_ptr<SweepCache> cache = cache_;
   httplib::Server& http = *http_;
   http.Get("/", Guarded(auth, [reader](const httplib::Request&, httplib::Response& res) {
              absl::StatusOr<nmsparse::Json> sweeps = reader->Sweeps();
              if (!sweeps.ok()) return Error(res, sweeps.status());
              res.set_content(SweepsPage(*sweeps), "text/html; charset=utf-8");
            }));
-  http.Get(R"(/sweeps/(\d+))", Guarded(auth, [reader](const httplib::Request& req, httplib::Response& res) {
+  http.Get(R"(/sweeps/(\d+))", Guarded(auth, [cache](const httplib::Request& req, httplib::Response& res) {
              absl::StatusOr<int64_t> id = IdOf(req, "sweep");
              if (!id.ok()) return Error(res, id.status());
-             absl::StatusOr<nmsparse::Json> sweep = reader->Sweep(*id);
-             if (!sweep.ok()) return Error(res, sweep.status());
-             absl::StatusOr<report::SweepData> data = reader->SweepData(*id);
-             if (!data.ok()) return Error(res, data.status());
-             res.set_content(SweepPage(*sweep, report::SweepFigures(*data, contract::kTop1), *data),
+             absl::StatusOr<std::shared_ptr<const SweepSnapshot>> snapshot = cache->Snapshot(*id);
+             if (!snapshot.ok()) return Error(res, snapshot.status());
+             // The figures come after the page, from /api/sweeps/S/figures: the table shows at once.
+             res.set_content(SweepPage(Summary(**snapshot), RunsPage((*snapshot)->rows, RunsQuery())),
                              "text/html; charset=utf-8");
            }));
   http.Get(R"(/sweeps/(\d+)/report/?)",
-           Guarded(auth, [reader](const httplib::Request& req, httplib::Response& res) {
+           Guarded(auth, [cache](const httplib::Request& req, httplib::Response& res) {
              if (req.path.back() != '/') return res.set_redirect(req.path + "/");
              absl::StatusOr<int64_t> id = IdOf(req, "sweep");
              if (!id.ok()) return Error(res, id.status());
-             absl::StatusOr<report::SweepData> data = reader->SweepData(*id);
-             if (!data.ok()) return Error(res, data.status());
-             report::ReportOptions options;
-             options.script_base = "/static/";
-             options.script_query = report::AssetVersion();
-             res.set_content(report::ReportHtml(*data, contract::kTop1, options), "text/html; charset=utf-8");
+             absl::StatusOr<std::shared_ptr<FigureSet>> set = cache->Figures(*id);
+             if (!set.ok()) return Error(res, set.status());
+             SendVersioned(req, res, (*set)->etag, (*set)->report_html, "text/html; charset=utf-8");
            }));
   http.Get(R"(/sweeps/(\d+)/report/([a-z0-9_]+)\.svg)",
-           Guarded(auth, [reader](const httplib::Request& req, httplib::Response& res) {
+           Guarded(auth, [cache](const httplib::Request& req, httplib::Response& res) {
              absl::StatusOr<int64_t> id = IdOf(req, "sweep");
              if (!id.ok()) return Error(res, id.status());
-             absl::StatusOr<report::SweepData> data = reader->SweepData(*id);
-             if (!data.ok()) return Error(res, data.status());
-             for (const report::Figure& f : report::SweepFigures(*data, contract::kTop1)) {
-               if (f.id != req.matches[2].str()) continue;
-               absl::StatusOr<std::string> svg = report::RenderSvg(f);
-               if (!svg.ok()) return Error(res, svg.status());
-               return res.set_content(*svg, "image/svg+xml");
-             }
-             Error(res, absl::NotFoundError("no such figure"));
+             absl::StatusOr<std::shared_ptr<FigureSet>> set = cache->Figures(*id);
+             if (!set.ok()) return Error(res, set.status());
+             const std::string figure = req.matches[2].str();
+             absl::StatusOr<std::shared_ptr<const CompressedBody>> svg = cache->Svg(**set, figure);
+             if (!svg.ok()) return Error(res, svg.status());
+             SendVersioned(req, res, absl::StrCat((*set)->etag, "-", figure), **svg,
+                           "image/svg+xml; charset=utf-8");
            }));
   http.Get(R"(/runs/(\d+))", Guarded(auth, [reader](const httplib::Request& req, httplib::Response& res) {
              absl::StatusOr<int64_t> id = IdOf(req, "run");
@@ -161,10 +175,40 @@ void DashboardServer::Route(CoordinatorService* coordinator, const DashboardOpti
              Json(res, reader->Sweeps());
            }));
   http.Get(R"(/api/sweeps/(\d+))",
-           Guarded(auth, [reader](const httplib::Request& req, httplib::Response& res) {
+           Guarded(auth, [cache](const httplib::Request& req, httplib::Response& res) {
              absl::StatusOr<int64_t> id = IdOf(req, "sweep");
              if (!id.ok()) return Error(res, id.status());
-             Json(res, reader->Sweep(*id));
+             absl::StatusOr<std::shared_ptr<const SweepSnapshot>> snapshot = cache->Snapshot(*id);
+             if (!snapshot.ok()) return Error(res, snapshot.status());
+             SendVersioned(req, res, (*snapshot)->version,
+                           Compress(ToJsonText(Summary(**snapshot), /*pretty=*/false)), kJsonType);
+           }));
+  http.Get(
+      R"(/api/sweeps/(\d+)/runs)",
+      Guarded(auth, [cache](const httplib::Request& req, httplib::Response& res) {
+        absl::StatusOr<int64_t> id = IdOf(req, "sweep");
+        if (!id.ok()) return Error(res, id.status());
+        absl::StatusOr<RunsQuery> query = ParseRunsQuery(req.params);
+        if (!query.ok()) return Error(res, query.status());
+        absl::StatusOr<std::shared_ptr<const SweepSnapshot>> snapshot = cache->Snapshot(*id);
+        if (!snapshot.ok()) return Error(res, snapshot.status());
+        // The page's ETag is the sweep's version and the query: a page is new only when either is.
+        const std::string etag =
+            absl::StrCat((*snapshot)->version, "-", absl::Hex(std::hash<std::string>()(QueryText(*query))));
+        if (req.get_header_value("If-None-Match") == absl::StrCat("\"", etag, "\"")) {
+          return SendVersioned(req, res, etag, CompressedBody(), kJsonType);
+        }
+        SendVersioned(req, res, etag,
+                      Compress(ToJsonText(RunsPage((*snapshot)->rows, *query), /*pretty=*/false)), kJsonType);
+      }));
+  // The sweep's figures as report/figure_json.h's document, built once per version (sweep_cache.h).
+  http.Get(R"(/api/sweeps/(\d+)/figures)",
+           Guarded(auth, [cache](const httplib::Request& req, httplib::Response& res) {
+             absl::StatusOr<int64_t> id = IdOf(req, "sweep");
+             if (!id.ok()) return Error(res, id.status());
+             absl::StatusOr<std::shared_ptr<FigureSet>> set = cache->Figures(*id);
+             if (!set.ok()) return Error(res, set.status());
+             SendVersioned(req, res, (*set)->etag, (*set)->figures_body, kJsonType);
            }));
   http.Get(R"(/api/runs/(\d+))", Guarded(auth, [reader](const httplib::Request& req, httplib::Response& res) {
              absl::StatusOr<int64_t> id = IdOf(req, "run");

@@ -15,6 +15,8 @@
 #include "report/web_assets.h"
 #include "server/api/coordinator_service.h"
 #include "server/auth/token_authenticator.h"
+#include "server/dashboard/sweep_cache.h"
+#include "server/dashboard/sweep_reader.h"
 
 namespace httplib {
 class Server;
@@ -27,6 +29,7 @@ struct DashboardOptions {
   // Null: no token is asked for (a loopback coordinator without tokens).
   const TokenAuthenticator* authenticator = nullptr;
   std::string plotly_js_path = report::kPlotlyJsPath;  // Debian python3-plotly.
+  SweepCache::Options cache = {};  // How often a live sweep is re-read and its figures redrawn.
 };
 
 class DashboardServer {
@@ -37,12 +40,15 @@ class DashboardServer {
   ~DashboardServer();
 
   int port() const { return port_; }
+  const SweepCache& cache() const { return *cache_; }
   void Stop();
 
  private:
   DashboardServer() = default;
   void Route(CoordinatorService* coordinator, const DashboardOptions& options);
 
+  std::shared_ptr<SweepReader> reader_;
+  std::shared_ptr<SweepCache> cache_;
   std::unique_ptr<httplib::Server> http_;
   std::thread thread_;
   std::string plotly_js_;

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "nmsparse/v1/sweep.pb.h"
 #include "report/figure_json.h"
 #include "report/html_page.h"
 #include "report/web_assets.h"
@@ -46,8 +47,6 @@ function visible(t) {
     return n < 0x80 ? '\\x' + n.toString(16).padStart(2, '0') : '\\u' + n.toString(16).padStart(4, '0'); });
 }
 function cell(text, cls) { const td = document.createElement('td'); td.textContent = visible(text); if (cls) td.className = cls; return td; }
-function labels(l) { return Object.keys(l || {}).sort().map(k => k + '=' + l[k]).join(' '); }
-function finals(m) { return Object.keys(m || {}).sort().map(k => k + '=' + Number(m[k]).toPrecision(4)).join(' '); }
 </script>
 <p id="status"></p>
 )";
@@ -75,25 +74,104 @@ constexpr char kSweep[] = R"(<h1>Sweep {{sweep_id}}: {{name}}</h1>
 <p><a href="/sweeps/{{sweep_id}}/report/">the report</a> (the same page <code>nmctl report</code> writes)</p>
 {{#search_ended}}<p id="search-ended" class="FAILED">search ended early: {{search_ended}}</p>{{/search_ended}}
 <h2>Runs</h2>
-<table id="runs"><thead><tr><th>run</th><th>labels</th><th>state</th><th>try</th><th>final</th></tr></thead>
+<form id="run-filter" onsubmit="return false">
+<label>filter <input id="q" name="q" size="24" placeholder="label text or run id"></label>
+<label>state <select id="state-filter"><option value="">any</option>{{#states}}<option>{{.}}</option>{{/states}}</select></label>
+<label>sort <input id="sort" value="id" size="12" title="id, state, attempt, labels or a final metric"></label>
+<label><input type="checkbox" id="desc"> descending</label>
+<button type="button" id="prev">&lt;</button> <span id="range">{{range}}</span> <button type="button" id="next">&gt;</button>
+</form>
+<table id="runs" data-version="{{version}}" data-ended="{{ended}}"><thead><tr><th>run</th><th>labels</th><th>state</th><th>try</th><th>final</th></tr></thead>
 <tbody>{{#runs}}<tr><td><a href="/runs/{{id}}">{{id}}</a></td><td>{{labels}}</td><td class="{{state}}">{{state}}</td>
 <td>{{attempt}}</td><td>{{finals}}</td></tr>{{/runs}}</tbody></table>
 <h2>Figures</h2>
 <div id="nm-figure-controls"></div>
-<div class="figures">{{#figures}}<div class="figure"><div class="chart" id="chart-{{id}}"></div>
-<p class="static">static: <a id="fig-{{id}}" href="/sweeps/{{sweep_id}}/report/{{id}}.svg">SVG</a></p></div>{{/figures}}</div>
+<div class="figures" id="figures"></div>
 <script>
-poll('/api/sweeps/{{sweep_id}}', d => {
-  const body = document.querySelector('#runs tbody');
-  body.replaceChildren(...d.runs.map(r => {
+// The table is a page of the server's (GET /api/sweeps/S/runs: filtered, sorted and cut there); the rows'
+// text is the server's too (one formatter for this first render and every poll). The page polls the sweep's
+// small summary and re-reads the table and figures only when its version changed; it stops once the sweep
+// has ended.
+const table = document.getElementById('runs');
+const query = {offset: 0, limit: 100, q: '', state: '', sort: 'id', desc: 0};
+function range(d) {
+  const last = Math.min(d.offset + d.runs.length, d.matched);
+  return (d.matched ? (d.offset + 1) + '-' + last : '0') + ' of ' + d.matched + (d.matched !== d.total ? ' (' + d.total + ' runs)' : '');
+}
+function showRuns(d) {
+  table.tBodies[0].replaceChildren(...d.runs.map(r => {
     const tr = document.createElement('tr');
     const a = document.createElement('a'); a.href = '/runs/' + r.id; a.textContent = r.id;
     const td = document.createElement('td'); td.appendChild(a); tr.appendChild(td);
-    tr.appendChild(cell(labels(r.labels))); tr.appendChild(cell(r.state, r.state));
-    tr.appendChild(cell(r.attempt)); tr.appendChild(cell(finals(r.final_metrics)));
+    tr.appendChild(cell(r.labels)); tr.appendChild(cell(r.state, r.state));
+    tr.appendChild(cell(r.attempt)); tr.appendChild(cell(r.finals));
     return tr;
   }));
-}, 3000);
+  document.getElementById('range').textContent = range(d);
+  query.matched = d.matched;
+}
+function loadRuns() {
+  const params = new URLSearchParams(query); params.delete('matched');
+  return fetch('/api/sweeps/{{sweep_id}}/runs?' + params, {credentials: 'same-origin'})
+      .then(r => r.ok ? r.json() : r.text().then(t => Promise.reject(t)))
+      .then(showRuns)
+      .catch(e => { document.getElementById('status').textContent = 'runs: ' + e; });
+}
+function refilter() {
+  query.q = document.getElementById('q').value; query.state = document.getElementById('state-filter').value;
+  query.sort = document.getElementById('sort').value || 'id'; query.desc = document.getElementById('desc').checked ? 1 : 0;
+  query.offset = 0; loadRuns();
+}
+['q', 'sort'].forEach(id => document.getElementById(id).addEventListener('change', refilter));
+['state-filter', 'desc'].forEach(id => document.getElementById(id).addEventListener('change', refilter));
+document.getElementById('prev').onclick = () => { query.offset = Math.max(0, query.offset - query.limit); loadRuns(); };
+document.getElementById('next').onclick = () => {
+  if (query.offset + query.limit < (query.matched ?? {{matched}})) { query.offset += query.limit; loadRuns(); }
+};
+function sweepEnded() {
+  table.dataset.ended = 'true';
+  document.getElementById('status').textContent = 'the sweep has ended: not polling';
+}
+if (table.dataset.ended === 'true') {
+  sweepEnded();
+} else {
+  poll('/api/sweeps/{{sweep_id}}', d => {
+    if (d.version !== table.dataset.version) {
+      table.dataset.version = d.version;
+      loadRuns();
+    }
+    loadFigures();  // 304 until the dashboard redraws them (a live sweep's curves grow between versions).
+    if (d.ended) { sweepEnded(); return false; }
+  }, 3000);
+}
+// The figures come from GET /api/sweeps/S/figures (built once per version of the sweep, report/figure_json.h)
+// and are drawn by figures.js; a figure that appears later (a search view once two runs ended) gets its place.
+let figuresEtag = '';
+function figureBox(id) {
+  let chart = document.getElementById('chart-' + id);
+  if (chart) return chart;
+  const box = document.createElement('div'); box.className = 'figure';
+  chart = document.createElement('div'); chart.className = 'chart'; chart.id = 'chart-' + id;
+  const link = document.createElement('a'); link.id = 'fig-' + id; link.textContent = 'SVG';
+  link.href = '/sweeps/{{sweep_id}}/report/' + encodeURIComponent(id) + '.svg';
+  const note = document.createElement('p'); note.className = 'static'; note.append('static: ', link);
+  box.append(chart, note);
+  document.getElementById('figures').appendChild(box);
+  return chart;
+}
+function loadFigures() {
+  const headers = figuresEtag ? {'If-None-Match': figuresEtag} : {};
+  return fetch('/api/sweeps/{{sweep_id}}/figures', {credentials: 'same-origin', cache: 'no-store', headers: headers})
+      .then(r => {
+        if (r.status === 304) return null;
+        if (!r.ok) return r.text().then(t => Promise.reject(t));
+        figuresEtag = r.headers.get('ETag') || '';
+        return r.json();
+      })
+      .then(doc => { if (doc) doc.figures.forEach(fig => NmFigures.draw(figureBox(fig.id), fig, doc.runs)); })
+      .catch(e => { document.getElementById('status').textContent = 'figures: ' + e; });
+}
+window.addEventListener('load', loadFigures);  // After plotly.js and figures.js (the page's end).
 </script>
 )";
 
@@ -155,14 +233,14 @@ std::string Text(const Json& j, const char* key) {
   return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
 }
 
-std::string Joined(const Json& map, bool numbers) {
+std::string Joined(const Json& map) {
   std::vector<std::string> parts;
   std::map<std::string, std::string> sorted;
   for (auto it = map.begin(); it != map.end(); ++it) {
     sorted[it.key()] = it->is_string() ? it->get<std::string>() : it->dump();
   }
   for (const auto& [k, v] : sorted) {
-    parts.push_back(absl::StrCat(k, "=", numbers && v.size() > 8 ? v.substr(0, 8) : v));
+    parts.push_back(absl::StrCat(k, "=", v));
   }
   return absl::StrJoin(parts, " ");
 }
@@ -175,35 +253,47 @@ std::string SweepsPage(const Json& sweeps) {
     rows.push_back(mstch::map{{"id", Text(s, "id")},
                               {"name", Text(s, "name")},
                               {"by", Text(s, "submitted_by").empty() ? "-" : Text(s, "submitted_by")},
-                              {"counts", Joined(s["run_counts"], false)},
+                              {"counts", Joined(s["run_counts"])},
                               {"created", Text(s, "created_at_ms")}});
   }
   return Page(kSweeps, mstch::map{{"title", std::string("sweeps")}, {"sweeps", rows}});
 }
 
-std::string SweepPage(const Json& sweep, const std::vector<report::Figure>& figures,
-                      const report::SweepData& data) {
-  mstch::array runs, figs;
-  for (const Json& r : sweep["runs"]) {
+std::string SweepPage(const Json& summary, const Json& page) {
+  mstch::array runs, states;
+  for (const Json& r : page["runs"]) {
     runs.push_back(mstch::map{{"id", Text(r, "id")},
-                              {"labels", Joined(r["labels"], false)},
+                              {"labels", Text(r, "labels")},
                               {"state", Text(r, "state")},
                               {"attempt", Text(r, "attempt")},
-                              {"finals", Joined(r["final_metrics"], true)}});
+                              {"finals", Text(r, "finals")}});
   }
-  for (const report::Figure& f : figures) figs.push_back(mstch::map{{"id", f.id}, {"title", f.title}});
-  const std::string id = Text(sweep["sweep"], "id");
-  // The figures' JSON after the template (mstch would HTML-escape it, which a <script> does not undo).
-  return absl::StrCat(
+  for (int s = v1::RunState_MIN + 1; s <= v1::RunState_MAX; ++s) {
+    if (v1::RunState_IsValid(s)) states.push_back(v1::RunState_Name(static_cast<v1::RunState>(s)));
+  }
+  const Json& sweep = summary["sweep"];
+  const std::string id = Text(sweep, "id");
+  const int64_t matched = page.value("matched", int64_t{0}),
+                shown = static_cast<int64_t>(page["runs"].size());
+  const int64_t total = page.value("total", int64_t{0});
+  std::string range = matched ? absl::StrCat("1-", shown, " of ", matched) : "0 of 0";
+  if (matched != total) absl::StrAppend(&range, " (", total, " runs)");
+  const std::string html =
       Page(kSweep, mstch::map{{"title", "sweep " + id},
                               {"sweep_id", id},
-                              {"name", Text(sweep["sweep"], "name")},
-                              {"search_ended", Text(sweep["sweep"], "search_ended")},
-                              {"runs", runs},
-                              {"figures", figs}}),
-      report::FigureScripts(report::ScriptSafeJsonText(report::FiguresDocument(figures, data)), kStaticBase,
-                            report::AssetVersion()),
-      "</body></html>\n");
+                              {"name", Text(sweep, "name")},
+                              {"search_ended", Text(sweep, "search_ended")},
+                              {"version", Text(summary, "version")},
+                              {"ended", std::string(summary.value("ended", false) ? "true" : "false")},
+                              {"matched", std::to_string(matched)},
+                              {"range", range},
+                              {"states", states},
+                              {"runs", runs}});
+  // figures.js and plotly.js at the end; the figures' JSON comes later, from /api/sweeps/S/figures.
+  return absl::StrCat(html,
+                      report::FigureScripts(report::ScriptSafeJsonText(Json{{"figures", Json::array()}}),
+                                            kStaticBase, report::AssetVersion()),
+                      "</body></html>\n");
 }
 
 std::string RunPage(const Json& run) {
@@ -212,7 +302,7 @@ std::string RunPage(const Json& run) {
                                {"run_id", Text(r, "id")},
                                {"sweep_id", Text(r, "sweep_id")},
                                {"state", Text(r, "state")},
-                               {"labels", Joined(r["labels"], false)},
+                               {"labels", Joined(r["labels"])},
                                {"asset_version", report::AssetVersion()}});
 }
 

@@ -17,10 +17,10 @@ namespace nmsparse::server {
 
 // `sweeps`: the JSON of ListSweeps.
 std::string SweepsPage(const Json& sweeps);
-// `sweep`: {"sweep", "runs"} (SweepReader::Sweep); `figures`: the report's figures of `data`, drawn in the
-// page from their JSON (report/figure_json.h).
-std::string SweepPage(const Json& sweep, const std::vector<report::Figure>& figures,
-                      const report::SweepData& data);
+// `summary`: {"sweep", "version", "ended", "total"} as GET /api/sweeps/S answers; `page`: the table's first
+// page as GET /api/sweeps/S/runs answers (run_table.h). The page then reads its figures from
+// GET /api/sweeps/S/figures and draws them with report/web/figures.js.
+std::string SweepPage(const Json& summary, const Json& page);
 // `run`: the JSON of GetRun.
 std::string RunPage(const Json& run);
 std::string LoginPage(const std::string& message);

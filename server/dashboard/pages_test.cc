@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "report/html_page.h"
+#include "server/dashboard/run_table.h"
 
 namespace nmsparse::server {
 namespace {
@@ -26,29 +27,38 @@ TEST(PagesTest, SweepsAndSweepPages) {
                           {"run_counts", {{kHostile, 1}}},
                           {"created_at_ms", 5}}}}};
   ExpectSafe(SweepsPage(sweeps));
-  const Json sweep = {{"sweep", {{"id", 7}, {"name", kHostile}}},
-                      {"runs",
-                       {{{"id", 9},
-                         {"labels", {{kHostile, kHostile}}},
-                         {"state", "RUNNING"},
-                         {"attempt", 1},
-                         {"final_metrics", Json::object()}}}}};
-  ExpectSafe(SweepPage(sweep, {}, {}));
+  v1::Run run;
+  run.set_id(9);
+  run.set_state(v1::RUNNING);
+  (*run.mutable_labels())[kHostile] = kHostile;
+  const Json page = RunsPage({RowOf(run)}, RunsQuery());
+  ExpectSafe(SweepPage({{"sweep", {{"id", 7}, {"name", kHostile}}}, {"version", kHostile}}, page));
 }
 
-// The figures' JSON in the sweep page cannot close its <script>: the hostile run name is in it, escaped.
-TEST(PagesTest, SweepPageFiguresAreData) {
-  report::SweepData data;
-  data.runs.resize(1);
-  data.runs[0].run.set_id(9);
-  (*data.runs[0].run.mutable_labels())["k"] = "</script><img src=x onerror=alert(1)>";
-  const Json sweep = {{"sweep", {{"id", 7}, {"name", "s"}}}, {"runs", Json::array()}};
-  report::Figure f;
-  f.id = "curves_loss";
-  const std::string html = SweepPage(sweep, {f}, data);
-  EXPECT_NE(html.find("id=\"chart-curves_loss\""), std::string::npos) << html;
-  EXPECT_NE(html.find("\\u003c/script\\u003e\\u003cimg"), std::string::npos) << html;
-  EXPECT_EQ(html.find("<img"), std::string::npos) << html;
+// One formatter for the first render and the polls: the row's text is the server's (a final flops of 1e12
+// showed as "flops=10000000" until the first poll).
+TEST(PagesTest, SweepPageShowsTheRowsAsThePollDoes) {
+  v1::Run run;
+  run.set_id(4);
+  run.set_state(v1::SUCCEEDED);
+  (*run.mutable_final_metrics())["flops"] = 1e12;
+  (*run.mutable_final_metrics())["top1"] = 0.81234;
+  const RunRow row = RowOf(run);
+  EXPECT_EQ(row.finals_text, "flops=1e+12 top1=0.8123");
+  const Json page = RunsPage({row}, RunsQuery());
+  EXPECT_EQ(page["runs"][0]["finals"], "flops=1e+12 top1=0.8123");
+  const std::string html = SweepPage({{"sweep", {{"id", 7}}}, {"version", "v1"}, {"ended", true}}, page);
+  EXPECT_NE(html.find("<td>flops=1e+12 top1=0.8123</td>"), std::string::npos) << html;
+  EXPECT_NE(html.find("data-ended=\"true\""), std::string::npos);
+  EXPECT_NE(html.find("1-1 of 1"), std::string::npos);
+}
+
+// The sweep page draws its figures with figures.js and plotly.js, from the sweep's figure document that it
+// reads after loading (GET /api/sweeps/S/figures): the table does not wait for the figures to be built.
+TEST(PagesTest, SweepPageLoadsItsFiguresAfterwards) {
+  const std::string html = SweepPage({{"sweep", {{"id", 7}}}, {"version", "v1"}}, RunsPage({}, RunsQuery()));
+  EXPECT_NE(html.find("fetch('/api/sweeps/7/figures'"), std::string::npos) << html;
+  EXPECT_NE(html.find("<div class=\"figures\" id=\"figures\"></div>"), std::string::npos) << html;
   EXPECT_NE(html.find("<script src=\"/static/plotly.js?v="), std::string::npos) << html;
   EXPECT_NE(html.find("<script src=\"/static/figures.js?v="), std::string::npos) << html;
 }

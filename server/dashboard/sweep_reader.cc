@@ -43,6 +43,22 @@ absl::StatusOr<Json> SweepReader::Sweep(int64_t sweep_id) const {
   return Json{{"sweep", ToJson(*sweep)}, {"runs", ToJson(*runs)["runs"]}};
 }
 
+absl::StatusOr<v1::Sweep> SweepReader::SweepProto(int64_t sweep_id) const {
+  v1::GetSweepRequest request;
+  request.set_sweep_id(sweep_id);
+  return Call<v1::GetSweepRequest, v1::Sweep>(coordinator_, &CoordinatorService::GetSweep, request);
+}
+
+absl::StatusOr<std::vector<v1::Run>> SweepReader::Runs(int64_t sweep_id) const {
+  v1::ListRunsRequest request;
+  request.set_sweep_id(sweep_id);
+  auto runs =
+      Call<v1::ListRunsRequest, v1::ListRunsResponse>(coordinator_, &CoordinatorService::ListRuns, request);
+  if (!runs.ok()) return runs.status();
+  return std::vector<v1::Run>(std::make_move_iterator(runs->mutable_runs()->begin()),
+                              std::make_move_iterator(runs->mutable_runs()->end()));
+}
+
 absl::StatusOr<Json> SweepReader::Run(int64_t run_id) const {
   v1::GetRunRequest request;
   request.set_run_id(run_id);

@@ -4,6 +4,8 @@
 #ifndef NMSPARSE_SERVER_DASHBOARD_SWEEP_READER_H_
 #define NMSPARSE_SERVER_DASHBOARD_SWEEP_READER_H_
 
+#include <vector>
+
 #include "absl/status/statusor.h"
 #include "common/proto_json.h"
 #include "report/sweep_data.h"
@@ -18,6 +20,10 @@ class SweepReader {
   absl::StatusOr<Json> Sweeps() const;
   // {"sweep": ..., "runs": [...]}.
   absl::StatusOr<Json> Sweep(int64_t sweep_id) const;
+  // GetSweep (its run counts are kept by the store: O(1) in the runs).
+  absl::StatusOr<v1::Sweep> SweepProto(int64_t sweep_id) const;
+  // ListRuns: every run of the sweep, without metric points.
+  absl::StatusOr<std::vector<v1::Run>> Runs(int64_t sweep_id) const;
   // GetRun with every metric point.
   absl::StatusOr<Json> Run(int64_t run_id) const;
   // Up to `limit` log lines from `from_seq`.

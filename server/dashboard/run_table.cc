@@ -1,0 +1,144 @@
+#include "server/dashboard/run_table.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/visible_text.h"
+#include "schemas/limits.h"
+
+namespace nmsparse::server {
+namespace {
+
+absl::StatusOr<int64_t> IntParam(const std::string& name, const std::string& text, int64_t min, int64_t max) {
+  int64_t value = 0;
+  if (!absl::SimpleAtoi(text, &value) || value < min || value > max) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": '", VisibleText(text, 32), "' is not a number in [", min, ", ", max, "]"));
+  }
+  return value;
+}
+
+bool Matches(const RunRow& row, const RunsQuery& query) {
+  if (query.state != v1::RUN_STATE_UNSPECIFIED && row.state != query.state) return false;
+  return query.q.empty() || row.labels.find(query.q) != std::string::npos ||
+         std::to_string(row.id) == query.q;
+}
+
+// Strict weak order of `sort` ascending; ties and missing metrics are settled by the caller.
+bool Less(const RunRow& a, const RunRow& b, const std::string& sort) {
+  if (sort == "state") return v1::RunState_Name(a.state) < v1::RunState_Name(b.state);
+  if (sort == "attempt") return a.attempt < b.attempt;
+  if (sort == "labels") return a.labels < b.labels;
+  return a.finals.at(sort) < b.finals.at(sort);
+}
+
+bool IsColumn(const std::string& sort) {
+  return sort == "id" || sort == "state" || sort == "attempt" || sort == "labels";
+}
+
+}  // namespace
+
+std::string FinalsText(const std::map<std::string, double>& finals) {
+  std::vector<std::string> parts;
+  for (const auto& [name, value] : finals) parts.push_back(absl::StrFormat("%s=%.4g", name, value));
+  return absl::StrJoin(parts, " ");
+}
+
+RunRow RowOf(const v1::Run& run) {
+  RunRow row;
+  row.id = run.id();
+  const std::map<std::string, std::string> labels(run.labels().begin(), run.labels().end());
+  std::vector<std::string> parts;
+  for (const auto& [axis, value] : labels) parts.push_back(absl::StrCat(axis, "=", value));
+  row.labels = absl::StrJoin(parts, " ");
+  row.state = run.state();
+  row.attempt = run.attempt();
+  row.finals.insert(run.final_metrics().begin(), run.final_metrics().end());
+  row.finals_text = FinalsText(row.finals);
+  return row;
+}
+
+absl::StatusOr<RunsQuery> ParseRunsQuery(const std::multimap<std::string, std::string>& params) {
+  RunsQuery query;
+  for (const auto& [name, value] : params) {
+    if (name == "offset") {
+      absl::StatusOr<int64_t> offset = IntParam(name, value, 0, limits::kDefaultMaxRunsPerSweep);
+      if (!offset.ok()) return offset.status();
+      query.offset = *offset;
+    } else if (name == "limit") {
+      absl::StatusOr<int64_t> limit = IntParam(name, value, 1, limits::kMaxDashboardPageRuns);
+      if (!limit.ok()) return limit.status();
+      query.limit = *limit;
+    } else if (name == "state") {
+      if (!value.empty() && !v1::RunState_Parse(value, &query.state)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("state: '", VisibleText(value, 32), "' is not a run state"));
+      }
+    } else if (name == "q") {
+      if (static_cast<int64_t>(value.size()) > limits::kMaxDashboardFilterBytes) {
+        return absl::InvalidArgumentError(absl::StrCat("q: ", value.size(), " bytes, more than the limit of ",
+                                                       limits::kMaxDashboardFilterBytes));
+      }
+      query.q = value;
+    } else if (name == "sort") {
+      if (value.empty() || static_cast<int64_t>(value.size()) > limits::kMaxNameBytes) {
+        return absl::InvalidArgumentError(
+            "sort: a column (id, state, attempt, labels) or a final metric name");
+      }
+      query.sort = value;
+    } else if (name == "desc") {
+      query.desc = value == "1" || value == "true";
+    }
+  }
+  return query;
+}
+
+std::string QueryText(const RunsQuery& query) {
+  return absl::StrCat(query.offset, "|", query.limit, "|", query.state, "|", query.sort, "|", query.desc, "|",
+                      query.q);
+}
+
+Json RowJson(const RunRow& row) {
+  return Json{{"id", row.id},
+              {"labels", row.labels},
+              {"state", v1::RunState_Name(row.state)},
+              {"attempt", row.attempt},
+              {"finals", row.finals_text}};
+}
+
+Json RunsPage(const std::vector<RunRow>& rows, const RunsQuery& query) {
+  std::vector<const RunRow*> matched;
+  for (const RunRow& row : rows) {
+    if (Matches(row, query)) matched.push_back(&row);
+  }
+  const std::string& sort = query.sort;
+  const bool column = IsColumn(sort);
+  std::stable_sort(matched.begin(), matched.end(), [&](const RunRow* a, const RunRow* b) {
+    if (!column) {  // Runs without the metric go last, whichever the direction.
+      const bool has_a = a->finals.count(sort) > 0, has_b = b->finals.count(sort) > 0;
+      if (has_a != has_b) return has_a;
+      if (!has_a) return a->id < b->id;
+    }
+    if (sort != "id") {
+      if (Less(*a, *b, sort)) return !query.desc;
+      if (Less(*b, *a, sort)) return query.desc;
+    }
+    return query.desc && sort == "id" ? a->id > b->id : a->id < b->id;
+  });
+  Json page = Json::array();
+  for (int64_t i = query.offset; i < static_cast<int64_t>(matched.size()) && i < query.offset + query.limit;
+       ++i) {
+    page.push_back(RowJson(*matched[i]));
+  }
+  return Json{{"total", rows.size()},
+              {"matched", matched.size()},
+              {"offset", query.offset},
+              {"limit", query.limit},
+              {"runs", page}};
+}
+
+}  // namespace nmsparse::server
