@@ -35,6 +35,13 @@ void Parse(const std::string& text, std::vector<DecodeFailure>& into) {
   }
 }
 
+// Worst first, then by name.
+void SortWorstFirst(std::vector<DecodeFailure>& failures) {
+  std::sort(failures.begin(), failures.end(), [](const DecodeFailure& a, const DecodeFailure& b) {
+    return a.count != b.count ? a.count > b.count : a.where < b.where;
+  });
+}
+
 }  // namespace
 
 void SumDecodeFailures(std::vector<SplitDecodeFailures>& splits, Distributed& dist) {
@@ -48,15 +55,15 @@ absl::Status CheckDecodeFailures(const std::vector<SplitDecodeFailures>& splits,
                                  double max_fraction) {
   for (const auto& split : splits) {
     if (!OverDecodeFailureThreshold(split.count, split.images, max_fraction)) continue;
-    const auto worst = WorstFailuresOfAllRanks(split.log->Failures(split.epoch), dist);
+    const auto worst = WorstFailuresOfAllRanks(split.failed, dist);
     return DecodeFailureThresholdError(split.what, split.epoch, split.count, split.images, worst,
                                        max_fraction);
   }
   return absl::OkStatus();
 }
 
-std::vector<DecodeFailure> WorstFailuresOfAllRanks(const std::vector<DecodeFailure>& failures,
-                                                   Distributed& dist) {
+std::vector<DecodeFailure> WorstFailuresOfAllRanks(std::vector<DecodeFailure> failures, Distributed& dist) {
+  SortWorstFirst(failures);
   const std::string mine = Serialize(failures);
   // AllGatherBytes wants the same size on every rank: the lengths first, then every text padded to the
   // longest.
@@ -72,9 +79,7 @@ std::vector<DecodeFailure> WorstFailuresOfAllRanks(const std::vector<DecodeFailu
     const auto* row = table[r].data_ptr<uint8_t>();
     Parse(std::string(reinterpret_cast<const char*>(row), static_cast<size_t>(lengths[r])), all);
   }
-  std::sort(all.begin(), all.end(), [](const DecodeFailure& a, const DecodeFailure& b) {
-    return a.count != b.count ? a.count > b.count : a.where < b.where;
-  });
+  SortWorstFirst(all);
   if (all.size() > static_cast<size_t>(kWorstFilesNamed)) all.resize(kWorstFilesNamed);
   return all;
 }

@@ -18,11 +18,11 @@ namespace nmsparse {
 
 // One split's failures in one epoch.
 struct SplitDecodeFailures {
-  std::string what;                       // "training images", "evaluation images": named in the error.
-  const DecodeFailureLog* log = nullptr;  // This rank's; its files are named when the run fails.
-  int64_t epoch = 0;                      // The log's key, named in the error.
-  int64_t count = 0;                      // Before SumDecodeFailures: this rank's; after: all ranks'.
-  int64_t images = 0;                     // The split's images read in the epoch by all ranks.
+  std::string what;                   // "training images", "evaluation images": named in the error.
+  int64_t epoch = 0;                  // Named in the error.
+  int64_t count = 0;                  // Before SumDecodeFailures: this rank's; after: all ranks'.
+  int64_t images = 0;                 // The split's images read in the epoch by all ranks.
+  std::vector<DecodeFailure> failed;  // This rank's failed images (DecodeFailureLog::Failures).
 };
 
 // Replaces each split's count by its sum over ranks (one collective: every rank calls it with the splits in
@@ -35,10 +35,9 @@ void SumDecodeFailures(std::vector<SplitDecodeFailures>& splits, Distributed& di
 absl::Status CheckDecodeFailures(const std::vector<SplitDecodeFailures>& splits, Distributed& dist,
                                  double max_fraction = kDefaultMaxDecodeFailureFraction);
 
-// The worst of `failures` (each rank's own, worst first) over all ranks: merged, worst first, then by name,
-// at most kWorstFilesNamed. A collective.
-std::vector<DecodeFailure> WorstFailuresOfAllRanks(const std::vector<DecodeFailure>& failures,
-                                                   Distributed& dist);
+// The worst of `failures` (each rank's own) over all ranks: worst first, then by name, at most
+// kWorstFilesNamed. A collective.
+std::vector<DecodeFailure> WorstFailuresOfAllRanks(std::vector<DecodeFailure> failures, Distributed& dist);
 
 }  // namespace nmsparse
 

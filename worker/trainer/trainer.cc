@@ -397,7 +397,7 @@ class Run {
                       autocast_dtype_, loader_threads_, epoch);
     };
     const EvalResult eval = evaluate();
-    // Counted before the EMA's pass reads the same images again.
+    // Taken before the EMA's pass reads the same images again.
     std::vector<SplitDecodeFailures> failures = EpochDecodeFailures(epoch, eval.images);
     EvalResult ema_eval;  // The EMA in the model, under the mask rule of the epoch's last step.
     if (ema_) ema_->WithEmaWeights([&] { ema_eval = evaluate(); });
@@ -465,10 +465,11 @@ class Run {
   std::vector<SplitDecodeFailures> EpochDecodeFailures(int epoch, int64_t eval_images) {
     if (!data_.train_failures) return {};
     const int64_t train_images = steps_per_epoch_ * accum_ * loader_->local_batch() * dist_->world_size();
-    std::vector<SplitDecodeFailures> splits = {{"training images", data_.train_failures.get(), epoch,
-                                                data_.train_failures->Count(epoch), train_images},
-                                               {"evaluation images", data_.eval_failures.get(), epoch,
-                                                data_.eval_failures->Count(epoch), eval_images}};
+    const auto split = [epoch](const char* what, const DecodeFailureLog& log, int64_t images) {
+      return SplitDecodeFailures{what, epoch, log.Count(epoch), images, log.Failures(epoch)};
+    };
+    std::vector<SplitDecodeFailures> splits = {split("training images", *data_.train_failures, train_images),
+                                               split("evaluation images", *data_.eval_failures, eval_images)};
     SumDecodeFailures(splits, *dist_);
     return splits;
   }
