@@ -20,9 +20,11 @@ constexpr char kEmaTop1[] = "ema_top1";
 constexpr char kEmaTop5[] = "ema_top5";
 constexpr char kEmaEvalLoss[] = "ema_eval_loss";
 constexpr char kParams[] = "params";  // The model's parameters (final line): size sweeps compare on it.
-// Training images of the epoch that could not be decoded and were replaced by the next (epoch lines of runs
-// on stored images; worker/trainer/data/decode_failure_log.h).
+// Images of the epoch that could not be decoded and were replaced by the next, over all ranks (epoch lines of
+// runs on stored images; worker/trainer/data/decode_failure_log.h): in training, and in the evaluation of
+// the trained weights (the EMA's reads the same images).
 constexpr char kDecodeFailures[] = "decode_failures";
+constexpr char kEvalDecodeFailures[] = "eval_decode_failures";
 // fp16 runs (loss scaling, docs/nmtrain.md "Precision"), in step, epoch and final lines: the optimizer steps
 // skipped so far for an inf or NaN gradient, and the loss scale now.
 constexpr char kSkippedSteps[] = "skipped_steps";

@@ -28,7 +28,7 @@ awk -v ours="$ours" -v theirs="$theirs" 'BEGIN {
   printf "timm     decode (PIL)       %8.1f images/s %8.1f images/s/core\n", b[2], b[3]
   printf "ratio nmsparse full / timm: %.2fx per core\n", rate["full"] / a[3]
   total = 1 / rate["full"]
-  for (i = 1; i <= n; i++) {  # rrc's share includes its (reduced) decode; decode alone is the floor.
+  for (i = 1; i <= n; i++) {  # the rrc share includes its (reduced) decode; decode alone is the floor.
     if (names[i] == "decode") continue
     cost = 1 / rate[names[i]]
     printf "share %-12s %5.1f%%\n", names[i], 100 * (cost - prev) / total

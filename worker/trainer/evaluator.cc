@@ -33,7 +33,7 @@ std::set<int64_t> EvalSplit::BatchSizes() const {
 
 EvalResult Evaluate(ClassifierImpl& model, const Dataset& data, const Normalization& norm, int64_t batch_size,
                     Distributed& dist, torch::Device device, c10::ScalarType autocast_dtype,
-                    int loader_threads) {
+                    int loader_threads, int epoch) {
   torch::NoGradGuard no_grad;
   model.eval();
   const EvalSplit split(data.size(), batch_size, dist.rank(), dist.world_size());
@@ -42,7 +42,7 @@ EvalResult Evaluate(ClassifierImpl& model, const Dataset& data, const Normalizat
       [&](int64_t b) {
         thread_local const bool bound = (UseDeviceOnThisThread(device), true);  // Once per loader thread.
         (void)bound;
-        return LoadHostBatch(data, split.Indices(b), AugmentOptions{}, 0, pin);
+        return LoadHostBatch(data, split.Indices(b), AugmentOptions{}, 0, pin, nullptr, epoch);
       },
       0, split.batches(), loader_threads, std::max(2, 2 * loader_threads));
   const DeviceTransfer transfer(norm, device);

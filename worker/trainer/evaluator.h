@@ -40,10 +40,12 @@ class EvalSplit {
 // Puts the model in eval mode and back in train mode afterwards. `autocast_dtype`: forward passes under
 // autocast to it (the run's precision; Undefined: fp32), the loss and accuracies from fp32 logits.
 // `loader_threads` > 0 builds the batches ahead on that many threads (into pinned memory on a GPU), as
-// training does, so that the device does not wait for the host; 0 builds each in the loop.
+// training does, so that the device does not wait for the host; 0 builds each in the loop. Images are read
+// for `epoch` (Dataset::ReadForEpoch): the epoch under which images that cannot be decoded are logged.
 EvalResult Evaluate(ClassifierImpl& model, const Dataset& data, const Normalization& norm, int64_t batch_size,
                     Distributed& dist, torch::Device device = torch::kCPU,
-                    c10::ScalarType autocast_dtype = c10::ScalarType::Undefined, int loader_threads = 0);
+                    c10::ScalarType autocast_dtype = c10::ScalarType::Undefined, int loader_threads = 0,
+                    int epoch = 0);
 
 }  // namespace nmsparse
 

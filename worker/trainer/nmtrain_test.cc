@@ -17,6 +17,7 @@
 #include "schemas/model_catalog.h"
 #include "worker/compat/torch_compat.h"
 #include "worker/trainer/checkpoint.h"
+#include "worker/trainer/data/image_testing.h"
 #include "worker/trainer/exit_codes.h"
 #include "worker/trainer/models/model_factory.h"
 #include "worker/trainer/trainer_testing.h"
@@ -369,6 +370,81 @@ TEST(NmtrainTest, RendezvousTimesOutWithCode5) {
   const pid_t r0 = Start({"--spec", spec, "--out", dir + "/out", "--timeout-s", "2"},
                          RankEnv(0, 2, FreeLoopbackPort()), dir + "/r0.out", dir + "/r0.err");
   EXPECT_EQ(Wait(r0, std::chrono::seconds(60)), 5) << ReadFile(dir + "/r0.err");
+}
+
+// An ImageFolder of 2 classes x 8 training and 2 x 4 evaluation JPEGs of 32x32 under `dir`/folder, with the
+// files `corrupt` (relative paths) truncated.
+std::string MakeFolder(const std::string& dir, const std::vector<std::string>& corrupt) {
+  const std::string root = dir + "/folder";
+  for (const auto& [split, per_class] : {std::pair<std::string, int>{"train", 8}, {"val", 4}}) {
+    for (const std::string cls : {"a", "b"}) {
+      MakeDirs(root + "/" + split + "/" + cls);
+      for (int i = 0; i < per_class; ++i) {
+        WriteTestFile(root + "/" + split + "/" + cls + "/" + std::to_string(i) + ".jpg",
+                      MakeTestJpeg(32, 32, TestJpegKind::kRgb420, i));
+      }
+    }
+  }
+  for (const auto& file : corrupt) {
+    const std::string jpeg = MakeTestJpeg(32, 32);
+    WriteTestFile(root + "/" + file, jpeg.substr(0, jpeg.size() / 2));
+  }
+  return root;
+}
+
+std::string FolderRun(const std::string& root) {
+  return R"(
+seed: 3
+model: {name: vit_nano_patch7_28, in_chans: 3, num_classes: 2}
+data: {dataset: imagefolder, path: )" +
+         root + R"(, batch_size: 8, eval_batch_size: 8, workers: 1}
+schedule: {epochs: 1}
+)";
+}
+
+// The line of `text` holding `needle` ("" when none).
+std::string LineWith(const std::string& text, const std::string& needle) {
+  const size_t at = text.find(needle);
+  if (at == std::string::npos) return "";
+  const size_t begin = text.rfind('\n', at) == std::string::npos ? 0 : text.rfind('\n', at) + 1;
+  return text.substr(begin, text.find('\n', at) - begin);
+}
+
+// Two ranks where only one rank's share holds the undecodable images: the counts are summed over ranks at
+// the epoch's end, so both ranks fail together, with the same data error naming the files, instead of one
+// failing and the other waiting for the collective timeout (exit 5).
+void ExpectBothRanksFailAlike(const std::string& name, const std::vector<std::string>& corrupt,
+                              const std::string& what, const std::string& metric) {
+  const std::string dir = TestTempDir(name);
+  const std::string spec = WriteSpec(dir, FolderRun(MakeFolder(dir, corrupt)));
+  const int port = FreeLoopbackPort();
+  const std::vector<std::string> args = {"--spec", spec, "--out", dir + "/out", "--timeout-s", "60"};
+  const pid_t r0 = Start(args, RankEnv(0, 2, port), dir + "/r0.out", dir + "/r0.err");
+  const pid_t r1 = Start(args, RankEnv(1, 2, port), dir + "/r1.out", dir + "/r1.err");
+  EXPECT_EQ(Wait(r0, std::chrono::seconds(240)), kExitData) << ReadFile(dir + "/r0.err");
+  EXPECT_EQ(Wait(r1, std::chrono::seconds(240)), kExitData) << ReadFile(dir + "/r1.err");
+  const std::string error = LineWith(ReadFile(dir + "/r0.err"), "could not be decoded");
+  EXPECT_NE(error.find(std::to_string(corrupt.size()) + " " + what), std::string::npos) << error;
+  EXPECT_EQ(error, LineWith(ReadFile(dir + "/r1.err"), "could not be decoded"));
+  const std::string r0_err = ReadFile(dir + "/r0.err");
+  for (const auto& file : corrupt) EXPECT_NE(r0_err.find(file), std::string::npos) << r0_err;
+  // Rank 0's epoch line counted all ranks' failures before the check.
+  EXPECT_NE(ReadFile(dir + "/r0.out").find("\"" + metric + "\":" + std::to_string(corrupt.size())),
+            std::string::npos)
+      << ReadFile(dir + "/r0.out");
+}
+
+TEST(NmtrainTest, UndecodableEvaluationImagesOfOneRankFailBothRanks) {
+  if (!NMSPARSE_HAS_GLOO) GTEST_SKIP() << "this LibTorch ships no Gloo headers: no multi-rank CPU runs here";
+  // Rank r evaluates images r, r + 2, ...: val/a/1.jpg and val/a/3.jpg (images 1 and 3) are rank 1's only.
+  ExpectBothRanksFailAlike("eval_decode", {"val/a/1.jpg", "val/a/3.jpg"}, "evaluation images",
+                           "eval_decode_failures");
+}
+
+TEST(NmtrainTest, AnUndecodableTrainingImageFailsBothRanks) {
+  if (!NMSPARSE_HAS_GLOO) GTEST_SKIP() << "this LibTorch ships no Gloo headers: no multi-rank CPU runs here";
+  // One file is in one rank's share of the epoch, whichever the shuffle picks.
+  ExpectBothRanksFailAlike("train_decode", {"train/b/5.jpg"}, "training images", "decode_failures");
 }
 
 }  // namespace

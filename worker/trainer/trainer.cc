@@ -28,6 +28,7 @@
 #include "worker/trainer/data/prefetch_loader.h"
 #include "worker/trainer/data/run_data.h"
 #include "worker/trainer/data/synthetic_dataset.h"  // HashCombine
+#include "worker/trainer/decode_failures_across_ranks.h"
 #include "worker/trainer/device_setup.h"
 #include "worker/trainer/distributed.h"
 #include "worker/trainer/evaluator.h"
@@ -393,9 +394,11 @@ class Run {
   void FinishEpoch(int epoch) {
     const auto evaluate = [&] {
       return Evaluate(*model_, *data_.eval, data_.norm, c_.data.eval_batch_size, *dist_, device_,
-                      autocast_dtype_, loader_threads_);
+                      autocast_dtype_, loader_threads_, epoch);
     };
     const EvalResult eval = evaluate();
+    // Taken before the EMA's pass reads the same images again.
+    std::vector<SplitDecodeFailures> failures = EpochDecodeFailures(epoch, eval.images);
     EvalResult ema_eval;  // The EMA in the model, under the mask rule of the epoch's last step.
     if (ema_) ema_->WithEmaWeights([&] { ema_eval = evaluate(); });
     const double loss = state_.epoch_samples > 0 ? state_.epoch_loss_sum / state_.epoch_samples : 0.0;
@@ -430,13 +433,17 @@ class Run {
       AddSparsityFields(sparsity_->Report(state_.global_step, /*per_layer=*/true), line);
       if (diagnostics_) AddDiagnosticsFields(diagnostics_->Read(state_.global_step), line);
       AddSemiStructuredFields(semi_structured_.get(), line);
-      if (data_.train_failures) line.Add(contract::kDecodeFailures, data_.train_failures->Count(epoch));
+      if (!failures.empty()) {
+        line.Add(contract::kDecodeFailures, failures[0].count);
+        line.Add(contract::kEvalDecodeFailures, failures[1].count);
+      }
       EmitMetric(*o_.metrics, line);
     }
     Log() << "epoch " << epoch << ": loss " << loss << ", top-1 " << eval.top1 << ", top-5 " << eval.top5
           << (ema_ ? ", EMA top-1 " + std::to_string(ema_eval.top1) : "") << ", " << images_per_s
           << " images/s\n";
-    CheckDecodeFailures(epoch);
+    const absl::Status within = CheckDecodeFailures(failures, *dist_);
+    if (!within.ok()) throw TrainerError(kExitData, std::string(within.message()));
     state_.epoch = epoch + 1;
     state_.step_in_epoch = 0;
     state_.epoch_loss_sum = state_.epoch_samples = state_.epoch_seconds = 0.0;
@@ -452,12 +459,19 @@ class Run {
     }
   }
 
-  // Every batch of `epoch` was built before its last step: this rank's failures of the epoch are all in.
-  void CheckDecodeFailures(int epoch) {
-    if (!data_.train_failures) return;
-    const int64_t images = steps_per_epoch_ * accum_ * loader_->local_batch();
-    const absl::Status within = data_.train_failures->CheckThreshold(epoch, images);
-    if (!within.ok()) throw TrainerError(kExitData, std::string(within.message()));
+  // Stored images: the training and evaluation images of `epoch` that could not be decoded, summed over ranks
+  // (a collective at every epoch's end); none for other datasets. Every batch of `epoch` was built before its
+  // last step and its evaluation (`eval_images` over all ranks) is done: each rank's failures are all in.
+  std::vector<SplitDecodeFailures> EpochDecodeFailures(int epoch, int64_t eval_images) {
+    if (!data_.train_failures) return {};
+    const int64_t train_images = steps_per_epoch_ * accum_ * loader_->local_batch() * dist_->world_size();
+    const auto split = [epoch](const char* what, const DecodeFailureLog& log, int64_t images) {
+      return SplitDecodeFailures{what, epoch, log.Count(epoch), images, log.Failures(epoch)};
+    };
+    std::vector<SplitDecodeFailures> splits = {split("training images", *data_.train_failures, train_images),
+                                               split("evaluation images", *data_.eval_failures, eval_images)};
+    SumDecodeFailures(splits, *dist_);
+    return splits;
   }
 
   void Save() {

@@ -16,6 +16,7 @@
 #include "schemas/experiment_config.h"
 #include "worker/trainer/checkpoint.h"
 #include "worker/trainer/data/synthetic_dataset.h"
+#include "worker/trainer/decode_failures_across_ranks.h"
 #include "worker/trainer/evaluator.h"
 #include "worker/trainer/exit_codes.h"
 #include "worker/trainer/flops.h"
@@ -424,6 +425,32 @@ TEST(EvaluatorTest, PrefetchedEvaluationEqualsTheInLoopOne) {
   EXPECT_EQ(ahead.loss, in_loop.loss);
   EXPECT_EQ(ahead.top1, in_loop.top1);
   EXPECT_EQ(ahead.top5, in_loop.top5);
+}
+
+// The worst files travel between ranks as text: tabs and newlines in a message must not break the records,
+// and at most kWorstFilesNamed come back, worst first, then by name.
+TEST(DecodeFailuresAcrossRanksTest, WorstFilesSurviveTheGatherAndTheThresholdNamesThem) {
+  Distributed single(DistributedEnv{}, std::chrono::milliseconds(1000));
+  std::vector<DecodeFailure> failed;
+  for (int i = 0; i < 7; ++i) failed.push_back({"f" + std::to_string(i) + ".jpg", "bad\tdata\nhere", i % 3});
+  const auto worst = WorstFailuresOfAllRanks(failed, single);
+  ASSERT_EQ(worst.size(), static_cast<size_t>(kWorstFilesNamed));
+  EXPECT_EQ(worst[0].where, "f2.jpg");
+  EXPECT_EQ(worst[0].count, 2);
+  EXPECT_EQ(worst[1].where, "f5.jpg");
+  EXPECT_EQ(worst[2].where, "f1.jpg");
+  EXPECT_EQ(worst[0].message, "bad data here");
+  std::vector<SplitDecodeFailures> splits = {{"training images", 4, 0, 1000, {}},
+                                             {"evaluation images", 4, 2, 1000, failed}};
+  SumDecodeFailures(splits, single);
+  const absl::Status over = CheckDecodeFailures(splits, single);
+  EXPECT_TRUE(absl::IsDataLoss(over));
+  EXPECT_NE(over.message().find("2 evaluation images of 1000 in epoch 4 could not be decoded"),
+            std::string::npos)
+      << over.message();
+  EXPECT_NE(over.message().find("f2.jpg (2x): bad data here"), std::string::npos) << over.message();
+  splits[1].count = 1;
+  EXPECT_TRUE(CheckDecodeFailures(splits, single).ok());
 }
 
 TEST(LossTest, LabelSmoothingAndMixup) {

@@ -42,15 +42,23 @@ std::vector<DecodeFailure> DecodeFailureLog::Failures(int64_t epoch) const {
 absl::Status DecodeFailureLog::CheckThreshold(int64_t epoch, int64_t epoch_images,
                                               double max_fraction) const {
   const int64_t count = Count(epoch);
+  if (!OverDecodeFailureThreshold(count, epoch_images, max_fraction)) return absl::OkStatus();
+  return DecodeFailureThresholdError("images", epoch, count, epoch_images, Failures(epoch), max_fraction);
+}
+
+bool OverDecodeFailureThreshold(int64_t count, int64_t epoch_images, double max_fraction) {
+  return static_cast<double>(count) > max_fraction * static_cast<double>(epoch_images);
+}
+
+absl::Status DecodeFailureThresholdError(const std::string& what, int64_t epoch, int64_t count,
+                                         int64_t epoch_images, const std::vector<DecodeFailure>& worst,
+                                         double max_fraction) {
   const double allowed = max_fraction * static_cast<double>(epoch_images);
-  if (static_cast<double>(count) <= allowed) return absl::OkStatus();
-  std::string message = absl::StrCat(count, " images of ", epoch_images, " in epoch ", epoch,
+  std::string message = absl::StrCat(count, " ", what, " of ", epoch_images, " in epoch ", epoch,
                                      " could not be decoded, over the limit of ", max_fraction * 100, "% (",
                                      static_cast<int64_t>(std::floor(allowed)), " images); worst:");
-  const auto failures = Failures(epoch);
-  for (size_t i = 0; i < failures.size() && i < kWorstFilesNamed; ++i) {
-    absl::StrAppend(&message, "\n  ", failures[i].where, " (", failures[i].count,
-                    "x): ", failures[i].message);
+  for (size_t i = 0; i < worst.size() && i < kWorstFilesNamed; ++i) {
+    absl::StrAppend(&message, "\n  ", worst[i].where, " (", worst[i].count, "x): ", worst[i].message);
   }
   return absl::DataLossError(message);
 }

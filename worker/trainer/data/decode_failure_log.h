@@ -39,8 +39,8 @@ class DecodeFailureLog {
   int64_t Count(int64_t epoch) const;
   // The failed images of `epoch`, worst first (most failures, then by name).
   std::vector<DecodeFailure> Failures(int64_t epoch) const;
-  // OK while `epoch`'s failures are at most `max_fraction` of `epoch_images`; otherwise DataLoss with the
-  // count, the threshold and the worst files with their messages.
+  // OK while `epoch`'s failures are at most `max_fraction` of `epoch_images`; otherwise
+  // DecodeFailureThresholdError.
   absl::Status CheckThreshold(int64_t epoch, int64_t epoch_images,
                               double max_fraction = kDefaultMaxDecodeFailureFraction) const;
 
@@ -48,6 +48,16 @@ class DecodeFailureLog {
   mutable absl::Mutex mu_;
   std::map<int64_t, std::map<std::string, DecodeFailure>> epochs_ ABSL_GUARDED_BY(mu_);
 };
+
+// Whether `count` failures in `epoch_images` images are past `max_fraction` of them.
+bool OverDecodeFailureThreshold(int64_t count, int64_t epoch_images,
+                                double max_fraction = kDefaultMaxDecodeFailureFraction);
+
+// DataLoss: `count` `what` ("images", "training images") of `epoch_images` in `epoch` could not be decoded,
+// the threshold, and the first kWorstFilesNamed of `worst` (worst first) with their messages.
+absl::Status DecodeFailureThresholdError(const std::string& what, int64_t epoch, int64_t count,
+                                         int64_t epoch_images, const std::vector<DecodeFailure>& worst,
+                                         double max_fraction = kDefaultMaxDecodeFailureFraction);
 
 // What a replaced read gave: the image decoded by `decode`, its label and the index it came from.
 struct DecodedSample {
