@@ -11,8 +11,8 @@
 #include "schemas/experiment_config.h"
 #include "schemas/limits.h"
 #include "schemas/model_catalog.h"
-#include "schemas/rand_augment_config.h"
 #include "schemas/spec_key_builders.h"
+#include "schemas/rand_augment_config.h"
 
 namespace nmsparse {
 namespace {
