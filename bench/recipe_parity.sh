@@ -12,8 +12,13 @@
 #
 # Usage: bench/recipe_parity.sh [EPOCHS] [SEEDS] [THREADS]     (defaults: 10, "0 1", 1)
 #   EPOCHS: the cosine's epochs; each side trains EPOCHS + 1 (cooldown).
-#   TIMM_TRAIN_PY: timm's train.py of the installed timm's version (1.0.31: from the GitHub tag v1.0.31; it is
-#   in neither the wheel nor the sdist on PyPI). Without it only nmtrain's side runs.
+#   TIMM_TRAIN_PY: timm's train.py, which is in neither the wheel nor the sdist of timm 1.0.31 on PyPI: the one
+#   measured is huggingface/pytorch-image-models' train.py at commit 2aabaef039d918d453b58714ab84562609981112,
+#   run through bench/recipe_parity/timm_train_shim.py (its only change: the device; see there). Without it
+#   only nmtrain's side runs. That train.py does not pass --img-size to create_model, so the model kwargs
+#   carry img_size=28 too.
+#   SIDES: which sides to run (default "nmtrain timm"); nmtrain's side is deterministic for a seed and thread
+#   count, so one side can be rerun alone.
 #   PYTHON: the venv with timm 1.0.31 and torch (default ~/.cache/nmsparse/torch-2.11.0/bin/python).
 #   NMTRAIN (default bazel-bin/worker/trainer/nmtrain), FMNIST (default /usr/share/datasets/fashion-mnist).
 set -euo pipefail
@@ -24,7 +29,8 @@ threads=${3:-1}
 python=${PYTHON:-$HOME/.cache/nmsparse/torch-2.11.0/bin/python}
 nmtrain=${NMTRAIN:-bazel-bin/worker/trainer/nmtrain}
 fmnist=${FMNIST:-/usr/share/datasets/fashion-mnist}
-[[ -x "$nmtrain" ]] || bazel build //worker/trainer:nmtrain >&2
+sides=${SIDES:-nmtrain timm}
+if [[ " $sides " == *" nmtrain "* && ! -x "$nmtrain" ]]; then bazel build //worker/trainer:nmtrain >&2; fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -54,36 +60,45 @@ for line in sys.stdin:
     print(d["epoch"], round(100 * d["top1"], 2), round(100 * d["ema_top1"], 2))'
 }
 
-timm_side() {  # timm_side SEED: "epoch top1" per epoch, as train.py's summary.csv records them
+timm_side() {  # timm_side SEED: "epoch top1 ema_top1" per epoch, from train.py's log of each evaluation
   if [[ ! -d "$work/torchvision/FashionMNIST/raw" ]]; then  # torchvision reads the IDX files unzipped
     mkdir -p "$work/torchvision/FashionMNIST/raw"
     for f in "$fmnist"/*.gz; do gunzip -c "$f" >"$work/torchvision/FashionMNIST/raw/$(basename "${f%.gz}")"; done
   fi
   rm -rf "$work/timm-out"
-  OMP_NUM_THREADS=$threads "$python" "$TIMM_TRAIN_PY" --data-dir "$work/torchvision" \
-    --dataset torch/fashion_mnist --train-split train --val-split test --device cpu --no-prefetcher \
+  OMP_NUM_THREADS=$threads "$python" bench/recipe_parity/timm_train_shim.py --train-py "$TIMM_TRAIN_PY" \
+    --device cpu --data-dir "$work/torchvision" \
+    --dataset torch/fashion_mnist --train-split train --val-split test --no-prefetcher \
     --workers 1 --seed "$1" --model vit_tiny_patch16_224 --img-size 28 --in-chans 1 --num-classes 10 \
-    --model-kwargs patch_size=4 embed_dim=64 depth=4 num_heads=4 --no-aug --mean 0.2860 --std 0.3530 \
-    --crop-pct 1.0 -b 128 -vb 256 --opt adamw --lr 0.001 --weight-decay 0.05 --clip-grad 1.0 \
+    --model-kwargs patch_size=4 embed_dim=64 depth=4 num_heads=4 img_size=28 --no-aug --mean 0.2860 \
+    --std 0.3530 --crop-pct 1.0 -b 128 -vb 256 --opt adamw --lr 0.001 --weight-decay 0.05 --clip-grad 1.0 \
     --sched cosine --epochs "$epochs" --warmup-epochs 1 --warmup-lr 0.00001 --min-lr 0.00001 \
     --cooldown-epochs 1 --mixup 0.8 --cutmix 1.0 --mixup-switch-prob 0.5 --smoothing 0.1 --bce-loss \
     --model-ema --model-ema-decay 0.998 --drop-path 0 --log-interval 100000 --output "$work/timm-out" \
     --experiment run >"$work/timm.log" 2>&1 || { tail -20 "$work/timm.log" >&2; return 1; }
+  # summary.csv holds only the EMA's evaluation when there is one; the log has both, the last batch of each
+  # evaluation carrying the running average ("Test: [ 39/39] ... Acc@1: x (AVG)", then "Test (EMA): ...").
   "$python" -c '
-import csv, sys
-for row in csv.DictReader(open(sys.argv[1])):
-    print(row["epoch"], " ".join(f"{k}={float(v):.2f}" for k, v in row.items() if "top1" in k))' \
-    "$work/timm-out/run/summary.csv"
+import re, sys
+raw, ema = [], []
+for line in open(sys.argv[1]):
+    m = re.search(r"Test( \(EMA\))?: \[\s*(\d+)/(\d+)\].*Acc@1:\s*\S+\s*\(\s*([\d.]+)\)", line)
+    if m and m.group(2) == m.group(3):
+        (ema if m.group(1) else raw).append(float(m.group(4)))
+for epoch, (r, e) in enumerate(zip(raw, ema)):
+    print(epoch, f"{r:.2f}", f"{e:.2f}")' "$work/timm.log"
 }
 
 for seed in $seeds; do
-  start=$SECONDS
-  echo "nmtrain, seed $seed (epoch top1 ema_top1):"
-  nmtrain_side "$seed"
-  echo "  ($((SECONDS - start)) s)"
-  if [[ -n "${TIMM_TRAIN_PY:-}" ]]; then
+  if [[ " $sides " == *" nmtrain "* ]]; then
     start=$SECONDS
-    echo "timm train.py, seed $seed (epoch, top-1 columns of summary.csv):"
+    echo "nmtrain, seed $seed (epoch top1 ema_top1):"
+    nmtrain_side "$seed"
+    echo "  ($((SECONDS - start)) s)"
+  fi
+  if [[ " $sides " == *" timm "* && -n "${TIMM_TRAIN_PY:-}" ]]; then
+    start=$SECONDS
+    echo "timm train.py, seed $seed (epoch top1 ema_top1):"
     timm_side "$seed"
     echo "  ($((SECONDS - start)) s)"
   fi

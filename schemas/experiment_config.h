@@ -35,9 +35,10 @@ struct ModelConfig {
   std::vector<int> num_heads;  // ViT: one number; SwinV2: one per stage.
   double mlp_ratio = 0.0;
   std::optional<bool> qkv_bias;
-  std::optional<bool> class_token;  // ViT only.
-  std::string global_pool;          // ViT: "token" (needs the class token) or "avg" (needs none).
-  int window_size = 0;              // SwinV2 only.
+  std::optional<bool> class_token;           // ViT only.
+  std::string global_pool;                   // ViT: "token" (needs the class token) or "avg" (needs none).
+  int window_size = 0;                       // SwinV2 only.
+  std::vector<int> pretrained_window_sizes;  // SwinV2 only, one per stage (0: none).
   double drop_rate = 0.0;
   double drop_path_rate = 0.0;
   double attn_drop_rate = 0.0;

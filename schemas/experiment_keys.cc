@@ -29,22 +29,29 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // --- model_kwargs: timm's constructor arguments overriding the catalogue entry ---
 
-absl::StatusOr<int> ReadPositive(const YAML::Node& value, const std::string& path) {
-  auto v = yaml_util::ReadInt(value, path, 1, std::numeric_limits<int32_t>::max());
+template <int kMin>
+absl::StatusOr<int> ReadAtLeast(const YAML::Node& value, const std::string& path) {
+  auto v = yaml_util::ReadInt(value, path, kMin, std::numeric_limits<int32_t>::max());
   if (!v.ok()) return v.status();
   return static_cast<int>(*v);
 }
 
-// One positive integer, or a list of them (a number reads as a list of one).
-absl::StatusOr<std::vector<int>> ReadIntegers(const YAML::Node& value, const std::string& path) {
+// One integer of at least kMin, or a list of them (a number reads as a list of one).
+template <int kMin>
+absl::StatusOr<std::vector<int>> ReadIntegersAtLeast(const YAML::Node& value, const std::string& path) {
   if (!value.IsSequence()) {
-    auto one = ReadPositive(value, path);
+    auto one = ReadAtLeast<kMin>(value, path);
     if (!one.ok()) return one.status();
     return std::vector<int>{*one};
   }
-  auto list = ReadList<int>(value, path, "positive integers", ReadPositive);
+  auto list =
+      ReadList<int>(value, path, kMin > 0 ? "positive integers" : "non-negative integers", ReadAtLeast<kMin>);
   if (list.ok() && list->empty()) return yaml_util::Error(value, path, "an empty list gives no value");
   return list;
+}
+
+absl::StatusOr<std::vector<int>> ReadIntegers(const YAML::Node& value, const std::string& path) {
+  return ReadIntegersAtLeast<1>(value, path);
 }
 
 // Always a flow list, one number included ("num_heads: [4]"), so that both spellings write alike.
@@ -98,6 +105,14 @@ std::vector<int> OwnHeads(const ModelArch& a) {
   return a.family == ModelFamily::kVit ? std::vector<int>{a.num_heads} : a.stage_heads;
 }
 
+// timm's pretrained_window_sizes: all zeros (timm's default) is the same as none.
+std::vector<int> PretrainedWindows(const std::vector<int>& sizes) {
+  for (int s : sizes) {
+    if (s != 0) return sizes;
+  }
+  return {};
+}
+
 std::string OwnPool(const M& m, const ModelArch& a) {
   return a.family == ModelFamily::kVit && m.class_token.value_or(a.class_token) ? "token" : "avg";
 }
@@ -147,6 +162,16 @@ std::vector<SpecKey<M>> ModelKwargKeys() {
                                 .Doc("SwinV2: attention window; clamped to a stage's resolution when larger.")
                                 .Alias("model_kwargs.window_size"),
                             [](const M& m, const ModelArch& a) { return m.window_size == a.window_size; }));
+  keys.push_back(ModelKwarg(
+      MemberKey<M, std::vector<int>>("pretrained_window_sizes", KeyKind::kIntegers,
+                                     &M::pretrained_window_sizes, ReadIntegersAtLeast<0>, WriteIntegers)
+          .Doc("SwinV2: per stage, the window the weights were pre-trained with, which scales the position "
+               "bias's relative coordinates in place of window_size (timm's window12to16 / 12to24 "
+               "fine-tunes; 0: none).")
+          .Alias("model_kwargs.pretrained_window_sizes"),
+      [](const M& m, const ModelArch& a) {
+        return PretrainedWindows(m.pretrained_window_sizes) == PretrainedWindows(a.pretrained_window_sizes);
+      }));
   return keys;
 }
 

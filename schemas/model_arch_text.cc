@@ -26,6 +26,13 @@ KeyValues ArchKeyValues(const ModelArch& a) {
     kv.insert(kv.end(), {{"depths", List(a.depths)},
                          {"num_heads", List(a.stage_heads)},
                          {"window_size", absl::StrCat(a.window_size)}});
+    // Only where given, so that the text of every other architecture stays as it was.
+    for (int s : a.pretrained_window_sizes) {
+      if (s != 0) {
+        kv.emplace_back("pretrained_window_sizes", List(a.pretrained_window_sizes));
+        break;
+      }
+    }
   }
   kv.insert(kv.end(), {{"mlp_ratio", absl::StrFormat("%.17g", a.mlp_ratio)}, {"qkv_bias", Bool(a.qkv_bias)}});
   if (vit) kv.emplace_back("class_token", Bool(a.class_token));

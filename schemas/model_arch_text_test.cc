@@ -55,5 +55,19 @@ TEST(ModelArchTextTest, FamiliesDifferInTheirOwnKeys) {
   EXPECT_NE(described.find("model.depth: (none) differs from the parent's 4"), std::string::npos);
 }
 
+// The pre-training windows change what the position bias computes, not a weight's shape: a fork that changes
+// them is told so; an architecture without them keeps the text it had before the key existed.
+TEST(ModelArchTextTest, PretrainedWindowSizesOnlyWhereGiven) {
+  ModelConfig fine_tuned, plain;
+  fine_tuned.name = "swinv2_base_window12to16_192to256";
+  plain.name = "swinv2_base_window16_256";
+  const std::string text = ArchitectureText(Resolve(fine_tuned));
+  EXPECT_NE(text.find("pretrained_window_sizes: [12, 12, 12, 6]\n"), std::string::npos) << text;
+  EXPECT_EQ(ArchitectureText(Resolve(plain)).find("pretrained_window_sizes"), std::string::npos);
+  EXPECT_EQ(
+      DescribeDifferences(ArchitectureDifferences(ArchitectureText(Resolve(plain)), text), "the parent's"),
+      "model.pretrained_window_sizes: [12, 12, 12, 6] differs from the parent's (none)");
+}
+
 }  // namespace
 }  // namespace nmsparse

@@ -46,6 +46,14 @@ ModelArch SwinV2(const std::string& name, int img, int patch, int chans, int cla
   return a;
 }
 
+// A window-12 model at 192 fine-tuned at a larger window: its position bias still scales the relative
+// coordinates by the pre-training window, 12 (6 in the last stage, whose 6x6 grid clamped the window).
+ModelArch FineTuned(ModelArch a) {
+  a.pretrained_window_sizes = {12, 12, 12, 6};
+  if (a.img_size == 384) a.crop_pct = 1.0;
+  return a;
+}
+
 const std::map<std::string, ModelArch>& Catalog() {
   static const auto* catalog = [] {
     auto* m = new std::map<std::string, ModelArch>;
@@ -66,6 +74,15 @@ const std::map<std::string, ModelArch>& Catalog() {
     // timm's window-12 models at 192 default to their ImageNet-22k head (21841 classes).
     add(SwinV2("swinv2_base_window12_192", 192, 4, 3, 21841, 128, {2, 2, 18, 2}, {4, 8, 16, 32}, 12));
     add(SwinV2("swinv2_large_window12_192", 192, 4, 3, 21841, 192, {2, 2, 18, 2}, {6, 12, 24, 48}, 12));
+    // timm's ImageNet-1k fine-tunes of the window-12 models (timm's cfg: crop_pct 1.0 at 384).
+    add(FineTuned(SwinV2("swinv2_base_window12to16_192to256", 256, 4, 3, 1000, 128, {2, 2, 18, 2},
+                         {4, 8, 16, 32}, 16)));
+    add(FineTuned(SwinV2("swinv2_base_window12to24_192to384", 384, 4, 3, 1000, 128, {2, 2, 18, 2},
+                         {4, 8, 16, 32}, 24)));
+    add(FineTuned(SwinV2("swinv2_large_window12to16_192to256", 256, 4, 3, 1000, 192, {2, 2, 18, 2},
+                         {6, 12, 24, 48}, 16)));
+    add(FineTuned(SwinV2("swinv2_large_window12to24_192to384", 384, 4, 3, 1000, 192, {2, 2, 18, 2},
+                         {6, 12, 24, 48}, 24)));
     add(SwinV2("swinv2_micro_window7_28", 28, 2, 1, 10, 32, {2, 2}, {2, 4}, 7));
     // The 28x28 grey models are nmsparse's, not timm's: evaluate the whole image, normalised to [-1, 1].
     for (const char* name : {"vit_nano_patch7_28", "vit_micro_patch4_28", "swinv2_micro_window7_28"}) {

@@ -29,6 +29,9 @@ struct ModelArch {
   std::vector<int> depths;       // SwinV2 only, one per stage.
   std::vector<int> stage_heads;  // SwinV2 only, one per stage.
   int window_size = 8;           // SwinV2 only.
+  // SwinV2 only, one per stage: the window the weights were pre-trained with, which scales the continuous
+  // position bias's relative coordinates instead of the window (timm's fine-tune variants); 0 or empty: none.
+  std::vector<int> pretrained_window_sizes;
   double mlp_ratio = 4.0;
   bool qkv_bias = true;
   bool class_token = true;  // ViT: timm's cls_token with global_pool "token".

@@ -78,7 +78,7 @@ TEST(ModelCatalogTest, TimmNamedEntriesMatchTimmCreateModel) {
     }
     EXPECT_EQ(ParameterCount(*arch), totals.at(name)) << name;
   }
-  EXPECT_EQ(golden.size(), 12u);
+  EXPECT_EQ(golden.size(), 16u);
 }
 
 TEST(ModelCatalogTest, SmallModelsForFashionMnist) {
@@ -103,8 +103,22 @@ TEST(ModelCatalogTest, OverridesAndUnknownNames) {
   EXPECT_NE(missing.status().message().find("unknown model 'vit_huge'"), std::string::npos);
   EXPECT_NE(missing.status().message().find("vit_micro_patch4_28"), std::string::npos);
   auto names = ModelNames();
-  EXPECT_EQ(names.size(), 15u);
+  EXPECT_EQ(names.size(), 19u);
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+}
+
+// timm's window12to16 / window12to24 fine-tunes keep the pre-training windows (12, and 6 for stage 3) for
+// their position bias, and timm's cfg evaluates the 384 ones uncropped; the other entries have none.
+TEST(ModelCatalogTest, FineTunedSwinV2KeepTheirPretrainingWindows) {
+  for (const char* name : {"swinv2_base_window12to16_192to256", "swinv2_base_window12to24_192to384",
+                           "swinv2_large_window12to16_192to256", "swinv2_large_window12to24_192to384"}) {
+    auto arch = LookupModel(name);
+    ASSERT_TRUE(arch.ok()) << arch.status();
+    EXPECT_EQ(arch->pretrained_window_sizes, (std::vector<int>{12, 12, 12, 6})) << name;
+    EXPECT_EQ(arch->num_classes, 1000) << name;
+    EXPECT_EQ(arch->crop_pct, arch->img_size == 384 ? 1.0 : 0.9) << name;
+  }
+  EXPECT_TRUE(LookupModel("swinv2_base_window12_192")->pretrained_window_sizes.empty());
 }
 
 TEST(ModelCatalogTest, VitLayersInModuleOrder) {

@@ -27,6 +27,7 @@ absl::Status CheckFamilyKeys(const ModelConfig& m, const ModelArch& arch) {
   if (IsVit(arch)) {
     if (!m.depths.empty()) return not_for("depths", " (ViT: depth)");
     if (m.window_size > 0) return not_for("window_size", "");
+    if (!m.pretrained_window_sizes.empty()) return not_for("pretrained_window_sizes", "");
     if (m.num_heads.size() > 1) {
       return Invalid("num_heads", "a ViT takes one number of heads, not a list per stage");
     }
@@ -57,6 +58,11 @@ absl::Status CheckSwin(const ModelConfig& m, const ModelArch& arch) {
   if (arch.stage_heads.size() != arch.depths.size()) {
     return Invalid("num_heads", absl::StrCat("has ", arch.stage_heads.size(), " entries for ",
                                              arch.depths.size(), " stages (depths): one per stage"));
+  }
+  if (!arch.pretrained_window_sizes.empty() && arch.pretrained_window_sizes.size() != arch.depths.size()) {
+    return Invalid("pretrained_window_sizes",
+                   absl::StrCat("has ", arch.pretrained_window_sizes.size(), " entries for ",
+                                arch.depths.size(), " stages (depths): one per stage"));
   }
   const std::string key = m.window_size > 0 ? "window_size" : "img_size";
   int res = arch.img_size / arch.patch_size;
@@ -157,6 +163,7 @@ absl::StatusOr<ModelArch> ResolveModel(const ModelConfig& m) {
     if (!m.depths.empty()) a.depths = m.depths;
     if (!m.num_heads.empty()) a.stage_heads = m.num_heads;
     if (m.window_size > 0) a.window_size = m.window_size;
+    if (!m.pretrained_window_sizes.empty()) a.pretrained_window_sizes = m.pretrained_window_sizes;
   }
   return arch;
 }

@@ -76,6 +76,25 @@ TEST(ModelResolutionTest, TheEntrysOwnValuesHashLikeTheirAbsence) {
   EXPECT_NE(CanonicalYaml(deeper).find("depth: 6"), std::string::npos) << CanonicalYaml(deeper);
 }
 
+// timm's pretrained_window_sizes: the fine-tune's own (12, 12, 12, 6) and timm's all-zero default on a model
+// without any are the model's own values; other sizes resolve and are written.
+TEST(ModelResolutionTest, PretrainedWindowSizes) {
+  const char* kFineTune = "name: swinv2_base_window12to16_192to256";
+  EXPECT_EQ(CanonicalYaml(Model(kFineTune)),
+            CanonicalYaml(Model(std::string(kFineTune) + ", pretrained_window_sizes: [12, 12, 12, 6]")));
+  EXPECT_EQ(CanonicalYaml(Model("name: swinv2_micro_window7_28")),
+            CanonicalYaml(Model("name: swinv2_micro_window7_28, pretrained_window_sizes: [0, 0]")));
+  const ExperimentConfig given = Model("name: swinv2_micro_window7_28, pretrained_window_sizes: [0, 4]");
+  EXPECT_NE(CanonicalYaml(given).find("pretrained_window_sizes: [0, 4]"), std::string::npos)
+      << CanonicalYaml(given);
+  auto arch = ResolveModel(given.model);
+  ASSERT_TRUE(arch.ok()) << arch.status();
+  EXPECT_EQ(arch->pretrained_window_sizes, (std::vector<int>{0, 4}));
+  auto back = FromProto(ToProto(given));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(CanonicalYaml(*back), CanonicalYaml(given));
+}
+
 TEST(ModelResolutionTest, SurvivesTheWire) {
   for (const char* section :
        {kSmallVit, "name: vit_micro_patch4_28, qkv_bias: false, class_token: false, global_pool: avg",
@@ -125,6 +144,13 @@ TEST(ModelResolutionTest, ErrorsNameTheKey) {
             "model.depths: vit_micro_patch4_28 is a ViT, which has no depths (ViT: depth)");
   EXPECT_EQ(ValidateError("name: vit_micro_patch4_28, window_size: 7"),
             "model.window_size: vit_micro_patch4_28 is a ViT, which has no window_size");
+  EXPECT_EQ(
+      ValidateError("name: vit_micro_patch4_28, pretrained_window_sizes: [7]"),
+      "model.pretrained_window_sizes: vit_micro_patch4_28 is a ViT, which has no pretrained_window_sizes");
+  EXPECT_EQ(ValidateError("name: swinv2_micro_window7_28, pretrained_window_sizes: [7, 7, 7]"),
+            "model.pretrained_window_sizes: has 3 entries for 2 stages (depths): one per stage");
+  EXPECT_EQ(ValidateError("name: swinv2_base_window12to16_192to256, depths: [2, 2], num_heads: [4, 8]"),
+            "model.pretrained_window_sizes: has 4 entries for 2 stages (depths): one per stage");
   EXPECT_EQ(ValidateError("name: vit_micro_patch4_28, num_heads: [2, 4]"),
             "model.num_heads: a ViT takes one number of heads, not a list per stage");
   EXPECT_EQ(ValidateError("name: vit_micro_patch4_28, global_pool: avg"),

@@ -66,6 +66,7 @@ const absl::flat_hash_map<std::string, Bound>& Table() {
       {"nmsparse.v1.ModelSpec.name", Bytes(kMaxNameBytes)},
       {"nmsparse.v1.ModelSpec.depths", Count(kMaxRepeatedCount)},
       {"nmsparse.v1.ModelSpec.num_heads", Count(kMaxRepeatedCount)},
+      {"nmsparse.v1.ModelSpec.pretrained_window_sizes", Count(kMaxRepeatedCount)},
       {"nmsparse.v1.ModelSpec.global_pool", Bytes(kMaxNameBytes)},
       {"nmsparse.v1.DataSpec.dataset", Bytes(kMaxNameBytes)},
       {"nmsparse.v1.DataSpec.path", Bytes(kMaxPathBytes)},

@@ -36,7 +36,9 @@ CATALOG = [
     "vit_tiny_patch16_224", "vit_small_patch16_224", "vit_base_patch16_224", "vit_large_patch16_224",
     "swinv2_tiny_window8_256", "swinv2_tiny_window16_256", "swinv2_small_window8_256",
     "swinv2_small_window16_256", "swinv2_base_window8_256", "swinv2_base_window16_256",
-    "swinv2_base_window12_192", "swinv2_large_window12_192",
+    "swinv2_base_window12_192", "swinv2_large_window12_192", "swinv2_base_window12to16_192to256",
+    "swinv2_base_window12to24_192to384", "swinv2_large_window12to16_192to256",
+    "swinv2_large_window12to24_192to384",
 ]
 
 

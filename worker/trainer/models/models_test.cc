@@ -1,5 +1,6 @@
 #include <torch/torch.h>
 
+#include <array>
 #include <fstream>
 #include <map>
 #include <string>
@@ -292,6 +293,116 @@ TEST(ModelsTest, ModelKwargsMatchTimmCreateModel) {
     }
     EXPECT_EQ(ParameterCount(*arch), c.total) << c.model_line;
     model->forward(torch::randn({2, arch->in_chans, arch->img_size, arch->img_size}));
+  }
+}
+
+// One case of testdata/timm_swinv2_forward.txt (tools/timm_swinv2_forward_golden.py): timm's per-stage
+// checksums {L1, sum, sin-weighted sum} and logits for fixed float64 weights and images.
+struct TimmForwardCase {
+  std::string model_line;
+  std::vector<int64_t> input_shape;
+  std::vector<std::array<double, 3>> stages;
+  std::vector<std::vector<double>> logits;
+};
+
+std::vector<double> Numbers(absl::string_view text) {
+  std::vector<double> values;
+  for (absl::string_view word : absl::StrSplit(text, absl::ByAnyChar(" ,"), absl::SkipEmpty())) {
+    EXPECT_TRUE(absl::SimpleAtod(word, &values.emplace_back())) << text;
+  }
+  return values;
+}
+
+std::vector<TimmForwardCase> ReadTimmForwardGolden(const std::string& path) {
+  std::ifstream in(path);
+  EXPECT_TRUE(in) << path;
+  std::vector<TimmForwardCase> cases;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    const std::pair<std::string, std::string> word = absl::StrSplit(line, absl::MaxSplits(' ', 1));
+    if (word.first == "model") {
+      cases.push_back({word.second, {}, {}, {}});
+    } else if (word.first == "input") {
+      for (double d : Numbers(word.second)) cases.back().input_shape.push_back(static_cast<int64_t>(d));
+    } else if (word.first == "stage") {
+      const std::vector<double> v = Numbers(word.second);  // index, L1, sum, weighted sum
+      EXPECT_EQ(v.size(), 4u) << line;
+      cases.back().stages.push_back({v.at(1), v.at(2), v.at(3)});
+    } else {
+      cases.back().logits.push_back(Numbers(word.second));
+    }
+  }
+  return cases;
+}
+
+// Fills the inputs exactly as the golden's generator does: parameter i's flat element k is
+// 0.1*sin(0.37k + 1.3i + 0.5); the images' element k is 0.5*sin(0.11k).
+torch::Tensor FillLikeForwardGolden(torch::nn::Module& model, const std::vector<int64_t>& input_shape) {
+  torch::NoGradGuard no_grad;
+  int64_t i = 0;
+  for (auto& p : model.parameters()) {
+    auto k = torch::arange(p.numel(), torch::kFloat64);
+    p.copy_((0.1 * torch::sin(0.37 * k + 1.3 * static_cast<double>(i++) + 0.5)).view_as(p));
+  }
+  int64_t n = 1;
+  for (int64_t d : input_shape) n *= d;
+  return (0.5 * torch::sin(0.11 * torch::arange(n, torch::kFloat64))).view(input_shape);
+}
+
+// The fine-tune variants' position bias scales its relative coordinates by pretrained_window_sizes, as
+// timm's WindowAttention: the catalogued swinv2_base_window12to16_192to256 (its own 12, 12, 12, 6) and given
+// sizes, shrunk to a small model, compute timm's function. Both sides run in float64 but for the relative
+// coordinates table, which timm builds in float32 before the model is cast: an ulp of difference in each
+// entry (PyTorch's and LibTorch's log2) would move a stage's checksums by at most ~5e-10 of its L1 norm
+// (measured by perturbing each entry by 1.2e-7 relative), float64 rounding over these sums by ~1e-13 of it
+// (the agreement seen), so 5e-9 x L1 holds with a margin of 10; scaling by the window instead moves stage 0's
+// sum by 7e-8 of its L1 norm and stage 1's by 6e-5. The pooled logits hardly depend on the bias (~1e-8):
+// they check the head's path, within 1e-9.
+TEST(ModelsTest, SwinV2FineTuneForwardMatchesTimm) {
+  const auto cases = ReadTimmForwardGolden("worker/trainer/models/testdata/timm_swinv2_forward.txt");
+  ASSERT_EQ(cases.size(), 2u);
+  for (const TimmForwardCase& c : cases) {
+    const std::pair<std::string, std::string> name_kwargs =
+        absl::StrSplit(c.model_line, absl::MaxSplits(' ', 1));
+    const std::string section = name_kwargs.second.substr(1, name_kwargs.second.size() - 2);
+    auto config = ParseExperimentYaml(
+        "model: {name: " + name_kwargs.first + ", " + section + "}\ndata: {dataset: synthetic}\n", "kwargs");
+    ASSERT_TRUE(config.ok()) << config.status();
+    ASSERT_TRUE(ValidateExperiment(*config).ok()) << ValidateExperiment(*config);
+    auto arch = ResolveModel(config->model);
+    ASSERT_TRUE(arch.ok()) << arch.status();
+    ASSERT_EQ(arch->pretrained_window_sizes.size(), 4u) << c.model_line;
+    SwinTransformerV2Impl model(*arch, DropOptions());
+    // As Python's Module.double(): floating parameters and buffers only (LibTorch's to(dtype) would cast the
+    // relative position index too).
+    for (auto& t : model.parameters()) t.set_data(t.to(torch::kFloat64));
+    for (auto& t : model.buffers()) {
+      if (t.is_floating_point()) t.set_data(t.to(torch::kFloat64));
+    }
+    model.eval();
+    const torch::Tensor images = FillLikeForwardGolden(model, c.input_shape);
+    torch::NoGradGuard no_grad;
+    torch::Tensor x = model.patch_embed(images);
+    ASSERT_EQ(model.layers->size(), c.stages.size());
+    for (size_t s = 0; s < c.stages.size(); ++s) {
+      x = model.layers[s]->as<SwinV2StageImpl>()->forward(x);
+      const torch::Tensor flat = x.flatten();
+      const torch::Tensor weights = torch::sin(0.05 * torch::arange(flat.numel(), torch::kFloat64));
+      const auto& [l1, sum, weighted] = c.stages[s];
+      const double tolerance = 5e-9 * l1;
+      EXPECT_NEAR(flat.abs().sum().item<double>(), l1, tolerance) << c.model_line << " stage " << s;
+      EXPECT_NEAR(flat.sum().item<double>(), sum, tolerance) << c.model_line << " stage " << s;
+      EXPECT_NEAR((flat * weights).sum().item<double>(), weighted, tolerance)
+          << c.model_line << " stage " << s;
+    }
+    const torch::Tensor logits = model.forward(images);
+    ASSERT_EQ(logits.size(0), static_cast<int64_t>(c.logits.size()));
+    for (size_t b = 0; b < c.logits.size(); ++b) {
+      ASSERT_EQ(logits.size(1), static_cast<int64_t>(c.logits[b].size()));
+      for (size_t j = 0; j < c.logits[b].size(); ++j) {
+        EXPECT_NEAR(logits[b][j].item<double>(), c.logits[b][j], 1e-9) << c.model_line << " image " << b;
+      }
+    }
   }
 }
 

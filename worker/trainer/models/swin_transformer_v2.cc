@@ -29,14 +29,16 @@ torch::Tensor WindowReverse(const torch::Tensor& windows, Size2 ws, int64_t h, i
       .view({-1, h, w, c});
 }
 
-// Log-spaced relative coordinates in [-1, 1]-ish: sign(x) * log2(|8x/(w-1)| + 1) / log2(8).
-torch::Tensor RelativeCoordsTable(Size2 ws) {
+// Log-spaced relative coordinates: sign(x) * log2(|8x/(s-1)| + 1) / log2(8), where s is the pre-training
+// window when one is given (timm's fine-tunes, whose offsets then reach past +-1), else the window itself.
+torch::Tensor RelativeCoordsTable(Size2 ws, Size2 pretrained) {
   auto h = torch::arange(-(ws[0] - 1), ws[0], torch::kFloat32);
   auto w = torch::arange(-(ws[1] - 1), ws[1], torch::kFloat32);
   auto table = torch::stack(torch::meshgrid({h, w}, "ij")).permute({1, 2, 0}).contiguous().unsqueeze(0);
-  // A window of 1 has only the coordinate 0; timm would divide 0 by 0 there.
-  table.select(-1, 0).div_(static_cast<double>(std::max<int64_t>(ws[0] - 1, 1)));
-  table.select(-1, 1).div_(static_cast<double>(std::max<int64_t>(ws[1] - 1, 1)));
+  // timm tests the first entry for both; a size of 1 has only the coordinate 0, so never divide by 0.
+  const Size2 scale = pretrained[0] > 0 ? pretrained : ws;
+  table.select(-1, 0).div_(static_cast<double>(std::max<int64_t>(scale[0] - 1, 1)));
+  table.select(-1, 1).div_(static_cast<double>(std::max<int64_t>(scale[1] - 1, 1)));
   table.mul_(8.0);
   return torch::sign(table) * torch::log2(table.abs() + 1.0) / std::log2(8.0);
 }
@@ -90,7 +92,8 @@ WindowAttentionImpl::WindowAttentionImpl(const WindowAttentionOptions& options)
   attn_drop_ = register_module("attn_drop", torch::nn::Dropout(options.attn_drop()));
   proj = register_module("proj", SparseLinear(dim, dim, true));
   proj_drop_ = register_module("proj_drop", torch::nn::Dropout(options.proj_drop()));
-  relative_coords_table = register_buffer("relative_coords_table", RelativeCoordsTable(window_size));
+  relative_coords_table = register_buffer("relative_coords_table",
+                                          RelativeCoordsTable(window_size, options.pretrained_window_size()));
   relative_position_index = register_buffer("relative_position_index", RelativePositionIndex(window_size));
 }
 
@@ -130,11 +133,13 @@ SwinV2BlockImpl::SwinV2BlockImpl(const SwinV2BlockOptions& options)
     window_size_[i] = std::min(input_resolution[i], options.window_size());
     shift_size_[i] = input_resolution[i] <= window_size_[i] ? 0 : options.shift_size();
   }
-  attn =
-      register_module("attn", WindowAttention(WindowAttentionOptions(dim, window_size_, options.num_heads())
-                                                  .qkv_bias(options.qkv_bias())
-                                                  .attn_drop(drop.attn_drop_rate())
-                                                  .proj_drop(drop.drop_rate())));
+  attn = register_module(
+      "attn", WindowAttention(WindowAttentionOptions(dim, window_size_, options.num_heads())
+                                  .qkv_bias(options.qkv_bias())
+                                  .attn_drop(drop.attn_drop_rate())
+                                  .proj_drop(drop.drop_rate())
+                                  .pretrained_window_size(
+                                      {options.pretrained_window_size(), options.pretrained_window_size()})));
   norm1 = register_module("norm1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim})));
   mlp = register_module("mlp", Mlp(dim, static_cast<int64_t>(dim * options.mlp_ratio()), drop.drop_rate()));
   norm2 = register_module("norm2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim})));
@@ -200,7 +205,8 @@ SwinV2StageImpl::SwinV2StageImpl(const SwinV2StageOptions& options) {
                                       .mlp_ratio(options.mlp_ratio())
                                       .qkv_bias(options.qkv_bias())
                                       .drop(options.drop())
-                                      .drop_path(options.drop_path()[i])));
+                                      .drop_path(options.drop_path()[i])
+                                      .pretrained_window_size(options.pretrained_window_size())));
   }
 }
 
@@ -246,7 +252,10 @@ SwinTransformerV2Impl::SwinTransformerV2Impl(const ModelArch& arch, const DropOp
                                       .mlp_ratio(arch.mlp_ratio)
                                       .qkv_bias(arch.qkv_bias)
                                       .drop(drop)
-                                      .drop_path(std::move(stage_rates))));
+                                      .drop_path(std::move(stage_rates))
+                                      .pretrained_window_size(arch.pretrained_window_sizes.empty()
+                                                                  ? 0
+                                                                  : arch.pretrained_window_sizes[i])));
     block_index += arch.depths[i];
     in_dim = out_dim;
     if (i > 0) scale *= 2;

@@ -35,6 +35,8 @@ struct WindowAttentionOptions {
   TORCH_ARG(bool, qkv_bias) = true;
   TORCH_ARG(double, attn_drop) = 0.0;
   TORCH_ARG(double, proj_drop) = 0.0;
+  // The window of pre-training, which scales the relative coordinates in place of window_size; 0: none.
+  TORCH_ARG(Size2, pretrained_window_size) = {0, 0};
 };
 
 // Window attention: cosine similarity scaled by exp(min(logit_scale, log 100)), plus 16*sigmoid of a bias
@@ -75,6 +77,7 @@ struct SwinV2BlockOptions {
   TORCH_ARG(bool, qkv_bias) = true;
   TORCH_ARG(DropOptions, drop);
   TORCH_ARG(double, drop_path) = 0.0;
+  TORCH_ARG(int64_t, pretrained_window_size) = 0;  // 0: none.
 };
 
 // (Shifted) window block with res-post-norm: x + drop_path(norm1(attn(x))), x + drop_path(norm2(mlp(x))).
@@ -134,6 +137,7 @@ struct SwinV2StageOptions {
   TORCH_ARG(bool, qkv_bias) = true;
   TORCH_ARG(DropOptions, drop);
   TORCH_ARG(std::vector<double>, drop_path);
+  TORCH_ARG(int64_t, pretrained_window_size) = 0;  // 0: none.
 };
 
 class SwinV2StageImpl : public torch::nn::Module {
