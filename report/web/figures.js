@@ -1,8 +1,10 @@
 // nmsparse's interactive figures (docs/dashboard.md): draws the figures of report/figure_json.h with
 // plotly.js, the same code on the dashboard and in the HTML report. Hover shows a run's name and values in
 // nmctl's number format; a legend click hides a series (double click isolates it); a click on a run's point or
-// curve selects that run and highlights it in every figure of the page; the filter box keeps the runs whose
-// name contains its text; runs that early stopping ended (STOPPED_EARLY) get a cross at their last point.
+// curve, the run chooser under parallel coordinates or a brush on their objective axis that keeps one run
+// selects that run and highlights it in every figure of the page; the filter box keeps the runs whose name
+// contains its text; runs that early stopping ended (STOPPED_EARLY) get a cross at their last point (of a
+// curve, or of a run's points).
 //
 // Every user text is data. Plotly renders a subset of HTML in its texts (<b>, <br>, <a href>) and decodes
 // entities, so each text is entity-escaped before Plotly sees it (and is shown literally); the page's own
@@ -100,12 +102,16 @@
         if (s.style === 'errorbars') t.error_y = {type: 'data', array: pick(s.err), visible: true};
       }
       traces.push(t);
-      // Early stopping's cross at the last point of each stopped run's curve.
-      if (oneRun && runs[ids[0]] && runs[ids[0]].state === 'STOPPED_EARLY') {
-        const last = at[at.length - 1];
-        stopped.x.push(s.x[last]); stopped.y.push(s.y[last]); stopped.customdata.push(ids[0]);
-        stopped.text.push(hoverText(fig, s, last, runs) + '<br>stopped early');
-      }
+      // Early stopping's cross at the last point of each stopped run: its curve's, or its last in a series of
+      // points per run (top-1 vs FLOPs, a slice).
+      if (!oneRun && s.style !== 'points') return;
+      const last = new Map();
+      at.forEach(i => last.set(s.run_ids[i], i));
+      last.forEach((i, id) => {
+        if (!runs[id] || runs[id].state !== 'STOPPED_EARLY') return;
+        stopped.x.push(s.x[i]); stopped.y.push(s.y[i]); stopped.customdata.push(id);
+        stopped.text.push(hoverText(fig, s, i, runs) + '<br>stopped early');
+      });
     });
     if (stopped.x.length) {
       traces.push(Object.assign(stopped, {name: 'stopped early', type: 'scatter', mode: 'markers', hoverinfo: 'text',
@@ -114,22 +120,71 @@
     return traces;
   }
 
-  function parallelTrace(fig, runs) {
-    const at = [];
-    fig.run_ids.forEach((id, i) => { if (kept(runs, id)) at.push(i); });
-    const dims = fig.dimensions.map(d => {
-      const values = at.map(i => (d.values[i] === null ? NaN : d.log ? Math.log10(d.values[i]) : d.values[i]));
+  // Parallel coordinates (Plotly's parcoords has no click events): lines coloured by the objective; with a
+  // run selected, its line red and drawn last (on top), the others grey. A brush on the objective axis that
+  // keeps one run selects it; the run chooser under the figure selects any (runChooser).
+  function parallelTrace(page) {
+    const {el, fig, runs} = page;
+    const at = fig.run_ids.map((_, i) => i).filter(i => kept(runs, fig.run_ids[i]));
+    const order = at.filter(i => fig.run_ids[i] !== state.selected)
+                      .concat(at.filter(i => fig.run_ids[i] === state.selected));
+    const before = el.data && el.data[0] && el.data[0].dimensions ? el.data[0].dimensions : [];
+    const dims = fig.dimensions.map((d, k) => {
+      const values = order.map(i => (d.values[i] === null ? NaN : d.log ? Math.log10(d.values[i]) : d.values[i]));
       const out = {label: esc(d.label + (d.log ? ' (log10)' : '')), values: values};
       if (d.categories.length) {
         out.tickvals = d.categories.map((_, i) => i);
         // Plotly writes parallel-coordinates tick texts as plain text (no entity decoding): not escaped.
         out.ticktext = d.categories.map(String);
       }
+      if (before[k] && before[k].constraintrange) out.constraintrange = before[k].constraintrange;  // Kept brush.
       return out;
     });
-    const objective = dims.length ? dims[dims.length - 1].values : [];
-    return [{type: 'parcoords', dimensions: dims,
-             line: {color: objective, colorscale: 'Viridis', showscale: true}}];
+    page.order = order.map(i => fig.run_ids[i]);
+    const anySelected = page.order.includes(state.selected);
+    const line = anySelected ?
+        {color: page.order.map(id => (id === state.selected ? 1 : 0)), cmin: 0, cmax: 1, showscale: false,
+         colorscale: [[0, '#c8c8c8'], [1, '#a31515']]} :
+        {color: dims.length ? dims[dims.length - 1].values : [], colorscale: 'Viridis', showscale: true};
+    runChooser(page);
+    return [{type: 'parcoords', dimensions: dims, line: line}];
+  }
+
+  // The runs of the objective's brushed range (a range or a list of ranges), in page.order.
+  function brushedRuns(page) {
+    const dims = page.el.data && page.el.data[0] ? page.el.data[0].dimensions : [];
+    const objective = dims[dims.length - 1];
+    if (!objective || !objective.constraintrange) return null;
+    const ranges = Array.isArray(objective.constraintrange[0]) ? objective.constraintrange : [objective.constraintrange];
+    return page.order.filter((_, i) => ranges.some(([lo, hi]) => objective.values[i] >= lo && objective.values[i] <= hi));
+  }
+
+  // A <select> of the figure's runs (those the filter keeps) under it, showing and setting the selected run.
+  function runChooser(page) {
+    if (!page.chooser) {
+      const label = document.createElement('label');
+      label.className = 'nm-run-chooser';
+      label.textContent = 'select a run ';
+      const chooser = document.createElement('select');
+      chooser.addEventListener('change', () => select(chooser.value === '' ? null : Number(chooser.value)));
+      label.appendChild(chooser);
+      page.el.insertAdjacentElement('afterend', label);
+      page.chooser = chooser;
+    }
+    const {fig, runs} = page;
+    const objective = fig.dimensions.length ? fig.dimensions[fig.dimensions.length - 1] : null;
+    const options = [['', 'none']];
+    fig.run_ids.forEach((id, i) => {
+      if (!kept(runs, id)) return;
+      const value = objective ? ': ' + formatMetric(objective.values[i]) : '';
+      options.push([String(id), runName(runs, id) + value]);
+    });
+    page.chooser.replaceChildren(...options.map(([value, text]) => {
+      const option = document.createElement('option');
+      option.value = value; option.textContent = text;
+      return option;
+    }));
+    page.chooser.value = options.some(([value]) => value === String(state.selected)) ? String(state.selected) : '';
   }
 
   function layout(fig) {
@@ -160,7 +215,7 @@
 
   function render(page) {
     const {el, fig, runs} = page;
-    const traces = fig.kind === 'parallel' ? parallelTrace(fig, runs) : xyTraces(fig, runs);
+    const traces = fig.kind === 'parallel' ? parallelTrace(page) : xyTraces(fig, runs);
     el.dataset.traces = traces.length;  // What a test reads from the DOM.
     el.dataset.points = traces.reduce((n, t) => n + (t.x ? t.x.length : 0), 0);
     return Plotly.react(el, traces, layout(fig), config(fig));
@@ -193,6 +248,11 @@
       el.on('plotly_click', e => {
         const point = e.points && e.points[0];
         if (point && point.customdata !== undefined && point.customdata !== null) select(point.customdata);
+      });
+      if (fig.kind !== 'parallel') return;
+      el.on('plotly_restyle', () => {
+        const inRange = brushedRuns(page);
+        if (inRange && inRange.length === 1 && inRange[0] !== state.selected) select(inRange[0]);
       });
     });
   }
