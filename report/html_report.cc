@@ -45,8 +45,8 @@ figcaption { color: #555; font-size: 90%; } .chart { min-height: 440px; }
 {{/rows}}</table>
 <h2>Figures</h2>
 <p>Hover for a run's values; click a legend entry to hide it (double click: only it); click a run's point or
-curve to highlight that run in every figure. The camera icon saves a figure as SVG; the links under each are
-the static gnuplot files.</p>
+curve (or choose it under the parallel coordinates) to highlight that run in every figure. The camera icon
+saves a figure as SVG; the links under each are the static gnuplot files.</p>
 <div id="nm-figure-controls"></div>
 {{#figures}}<figure id="{{id}}"><div class="chart" id="chart-{{id}}"></div>
 <noscript><img src="{{id}}.svg" alt="{{title}}"></noscript>
