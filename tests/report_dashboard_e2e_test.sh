@@ -12,13 +12,14 @@
 #   with points) and takes a non-blank screenshot;
 # - with tokens in the database: no token gets 401, a user token 200 (header, or the /login cookie), a
 #   worker token 403, and no token appears in the server's log.
-# Set NMSPARSE_REPORT_ARTEFACTS=DIR to keep the report and the screenshots there (docs/images/).
+# Set NMSPARSE_REPORT_ARTEFACTS=DIR to keep the report and the screenshots there (docs/images/, see
+# docs/dashboard.md): then a small TPE search (SEARCH_YAML) runs too, for a screenshot of its search views.
 #
-# Usage: report_dashboard_e2e_test.sh NMSERVER NMWORKER NMCTL NMTRAIN SWEEP_YAML
+# Usage: report_dashboard_e2e_test.sh NMSERVER NMWORKER NMCTL NMTRAIN SWEEP_YAML SEARCH_YAML
 set -uo pipefail
 
 nmserver=$(realpath "$1"); nmworker=$(realpath "$2"); nmctl=$(realpath "$3"); nmtrain=$(realpath "$4")
-sweep_yaml=$(realpath "$5")
+sweep_yaml=$(realpath "$5"); search_yaml=$(realpath "$6")
 tmp=$(mktemp -d "${TEST_TMPDIR:-/tmp}/report.XXXXXX")
 db="$tmp/nmsparse.db"
 work="$tmp/work"
@@ -136,6 +137,8 @@ browser --dump-dom "file://$report/index.html" >"$tmp/report.dom"
 # shellcheck disable=SC2086  # $figures is a list of ids.
 check "the report's figures are drawn (plotly charts with points)" plotly_dom charts "$tmp/report.dom" $figures
 check "the report's legends name the runs" plotly_dom literal "$tmp/report.dom" "${run_series[@]}"
+browser --window-size=1280,1800 --screenshot="$tmp/report.png" "file://$report/index.html" >/dev/null
+check "the report screenshot is a non-blank PNG" png_not_blank "$tmp/report.png"
 
 # --- The model EMA (model.ema): its top1 beside the trained weights' in nmctl run, nmctl compare and the report
 check "the report's runs table has an ema_top1 column" grep -q "<th>top1</th><th>ema_top1</th>" "$report/index.html"
@@ -242,7 +245,28 @@ if [[ -n "${NMSPARSE_REPORT_ARTEFACTS:-}" ]]; then
   mkdir -p "$NMSPARSE_REPORT_ARTEFACTS"
   cp -r "$report" "$NMSPARSE_REPORT_ARTEFACTS/report"
   rm -f "$NMSPARSE_REPORT_ARTEFACTS/report/plotly.js"  # Debian's 8 MB file: nmctl report copies it anew.
-  cp "$tmp/dashboard-sweep.png" "$tmp/dashboard-run.png" "$NMSPARSE_REPORT_ARTEFACTS/"
+  cp "$tmp/report.png" "$tmp/dashboard-sweep.png" "$tmp/dashboard-run.png" "$NMSPARSE_REPORT_ARTEFACTS/"
+  # A search's views: the report of a 4-run TPE search, scrolled to them, its best run chosen under the
+  # parallel coordinates (so highlighted in every figure).
+  search=$(ctl submit "$search_yaml" --json | json "d['sweep']['id']")
+  check "the search's 4 runs succeed" wait_runs "$search" "len(runs)==4 and all(r['state']=='SUCCEEDED' for r in runs)" 600
+  check "nmctl report writes the search's report" ctl report "$search" -o "$tmp/search_report"
+  cat >>"$tmp/search_report/index.html" <<'HTML'
+<script>
+window.addEventListener('load', () => setTimeout(() => {
+  const doc = JSON.parse(document.getElementById('nm-figures').textContent);
+  const parallel = doc.figures.find(f => f.kind === 'parallel');
+  const objective = parallel.dimensions[parallel.dimensions.length - 1].values;
+  const chooser = document.querySelector('.nm-run-chooser select');
+  chooser.value = String(parallel.run_ids[objective.indexOf(Math.max(...objective))]);
+  chooser.dispatchEvent(new Event('change'));
+  document.getElementById(doc.figures.find(f => f.id.startsWith('search_')).id).scrollIntoView();
+}, 1000));
+</script>
+HTML
+  browser --window-size=1280,2000 --screenshot="$tmp/search-views.png" "file://$tmp/search_report/index.html" >/dev/null
+  check "the search views screenshot is a non-blank PNG" png_not_blank "$tmp/search-views.png"
+  cp "$tmp/search-views.png" "$NMSPARSE_REPORT_ARTEFACTS/"
 fi
 
 # --- With tokens: the same check as the gRPC API
