@@ -246,8 +246,9 @@ if [[ -n "${NMSPARSE_REPORT_ARTEFACTS:-}" ]]; then
   cp -r "$report" "$NMSPARSE_REPORT_ARTEFACTS/report"
   rm -f "$NMSPARSE_REPORT_ARTEFACTS/report/plotly.js"  # Debian's 8 MB file: nmctl report copies it anew.
   cp "$tmp/report.png" "$tmp/dashboard-sweep.png" "$tmp/dashboard-run.png" "$NMSPARSE_REPORT_ARTEFACTS/"
-  # A search's views: the report of a 4-run TPE search, scrolled to them, its best run chosen under the
-  # parallel coordinates (so highlighted in every figure).
+  # A search's views: the report of a 4-run TPE search from its title to them (a headless screenshot does not
+  # follow a scroll: what comes between is hidden), its best run chosen under the parallel coordinates (so
+  # highlighted in every figure).
   search=$(ctl submit "$search_yaml" --json | json "d['sweep']['id']")
   check "the search's 4 runs succeed" wait_runs "$search" "len(runs)==4 and all(r['state']=='SUCCEEDED' for r in runs)" 600
   check "nmctl report writes the search's report" ctl report "$search" -o "$tmp/search_report"
@@ -260,7 +261,10 @@ window.addEventListener('load', () => setTimeout(() => {
   const chooser = document.querySelector('.nm-run-chooser select');
   chooser.value = String(parallel.run_ids[objective.indexOf(Math.max(...objective))]);
   chooser.dispatchEvent(new Event('change'));
-  document.getElementById(doc.figures.find(f => f.id.startsWith('search_')).id).scrollIntoView();
+  const first = document.getElementById(doc.figures.find(f => f.id.startsWith('search_')).id);
+  for (let n = document.querySelector('h1').nextElementSibling; n && n !== first; n = n.nextElementSibling) {
+    if (n.id !== 'nm-figure-controls') n.style.display = 'none';
+  }
 }, 1000));
 </script>
 HTML

@@ -193,7 +193,7 @@
     const out = {title: {text: esc(fig.title), x: 0.02, xanchor: 'left'}, font: {size: 14}, height: 440, hovermode: 'closest',
                  margin: {t: 50, l: 60, r: 20, b: 40}, showlegend: true,
                  legend: {orientation: 'h', y: -0.25}, xaxis: axis(fig.x_label), yaxis: axis(fig.y_label)};
-    if (fig.kind === 'parallel') out.margin = {t: 100, l: 60, r: 40, b: 30};
+    if (fig.kind === 'parallel') out.margin = {t: 100, l: 90, r: 40, b: 30};  // Room for category labels.
     // One tick per decade on a log axis that spans decades (a narrower one keeps Plotly's ticks, or it would
     // have none); one per whole number on a short whole-number axis (epochs).
     const xs = [].concat(...fig.series.filter(s => s.style !== 'bars').map(s => s.x)).filter(x => x !== null);
