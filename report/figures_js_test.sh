@@ -3,7 +3,8 @@
 # hover numbers in nmctl's format (common/metric_text_test.cc's cases), a cross at the last point of a run
 # that early stopping ended (on its curve and on a series of points per run), the filter box, selection by a
 # click on a run's point, by parallel coordinates' run chooser and by a brush on their objective axis, the
-# selected run's line there, a one-point curve drawn as a marker, and hostile names shown as text.
+# selected run's line there, a one-point curve drawn as a marker, a categorical slice's axis named by its
+# categories, and hostile names shown as text.
 #
 # Usage: figures_js_test.sh FIGURES_JS PAGE_HTML
 set -uo pipefail
@@ -45,6 +46,9 @@ expect('the run chooser lists the runs with their objective', r.get('chooser_opt
        ['none', 'run 1 <b>x</b>: 0.3', 'run 2: 0.15', 'run 3: 0.5'])
 expect('the run chooser selects a run everywhere', r.get('chosen'), ['run 3', [0, 0, 1], [0.3, 0.15, 0.5], 2])
 expect('a brush keeping one run selects it (and stays)', r.get('brushed'), ['run 2', '2', [0.1, 0.2]])
+expect('a categorical slice names its categories on the axis', r.get('slice_ticks'),
+       [[0, 1], ['dense', 'srste &lt;b&gt;'], ['dense', 'srste <b>']])
+expect('a categorical slice names the category in the hover', r.get('slice_hover'), 'recipe: srste &lt;b&gt;')
 if failures:
     sys.exit('\n'.join(failures))
 print('figures.js: ok')

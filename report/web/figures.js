@@ -66,7 +66,7 @@
   function hoverText(fig, s, i, runs) {
     const id = s.run_ids[i];
     const head = id !== undefined ? esc(runName(runs, id)) : esc(s.name);
-    const x = s.style === 'bars' ? esc(s.categories[i]) : formatMetric(s.x[i]);
+    const x = s.categories.length > i ? esc(s.categories[i]) : formatMetric(s.x[i]);  // Bars, categorical slices.
     let text = head + '<br>' + esc(fig.x_label) + ': ' + x + '<br>' + esc(fig.y_label) + ': ' + formatMetric(s.y[i]);
     if (s.err.length > i && s.err[i] !== null) text += ' \u00b1 ' + formatMetric(s.err[i]);
     return text;
@@ -204,6 +204,13 @@
     }
     if (!fig.log_x && xs.length && xs.every(Number.isInteger) && Math.max(...xs) - Math.min(...xs) <= 20) {
       Object.assign(out.xaxis, {dtick: 1, tick0: 0});
+    }
+    // Points whose x is a category's place (a slice over a categorical parameter): the names on the axis.
+    const named = new Map();
+    fig.series.filter(s => s.style !== 'bars').forEach(s => s.categories.forEach((c, i) => named.set(s.x[i], c)));
+    if (named.size) {
+      const at = [...named.keys()].sort((a, b) => a - b);
+      Object.assign(out.xaxis, {tickmode: 'array', tickvals: at, ticktext: at.map(v => esc(named.get(v)))});
     }
     return out;
   }
