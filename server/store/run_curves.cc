@@ -7,11 +7,11 @@
 
 namespace nmsparse::server {
 
-absl::StatusOr<CurvePage> ReadCurvePage(Database* db, int64_t sweep_id, CurveCursor from, uint32_t max_runs,
-                                        uint32_t max_points) {
+absl::StatusOr<CurvePage> ReadCurvePage(Database* db, int64_t sweep_id, CurveCursor from,
+                                        const CurvePageBounds& bounds) {
   RunFilter filter;
   filter.sweep_id = sweep_id;
-  filter.limit = max_runs;
+  filter.limit = bounds.runs;
   filter.offset = from.from_run;
   NM_ASSIGN_OR_RETURN(std::vector<RunRecord> records, QueryRuns(db, filter, RunDetail::kFull));
   NM_RETURN_IF_ERROR(FillQueuePositions(db, &records));
@@ -34,6 +34,7 @@ absl::StatusOr<CurvePage> ReadCurvePage(Database* db, int64_t sweep_id, CurveCur
       .Bind(4, page.runs.front().record.run.id())
       .Bind(5, from.after_seq);
   uint32_t points = 0;
+  int64_t bytes = 0;
   size_t last = 0;  // Place of the run of the last point taken.
   int64_t last_seq = 0;
   while (true) {
@@ -43,7 +44,10 @@ absl::StatusOr<CurvePage> ReadCurvePage(Database* db, int64_t sweep_id, CurveCur
     if (it == position.end()) continue;
     const size_t at = it->second;
     const int64_t seq = st->Int(1);
-    if (points == max_points) {  // Full: this point starts the next page.
+    const std::string blob = st->Text(2);
+    const int64_t size = static_cast<int64_t>(blob.size());
+    if (points == bounds.points || (points > 0 && bytes + size > bounds.point_bytes)) {
+      // Full: this point starts the next page.
       const bool cut_run = points > 0 && at == last;
       page.runs.resize(cut_run ? at + 1 : at);
       page.more = true;
@@ -51,14 +55,15 @@ absl::StatusOr<CurvePage> ReadCurvePage(Database* db, int64_t sweep_id, CurveCur
       return page;
     }
     v1::MetricPoint& p = page.runs[at].points.emplace_back();
-    p.ParseFromString(st->Text(2));
+    p.ParseFromString(blob);
     p.set_run_id(st->Int(0));
     p.set_seq(seq);
     ++points;
+    bytes += size;
     last = at;
     last_seq = seq;
   }
-  page.more = page.runs.size() == max_runs;
+  page.more = page.runs.size() == bounds.runs;
   page.next = {from.from_run + static_cast<uint32_t>(page.runs.size()), 0};
   return page;
 }

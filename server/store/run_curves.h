@@ -31,11 +31,19 @@ struct CurvePage {
   CurveCursor next;
 };
 
-// At most `max_runs` runs from the cursor on and at most `max_points` points in all (both > 0): a page ends
-// early at the run whose points reach `max_points`, and its remaining points start the next page. All points
-// come from one query, through runs_sweep and the metrics primary key, with no sort.
-absl::StatusOr<CurvePage> ReadCurvePage(Database* db, int64_t sweep_id, CurveCursor from, uint32_t max_runs,
-                                        uint32_t max_points);
+// What one page may hold (each > 0): runs, points, and bytes of stored points (a page holds at least one
+// point when one is left).
+struct CurvePageBounds {
+  uint32_t runs = 0;
+  uint32_t points = 0;
+  int64_t point_bytes = 0;
+};
+
+// The runs from the cursor on, with their points, within `bounds`: a page ends early at the run whose points
+// reach a bound, and its remaining points start the next page. All points come from one query, through
+// runs_sweep and the metrics primary key, with no sort.
+absl::StatusOr<CurvePage> ReadCurvePage(Database* db, int64_t sweep_id, CurveCursor from,
+                                        const CurvePageBounds& bounds);
 
 }  // namespace nmsparse::server
 

@@ -93,19 +93,17 @@ class RunCurvesTest : public ::testing::Test {
   }
 
   // Every page in turn, a run cut between two pages joined again.
-  Curves Paged(int64_t sweep, uint32_t max_runs, uint32_t max_points) {
+  Curves Paged(int64_t sweep, const CurvePageBounds& bounds) {
     Curves out;
     CurveCursor at;
     for (int pages = 0; pages < 1000; ++pages) {
       absl::StatusOr<CurvePage> page = absl::UnknownError("not read");
-      EXPECT_TRUE(store_
-                      ->Read([&](Database* db) {
-                        return (page = ReadCurvePage(db, sweep, at, max_runs, max_points)).status();
-                      })
-                      .ok())
+      EXPECT_TRUE(
+          store_->Read([&](Database* db) { return (page = ReadCurvePage(db, sweep, at, bounds)).status(); })
+              .ok())
           << page.status();
       if (!page.ok()) return out;
-      EXPECT_LE(page->runs.size(), max_runs);
+      EXPECT_LE(page->runs.size(), bounds.runs);
       size_t points = 0;
       for (const RunCurve& c : page->runs) {
         points += c.points.size();
@@ -115,7 +113,8 @@ class RunCurvesTest : public ::testing::Test {
           out.emplace_back(c.record.run.id(), std::vector<std::string>());
         for (const v1::MetricPoint& p : c.points) out.back().second.push_back(p.ShortDebugString());
       }
-      EXPECT_LE(points, max_points);
+      EXPECT_LE(points, bounds.points);
+      if (bounds.point_bytes == 1) EXPECT_LE(points, 1u);  // Each point is past the bytes: one a page.
       if (!page->more) return out;
       at = page->next;
     }
@@ -136,8 +135,11 @@ TEST_F(RunCurvesTest, PagesEqualOneReadPerRunWhateverTheBounds) {
     ASSERT_EQ(points, 20u);  // Each sweep holds half of the 40 points.
     for (uint32_t max_runs : {1u, 2u, 5u, 100u}) {
       for (uint32_t max_points : {1u, 2u, 3u, 7u, 1000u}) {
-        EXPECT_EQ(Paged(sweep, max_runs, max_points), expected)
-            << "sweep " << sweep << ", " << max_runs << " runs and " << max_points << " points a page";
+        for (int64_t max_bytes : {int64_t{1}, int64_t{100}, int64_t{1} << 20}) {
+          EXPECT_EQ(Paged(sweep, {max_runs, max_points, max_bytes}), expected)
+              << "sweep " << sweep << ", " << max_runs << " runs, " << max_points << " points and "
+              << max_bytes << " bytes a page";
+        }
       }
     }
   }
@@ -146,13 +148,13 @@ TEST_F(RunCurvesTest, PagesEqualOneReadPerRunWhateverTheBounds) {
 TEST_F(RunCurvesTest, APageCutInsideARunGoesOnAfterItsLastPoint) {
   ASSERT_TRUE(store_
                   ->Read([&](Database* db) -> absl::Status {
-                    NM_ASSIGN_OR_RETURN(CurvePage first, ReadCurvePage(db, 1, {}, 100, 2));
+                    NM_ASSIGN_OR_RETURN(CurvePage first, ReadCurvePage(db, 1, {}, {100, 2, 1 << 20}));
                     EXPECT_TRUE(first.more);
                     EXPECT_EQ(first.runs.size(), 1u);  // Run order: index 0 first; it has 4 points.
                     EXPECT_EQ(first.runs[0].points.size(), 2u);
                     EXPECT_EQ(first.next.from_run, 0u);
                     EXPECT_EQ(first.next.after_seq, first.runs[0].points.back().seq());
-                    NM_ASSIGN_OR_RETURN(CurvePage past_end, ReadCurvePage(db, 1, {6, 0}, 100, 2));
+                    NM_ASSIGN_OR_RETURN(CurvePage past_end, ReadCurvePage(db, 1, {6, 0}, {100, 2, 1 << 20}));
                     EXPECT_TRUE(past_end.runs.empty());
                     EXPECT_FALSE(past_end.more);
                     return absl::OkStatus();
