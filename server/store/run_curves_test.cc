@@ -114,7 +114,9 @@ class RunCurvesTest : public ::testing::Test {
         for (const v1::MetricPoint& p : c.points) out.back().second.push_back(p.ShortDebugString());
       }
       EXPECT_LE(points, bounds.points);
-      if (bounds.point_bytes == 1) EXPECT_LE(points, 1u);  // Each point is past the bytes: one a page.
+      if (bounds.point_bytes == 1) {
+        EXPECT_LE(points, 1u);  // Each point is past the bytes: one a page.
+      }
       if (!page->more) return out;
       at = page->next;
     }
