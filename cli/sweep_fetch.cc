@@ -1,16 +1,11 @@
 #include "cli/sweep_fetch.h"
 
-#include <atomic>
-#include <thread>
+#include <algorithm>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
 namespace nmsparse::cli {
-namespace {
-
-constexpr size_t kFetchCalls = 8;  // GetRun calls in flight at once.
-
-}  // namespace
 
 absl::StatusOr<v1::Sweep> GetSweep(const CommandContext& context, int64_t sweep_id) {
   v1::GetSweepRequest request;
@@ -43,38 +38,28 @@ absl::StatusOr<report::SweepData> FetchSweepData(const CommandContext& context, 
   absl::StatusOr<v1::Sweep> sweep = GetSweep(context, sweep_id);
   if (!sweep.ok()) return sweep.status();
   data.sweep = std::move(*sweep);
-  absl::StatusOr<std::vector<v1::Run>> runs = ListRuns(context, sweep_id, v1::RUN_STATE_UNSPECIFIED);
-  if (!runs.ok()) return runs.status();
-  std::vector<int64_t> ids;
-  for (const v1::Run& run : *runs) {
-    if (which == RunsFetched::kReported && run.attempt() == 0) continue;  // Never assigned: no point.
-    ids.push_back(run.id());
+  // The runs with their points a page at a time (bounded by nmserver): a sweep of 10k runs takes a few
+  // round trips, not one GetRun per run.
+  v1::ListRunCurvesRequest request;
+  request.set_sweep_id(sweep_id);
+  while (true) {
+    absl::StatusOr<v1::ListRunCurvesResponse> page =
+        context.connection().Call(&v1::Coordinator::Stub::ListRunCurves, request);
+    if (!page.ok()) {
+      return absl::Status(page.status().code(),
+                          absl::StrCat("runs of sweep ", sweep_id, " from run ", request.from_run() + 1, ": ",
+                                       page.status().message()));
+    }
+    report::AddCurvePage(&*page, &data);
+    if (!page->more()) break;
+    request.set_from_run(page->next_from_run());
+    request.set_after_seq(page->next_after_seq());
   }
-  // One GetRun per run, kFetchCalls at a time: a sweep of 10k runs waits for 10k round trips otherwise.
-  std::vector<absl::StatusOr<v1::GetRunResponse>> fetched(ids.size(), absl::UnknownError("not fetched"));
-  std::atomic<size_t> next{0};
-  CoordinatorConnection& connection = context.connection();
-  auto fetch = [&] {
-    for (size_t i = next++; i < ids.size(); i = next++) {
-      v1::GetRunRequest request;
-      request.set_run_id(ids[i]);
-      request.set_include_metrics(true);
-      fetched[i] = connection.Call(&v1::Coordinator::Stub::GetRun, request);
-    }
-  };
-  std::vector<std::thread> threads;
-  for (size_t t = 0; t < kFetchCalls && t < ids.size(); ++t) threads.emplace_back(fetch);
-  for (std::thread& t : threads) t.join();
-  for (size_t i = 0; i < ids.size(); ++i) {
-    absl::StatusOr<v1::GetRunResponse>& full = fetched[i];
-    if (!full.ok()) {
-      return absl::Status(full.status().code(), absl::StrCat("run ", ids[i], " of sweep ", sweep_id, ": ",
-                                                             full.status().message()));
-    }
-    if (which == RunsFetched::kReported && full->metrics().empty()) continue;
-    data.runs.push_back({std::move(*full->mutable_run()),
-                         {std::make_move_iterator(full->mutable_metrics()->begin()),
-                          std::make_move_iterator(full->mutable_metrics()->end())}});
+  if (which ==
+      RunsFetched::kReported) {  // Never-assigned runs, and runs that reported nothing, draw nothing.
+    data.runs.erase(std::remove_if(data.runs.begin(), data.runs.end(),
+                                   [](const report::RunData& r) { return r.curve.empty(); }),
+                    data.runs.end());
   }
   return data;
 }

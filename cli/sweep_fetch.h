@@ -22,10 +22,10 @@ absl::StatusOr<std::vector<v1::Run>> ListRuns(const CommandContext& context, int
 
 enum class RunsFetched {
   kAll,
-  kReported,  // Only runs with at least one metric point: never-assigned ones cost no GetRun.
+  kReported,  // Only runs with at least one metric point.
 };
 
-// The sweep, its runs and each run's metric points (one GetRun per run), as reports read them.
+// The sweep, its runs and each run's metric points (ListRunCurves, page by page), as reports read them.
 absl::StatusOr<report::SweepData> FetchSweepData(const CommandContext& context, int64_t sweep_id,
                                                  RunsFetched which = RunsFetched::kAll);
 

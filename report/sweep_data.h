@@ -1,10 +1,11 @@
 // What a report is made from: a sweep and its runs, each with its metric points. nmctl fills it over gRPC
-// (GetSweep, ListRuns, GetRun) and nmserver's dashboard from its store, so both draw the same figures.
+// (GetSweep, ListRunCurves) and nmserver's dashboard from the same handlers, so both draw the same figures.
 #ifndef NMSPARSE_REPORT_SWEEP_DATA_H_
 #define NMSPARSE_REPORT_SWEEP_DATA_H_
 
 #include <vector>
 
+#include "nmsparse/v1/coordinator.pb.h"
 #include "nmsparse/v1/sweep.pb.h"
 
 namespace nmsparse::report {
@@ -18,6 +19,10 @@ struct SweepData {
   v1::Sweep sweep;
   std::vector<RunData> runs;
 };
+
+// Appends one ListRunCurves page's runs to data->runs; a run the page before ended inside (the same run id
+// as the last one) gets the rest of its points.
+void AddCurvePage(v1::ListRunCurvesResponse* page, SweepData* data);
 
 }  // namespace nmsparse::report
 

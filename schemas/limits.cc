@@ -35,6 +35,9 @@ const std::vector<Limit>& AllLimits() {
       {"random erasing boxes per image", kMaxEraseCount, ""},
       {"runs per dashboard table page", kMaxDashboardPageRuns, ""},
       {"dashboard table filter (bytes)", kMaxDashboardFilterBytes, ""},
+      {"runs per curve page", kMaxCurvePageRuns, ""},
+      {"metric points per curve page", kMaxCurvePagePoints, ""},
+      {"metric point bytes per curve page", kMaxCurvePagePointBytes, ""},
   };
   return *all;
 }

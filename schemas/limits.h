@@ -86,6 +86,13 @@ std::string FormatCount(int64_t value);
 inline constexpr int64_t kMaxDashboardPageRuns = 500;
 inline constexpr int64_t kMaxDashboardFilterBytes = 256;
 
+// A page of ListRunCurves (a sweep's runs with their metric points, for reports and the dashboard's figures):
+// runs, points, and bytes of stored points. A request may ask for less; 32 MiB keeps a page far below
+// kMaxResponseBytes whatever a point holds.
+inline constexpr int64_t kMaxCurvePageRuns = 1'000;
+inline constexpr int64_t kMaxCurvePagePoints = 100'000;
+inline constexpr int64_t kMaxCurvePagePointBytes = 32 << 20;
+
 // `text` when it fits `max_bytes`; else its start, cut back to a UTF-8 character boundary, followed by
 // " [N bytes cut]", all within `max_bytes` (so cutting again changes nothing) when it has room for the
 // marker.

@@ -283,7 +283,7 @@ TEST_F(RequestBoundsServiceTest, EveryMethodOfBothServicesChecksItsRequest) {
       ++methods;
     }
   }
-  EXPECT_EQ(methods, 22);
+  EXPECT_EQ(methods, 23);
   ExpectNothingStored();
 }
 

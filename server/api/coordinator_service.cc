@@ -4,6 +4,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "schemas/limits.h"
 #include "schemas/metric_objective.h"
 #include "schemas/request_bounds.h"
 #include "schemas/sweep_blocks.h"
@@ -12,6 +13,7 @@
 #include "server/auth/caller.h"
 #include "server/store/clock.h"
 #include "server/store/event_table.h"
+#include "server/store/run_curves.h"
 #include "server/store/run_table.h"
 #include "server/store/run_transitions.h"
 #include "server/store/status_macros.h"
@@ -25,6 +27,16 @@ namespace {
 
 constexpr uint32_t kWatchBatch = 500;
 constexpr absl::Duration kWatchPoll = absl::Milliseconds(200);
+
+// A page bound a request asks for: 0 is the bound itself, more than it is refused.
+absl::StatusOr<uint32_t> PageBound(uint32_t asked, int64_t bound, const char* field) {
+  if (asked == 0) return static_cast<uint32_t>(bound);
+  if (asked > bound) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ": ", asked, " is more than the limit of ",
+                                                   limits::FormatCount(bound), " a page"));
+  }
+  return asked;
+}
 
 absl::StatusOr<std::vector<RunRecord>> SweepRuns(Database* db, int64_t sweep_id, v1::RunState state) {
   NM_RETURN_IF_ERROR(LoadSweep(db, sweep_id).status());  // NotFound for an unknown sweep.
@@ -113,6 +125,32 @@ grpc::Status CoordinatorService::GetRun(grpc::ServerContext*, const v1::GetRunRe
     }
     return absl::OkStatus();
   }));
+}
+
+grpc::Status CoordinatorService::ListRunCurves(grpc::ServerContext*, const v1::ListRunCurvesRequest* req,
+                                               v1::ListRunCurvesResponse* resp) {
+  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
+  return ToGrpc([&]() -> absl::Status {
+    CurvePageBounds bounds;
+    bounds.point_bytes = limits::kMaxCurvePagePointBytes;
+    NM_ASSIGN_OR_RETURN(bounds.runs, PageBound(req->max_runs(), limits::kMaxCurvePageRuns, "max_runs"));
+    NM_ASSIGN_OR_RETURN(bounds.points,
+                        PageBound(req->max_points(), limits::kMaxCurvePagePoints, "max_points"));
+    return store_->Read([&](Database* db) -> absl::Status {
+      NM_RETURN_IF_ERROR(LoadSweep(db, req->sweep_id()).status());  // NotFound for an unknown sweep.
+      NM_ASSIGN_OR_RETURN(CurvePage page,
+                          ReadCurvePage(db, req->sweep_id(), {req->from_run(), req->after_seq()}, bounds));
+      for (RunCurve& c : page.runs) {
+        v1::RunCurve* out = resp->add_runs();
+        *out->mutable_run() = std::move(c.record.run);
+        for (v1::MetricPoint& p : c.points) *out->add_metrics() = std::move(p);
+      }
+      resp->set_more(page.more);
+      resp->set_next_from_run(page.next.from_run);
+      resp->set_next_after_seq(page.next.after_seq);
+      return absl::OkStatus();
+    });
+  }());
 }
 
 grpc::Status CoordinatorService::WatchRun(grpc::ServerContext* ctx, const v1::WatchRunRequest* req,

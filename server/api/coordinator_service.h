@@ -31,6 +31,8 @@ class CoordinatorService final : public v1::Coordinator::Service {
   grpc::Status ListRuns(grpc::ServerContext*, const v1::ListRunsRequest* req,
                         v1::ListRunsResponse* resp) override;
   grpc::Status GetRun(grpc::ServerContext*, const v1::GetRunRequest* req, v1::GetRunResponse* resp) override;
+  grpc::Status ListRunCurves(grpc::ServerContext*, const v1::ListRunCurvesRequest* req,
+                             v1::ListRunCurvesResponse* resp) override;
   grpc::Status WatchRun(grpc::ServerContext* ctx, const v1::WatchRunRequest* req,
                         grpc::ServerWriter<v1::RunEvent>* writer) override;
   grpc::Status GetLogs(grpc::ServerContext*, const v1::GetLogsRequest* req,

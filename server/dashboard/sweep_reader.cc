@@ -87,19 +87,17 @@ absl::StatusOr<report::SweepData> SweepReader::SweepData(int64_t sweep_id) const
       Call<v1::GetSweepRequest, v1::Sweep>(coordinator_, &CoordinatorService::GetSweep, sweep_request);
   if (!sweep.ok()) return sweep.status();
   data.sweep = std::move(*sweep);
-  v1::ListRunsRequest runs_request;
-  runs_request.set_sweep_id(sweep_id);
-  auto runs = Call<v1::ListRunsRequest, v1::ListRunsResponse>(coordinator_, &CoordinatorService::ListRuns,
-                                                              runs_request);
-  if (!runs.ok()) return runs.status();
-  for (const v1::Run& run : runs->runs()) {
-    v1::GetRunRequest request;
-    request.set_run_id(run.id());
-    request.set_include_metrics(true);
-    auto full =
-        Call<v1::GetRunRequest, v1::GetRunResponse>(coordinator_, &CoordinatorService::GetRun, request);
-    if (!full.ok()) return full.status();
-    data.runs.push_back({full->run(), {full->metrics().begin(), full->metrics().end()}});
+  // The runs with their points a page at a time: one store read per page, not one per run.
+  v1::ListRunCurvesRequest request;
+  request.set_sweep_id(sweep_id);
+  while (true) {
+    auto page = Call<v1::ListRunCurvesRequest, v1::ListRunCurvesResponse>(
+        coordinator_, &CoordinatorService::ListRunCurves, request);
+    if (!page.ok()) return page.status();
+    report::AddCurvePage(&*page, &data);
+    if (!page->more()) break;
+    request.set_from_run(page->next_from_run());
+    request.set_after_seq(page->next_after_seq());
   }
   return data;
 }

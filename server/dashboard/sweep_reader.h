@@ -28,7 +28,7 @@ class SweepReader {
   absl::StatusOr<Json> Run(int64_t run_id) const;
   // Up to `limit` log lines from `from_seq`.
   absl::StatusOr<Json> Logs(int64_t run_id, int64_t from_seq, uint32_t limit) const;
-  // What the report's figures are drawn from.
+  // What the report's figures are drawn from: the sweep, then its runs and points by ListRunCurves pages.
   absl::StatusOr<report::SweepData> SweepData(int64_t sweep_id) const;
 
  private:

@@ -176,8 +176,9 @@ absl::StatusOr<std::vector<RunRecord>> QueryRuns(Database* db, const RunFilter& 
   if (f.state != v1::RUN_STATE_UNSPECIFIED) where.push_back("state = ?2");
   if (f.worker_id != 0) where.push_back("worker_id = ?3");
   if (f.active_only) where.push_back("state IN (2, 3)");
-  std::string sql = absl::StrCat(SelectColumns(detail), where.empty() ? "" : " WHERE ",
-                                 absl::StrJoin(where, " AND "), " ORDER BY sweep_id, idx LIMIT ?4 OFFSET ?5");
+  std::string sql =
+      absl::StrCat(SelectColumns(detail), where.empty() ? "" : " WHERE ", absl::StrJoin(where, " AND "),
+                   " ORDER BY sweep_id, idx, id LIMIT ?4 OFFSET ?5");
   std::vector<RunRecord> out;
   {
     NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare(sql));
