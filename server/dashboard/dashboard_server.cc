@@ -62,10 +62,15 @@ httplib::Server::Handler Guarded(const TokenAuthenticator* auth, httplib::Server
   };
 }
 
+// Each names its charset, which also keeps cpp-httplib from brotli-compressing the body on every request
+// (versioned_response.h).
+constexpr char kJsonType[] = "application/json; charset=utf-8";
+constexpr char kScriptType[] = "application/javascript; charset=utf-8";
+
 // Valid UTF-8 and display controls escaped (ToJsonText), so that no string fails or steers the page.
 void Json(httplib::Response& res, const absl::StatusOr<nmsparse::Json>& json) {
   if (!json.ok()) return Error(res, json.status());
-  res.set_content(ToJsonText(*json, /*pretty=*/false), "application/json");
+  res.set_content(ToJsonText(*json, /*pretty=*/false), kJsonType);
 }
 
 // GET /api/sweeps/S: the sweep without its spec, its version and whether it has ended; what the sweep page
@@ -77,7 +82,12 @@ nmsparse::Json Summary(const SweepSnapshot& snapshot) {
                         {"total", snapshot.rows.size()}};
 }
 
-constexpr char kJsonType[] = "application/json; charset=utf-8";
+// A script whose URL carries AssetVersion: compressed once, and kept by browsers for a year.
+void SendAsset(const httplib::Request& req, httplib::Response& res, const CompressedBody& body) {
+  SendVersioned(req, res, report::AssetVersion().substr(3), body, kScriptType);
+  res.headers.erase("Cache-Control");
+  res.set_header("Cache-Control", "public, max-age=31536000, immutable");
+}
 
 }  // namespace
 
@@ -95,7 +105,10 @@ absl::StatusOr<std::unique_ptr<DashboardServer>> DashboardServer::Start(Coordina
   out->http_ = std::make_unique<httplib::Server>();
   absl::StatusOr<std::string> plotly = report::ReadPlotlyJs(options.plotly_js_path);
   out->plotly_status_ = plotly.status();
-  out->plotly_js_ = plotly.value_or("");
+  // Compressed once here: left to cpp-httplib, plotly.js's 8.6 MB were brotli'd at its slowest level on every
+  // request, 10 s of a core before a new browser could draw anything.
+  out->plotly_js_ = Compress(plotly.value_or(""));
+  out->figures_js_ = Compress(report::FiguresJs());
   out->Route(coordinator, options);
   httplib::Server& http = *out->http_;
   http.new_task_queue = [] { return new httplib::ThreadPool(kThreads); };
@@ -226,15 +239,12 @@ void DashboardServer::Route(CoordinatorService* coordinator, const DashboardOpti
            }));
   // The figures' scripts are public (plotly.js is Debian's, figures.js ours): served without a token, like
   // /login. Their URLs carry AssetVersion, so browsers keep them for a year.
-  http.Get("/static/plotly.js", [this](const httplib::Request&, httplib::Response& res) {
+  http.Get("/static/plotly.js", [this](const httplib::Request& req, httplib::Response& res) {
     if (!plotly_status_.ok()) return Error(res, absl::NotFoundError(plotly_status_.message()));
-    res.set_header("Cache-Control", "public, max-age=31536000, immutable");
-    res.set_content(plotly_js_, "application/javascript");
+    SendAsset(req, res, plotly_js_);
   });
-  http.Get("/static/figures.js", [](const httplib::Request&, httplib::Response& res) {
-    res.set_header("Cache-Control", "public, max-age=31536000, immutable");
-    res.set_content(report::FiguresJs(), "application/javascript");
-  });
+  http.Get("/static/figures.js",
+           [this](const httplib::Request& req, httplib::Response& res) { SendAsset(req, res, figures_js_); });
   http.Get("/login", [](const httplib::Request&, httplib::Response& res) {
     res.set_content(LoginPage(""), "text/html; charset=utf-8");
   });

@@ -51,7 +51,7 @@ class DashboardServer {
   std::shared_ptr<SweepCache> cache_;
   std::unique_ptr<httplib::Server> http_;
   std::thread thread_;
-  std::string plotly_js_;
+  CompressedBody plotly_js_, figures_js_;
   absl::Status plotly_status_;  // Why plotly.js could not be read: /static/plotly.js answers it (404).
   int port_ = 0;
 };

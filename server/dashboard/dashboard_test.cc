@@ -219,5 +219,19 @@ TEST_F(DashboardTest, FigureDocumentIsBuiltOncePerVersion) {
   EXPECT_EQ(dashboard_->cache().figure_builds(), 1);
 }
 
+// The figures' scripts are compressed once at start: left to cpp-httplib, plotly.js's 8.6 MB were brotli'd on
+// every request (10 s of a core before a new browser could draw). One Cache-Control, for a year.
+TEST_F(DashboardTest, ScriptsAreSentPrecompressedAndKeptForAYear) {
+  for (const char* path : {"/static/plotly.js", "/static/figures.js"}) {
+    httplib::Result res = http_->Get(path, {{"Accept-Encoding", "br, gzip"}});
+    ASSERT_TRUE(res) << path;
+    ASSERT_EQ(res->status, 200) << path;
+    EXPECT_EQ(res->get_header_value("Content-Encoding"), "gzip") << path;
+    EXPECT_EQ(res->get_header_value_count("Cache-Control"), 1u) << path;
+    EXPECT_EQ(res->get_header_value("Cache-Control"), "public, max-age=31536000, immutable") << path;
+    EXPECT_EQ(res->get_header_value("Content-Type"), "application/javascript; charset=utf-8") << path;
+  }
+}
+
 }  // namespace
 }  // namespace nmsparse::server
