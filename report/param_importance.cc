@@ -177,7 +177,28 @@ std::vector<double> TreeShares(const std::vector<Node>& nodes, const Box& bounds
 
 }  // namespace
 
+std::vector<size_t> ThinnedTrials(size_t n, size_t k, uint64_t seed) {
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::mt19937_64 random(seed);
+  for (size_t i = 0; i < k && i < n; ++i) {  // A partial Fisher-Yates shuffle: the first k are the sample.
+    std::swap(order[i], order[i + random() % (n - i)]);
+  }
+  order.resize(std::min(k, n));
+  std::sort(order.begin(), order.end());  // Back in trial order.
+  return order;
+}
+
 std::vector<double> FanovaImportances(const ImportanceInput& input, const ForestSettings& settings) {
+  if (settings.max_trials >= 2 && input.rows.size() > settings.max_trials) {
+    ImportanceInput thinned;
+    thinned.bounds = input.bounds;
+    for (size_t i : ThinnedTrials(input.rows.size(), settings.max_trials, settings.seed)) {
+      thinned.rows.push_back(input.rows[i]);
+      thinned.objective.push_back(input.objective[i]);
+    }
+    return FanovaImportances(thinned, settings);
+  }
   const size_t params = input.bounds.size();
   std::vector<double> importances(params, 0.0);
   const size_t n = input.rows.size();

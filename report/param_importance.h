@@ -9,6 +9,7 @@
 #ifndef NMSPARSE_REPORT_PARAM_IMPORTANCE_H_
 #define NMSPARSE_REPORT_PARAM_IMPORTANCE_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -32,7 +33,16 @@ struct ForestSettings {
   int min_samples_split = 2;
   int min_samples_leaf = 1;
   uint64_t seed = 0;
+  // More trials than this are thinned to this many, drawn at random without replacement (from `seed`; an
+  // evenly spaced sample would alias with a grid's nested order): the forest's cost grows faster than n
+  // (12.7 s for 50,000 trials, 0.05 s for 1,000), and a few thousand trials already pin down which
+  // parameters matter. Optuna uses every trial.
+  size_t max_trials = 2000;
 };
+
+// The trials a forest with max_trials = k learns from when there are n: k of them drawn without replacement
+// from `seed`, in trial order.
+std::vector<size_t> ThinnedTrials(size_t n, size_t k, uint64_t seed);
 
 // One importance per parameter, in the input's order, summing to 1; all 0 when the objective does not vary
 // or there are fewer than two rows.

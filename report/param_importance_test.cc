@@ -103,6 +103,37 @@ TEST(ParamImportanceTest, DeterministicGivenTheRuns) {
   EXPECT_EQ(FanovaImportances(f.input), FanovaImportances(f.input));
 }
 
+// Past max_trials the forest learns from a seeded random sample of the trials (in trial order): exactly what
+// it gives on that sample by hand. Not an evenly spaced one: in a grid's nested order that aliases, and a
+// sweep of 25 values of `a` per value of `b` would then see `a` constant.
+TEST(ParamImportanceTest, ManyTrialsAreThinnedAtRandom) {
+  const GoldenFunction f = ReadGolden().at(0);
+  ForestSettings settings;
+  settings.max_trials = 30;
+  ImportanceInput sample;
+  sample.bounds = f.input.bounds;
+  const std::vector<size_t> kept = ThinnedTrials(f.input.rows.size(), 30, settings.seed);
+  ASSERT_EQ(kept.size(), 30u);
+  EXPECT_TRUE(std::is_sorted(kept.begin(), kept.end()));
+  for (size_t i : kept) {
+    sample.rows.push_back(f.input.rows[i]);
+    sample.objective.push_back(f.input.objective[i]);
+  }
+  EXPECT_EQ(FanovaImportances(f.input, settings), FanovaImportances(sample, ForestSettings{}));
+
+  ImportanceInput grid;  // 25 values of a (which sets the objective) for each of 400 values of b.
+  grid.bounds = {{0, 24}, {0, 399}};
+  for (int i = 0; i < 10000; ++i) {
+    grid.rows.push_back({static_cast<double>(i % 25), static_cast<double>(i / 25)});
+    grid.objective.push_back((i % 25 - 12.0) * (i % 25 - 12.0));
+  }
+  ForestSettings thin;
+  thin.trees = 8;
+  thin.max_trials = 400;  // A stride of 25: evenly spaced, every kept trial would have a = 0.
+  const std::vector<double> v = FanovaImportances(grid, thin);
+  EXPECT_GT(v[0], 0.9);
+}
+
 TEST(ParamImportanceTest, ConstantObjectiveOrTooFewRowsGiveZeros) {
   ImportanceInput constant{{{0, 1}, {1, 0}, {0.5, 0.5}}, {2, 2, 2}, {{0, 1}, {0, 1}}};
   EXPECT_EQ(FanovaImportances(constant), std::vector<double>({0, 0}));
