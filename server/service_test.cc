@@ -8,18 +8,12 @@ namespace nmsparse::server {
 namespace {
 
 using testing::CountRows;
+using testing::Attempt;
 using testing::FakeWorker;
 using testing::MSweep;
 using testing::ReportEpoch;
 using testing::TempDbPath;
 using testing::TestServer;
-
-v1::RunAttempt Attempt(int64_t run, uint32_t attempt) {
-  v1::RunAttempt ra;
-  ra.set_run_id(run);
-  ra.set_attempt(attempt);
-  return ra;
-}
 
 class ServiceTest : public ::testing::Test {
  protected:

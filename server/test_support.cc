@@ -109,6 +109,13 @@ grpc::Status ReportEpoch(v1::WorkerGateway::Stub& gateway, const v1::RunAttempt&
   return writer->Finish();
 }
 
+v1::RunAttempt Attempt(int64_t run, uint32_t attempt) {
+  v1::RunAttempt ra;
+  ra.set_run_id(run);
+  ra.set_attempt(attempt);
+  return ra;
+}
+
 std::vector<v1::Slot> GpuSlots(int n) {
   std::vector<v1::Slot> out(n);
   for (int i = 0; i < n; ++i) {

@@ -38,6 +38,9 @@ int64_t CountRows(const std::string& db_path, const std::string& table);
 grpc::Status ReportEpoch(v1::WorkerGateway::Stub& gateway, const v1::RunAttempt& ra, int epoch,
                          const std::map<std::string, double>& values);
 
+// Run `run`'s attempt `attempt`, as workers name it in their reports.
+v1::RunAttempt Attempt(int64_t run, uint32_t attempt);
+
 // A worker's slots: `n` GPU slots with indices 0..n-1.
 std::vector<v1::Slot> GpuSlots(int n);
 

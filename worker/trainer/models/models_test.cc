@@ -233,6 +233,18 @@ TEST(ModelsTest, SwinV2WindowsShiftsAndBuffers) {
 }
 
 // One case of testdata/timm_model_kwargs.txt: timm's create_model(name, **kwargs) parameters.
+// A golden file's model line, "NAME {key: value, ...}" (timm's create_model(NAME, **kwargs)), as the spec's
+// model section, parsed, validated and resolved.
+absl::StatusOr<ModelArch> ArchOfGoldenLine(const std::string& model_line) {
+  const std::pair<std::string, std::string> name_kwargs = absl::StrSplit(model_line, absl::MaxSplits(' ', 1));
+  const std::string section = name_kwargs.second.substr(1, name_kwargs.second.size() - 2);
+  absl::StatusOr<ExperimentConfig> config = ParseExperimentYaml(
+      "model: {name: " + name_kwargs.first + ", " + section + "}\ndata: {dataset: synthetic}\n", "kwargs");
+  if (!config.ok()) return config.status();
+  if (absl::Status valid = ValidateExperiment(*config); !valid.ok()) return valid;
+  return ResolveModel(config->model);
+}
+
 struct TimmCase {
   std::string model_line;  // "NAME {kwargs}": the spec's model section.
   std::vector<ParameterShape> parameters;
@@ -270,15 +282,8 @@ TEST(ModelsTest, ModelKwargsMatchTimmCreateModel) {
   const auto cases = ReadTimmGolden("worker/trainer/models/testdata/timm_model_kwargs.txt");
   ASSERT_EQ(cases.size(), 4u);
   for (const TimmCase& c : cases) {
-    const std::pair<std::string, std::string> name_kwargs =
-        absl::StrSplit(c.model_line, absl::MaxSplits(' ', 1));
-    const std::string section = name_kwargs.second.substr(1, name_kwargs.second.size() - 2);
-    auto config = ParseExperimentYaml(
-        "model: {name: " + name_kwargs.first + ", " + section + "}\ndata: {dataset: synthetic}\n", "kwargs");
-    ASSERT_TRUE(config.ok()) << config.status();
-    ASSERT_TRUE(ValidateExperiment(*config).ok()) << ValidateExperiment(*config);
-    auto arch = ResolveModel(config->model);
-    ASSERT_TRUE(arch.ok()) << arch.status();
+    auto arch = ArchOfGoldenLine(c.model_line);
+    ASSERT_TRUE(arch.ok()) << c.model_line << ": " << arch.status();
     const auto catalogue = ModelParameters(*arch);
     auto model = CreateModel(*arch);
     const auto module = model->named_parameters();
@@ -362,15 +367,8 @@ TEST(ModelsTest, SwinV2FineTuneForwardMatchesTimm) {
   const auto cases = ReadTimmForwardGolden("worker/trainer/models/testdata/timm_swinv2_forward.txt");
   ASSERT_EQ(cases.size(), 2u);
   for (const TimmForwardCase& c : cases) {
-    const std::pair<std::string, std::string> name_kwargs =
-        absl::StrSplit(c.model_line, absl::MaxSplits(' ', 1));
-    const std::string section = name_kwargs.second.substr(1, name_kwargs.second.size() - 2);
-    auto config = ParseExperimentYaml(
-        "model: {name: " + name_kwargs.first + ", " + section + "}\ndata: {dataset: synthetic}\n", "kwargs");
-    ASSERT_TRUE(config.ok()) << config.status();
-    ASSERT_TRUE(ValidateExperiment(*config).ok()) << ValidateExperiment(*config);
-    auto arch = ResolveModel(config->model);
-    ASSERT_TRUE(arch.ok()) << arch.status();
+    auto arch = ArchOfGoldenLine(c.model_line);
+    ASSERT_TRUE(arch.ok()) << c.model_line << ": " << arch.status();
     ASSERT_EQ(arch->pretrained_window_sizes.size(), 4u) << c.model_line;
     SwinTransformerV2Impl model(*arch, DropOptions());
     // As Python's Module.double(): floating parameters and buffers only (LibTorch's to(dtype) would cast the
