@@ -244,7 +244,9 @@ check "the run page screenshot is a non-blank PNG" png_not_blank "$tmp/dashboard
 if [[ -n "${NMSPARSE_REPORT_ARTEFACTS:-}" ]]; then
   mkdir -p "$NMSPARSE_REPORT_ARTEFACTS"
   cp -r "$report" "$NMSPARSE_REPORT_ARTEFACTS/report"
-  rm -f "$NMSPARSE_REPORT_ARTEFACTS/report/plotly.js"  # Debian's 8 MB file: nmctl report copies it anew.
+  # The scripts are not kept: Debian's 8 MB plotly.js, and figures.js, whose source is report/web/figures.js
+  # (a copy in docs/ would drift from it); nmctl report copies both anew.
+  rm -f "$NMSPARSE_REPORT_ARTEFACTS/report/plotly.js" "$NMSPARSE_REPORT_ARTEFACTS/report/figures.js"
   cp "$tmp/report.png" "$tmp/dashboard-sweep.png" "$tmp/dashboard-run.png" "$NMSPARSE_REPORT_ARTEFACTS/"
   # A search's views: the report of a 4-run TPE search from its title to them (a headless screenshot does not
   # follow a scroll: what comes between is hidden), its best run chosen under the parallel coordinates (so
