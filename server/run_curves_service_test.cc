@@ -12,6 +12,8 @@ namespace {
 
 using testing::Attempt;
 using testing::FakeWorker;
+using testing::GatewayComplete;
+using testing::GatewayStart;
 using testing::MSweep;
 using testing::ReportEpoch;
 using testing::TempDbPath;
@@ -21,23 +23,10 @@ class RunCurvesServiceTest : public ::testing::Test {
  protected:
   void SetUp() override { server_ = std::make_unique<TestServer>(TempDbPath("run_curves_service")); }
 
-  grpc::Status Start(const v1::RunAttempt& ra) {
-    v1::StartRunRequest req;
-    *req.mutable_run() = ra;
-    v1::Ack ack;
-    grpc::ClientContext ctx;
-    return server_->gateway().StartRun(&ctx, req, &ack);
-  }
+  grpc::Status Start(const v1::RunAttempt& ra) { return GatewayStart(server_->gateway(), ra); }
 
   grpc::Status Complete(const v1::RunAttempt& ra, v1::RunState outcome, int exit_code = 0) {
-    v1::CompleteRunRequest req;
-    *req.mutable_run() = ra;
-    req.set_outcome(outcome);
-    req.set_exit_code(exit_code);
-    if (outcome == v1::SUCCEEDED) (*req.mutable_final_metrics())["top1"] = 0.5;
-    v1::Ack ack;
-    grpc::ClientContext ctx;
-    return server_->gateway().CompleteRun(&ctx, req, &ack);
+    return GatewayComplete(server_->gateway(), ra, outcome, exit_code);
   }
 
   grpc::Status Page(const v1::ListRunCurvesRequest& req, v1::ListRunCurvesResponse* resp) {

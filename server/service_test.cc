@@ -7,9 +7,11 @@
 namespace nmsparse::server {
 namespace {
 
-using testing::CountRows;
 using testing::Attempt;
+using testing::CountRows;
 using testing::FakeWorker;
+using testing::GatewayComplete;
+using testing::GatewayStart;
 using testing::MSweep;
 using testing::ReportEpoch;
 using testing::TempDbPath;
@@ -48,22 +50,10 @@ class ServiceTest : public ::testing::Test {
     return {resp.runs().begin(), resp.runs().end()};
   }
 
-  grpc::Status Start(const v1::RunAttempt& ra) {
-    v1::StartRunRequest req;
-    *req.mutable_run() = ra;
-    v1::Ack ack;
-    grpc::ClientContext ctx;
-    return server_->gateway().StartRun(&ctx, req, &ack);
-  }
+  grpc::Status Start(const v1::RunAttempt& ra) { return GatewayStart(server_->gateway(), ra); }
 
   grpc::Status Complete(const v1::RunAttempt& ra, v1::RunState outcome, double top1 = 0.5) {
-    v1::CompleteRunRequest req;
-    *req.mutable_run() = ra;
-    req.set_outcome(outcome);
-    if (outcome == v1::SUCCEEDED) (*req.mutable_final_metrics())["top1"] = top1;
-    v1::Ack ack;
-    grpc::ClientContext ctx;
-    return server_->gateway().CompleteRun(&ctx, req, &ack);
+    return GatewayComplete(server_->gateway(), ra, outcome, /*exit_code=*/0, top1);
   }
 
   grpc::Status Report(const v1::RunAttempt& ra, int epoch, double loss) {

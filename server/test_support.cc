@@ -109,6 +109,26 @@ grpc::Status ReportEpoch(v1::WorkerGateway::Stub& gateway, const v1::RunAttempt&
   return writer->Finish();
 }
 
+grpc::Status GatewayStart(v1::WorkerGateway::Stub& gateway, const v1::RunAttempt& ra) {
+  v1::StartRunRequest req;
+  *req.mutable_run() = ra;
+  v1::Ack ack;
+  grpc::ClientContext ctx;
+  return gateway.StartRun(&ctx, req, &ack);
+}
+
+grpc::Status GatewayComplete(v1::WorkerGateway::Stub& gateway, const v1::RunAttempt& ra, v1::RunState outcome,
+                             int exit_code, double top1) {
+  v1::CompleteRunRequest req;
+  *req.mutable_run() = ra;
+  req.set_outcome(outcome);
+  req.set_exit_code(exit_code);
+  if (outcome == v1::SUCCEEDED) (*req.mutable_final_metrics())["top1"] = top1;
+  v1::Ack ack;
+  grpc::ClientContext ctx;
+  return gateway.CompleteRun(&ctx, req, &ack);
+}
+
 v1::RunAttempt Attempt(int64_t run, uint32_t attempt) {
   v1::RunAttempt ra;
   ra.set_run_id(run);

@@ -38,6 +38,12 @@ int64_t CountRows(const std::string& db_path, const std::string& table);
 grpc::Status ReportEpoch(v1::WorkerGateway::Stub& gateway, const v1::RunAttempt& ra, int epoch,
                          const std::map<std::string, double>& values);
 
+// A worker's StartRun for `ra`, and its CompleteRun with `outcome`, `exit_code` and, on SUCCEEDED, a final
+// top1 of `top1`.
+grpc::Status GatewayStart(v1::WorkerGateway::Stub& gateway, const v1::RunAttempt& ra);
+grpc::Status GatewayComplete(v1::WorkerGateway::Stub& gateway, const v1::RunAttempt& ra, v1::RunState outcome,
+                             int exit_code = 0, double top1 = 0.5);
+
 // Run `run`'s attempt `attempt`, as workers name it in their reports.
 v1::RunAttempt Attempt(int64_t run, uint32_t attempt);
 
