@@ -16,6 +16,7 @@
 #include "cli/sweep_fetch.h"
 #include "cli/table_printer.h"
 #include "common/visible_text.h"
+#include "schemas/more_runs.h"
 
 namespace nmsparse::cli {
 namespace {
@@ -65,14 +66,6 @@ void ReadRunPoints(const CommandContext& context, const v1::Run& run, RunProgres
       context.connection().Call(&v1::Coordinator::Stub::GetRun, request);
   if (!response.ok()) return;  // The next poll tries again; follow itself reports unreachability.
   for (const v1::MetricPoint& p : response->metrics()) progress->Add(p);
-}
-
-// Whether a sweep whose `total` runs have all ended gets more: a search sweep does while its search goes on
-// (fewer runs than its budget, not cancelled, not ended early).
-bool MoreRunsComing(const v1::Sweep& sweep, int total) {
-  const v1::Search& search = sweep.spec().search();
-  if (search.algorithm().empty()) return total == 0;
-  return !sweep.cancelled() && sweep.search_ended().empty() && static_cast<uint32_t>(total) < search.budget();
 }
 
 std::string RunLine(const v1::Run& run) {

@@ -10,6 +10,7 @@
 #include "report/gnuplot_svg.h"
 #include "report/html_report.h"
 #include "report/web_assets.h"
+#include "schemas/more_runs.h"
 
 namespace nmsparse::server {
 namespace {
@@ -32,9 +33,7 @@ bool Ended(const v1::Sweep& sweep) {
     }
     total += n;
   }
-  const v1::Search& search = sweep.spec().search();
-  // A search proposes more runs until its budget, unless it ended early.
-  return search.algorithm().empty() || !sweep.search_ended().empty() || total >= search.budget();
+  return !MoreRunsComing(sweep, total);
 }
 
 std::string VersionOf(const std::string& counts_key, const std::vector<RunRow>& rows) {
