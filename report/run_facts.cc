@@ -3,9 +3,15 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "contract/metric_names.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "schemas/model_catalog.h"
 #include "schemas/model_resolution.h"
 #include "schemas/proto_bridge.h"
@@ -52,6 +58,29 @@ std::optional<SparsityConfig> FinalSparsityOf(const v1::SparsitySpec& s) {
   return c;
 }
 
+// The spec's inference FLOPs: the model section alone, with its model_kwargs, read by the spec's key table.
+double CountInferenceFlops(const v1::ModelSpec& model, const v1::SparsitySpec& sparsity) {
+  YAML::Node model_only(YAML::NodeType::Map);
+  model_only["model"] = MessageToYaml(model);
+  absl::StatusOr<ExperimentConfig> spec = ParseExperimentNode(model_only, "run spec");
+  if (!spec.ok()) return kNaN;
+  absl::StatusOr<ModelArch> arch = ResolveModel(spec->model);
+  if (!arch.ok()) return kNaN;
+  const std::optional<SparsityConfig> final_sparsity = FinalSparsityOf(sparsity);
+  if (!final_sparsity) return kNaN;
+  return ForwardFlopsAt(*arch, final_sparsity->locations, FinalDensity(*final_sparsity));
+}
+
+// The message's bytes with map entries in key order, so that equal messages give equal bytes.
+std::string DeterministicBytes(const google::protobuf::Message& m) {
+  std::string bytes;
+  google::protobuf::io::StringOutputStream stream(&bytes);
+  google::protobuf::io::CodedOutputStream out(&stream);
+  out.SetSerializationDeterministic(true);
+  m.SerializeToCodedStream(&out);
+  return bytes;
+}
+
 }  // namespace
 
 std::string RecipeOf(const v1::SparsitySpec& s) {
@@ -89,16 +118,24 @@ double InferenceFlops(const v1::Run& run) {
   // The trainer's count (final line) where there is one; before that, the same count from the spec.
   if (const double reported = Value(run.final_metrics(), contract::kInferenceFlops); std::isfinite(reported))
     return reported;
-  // The model section alone, with its model_kwargs, read by the spec's key table.
-  YAML::Node model_only(YAML::NodeType::Map);
-  model_only["model"] = MessageToYaml(run.spec().model());
-  absl::StatusOr<ExperimentConfig> spec = ParseExperimentNode(model_only, "run spec");
-  if (!spec.ok()) return kNaN;
-  absl::StatusOr<ModelArch> arch = ResolveModel(spec->model);
-  if (!arch.ok()) return kNaN;
-  const std::optional<SparsityConfig> sparsity = FinalSparsityOf(run.spec().sparsity());
-  if (!sparsity) return kNaN;
-  return ForwardFlopsAt(*arch, sparsity->locations, FinalDensity(*sparsity));
+  return SpecInferenceFlops(run.spec().model(), run.spec().sparsity());
+}
+
+double SpecInferenceFlops(const v1::ModelSpec& model, const v1::SparsitySpec& sparsity) {
+  // A pure function of the two sections, and a sweep's runs share few of them (a grid over learning rates
+  // and seeds has one), while reading a model section costs about 100 us: remembered by their bytes.
+  static absl::Mutex mu;
+  static auto* known ABSL_GUARDED_BY(mu) = new absl::flat_hash_map<std::string, double>();
+  const std::string key = absl::StrCat(DeterministicBytes(model), "/", DeterministicBytes(sparsity));
+  {
+    absl::MutexLock lock(&mu);
+    if (auto it = known->find(key); it != known->end()) return it->second;
+  }
+  const double flops = CountInferenceFlops(model, sparsity);
+  absl::MutexLock lock(&mu);
+  if (known->size() >= 4096) known->clear();  // Bounded; a sweep has far fewer distinct sections.
+  known->emplace(key, flops);
+  return flops;
 }
 
 }  // namespace nmsparse::report

@@ -29,6 +29,8 @@ double ReportedParameters(const v1::Run& run);
 // less the multiply-adds that the pruned weights at the spec's sparsity locations skip. ViT only, where
 // every block sees the same tokens; for other families the dense count. NaN for an unknown model.
 double InferenceFlops(const v1::Run& run);
+// The same count from a spec's model and sparsity sections alone (what InferenceFlops falls back to).
+double SpecInferenceFlops(const v1::ModelSpec& model, const v1::SparsitySpec& sparsity);
 
 }  // namespace nmsparse::report
 

@@ -163,7 +163,7 @@ void DashboardServer::Route(CoordinatorService* coordinator, const DashboardOpti
              if (!id.ok()) return Error(res, id.status());
              absl::StatusOr<std::shared_ptr<FigureSet>> set = cache->Figures(*id);
              if (!set.ok()) return Error(res, set.status());
-             SendVersioned(req, res, (*set)->etag, (*set)->report_html, "text/html; charset=utf-8");
+             SendVersioned(req, res, (*set)->etag, *cache->ReportHtml(**set), "text/html; charset=utf-8");
            }));
   http.Get(R"(/sweeps/(\d+)/report/([a-z0-9_]+)\.svg)",
            Guarded(auth, [cache](const httplib::Request& req, httplib::Response& res) {

@@ -217,6 +217,11 @@ TEST_F(DashboardTest, FigureDocumentIsBuiltOncePerVersion) {
   EXPECT_EQ(again->status, 304);
   EXPECT_EQ(Status(absl::StrCat("/sweeps/", sweep, "/report/curves_loss.svg")), 200);
   EXPECT_EQ(dashboard_->cache().figure_builds(), 1);
+  // The report page is rendered on its first request, from the same build, and once.
+  EXPECT_EQ(dashboard_->cache().report_renders(), 0);
+  for (int i = 0; i < 2; ++i) EXPECT_EQ(Status(absl::StrCat("/sweeps/", sweep, "/report/")), 200);
+  EXPECT_EQ(dashboard_->cache().report_renders(), 1);
+  EXPECT_EQ(dashboard_->cache().figure_builds(), 1);
 }
 
 // The figures' scripts are compressed once at start: left to cpp-httplib, plotly.js's 8.6 MB were brotli'd on

@@ -108,12 +108,9 @@ absl::StatusOr<std::shared_ptr<FigureSet>> SweepCache::Figures(int64_t sweep_id)
   absl::StatusOr<report::SweepData> data = reader_->SweepData(sweep_id);
   if (!data.ok()) return data.status();
   auto set = std::make_shared<FigureSet>();
-  set->figures = report::SweepFigures(*data, contract::kTop1);
-  set->figures_body = Compress(report::ScriptSafeJsonText(report::FiguresDocument(set->figures, *data)));
-  report::ReportOptions options;  // The page's scripts come from the dashboard's /static/.
-  options.script_base = "/static/";
-  options.script_query = report::AssetVersion();
-  set->report_html = Compress(report::ReportHtml(*data, contract::kTop1, set->figures, options));
+  set->data = std::make_shared<const report::SweepData>(std::move(*data));
+  set->figures = report::SweepFigures(*set->data, contract::kTop1);
+  set->figures_body = Compress(report::ScriptSafeJsonText(report::FiguresDocument(set->figures, *set->data)));
   set->version = (*snapshot)->version;
   set->built = now;
   set->etag = absl::StrCat((*snapshot)->version, "-", ++figure_builds_);
@@ -134,6 +131,18 @@ absl::StatusOr<std::shared_ptr<const CompressedBody>> SweepCache::Svg(FigureSet&
     return set.svgs[figure_id] = std::make_shared<const CompressedBody>(Compress(std::move(*svg)));
   }
   return absl::NotFoundError(absl::StrCat("no figure ", figure_id));
+}
+
+std::shared_ptr<const CompressedBody> SweepCache::ReportHtml(FigureSet& set) {
+  absl::MutexLock lock(&set.mu);
+  if (set.report_html) return set.report_html;
+  report::ReportOptions options;  // The page's scripts come from the dashboard's /static/.
+  options.script_base = "/static/";
+  options.script_query = report::AssetVersion();
+  ++report_renders_;
+  set.report_html = std::make_shared<const CompressedBody>(
+      Compress(report::ReportHtml(*set.data, contract::kTop1, set.figures, options)));
+  return set.report_html;
 }
 
 }  // namespace nmsparse::server

@@ -21,6 +21,7 @@
 #include "absl/time/time.h"
 #include "common/proto_json.h"
 #include "report/figure.h"
+#include "report/sweep_data.h"
 #include "server/dashboard/run_table.h"
 #include "server/dashboard/sweep_reader.h"
 #include "server/dashboard/versioned_response.h"
@@ -41,11 +42,14 @@ struct FigureSet {
   std::string etag;  // Snapshot version and build number.
   std::vector<report::Figure> figures;
   CompressedBody figures_body;  // report/figure_json.h's document of `figures`: GET /api/sweeps/S/figures.
-  CompressedBody report_html;
+  // The data the figures were built from: the report page (asked for far less often than the figures) is
+  // rendered from it on its first request, not with every build.
+  std::shared_ptr<const report::SweepData> data;
   absl::Time built;
   std::string version;
   absl::Mutex mu;
   std::map<std::string, std::shared_ptr<const CompressedBody>> svgs ABSL_GUARDED_BY(mu);  // By figure id.
+  std::shared_ptr<const CompressedBody> report_html ABSL_GUARDED_BY(mu);
 };
 
 class SweepCache {
@@ -61,10 +65,13 @@ class SweepCache {
   absl::StatusOr<std::shared_ptr<FigureSet>> Figures(int64_t sweep_id);
   // The figure's SVG, drawn once per FigureSet.
   absl::StatusOr<std::shared_ptr<const CompressedBody>> Svg(FigureSet& set, const std::string& figure_id);
+  // The HTML report of the set's data, rendered once per FigureSet.
+  std::shared_ptr<const CompressedBody> ReportHtml(FigureSet& set);
 
   // Times the figures were built and SVGs drawn (tests observe caching by these, not by timing).
   int64_t figure_builds() const { return figure_builds_; }
   int64_t svg_renders() const { return svg_renders_; }
+  int64_t report_renders() const { return report_renders_; }
 
  private:
   struct Entry {
@@ -84,6 +91,7 @@ class SweepCache {
   uint64_t uses_ ABSL_GUARDED_BY(mu_) = 0;
   std::atomic<int64_t> figure_builds_{0};
   std::atomic<int64_t> svg_renders_{0};
+  std::atomic<int64_t> report_renders_{0};
 };
 
 }  // namespace nmsparse::server
