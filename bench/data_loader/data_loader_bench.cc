@@ -4,8 +4,10 @@
 //               the DCT-reduced decode when the crop allows it
 //   flip        + horizontal flip 0.5
 //   randaugment + RandAugment rand-m15-n2-p1-mstd0
-//   full        + normalisation to float CHW and random erasing (reprob 0.25, pixel): the paper's ViT-B
-//               training transform as the loader threads run it
+//   full        the paper's ViT-B training transform as the loader threads run it: the same steps by the
+//               trainer's own code (MakeRunTransforms, TransformedDataset::ReadForEpoch to CHW bytes, then
+//               normalisation to float and random erasing, reprob 0.25, pixel), into buffers reused per
+//               thread as the loader reuses its batch's
 // THREADS threads share each pass over the images (image i on thread i mod THREADS), as the loader's do.
 // Prints "<stage> <images/s> <images/s/core>" per line, the second from the threads' CPU time (what a core
 // gives, however loaded the machine is); bench/data_loader/run.sh compares with timm.
@@ -13,21 +15,26 @@
 // Usage: data_loader_bench ROOT THREADS [EPOCHS=3]   (ROOT/train/<class>/*.JPEG)
 #include <time.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "schemas/data_pipeline.h"
+#include "schemas/rand_augment_config.h"
+#include "worker/trainer/data/decode_failure_log.h"
 #include "worker/trainer/data/image_folder_dataset.h"
 #include "worker/trainer/data/randaugment/rand_augment.h"
+#include "worker/trainer/data/run_transforms.h"
+#include "worker/trainer/data/transformed_dataset.h"
 #include "worker/trainer/data/transforms/flip.h"
-#include "worker/trainer/data/transforms/normalize.h"
-#include "worker/trainer/data/transforms/random_erasing.h"
 #include "worker/trainer/data/transforms/random_resized_crop.h"
 
 namespace nmsparse {
@@ -85,18 +92,31 @@ int Main(int argc, char** argv) {
   const int threads = std::max(1, std::atoi(argv[2]));
   const int epochs = argc > 3 ? std::max(1, std::atoi(argv[3])) : 3;
 
-  RandomResizedCropParams crop;  // 224, scale (0.08, 1), ratio (3/4, 4/3), random interpolation.
-  const RandomFlip flip(RandomFlip::Axis::kHorizontal, 0.5);
+  // The trainer's pipeline (schemas/data_pipeline.h defaults: 224, RRC scale 0.08-1, random interpolation,
+  // hflip 0.5, ImageNet's mean and std) with the paper's ViT-B RandAugment and erasing.
+  DataPipeline pipeline;
+  pipeline.rand_augment = true;
   auto aa = ParseRandAugmentConfig("rand-m15-n2-p1-mstd0");
   if (!aa.ok()) return 3;
-  const ImageNormalization norm;  // ImageNet's mean and std.
-  const RandAugment rand_augment(*aa, RandAugmentFill(norm.mean), std::nullopt);
-  RandomErasingParams erasing;
-  erasing.probability = 0.25;
-  erasing.mode = EraseMode::kPixel;
+  pipeline.rand_augment_config = *aa;
+  pipeline.mean = {0.485, 0.456, 0.406};
+  pipeline.std = {0.229, 0.224, 0.225};
+  pipeline.re_prob = 0.25;
+  pipeline.re_mode = "pixel";
+  auto run = MakeRunTransforms(pipeline);
+  if (!run.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(run.status().message()).c_str());
+    return 3;
+  }
+  DecodeFailureLog failures;
+  const TransformedDataset transformed(data->get(), run->train.get(), &failures);
 
-  // Each stage does the previous one's work, then its own.
-  const int steps = 4;
+  // The stages before it, step by step with the same parameters (each does the previous one's work, then
+  // its own), for each step's share.
+  RandomResizedCropParams crop;  // 224, scale (0.08, 1), ratio (3/4, 4/3), random interpolation.
+  const RandomFlip flip(RandomFlip::Axis::kHorizontal, pipeline.hflip);
+  const std::array<double, 3> mean = {pipeline.mean[0], pipeline.mean[1], pipeline.mean[2]};
+  const RandAugment rand_augment(*aa, RandAugmentFill(mean), std::nullopt);
   auto transform = [&](int upto) -> Stage {
     return [&, upto](const EncodedDataset& d, int64_t index, uint64_t seed) {
       auto sample = d.Open(index);
@@ -106,14 +126,18 @@ int Main(int argc, char** argv) {
       if (!image.ok()) return false;
       if (upto >= 2) flip.Apply(*image, rng);
       if (upto >= 3) rand_augment.Apply(*image, rng);
-      if (upto >= steps) {
-        std::vector<float> chw(3 * static_cast<size_t>(image->width) * image->height);
-        Normalize(*image, norm, chw.data());
-        ImageRng erase_rng = ErasingRng(seed);
-        RandomErase(erasing, chw.data(), 3, image->height, image->width, erase_rng);
-      }
       return true;
     };
+  };
+  const Stage full = [&](const EncodedDataset&, int64_t index, uint64_t seed) {
+    const int64_t n = transformed.shape().numel();
+    thread_local std::vector<uint8_t> chw;
+    thread_local std::vector<float> out;
+    chw.resize(n);
+    out.resize(n);
+    transformed.ReadForEpoch(index, 0, seed, chw.data());
+    run->train_finish(chw.data(), out.data(), seed);
+    return true;
   };
   const Stage decode = [](const EncodedDataset& d, int64_t index, uint64_t) {
     auto sample = d.Open(index);
@@ -123,7 +147,7 @@ int Main(int argc, char** argv) {
                                                              {"rrc", transform(1)},
                                                              {"flip", transform(2)},
                                                              {"randaugment", transform(3)},
-                                                             {"full", transform(4)}};
+                                                             {"full", full}};
   Measure(**data, threads, 1, stages.back().second);  // Warm-up: the page cache, the allocator.
   for (const auto& [name, stage] : stages) {
     const Rate rate = Measure(**data, threads, epochs, stage);

@@ -10,6 +10,7 @@
 #include "worker/trainer/data/randaugment/rand_augment.h"
 #include "worker/trainer/data/transforms/eval_transform.h"
 #include "worker/trainer/data/transforms/interpolation.h"
+#include "worker/trainer/data/transforms/normalize.h"
 #include "worker/trainer/data/transforms/random_erasing.h"
 #include "worker/trainer/data/transforms/train_transform.h"
 
@@ -23,12 +24,9 @@ absl::Status Invalid(const std::string& key, const absl::Status& status) {
 // Normalise as DeviceTransfer does on the device (x / 255, then - mean, then / std, in float32: the same
 // result bit for bit), then erase from the image's own erasing stream.
 HostFinish NormaliseThenErase(const Normalization& n, const RandomErasingParams& erasing, int size) {
-  return [n, erasing, size](const uint8_t* chw, float* out, uint64_t image_seed) {
-    const int64_t plane = static_cast<int64_t>(size) * size;
-    for (int c = 0; c < 3; ++c) {
-      const float mean = n.mean[n.mean.size() == 1 ? 0 : c], std = n.std[n.std.size() == 1 ? 0 : c];
-      for (int64_t i = c * plane; i < (c + 1) * plane; ++i) out[i] = (chw[i] / 255.0f - mean) / std;
-    }
+  const ByteNormalizer normalizer(n.mean, n.std);
+  return [normalizer, erasing, size](const uint8_t* chw, float* out, uint64_t image_seed) {
+    normalizer.Apply(chw, 3, static_cast<int64_t>(size) * size, out);
     ImageRng rng = ErasingRng(image_seed);
     RandomErase(erasing, out, 3, size, size, rng);
   };

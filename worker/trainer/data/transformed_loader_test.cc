@@ -15,6 +15,7 @@
 #include "worker/trainer/data/prefetch_loader.h"
 #include "worker/trainer/data/synthetic_dataset.h"
 #include "worker/trainer/data/transformed_dataset.h"
+#include "worker/trainer/data/transforms/normalize.h"
 
 namespace nmsparse {
 namespace {
@@ -122,6 +123,21 @@ TEST(TransformedLoaderTest, HostFinishGivesTheSameFloatBatchesWhateverTheLoaderT
     // Apart from the one erased pixel per image, the device's normalisation of the uint8 batch.
     const auto differs = (transfer(plain[s]).images - one[s].images).abs().gt(1e-6f);
     EXPECT_LE(differs.sum().item<int64_t>(), one[s].images.size(0)) << "step " << s;
+  }
+}
+
+// The loader threads' normalisation (a table per channel) equals the device's of every byte value, bit for
+// bit, with one mean and std per channel and with one for all.
+TEST(TransformedLoaderTest, ByteNormalizerIsTheDevicesNormalisationBitForBit) {
+  HostBatch bytes;
+  bytes.images = torch::arange(256, torch::kInt64).repeat({3}).to(torch::kUInt8).reshape({1, 3, 16, 16});
+  bytes.labels = torch::zeros({1}, torch::kInt64);
+  for (const Normalization& n :
+       {Normalization{{0.485f, 0.456f, 0.406f}, {0.229f, 0.224f, 0.225f}}, Normalization{{0.5f}, {0.5f}}}) {
+    torch::Tensor host = torch::empty({1, 3, 16, 16}, torch::kFloat32);
+    ByteNormalizer(n.mean, n.std).Apply(bytes.images.data_ptr<uint8_t>(), 3, 256, host.data_ptr<float>());
+    const torch::Tensor device = DeviceTransfer(n, torch::kCPU)(bytes).images;
+    EXPECT_TRUE(torch::equal(host, device)) << (host - device).abs().max().item<float>();
   }
 }
 

@@ -6,15 +6,19 @@
 
 namespace nmsparse {
 
-void Normalize(const Image& image, const ImageNormalization& n, float* chw) {
-  const int64_t plane = static_cast<int64_t>(image.width) * image.height;
-  for (int c = 0; c < image.channels; ++c) {
-    const float mean = static_cast<float>(n.mean[c]);
-    const float std = static_cast<float>(n.std[c]);
-    float* out = chw + c * plane;
-    const uint8_t* in = image.pixels.data() + c;
-    for (int64_t i = 0; i < plane; ++i)
-      out[i] = (static_cast<float>(in[i * image.channels]) / 255.0f - mean) / std;
+ByteNormalizer::ByteNormalizer(const std::vector<float>& mean, const std::vector<float>& std) {
+  for (size_t c = 0; c < table_.size(); ++c) {
+    const float m = mean[mean.size() == 1 ? 0 : c], s = std[std.size() == 1 ? 0 : c];
+    for (int v = 0; v < 256; ++v) table_[c][v] = (static_cast<float>(v) / 255.0f - m) / s;
+  }
+}
+
+void ByteNormalizer::Apply(const uint8_t* chw, int channels, int64_t plane, float* out) const {
+  for (int c = 0; c < channels; ++c) {
+    const float* table = table_[c].data();
+    const uint8_t* in = chw + c * plane;
+    float* o = out + c * plane;
+    for (int64_t i = 0; i < plane; ++i) o[i] = table[in[i]];
   }
 }
 

@@ -76,6 +76,32 @@ Coefficients Precompute(int in_size, float in0, float in1, int out_size, const F
 
 uint8_t Clip8(int sum) { return static_cast<uint8_t>(std::clamp(sum >> kPrecisionBits, 0, 255)); }
 
+// Output row `y` of the horizontal pass from source row `src`. kChannels > 0 fixes the channel count at
+// compile time: all channels of a pixel are summed in one pass over its taps (the per-channel loop read each
+// tap three times, strided, and was most of the resampler's time); 0 reads it from `channels`.
+template <int kChannels>
+void HorizontalRow(const uint8_t* src, int channels, const Coefficients& c, int out_width, uint8_t* dst) {
+  const int ch = kChannels > 0 ? kChannels : channels;
+  for (int xx = 0; xx < out_width; ++xx) {
+    const int* k = &c.weight[static_cast<size_t>(xx) * c.ksize];
+    const uint8_t* s = src + static_cast<int64_t>(c.first[xx]) * ch;
+    if constexpr (kChannels > 0) {
+      int sum[kChannels];
+      for (int b = 0; b < kChannels; ++b) sum[b] = 1 << (kPrecisionBits - 1);
+      for (int x = 0; x < c.count[xx]; ++x) {
+        for (int b = 0; b < kChannels; ++b) sum[b] += s[x * kChannels + b] * k[x];
+      }
+      for (int b = 0; b < kChannels; ++b) dst[xx * kChannels + b] = Clip8(sum[b]);
+    } else {
+      for (int b = 0; b < ch; ++b) {
+        int sum = 1 << (kPrecisionBits - 1);
+        for (int x = 0; x < c.count[xx]; ++x) sum += s[x * ch + b] * k[x];
+        dst[xx * ch + b] = Clip8(sum);
+      }
+    }
+  }
+}
+
 // Resamples rows [row0, row0 + rows) of `in`, columns from `col0` on, to c.first.size() columns.
 Image Horizontal(const Image& in, int col0, int row0, int rows, const Coefficients& c) {
   Image out{static_cast<int>(c.first.size()), rows, in.channels, {}};
@@ -83,15 +109,12 @@ Image Horizontal(const Image& in, int col0, int row0, int rows, const Coefficien
   const int ch = in.channels;
   for (int y = 0; y < rows; ++y) {
     const uint8_t* src = in.row(row0 + y) + static_cast<int64_t>(col0) * ch;
-    uint8_t* dst = out.row(y);
-    for (int xx = 0; xx < out.width; ++xx) {
-      const int* k = &c.weight[static_cast<size_t>(xx) * c.ksize];
-      const uint8_t* s = src + static_cast<int64_t>(c.first[xx]) * ch;
-      for (int b = 0; b < ch; ++b) {
-        int sum = 1 << (kPrecisionBits - 1);
-        for (int x = 0; x < c.count[xx]; ++x) sum += s[x * ch + b] * k[x];
-        dst[xx * ch + b] = Clip8(sum);
-      }
+    if (ch == 3) {
+      HorizontalRow<3>(src, ch, c, out.width, out.row(y));
+    } else if (ch == 1) {
+      HorizontalRow<1>(src, ch, c, out.width, out.row(y));
+    } else {
+      HorizontalRow<0>(src, ch, c, out.width, out.row(y));
     }
   }
   return out;

@@ -312,12 +312,15 @@ TEST(RandomErasingTest, ModesFillTheBox) {
 }
 
 TEST(NormalizeTest, ToTensorThenNormalizeInFloat) {
-  Image image{1, 1, 3, {0, 128, 255}};
-  float out[3];
-  Normalize(image, ImageNormalization{{0.5, 0.5, 0.5}, {0.5, 0.5, 0.5}}, out);
+  const uint8_t chw[6] = {0, 128, 255, 0, 128, 255};
+  float out[6];
+  ByteNormalizer({0.5f, 0.25f}, {0.5f, 0.25f}).Apply(chw, 2, 3, out);  // Two planes of three.
   EXPECT_EQ(out[0], -1.0f);
   EXPECT_EQ(out[1], (128.0f / 255.0f - 0.5f) / 0.5f);
   EXPECT_EQ(out[2], 1.0f);
+  EXPECT_EQ(out[3], -1.0f);
+  EXPECT_EQ(out[4], (128.0f / 255.0f - 0.25f) / 0.25f);
+  EXPECT_EQ(out[5], 3.0f);
 }
 
 TEST(FlipTest, FlipsRowsOrColumns) {
