@@ -42,6 +42,8 @@ check "the submission fails with the server-error exit code (1)" test "$code" = 
 check "nmctl says the coordinator answered and nothing was changed" \
   grep -q "the coordinator at $address could not do it now: .*nothing was changed, try again" "$tmp/busy.err"
 check "nmctl does not claim it could not reach the coordinator" bash -c "! grep -q 'cannot reach' '$tmp/busy.err'"
+check "the answer does not name the server's database file" bash -c "! grep -qF '$db' '$tmp/busy.err'"
+check "nmserver's log names it" bash -c "grep -qF 'writes to the database $db fail' '$tmp'/nmserver-*.log"
 
 rm -f "$lock_hold"
 wait "$locker"

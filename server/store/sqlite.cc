@@ -81,7 +81,8 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path
 }
 
 absl::Status Database::Error(int rc, absl::string_view what) const {
-  return SqliteError(rc, absl::StrCat(what, ": ", sqlite3_errmsg(db_), " (", path_, ")"));
+  // No file path: these messages reach clients; nmserver's log names the file (Store::NoteWrite).
+  return SqliteError(rc, absl::StrCat(what, ": ", sqlite3_errmsg(db_)));
 }
 
 absl::Status Database::Exec(absl::string_view sql) {
@@ -91,7 +92,7 @@ absl::Status Database::Exec(absl::string_view sql) {
   if (rc != SQLITE_OK) {
     std::string msg = err ? err : sqlite3_errstr(rc);
     sqlite3_free(err);
-    return SqliteError(rc, absl::StrCat("sqlite: ", msg, " in: ", text.substr(0, 200), " (", path_, ")"));
+    return SqliteError(rc, absl::StrCat("sqlite: ", msg, " in: ", text.substr(0, 200)));
   }
   return absl::OkStatus();
 }

@@ -36,9 +36,10 @@ void Store::NoteWrite(const absl::Status& status) {
     if (outage_failures_++ == 0) {
       outage_started_ms_ = now;
       std::fprintf(stderr,
-                   "nmserver: writes to the database fail: %s; requests that write are answered %s (workers "
-                   "keep their reports and retry) until a write succeeds again\n",
-                   std::string(status.message()).c_str(), absl::StatusCodeToString(status.code()).c_str());
+                   "nmserver: writes to the database %s fail: %s; requests that write are answered %s "
+                   "(workers keep their reports and retry) until a write succeeds again\n",
+                   db_->path().c_str(), std::string(status.message()).c_str(),
+                   absl::StatusCodeToString(status.code()).c_str());
     }
   } else if (status.ok() && outage_failures_ > 0) {
     std::fprintf(stderr, "nmserver: database writes succeed again, after %lld failed in %.1f s\n",
