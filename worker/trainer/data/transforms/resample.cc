@@ -1,9 +1,16 @@
 #include "worker/trainer/data/transforms/resample.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <vector>
+
+#if defined(__x86_64__) || defined(__i386__)
+#define NMSPARSE_RESAMPLE_SSSE3 1
+#include <tmmintrin.h>
+#endif
 
 namespace nmsparse {
 namespace {
@@ -102,11 +109,86 @@ void HorizontalRow(const uint8_t* src, int channels, const Coefficients& c, int 
   }
 }
 
+std::atomic<bool> simd_allowed{true};
+
+#if NMSPARSE_RESAMPLE_SSSE3
+// HorizontalRow<3>'s sums with SSSE3, exactly: pmaddwd multiplies 16-bit lanes and adds them in pairs, so
+// each step takes two taps of a pixel's three channels (lanes r0 r1 g0 g1 b0 b1). A 22-bit weight does not
+// fit 16 bits: it is split as k = hi * 2048 + lo (hi = k >> 11, 0 <= lo < 2048), and the sum is (sum of p *
+// hi) * 2048
+// + (sum of p * lo), the same integer. About 3x fewer instructions than the scalar loop, whose three
+// multiplies per tap bound it.
+class RgbHorizontalSsse3 {
+ public:
+  explicit RgbHorizontalSsse3(const Coefficients& c) : c_(c) {
+    for (size_t xx = 0; xx < c.first.size(); ++xx) {
+      start_.push_back(static_cast<int>(pairs_.size()));
+      const int* k = &c.weight[xx * c.ksize];
+      for (int x = 0; x < c.count[xx]; x += 2) {
+        const int k0 = k[x], k1 = x + 1 < c.count[xx] ? k[x + 1] : 0;  // An odd span's last pair: weight 0.
+        const int16_t h0 = static_cast<int16_t>(k0 >> 11), h1 = static_cast<int16_t>(k1 >> 11);
+        const int16_t l0 = static_cast<int16_t>(k0 - h0 * 2048), l1 = static_cast<int16_t>(k1 - h1 * 2048);
+        pairs_.push_back({{h0, h1, h0, h1, h0, h1, 0, 0}, {l0, l1, l0, l1, l0, l1, 0, 0}});
+      }
+      span_end_ = std::max(span_end_, c.first[xx] + c.count[xx] + 1);
+    }
+    start_.push_back(static_cast<int>(pairs_.size()));
+    padded_.assign(static_cast<size_t>(span_end_) * 3 + 16, 0);
+  }
+
+  // One output row of c.first.size() pixels from `src`, the source row from the spans' origin on.
+  __attribute__((target("ssse3"))) void Row(const uint8_t* src, uint8_t* dst) {
+    // A step reads 8 bytes for its 6: the row goes through a copy with room after it.
+    std::memcpy(padded_.data(), src, static_cast<size_t>(span_end_ - 1) * 3);
+    const __m128i spread = _mm_setr_epi8(0, -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1);
+    const __m128i round = _mm_set1_epi32(1 << (kPrecisionBits - 1));
+    const __m128i zero = _mm_setzero_si128();
+    for (size_t xx = 0; xx < c_.first.size(); ++xx) {
+      const uint8_t* s = padded_.data() + static_cast<size_t>(c_.first[xx]) * 3;
+      __m128i hi = zero, lo = zero;
+      for (int p = start_[xx]; p < start_[xx + 1]; ++p, s += 6) {
+        const __m128i px = _mm_shuffle_epi8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(s)), spread);
+        const __m128i* weights = reinterpret_cast<const __m128i*>(&pairs_[p]);
+        hi = _mm_add_epi32(hi, _mm_madd_epi16(px, _mm_load_si128(weights)));
+        lo = _mm_add_epi32(lo, _mm_madd_epi16(px, _mm_load_si128(weights + 1)));
+      }
+      __m128i sum = _mm_add_epi32(_mm_add_epi32(_mm_slli_epi32(hi, 11), lo), round);
+      sum = _mm_srai_epi32(sum, kPrecisionBits);
+      // Saturating packs: Clip8's clamp to 0..255.
+      const uint32_t rgb =
+          static_cast<uint32_t>(_mm_cvtsi128_si32(_mm_packus_epi16(_mm_packs_epi32(sum, sum), zero)));
+      std::memcpy(dst + xx * 3, &rgb, 3);
+    }
+  }
+
+  static bool Usable() {
+    return simd_allowed.load(std::memory_order_relaxed) && __builtin_cpu_supports("ssse3");
+  }
+
+ private:
+  const Coefficients& c_;
+  struct alignas(16) Pair {
+    int16_t hi[8], lo[8];  // Lanes r0 r1 g0 g1 b0 b1 - -: the two taps' weights, split.
+  };
+  std::vector<Pair> pairs_;  // Output pixel after output pixel.
+  std::vector<int> start_;   // Output pixel xx's pairs: [start_[xx], start_[xx + 1]).
+  int span_end_ = 0;         // Past the last source pixel any pair reads.
+  std::vector<uint8_t> padded_;
+};
+#endif
+
 // Resamples rows [row0, row0 + rows) of `in`, columns from `col0` on, to c.first.size() columns.
 Image Horizontal(const Image& in, int col0, int row0, int rows, const Coefficients& c) {
   Image out{static_cast<int>(c.first.size()), rows, in.channels, {}};
   out.pixels.resize(out.numel());
   const int ch = in.channels;
+#if NMSPARSE_RESAMPLE_SSSE3
+  if (ch == 3 && RgbHorizontalSsse3::Usable()) {
+    RgbHorizontalSsse3 simd(c);
+    for (int y = 0; y < rows; ++y) simd.Row(in.row(row0 + y) + static_cast<int64_t>(col0) * ch, out.row(y));
+    return out;
+  }
+#endif
   for (int y = 0; y < rows; ++y) {
     const uint8_t* src = in.row(row0 + y) + static_cast<int64_t>(col0) * ch;
     if (ch == 3) {
@@ -169,6 +251,8 @@ Image Nearest(const Image& image, const PixelBox& box, int x_lo, int y_lo, int x
 }
 
 }  // namespace
+
+void AllowResampleSimdForTesting(bool allowed) { simd_allowed = allowed; }
 
 Image Resize(const Image& image, int width, int height, Interpolation filter) {
   return ResizeRegion(image, {0.0, 0.0, static_cast<double>(image.width), static_cast<double>(image.height)},

@@ -25,6 +25,10 @@ Image Resize(const Image& image, int width, int height, Interpolation filter);
 // which torchvision's resized_crop does; a fractional box is the crop of an image reduced by a JPEG decoder.
 Image ResizeRegion(const Image& image, const PixelBox& box, int width, int height, Interpolation filter);
 
+// Tests: false makes the resampler use its portable loops where the CPU has faster ones (the outputs are the
+// same bytes either way; the test compares them).
+void AllowResampleSimdForTesting(bool allowed);
+
 }  // namespace nmsparse
 
 #endif  // NMSPARSE_WORKER_TRAINER_DATA_TRANSFORMS_RESAMPLE_H_
