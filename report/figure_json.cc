@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "common/visible_text.h"
 #include "report/figures.h"
@@ -87,9 +88,16 @@ Json FiguresDocument(const std::vector<Figure>& figures, const SweepData& data) 
   for (const Figure& f : figures) out["figures"].push_back(FigureJson(f));
   // Appended without a lookup: an ordered_json object finds a key by scanning its keys, which made 50,000
   // runs cost 50,000^2 / 2 string compares (5 s of a first dashboard figure). Run ids are unique.
+  // Only the runs the figures show (a large sweep's figures show a chosen set: run_marks_cap.h).
+  absl::flat_hash_set<int64_t> shown;
+  for (const Figure& f : figures) {
+    shown.insert(f.run_ids.begin(), f.run_ids.end());
+    for (const Series& s : f.series) shown.insert(s.run_ids.begin(), s.run_ids.end());
+  }
   auto& runs = *out["runs"].get_ptr<Json::object_t*>();
-  runs.reserve(data.runs.size());
+  runs.reserve(shown.size());
   for (const RunData& r : data.runs) {
+    if (!shown.contains(r.run.id())) continue;
     runs.push_back({absl::StrCat(r.run.id()),
                     Json{{"name", Text(RunName(r.run))}, {"state", v1::RunState_Name(r.run.state())}}});
   }

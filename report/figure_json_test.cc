@@ -68,15 +68,21 @@ TEST(FigureJsonTest, BarsAndParallelCoordinates) {
   EXPECT_EQ(p["dimensions"][1]["categories"].dump(), R"(["adamw","sgd"])");
 }
 
+// The runs the figures show, each with its name (as visible text) and state; runs no figure shows are left
+// out (a large sweep's figures show a chosen set: run_marks_cap.h).
 TEST(FigureJsonTest, RunsCarryNameAndState) {
   SweepData data;
-  data.runs.resize(1);
+  data.runs.resize(2);
   data.runs[0].run.set_id(9);
   data.runs[0].run.set_state(v1::STOPPED_EARLY);
   (*data.runs[0].run.mutable_labels())["lr"] = "\x1b[2J";
-  const Json doc = FiguresDocument({HostileFigure()}, data);
+  data.runs[1].run.set_id(10);
+  Figure figure = HostileFigure();
+  figure.series[0].run_ids = {9, 9, 9};
+  const Json doc = FiguresDocument({figure}, data);
   EXPECT_EQ(doc["runs"]["9"]["state"], "STOPPED_EARLY");
   EXPECT_EQ(doc["runs"]["9"]["name"].get<std::string>().find('\x1b'), std::string::npos);
+  EXPECT_FALSE(doc["runs"].contains("10"));
   EXPECT_EQ(doc["figures"].size(), 1u);
 }
 

@@ -11,6 +11,7 @@
 #include "report/file_name_part.h"
 #include "report/pareto.h"
 #include "report/run_facts.h"
+#include "report/run_marks_cap.h"
 #include "report/search_views.h"
 
 namespace nmsparse::report {
@@ -237,6 +238,7 @@ std::vector<Figure> SweepFigures(const SweepData& data, const std::string& metri
                                  FlipRateCurves(data),
                                  PrunedKeptGradientCurves(data)};
   for (Figure& f : SearchViews(data, metric)) figures.push_back(std::move(f));
+  CapRunMarks(data, metric, kMaxRunMarks, figures);
   return figures;
 }
 
