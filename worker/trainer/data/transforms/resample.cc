@@ -114,10 +114,9 @@ std::atomic<bool> simd_allowed{true};
 #if NMSPARSE_RESAMPLE_SSSE3
 // HorizontalRow<3>'s sums with SSSE3, exactly: pmaddwd multiplies 16-bit lanes and adds them in pairs, so
 // each step takes two taps of a pixel's three channels (lanes r0 r1 g0 g1 b0 b1). A 22-bit weight does not
-// fit 16 bits: it is split as k = hi * 2048 + lo (hi = k >> 11, 0 <= lo < 2048), and the sum is (sum of p *
-// hi) * 2048
-// + (sum of p * lo), the same integer. About 3x fewer instructions than the scalar loop, whose three
-// multiplies per tap bound it.
+// fit 16 bits: it is split as k = hi * 2048 + lo (hi = k >> 11, 0 <= lo < 2048), and the sum is
+// 2048 * sum(p * hi) + sum(p * lo), the same integer. About 3x fewer instructions than the scalar loop, whose
+// three multiplies per tap bound it.
 class RgbHorizontalSsse3 {
  public:
   explicit RgbHorizontalSsse3(const Coefficients& c) : c_(c) {
@@ -139,7 +138,7 @@ class RgbHorizontalSsse3 {
   // One output row of c.first.size() pixels from `src`, the source row from the spans' origin on.
   __attribute__((target("ssse3"))) void Row(const uint8_t* src, uint8_t* dst) {
     // A step reads 8 bytes for its 6: the row goes through a copy with room after it.
-    std::memcpy(padded_.data(), src, static_cast<size_t>(span_end_ - 1) * 3);
+    if (span_end_ > 1) std::memcpy(padded_.data(), src, static_cast<size_t>(span_end_ - 1) * 3);
     const __m128i spread = _mm_setr_epi8(0, -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1);
     const __m128i round = _mm_set1_epi32(1 << (kPrecisionBits - 1));
     const __m128i zero = _mm_setzero_si128();
