@@ -7,9 +7,14 @@
 #include <cstring>
 #include <vector>
 
+// x86 builds add vectorised passes picked by the CPU at run time; other builds (an aarch64 GPU node's) keep
+// the portable loops, which the compiler vectorises for their baseline.
 #if defined(__x86_64__) || defined(__i386__)
 #define NMSPARSE_RESAMPLE_SSSE3 1
+#define NMSPARSE_AVX2_AND_BASELINE __attribute__((target_clones("avx2", "default")))
 #include <tmmintrin.h>
+#else
+#define NMSPARSE_AVX2_AND_BASELINE
 #endif
 
 namespace nmsparse {
@@ -205,8 +210,8 @@ Image Horizontal(const Image& in, int col0, int row0, int rows, const Coefficien
 // Its inner loop (a row of bytes times one weight, into int32 sums) vectorises 8 wide with AVX2 and 4 wide
 // without: built both ways, the CPU picks at load time (+10% RandomResizedCrop on an EPYC,
 // docs/benchmarks.md). Integer sums: the same bytes either way.
-__attribute__((target_clones("avx2", "default"))) Image Vertical(const Image& in, int col0, int cols,
-                                                                 int row0, const Coefficients& c) {
+NMSPARSE_AVX2_AND_BASELINE Image Vertical(const Image& in, int col0, int cols, int row0,
+                                          const Coefficients& c) {
   Image out{cols, static_cast<int>(c.first.size()), in.channels, {}};
   out.pixels.resize(out.numel());
   const int ch = in.channels;
