@@ -7,18 +7,11 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "common/split_mix64.h"
 #include "report/run_facts.h"
 
 namespace nmsparse::report {
 namespace {
-
-// A fixed mix of the run id (splitmix64's finaliser): the sample depends on nothing but the ids.
-uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 // At most max_runs of the sweep's runs: a tenth of them from each end of the final metric, the rest in the
 // order of their mixed ids.
@@ -28,7 +21,7 @@ absl::flat_hash_set<int64_t> ChosenRuns(const SweepData& data, const std::string
   for (const RunData& r : data.runs) {
     const double v = FinalMetric(r.run, metric);
     if (std::isfinite(v)) scored.emplace_back(v, r.run.id());
-    others.emplace_back(Mix(static_cast<uint64_t>(r.run.id())), r.run.id());
+    others.emplace_back(SplitMix64(static_cast<uint64_t>(r.run.id())), r.run.id());  // Fixed by the id.
   }
   std::sort(scored.begin(), scored.end());
   absl::flat_hash_set<int64_t> chosen;
@@ -45,58 +38,63 @@ absl::flat_hash_set<int64_t> ChosenRuns(const SweepData& data, const std::string
   return chosen;
 }
 
+// The places in `run_ids` of the chosen runs.
+std::vector<size_t> ChosenPlaces(const absl::flat_hash_set<int64_t>& chosen,
+                                 const std::vector<int64_t>& run_ids) {
+  std::vector<size_t> at;
+  for (size_t i = 0; i < run_ids.size(); ++i) {
+    if (chosen.contains(run_ids[i])) at.push_back(i);
+  }
+  return at;
+}
+
+// `values` at the places `at` (an empty vector stays empty: an optional per-point field).
+template <typename T>
+void KeepPlaces(const std::vector<size_t>& at, std::vector<T>& values) {
+  if (values.empty()) return;
+  std::vector<T> kept;
+  kept.reserve(at.size());
+  for (size_t i : at) kept.push_back(std::move(values[i]));
+  values = std::move(kept);
+}
+
 // Keeps the points of `s` whose run is chosen; false when none went.
 bool KeepChosenPoints(const absl::flat_hash_set<int64_t>& chosen, Series& s) {
-  Series kept = s;
-  kept.x.clear(), kept.y.clear(), kept.err.clear(), kept.run_ids.clear(), kept.categories.clear();
-  for (size_t i = 0; i < s.run_ids.size(); ++i) {
-    if (!chosen.contains(s.run_ids[i])) continue;
-    kept.x.push_back(s.x[i]);
-    kept.y.push_back(s.y[i]);
-    if (!s.err.empty()) kept.err.push_back(s.err[i]);
-    kept.run_ids.push_back(s.run_ids[i]);
-    if (!s.categories.empty()) kept.categories.push_back(s.categories[i]);
-  }
-  const bool changed = kept.run_ids.size() != s.run_ids.size();
-  s = std::move(kept);
-  return changed;
+  const std::vector<size_t> at = ChosenPlaces(chosen, s.run_ids);
+  if (at.size() == s.run_ids.size()) return false;
+  KeepPlaces(at, s.x);
+  KeepPlaces(at, s.y);
+  KeepPlaces(at, s.err);
+  KeepPlaces(at, s.run_ids);
+  KeepPlaces(at, s.categories);
+  return true;
+}
+
+// Keeps the lines of a parallel-coordinates figure whose run is chosen; false when none went.
+bool KeepChosenLines(const absl::flat_hash_set<int64_t>& chosen, Figure& f) {
+  const std::vector<size_t> at = ChosenPlaces(chosen, f.run_ids);
+  if (at.size() == f.run_ids.size()) return false;
+  for (Dimension& d : f.dimensions) KeepPlaces(at, d.values);
+  KeepPlaces(at, f.run_ids);
+  return true;
 }
 
 // Drops the points of a polyline that lie inside a flat stretch (the same y as both neighbours, x between
 // theirs): the line draws the same.
 void DropFlatInnerPoints(Series& s) {
   if (s.x.size() < 3 || !s.err.empty() || !s.categories.empty()) return;
-  const bool runs = s.run_ids.size() == s.x.size();
-  Series kept = s;
-  kept.x = {s.x.front()}, kept.y = {s.y.front()}, kept.run_ids.clear();
-  if (runs) kept.run_ids.push_back(s.run_ids.front());
-  for (size_t i = 1; i < s.x.size(); ++i) {
-    const bool last = i + 1 == s.x.size();
-    if (!last && s.y[i] == kept.y.back() && s.y[i] == s.y[i + 1] && kept.x.back() <= s.x[i] &&
-        s.x[i] <= s.x[i + 1]) {
-      continue;
-    }
-    kept.x.push_back(s.x[i]);
-    kept.y.push_back(s.y[i]);
-    if (runs) kept.run_ids.push_back(s.run_ids[i]);
+  if (s.run_ids.size() != s.x.size()) s.run_ids.clear();
+  std::vector<size_t> at = {0};
+  for (size_t i = 1; i + 1 < s.x.size(); ++i) {
+    const size_t prev = at.back();
+    const bool flat =
+        s.y[i] == s.y[prev] && s.y[i] == s.y[i + 1] && s.x[prev] <= s.x[i] && s.x[i] <= s.x[i + 1];
+    if (!flat) at.push_back(i);
   }
-  s = std::move(kept);
-}
-
-bool KeepChosenLines(const absl::flat_hash_set<int64_t>& chosen, Figure& f) {
-  std::vector<size_t> at;
-  for (size_t i = 0; i < f.run_ids.size(); ++i) {
-    if (chosen.contains(f.run_ids[i])) at.push_back(i);
-  }
-  if (at.size() == f.run_ids.size()) return false;
-  auto pick = [&at](const auto& all) {
-    std::remove_cv_t<std::remove_reference_t<decltype(all)>> out;
-    for (size_t i : at) out.push_back(all[i]);
-    return out;
-  };
-  for (Dimension& d : f.dimensions) d.values = pick(d.values);
-  f.run_ids = pick(f.run_ids);
-  return true;
+  at.push_back(s.x.size() - 1);
+  KeepPlaces(at, s.x);
+  KeepPlaces(at, s.y);
+  KeepPlaces(at, s.run_ids);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/split_mix64.h"
 #include "worker/trainer/data/synthetic_dataset.h"
 
 namespace nmsparse {

@@ -4,14 +4,9 @@
 #include <cstring>
 #include <stdexcept>
 
-namespace nmsparse {
+#include "common/split_mix64.h"
 
-uint64_t SplitMix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
+namespace nmsparse {
 
 uint64_t HashCombine(uint64_t a, uint64_t b) { return SplitMix64(a ^ SplitMix64(b + 0x632be59bd9b4e019ULL)); }
 

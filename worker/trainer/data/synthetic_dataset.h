@@ -34,8 +34,7 @@ class SyntheticDataset : public Dataset {
   mutable std::vector<std::vector<uint8_t>> prototypes_;
 };
 
-// SplitMix64: the counter-based mixer behind the synthetic data and the data order.
-uint64_t SplitMix64(uint64_t x);
+// Two keys mixed into one stream key (SplitMix64, common/split_mix64.h): the synthetic data and the data order.
 uint64_t HashCombine(uint64_t a, uint64_t b);
 
 }  // namespace nmsparse
