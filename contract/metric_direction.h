@@ -5,6 +5,7 @@
 #ifndef NMSPARSE_CONTRACT_METRIC_DIRECTION_H_
 #define NMSPARSE_CONTRACT_METRIC_DIRECTION_H_
 
+#include <cmath>
 #include <string>
 #include <string_view>
 
@@ -33,6 +34,18 @@ inline MetricDirection DirectionOf(std::string_view metric) {
     if (metric == d.metric) return d.direction;
   }
   return MetricDirection::kUnknown;
+}
+
+// Whether value `a` ranks before (is better than) `b` for a metric that improves upwards (`maximize`) or
+// downwards. A non-finite value (NaN or an infinity, from a run that diverged or a store written before the
+// gateway refused them) ranks after every finite one, and non-finite values tie: every ranking (best, compare,
+// ASHA, TPE, the report) orders them as worst, and std::sort gets the strict weak order it needs (NaN alone
+// breaks `<`).
+inline bool RanksBefore(double a, double b, bool maximize) {
+  const bool a_finite = std::isfinite(a), b_finite = std::isfinite(b);
+  if (a_finite != b_finite) return a_finite;
+  if (!a_finite) return false;
+  return maximize ? a > b : a < b;
 }
 
 // For messages, from the table: "top1 up, top5 up, best_top1 up, loss down, eval_loss down, ...".

@@ -24,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(store.ok(), store.status().ToString());
   const absl::StatusOr<nmsparse::v1::SubmitSweepResponse> response =
       nmsparse::server::SubmitSweep(store->get(), nmsparse::server::ExpandWithSchemas, kMaxRuns, request,
-                                    /*submitted_by=*/"fuzz");
+                                    /*owner=*/{"fuzz", ""});
   if (!response.ok()) {
     FUZZ_CHECK(absl::IsInvalidArgument(response.status()) && !response.status().message().empty(),
                response.status().ToString());

@@ -12,6 +12,8 @@ const std::vector<Limit>& AllLimits() {
       {"stored log lines per run", kDefaultMaxLogLinesPerRun, "nmserver --max_log_lines_per_run"},
       {"stored metric points per run", kDefaultMaxMetricPointsPerRun, "nmserver --max_metric_points_per_run"},
       {"log line length (bytes)", kMaxLogLineBytes, ""},
+      {"metric point epoch", kMaxMetricEpoch, ""},
+      {"metric point step", kMaxMetricStep, ""},
       {"name, label, key path or host in a request (bytes)", kMaxNameBytes, ""},
       {"idempotency key (bytes)", kMaxIdempotencyKeyBytes, ""},
       {"path in a request (bytes)", kMaxPathBytes, ""},

@@ -23,6 +23,11 @@ inline constexpr int64_t kDefaultMaxMetricPointsPerRun = 100'000;
 // Bytes of one log line as nmworker sends it and nmserver stores it; longer lines are cut (CutLogLine).
 inline constexpr int64_t kMaxLogLineBytes = 4 << 10;
 
+// A worker's metric point (the metric-line contract, server/api/metric_intake.h): its epoch, and its step, the
+// largest integer a double holds exactly (nmctl, the report and the dashboard read steps as numbers).
+inline constexpr int64_t kMaxMetricEpoch = 1'000'000;
+inline constexpr int64_t kMaxMetricStep = int64_t{1} << 53;
+
 // Fields of the requests nmserver accepts. schemas/request_bounds.h applies them to every string, bytes,
 // repeated and map field of every request by reflection; a field its table does not name gets the defaults
 // kMaxStringBytes and kMaxRepeatedCount, so a field added to the protos later is bounded too.

@@ -133,6 +133,7 @@ TEST_F(BoundedInputsTest, LogLinesPastTheRunsCapAreDroppedYetAnsweredOk) {
   v1::Ack ack;
   {
     grpc::ClientContext ctx;
+    testing::AsHolderOf(&ctx, log.run().run_id());
     grpc::Status s = server_->gateway().ReportLog(&ctx, log, &ack);
     ASSERT_TRUE(s.ok()) << s.error_message();
   }

@@ -193,6 +193,7 @@ TEST_F(RequestBoundsServiceTest, AWorkersLongTextIsCutAndItsOutcomeKept) {
   log.add_lines()->set_text(line);
   {
     grpc::ClientContext ctx;
+    testing::AsHolderOf(&ctx, log.run().run_id());
     ASSERT_TRUE(server_->gateway().ReportLog(&ctx, log, &ack).ok());
   }
   v1::CompleteRunRequest done;
@@ -202,6 +203,7 @@ TEST_F(RequestBoundsServiceTest, AWorkersLongTextIsCutAndItsOutcomeKept) {
   done.set_message(std::string(20'000, 'm'));
   {
     grpc::ClientContext ctx;
+    testing::AsHolderOf(&ctx, done.run().run_id());
     const grpc::Status s = server_->gateway().CompleteRun(&ctx, done, &ack);
     ASSERT_TRUE(s.ok()) << s.error_message();
   }

@@ -65,6 +65,7 @@ class ServiceTest : public ::testing::Test {
     req.set_worker_id(worker);
     for (auto& ra : running) *req.add_running() = ra;
     grpc::ClientContext ctx;
+    testing::AsWorker(&ctx, req.worker_id());
     return server_->gateway().Heartbeat(&ctx, req, resp);
   }
 
@@ -189,6 +190,7 @@ TEST_F(ServiceTest, BestRanksByTheMetricsDeclaredDirection) {
     (*req.mutable_final_metrics())["acc"] = i == 0 ? 0.3 : 0.6;
     v1::Ack ack;
     grpc::ClientContext ctx;
+    testing::AsHolderOf(&ctx, req.run().run_id());
     ASSERT_TRUE(server_->gateway().CompleteRun(&ctx, req, &ack).ok());
   }
   auto best = [&](const std::string& metric, bool minimize, bool maximize, v1::GetBestResponse* out) {
@@ -234,14 +236,14 @@ TEST_F(ServiceTest, FullLifecycleWatchBestAndExport) {
 
   v1::RunAttempt first = Attempt(got[0].run_id(), 1);
   {
-    // A report naming another worker as its sender is refused even with the right attempt.
+    // A report without the holder's session is refused even with the right attempt.
     v1::StartRunRequest req;
     *req.mutable_run() = first;
     v1::Ack ack;
     grpc::ClientContext ctx;
-    ctx.AddMetadata("nmsparse-worker-id", std::to_string(worker.id() + 1));
+    ctx.AddMetadata("nmsparse-worker-session", "nms_forged");
     grpc::Status s = server_->gateway().StartRun(&ctx, req, &ack);
-    EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED);
     EXPECT_NE(s.error_message().find("belongs to worker"), std::string::npos) << s.error_message();
   }
   ASSERT_TRUE(Start(first).ok());
@@ -254,6 +256,7 @@ TEST_F(ServiceTest, FullLifecycleWatchBestAndExport) {
   v1::Ack ack;
   {
     grpc::ClientContext ctx;
+    testing::AsHolderOf(&ctx, log.run().run_id());
     ASSERT_TRUE(server_->gateway().ReportLog(&ctx, log, &ack).ok());
   }
   {
@@ -575,6 +578,7 @@ TEST_F(ServiceTest, ABadSpecExitIsNotRetried) {
     req.set_message(message);
     v1::Ack ack;
     grpc::ClientContext ctx;
+    testing::AsHolderOf(&ctx, req.run().run_id());
     return server_->gateway().CompleteRun(&ctx, req, &ack);
   };
   const int64_t bad = resp.runs(0).id(), crashed = resp.runs(1).id();

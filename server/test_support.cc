@@ -11,6 +11,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "contract/worker_session.h"
 #include "gtest/gtest.h"
 #include "server/store/sqlite.h"
 
@@ -47,7 +48,42 @@ void Combine(const v1::SweepSpec& spec, size_t axis, NewRun current, std::string
   }
 }
 
+// The sessions of this process's FakeWorkers: by worker id, and by the runs assigned to each (the latest
+// assignment wins), so that a test's report carries the session of the worker that holds its run.
+struct SessionBook {
+  absl::Mutex mu;
+  std::map<int64_t, std::string> by_worker ABSL_GUARDED_BY(mu);
+  std::map<int64_t, std::string> by_run ABSL_GUARDED_BY(mu);
+};
+
+SessionBook& Book() {
+  static auto* book = new SessionBook;
+  return *book;
+}
+
+void Attach(grpc::ClientContext* ctx, const std::string& session) {
+  if (!session.empty()) ctx->AddMetadata(contract::kWorkerSessionMetadata, session);
+}
+
 }  // namespace
+
+void AsWorker(grpc::ClientContext* ctx, int64_t worker_id) {
+  std::string session;
+  {
+    absl::MutexLock lock(&Book().mu);
+    session = Book().by_worker[worker_id];
+  }
+  Attach(ctx, session);
+}
+
+void AsHolderOf(grpc::ClientContext* ctx, int64_t run_id) {
+  std::string session;
+  {
+    absl::MutexLock lock(&Book().mu);
+    session = Book().by_run[run_id];
+  }
+  Attach(ctx, session);
+}
 
 std::string TempDbPath(const std::string& name) {
   const char* dir = std::getenv("TEST_TMPDIR");
@@ -98,6 +134,7 @@ grpc::Status ReportEpoch(v1::WorkerGateway::Stub& gateway, const v1::RunAttempt&
                          const std::map<std::string, double>& values) {
   grpc::ClientContext ctx;
   v1::Ack ack;
+  AsHolderOf(&ctx, ra.run_id());
   auto writer = gateway.ReportMetrics(&ctx, &ack);
   v1::MetricReport r;
   *r.mutable_run() = ra;
@@ -114,6 +151,7 @@ grpc::Status GatewayStart(v1::WorkerGateway::Stub& gateway, const v1::RunAttempt
   *req.mutable_run() = ra;
   v1::Ack ack;
   grpc::ClientContext ctx;
+  AsHolderOf(&ctx, ra.run_id());
   return gateway.StartRun(&ctx, req, &ack);
 }
 
@@ -126,6 +164,7 @@ grpc::Status GatewayComplete(v1::WorkerGateway::Stub& gateway, const v1::RunAtte
   if (outcome == v1::SUCCEEDED) (*req.mutable_final_metrics())["top1"] = top1;
   v1::Ack ack;
   grpc::ClientContext ctx;
+  AsHolderOf(&ctx, ra.run_id());
   return gateway.CompleteRun(&ctx, req, &ack);
 }
 
@@ -192,16 +231,26 @@ FakeWorker::FakeWorker(v1::WorkerGateway::Stub* gateway, int slots, int64_t id,
   for (const v1::Slot& s : GpuSlots(slots)) *req.add_slots() = s;
   for (const v1::RunAttempt& ra : running) *req.add_running() = ra;
   grpc::ClientContext ctx;
+  AsWorker(&ctx, id);  // Coming back as `id`: with that worker's session, as its process would.
   grpc::Status s = gateway_->Register(&ctx, req, &registration_);
   EXPECT_TRUE(s.ok()) << s.error_message();
   id_ = registration_.worker_id();
+  if (!registration_.session().empty()) {
+    absl::MutexLock lock(&Book().mu);
+    Book().by_worker[id_] = registration_.session();
+  }
   ctx_ = std::make_unique<grpc::ClientContext>();
+  AsWorker(ctx_.get(), id_);
   reader_ = std::thread([this] {
     v1::AssignmentsRequest areq;
     areq.set_worker_id(id_);
     auto stream = gateway_->Assignments(ctx_.get(), areq);
     v1::Assignment a;
     while (stream->Read(&a)) {
+      {
+        absl::MutexLock lock(&Book().mu);
+        Book().by_run[a.run_id()] = Book().by_worker[id_];
+      }
       absl::MutexLock lock(&mu_);
       received_.push_back(a);
     }
@@ -222,6 +271,7 @@ void FakeWorker::StartHeartbeats(int interval_ms) {
       req.set_worker_id(id_);
       v1::HeartbeatResponse resp;
       grpc::ClientContext ctx;
+      AsWorker(&ctx, id_);
       (void)gateway_->Heartbeat(&ctx, req, &resp);
       absl::SleepFor(absl::Milliseconds(interval_ms));
     }

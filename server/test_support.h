@@ -34,7 +34,8 @@ v1::SweepSpec MSweep(const std::string& name, const std::vector<std::string>& m_
 // Rows of `table` in the database file.
 int64_t CountRows(const std::string& db_path, const std::string& table);
 
-// Sends one epoch metric point of `ra` with the given values over a ReportMetrics stream.
+// Sends one epoch metric point of `ra` with the given values over a ReportMetrics stream. These three send the
+// session of the FakeWorker the run was assigned to (AsHolderOf).
 grpc::Status ReportEpoch(v1::WorkerGateway::Stub& gateway, const v1::RunAttempt& ra, int epoch,
                          const std::map<std::string, double>& values);
 
@@ -43,6 +44,11 @@ grpc::Status ReportEpoch(v1::WorkerGateway::Stub& gateway, const v1::RunAttempt&
 grpc::Status GatewayStart(v1::WorkerGateway::Stub& gateway, const v1::RunAttempt& ra);
 grpc::Status GatewayComplete(v1::WorkerGateway::Stub& gateway, const v1::RunAttempt& ra, v1::RunState outcome,
                              int exit_code = 0, double top1 = 0.5);
+
+// Attach the session of FakeWorker `worker_id` (as its process would send it), or of the FakeWorker that was
+// last assigned run `run_id`, to a WorkerGateway call; nothing when this process has none.
+void AsWorker(grpc::ClientContext* ctx, int64_t worker_id);
+void AsHolderOf(grpc::ClientContext* ctx, int64_t run_id);
 
 // Run `run`'s attempt `attempt`, as workers name it in their reports.
 v1::RunAttempt Attempt(int64_t run, uint32_t attempt);

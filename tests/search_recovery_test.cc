@@ -67,7 +67,7 @@ int64_t StoreSweep(const std::string& db, const v1::SweepSpec& spec) {
   auto store = server::Store::Open(db);
   EXPECT_TRUE(store.ok()) << store.status();
   absl::Status s = (*store)->Write([&](server::Database* d) -> absl::Status {
-    absl::StatusOr<int64_t> inserted = server::InsertSweep(d, spec, server::NowMs(), "");
+    absl::StatusOr<int64_t> inserted = server::InsertSweep(d, spec, server::NowMs(), {});
     if (inserted.ok()) id = *inserted;
     return inserted.status();
   });

@@ -21,6 +21,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "bench/service/bench_sweep.h"
+#include "contract/worker_session.h"
 #include "grpcpp/grpcpp.h"
 #include "nmsparse/v1/coordinator.grpc.pb.h"
 #include "nmsparse/v1/worker_gateway.grpc.pb.h"
@@ -97,6 +98,11 @@ double Percentile(std::vector<double> v, double p) {
   return v[i];
 }
 
+// A WorkerGateway call made as the worker that registered with `session`.
+void AsWorker(grpc::ClientContext* ctx, const std::string& session) {
+  ctx->AddMetadata(contract::kWorkerSessionMetadata, session);
+}
+
 v1::RegisterRequest WorkerRequest(int slots) {
   v1::RegisterRequest req;
   req.set_host("bench");
@@ -124,13 +130,11 @@ std::map<uint32_t, absl::Time> slot_freed ABSL_GUARDED_BY(finished_mu);
 absl::Time first_assignment ABSL_GUARDED_BY(finished_mu) = absl::InfiniteFuture();
 
 // One simulated run: start, wait run_ms, report one metric point, complete.
-void SimulateRun(v1::WorkerGateway::Stub* gw, int64_t worker, v1::Assignment a, int run_ms) {
+void SimulateRun(v1::WorkerGateway::Stub* gw, const std::string& session, v1::Assignment a, int run_ms) {
   v1::RunAttempt ra;
   ra.set_run_id(a.run_id());
   ra.set_attempt(a.attempt());
-  auto call = [worker](grpc::ClientContext* ctx) {
-    ctx->AddMetadata("nmsparse-worker-id", std::to_string(worker));
-  };
+  auto call = [&session](grpc::ClientContext* ctx) { AsWorker(ctx, session); };
   absl::Time t0 = absl::Now();
   {
     grpc::ClientContext ctx;
@@ -198,6 +202,7 @@ void Makespan() {
   std::thread heartbeats([&] {
     while (!done) {
       grpc::ClientContext ctx;
+      AsWorker(&ctx, reg.session());
       v1::HeartbeatRequest req;
       req.set_worker_id(worker);
       v1::HeartbeatResponse resp;
@@ -208,6 +213,7 @@ void Makespan() {
   absl::Mutex mu;
   std::vector<std::thread> runs;
   grpc::ClientContext stream_ctx;
+  AsWorker(&stream_ctx, reg.session());
   v1::AssignmentsRequest areq;
   areq.set_worker_id(worker);
   auto stream = gw->Assignments(&stream_ctx, areq);
@@ -228,7 +234,7 @@ void Makespan() {
         }
       }
       absl::MutexLock lock(&mu);
-      runs.emplace_back(SimulateRun, gw.get(), worker, a, run_ms);
+      runs.emplace_back(SimulateRun, gw.get(), reg.session(), a, run_ms);
     }
   });
   absl::SleepFor(absl::Milliseconds(200));  // Let the stream connect before the clock starts.
@@ -339,11 +345,13 @@ void Heartbeats() {
   for (int t = 0; t < threads; ++t)
     stubs.push_back(v1::WorkerGateway::NewStub(Channel(server->address(), t + 1)));
   std::vector<int64_t> ids(workers);
+  std::vector<std::string> sessions(workers);
   for (int i = 0; i < workers; ++i) {
     grpc::ClientContext ctx;
     v1::RegisterResponse reg;
     stubs[0]->Register(&ctx, WorkerRequest(1), &reg);
     ids[i] = reg.worker_id();
+    sessions[i] = reg.session();
   }
   std::vector<std::vector<double>> latencies(threads);
   std::atomic<int> errors{0};
@@ -359,6 +367,7 @@ void Heartbeats() {
           if (due >= end) break;
           absl::SleepFor(due - absl::Now());
           grpc::ClientContext ctx;
+          AsWorker(&ctx, sessions[i]);
           v1::HeartbeatRequest req;
           req.set_worker_id(ids[i]);
           v1::HeartbeatResponse resp;
@@ -394,7 +403,7 @@ absl::Status Populate(const std::string& db, int n) {
   (*finals.mutable_values())["top1"] = 0.5;
   server::ReuseSource done{0, finals.SerializeAsString()};
   return store->Write([&](server::Database* d) -> absl::Status {
-    NM_ASSIGN_OR_RETURN(int64_t sweep, server::InsertSweep(d, spec, 1, ""));
+    NM_ASSIGN_OR_RETURN(int64_t sweep, server::InsertSweep(d, spec, 1, {}));
     google::protobuf::RepeatedPtrField<v1::Slot> slots;
     slots.Add()->set_index(0);
     NM_RETURN_IF_ERROR(server::UpsertWorker(d, 0, "bench", slots, "", 1).status());

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "contract/metric_direction.h"
 #include "schemas/limits.h"
 #include "schemas/metric_objective.h"
 #include "schemas/request_bounds.h"
@@ -66,7 +67,7 @@ grpc::Status CoordinatorService::SubmitSweep(grpc::ServerContext* ctx, const v1:
   // The random axes as nmctl checks them (schemas/sweep_blocks.h).
   if (grpc::Status s = ToGrpc(CheckRandomAxes(req->spec())); !s.ok()) return s;
   absl::StatusOr<v1::SubmitSweepResponse> out =
-      server::SubmitSweep(store_, expand_, max_runs_per_sweep_, *req, CallerOf(ctx).name);
+      server::SubmitSweep(store_, expand_, max_runs_per_sweep_, *req, OwnerOf(CallerOf(ctx)));
   if (!out.ok()) return ToGrpc(out.status());
   *resp = std::move(*out);
   if (!req->dry_run() && !resp->existing()) Queued();
@@ -197,8 +198,8 @@ grpc::Status CoordinatorService::CancelSweep(grpc::ServerContext* ctx, const v1:
   if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
   const Caller caller = CallerOf(ctx);
   absl::Status s = store_->Write([&](Database* db) -> absl::Status {
-    NM_ASSIGN_OR_RETURN(v1::Sweep sweep, LoadSweep(db, req->sweep_id()));
-    NM_RETURN_IF_ERROR(CheckMayCancel(caller, sweep.submitted_by(), absl::StrCat("sweep ", req->sweep_id())));
+    NM_ASSIGN_OR_RETURN(SweepOwner owner, LoadSweepOwner(db, req->sweep_id()));
+    NM_RETURN_IF_ERROR(CheckMayCancel(caller, owner, absl::StrCat("sweep ", req->sweep_id())));
     NM_RETURN_IF_ERROR(MarkSweepCancelled(db, req->sweep_id()));
     NM_ASSIGN_OR_RETURN(std::vector<RunRecord> runs,
                         SweepRuns(db, req->sweep_id(), v1::RUN_STATE_UNSPECIFIED));
@@ -227,8 +228,8 @@ grpc::Status CoordinatorService::CancelRun(grpc::ServerContext* ctx, const v1::C
   absl::Status s = store_->Write([&](Database* db) -> absl::Status {
     // Cancelling a run that has ended is not an error: it is left as it was, and the answer says so.
     NM_ASSIGN_OR_RETURN(RunRecord before, LoadRun(db, req->run_id(), RunDetail::kSummary));
-    NM_RETURN_IF_ERROR(
-        CheckMayCancel(caller, before.run.submitted_by(), absl::StrCat("run ", req->run_id())));
+    NM_ASSIGN_OR_RETURN(SweepOwner owner, LoadSweepOwner(db, before.run.sweep_id()));
+    NM_RETURN_IF_ERROR(CheckMayCancel(caller, owner, absl::StrCat("run ", req->run_id())));
     if (IsFinal(before.run.state())) {
       resp->set_already_ended(true);
       *resp->mutable_run() = std::move(before.run);
@@ -248,8 +249,8 @@ grpc::Status CoordinatorService::ResumeRun(grpc::ServerContext* ctx, const v1::R
   const Caller caller = CallerOf(ctx);
   absl::Status s = store_->Write([&](Database* db) -> absl::Status {
     NM_ASSIGN_OR_RETURN(RunRecord before, LoadRun(db, req->run_id(), RunDetail::kSummary));
-    NM_RETURN_IF_ERROR(
-        CheckMayChange(caller, "resume", before.run.submitted_by(), absl::StrCat("run ", req->run_id())));
+    NM_ASSIGN_OR_RETURN(SweepOwner owner, LoadSweepOwner(db, before.run.sweep_id()));
+    NM_RETURN_IF_ERROR(CheckMayChange(caller, "resume", owner, absl::StrCat("run ", req->run_id())));
     const std::string reason =
         absl::StrCat("resumed by ", caller.name.empty() ? "request" : "'" + caller.name + "'", ": attempt ",
                      before.run.attempt() + 1, " continues from the run's last checkpoint");
@@ -299,8 +300,9 @@ grpc::Status CoordinatorService::GetBest(grpc::ServerContext*, const v1::GetBest
     for (RunRecord& r : runs) {
       if (std::optional<double> v = Metric(r.run, req->metric())) ranked.emplace_back(*v, &r.run);
     }
+    // A non-finite value (a diverged run, or one stored before the gateway refused them) ranks last.
     std::stable_sort(ranked.begin(), ranked.end(), [&](const auto& a, const auto& b) {
-      return *maximize ? a.first > b.first : a.first < b.first;
+      return contract::RanksBefore(a.first, b.first, *maximize);
     });
     size_t k = std::min<size_t>(req->k() == 0 ? 1 : req->k(), ranked.size());
     for (size_t i = 0; i < k; ++i) *resp->add_runs() = *ranked[i].second;

@@ -1,47 +1,40 @@
 #include "server/api/worker_gateway_service.h"
 
+#include <cmath>
 #include <set>
 #include <utility>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "schemas/request_bounds.h"
 #include "server/api/grpc_status.h"
-#include "server/search/early_stopping.h"
+#include "server/api/metric_intake.h"
+#include "server/auth/worker_session.h"
 #include "server/store/clock.h"
 #include "server/store/event_table.h"
 #include "server/store/run_table.h"
 #include "server/store/run_transitions.h"
 #include "server/store/status_macros.h"
 #include "server/store/worker_table.h"
+#include "schemas/content_hash.h"
 
 namespace nmsparse::server {
 namespace {
 
 constexpr absl::Duration kStreamPoll = absl::Milliseconds(200);
 
-// The worker id the agent sent as metadata, or 0.
-int64_t CallerWorker(const grpc::ServerContext* ctx) {
-  auto it = ctx->client_metadata().find("nmsparse-worker-id");
-  int64_t id = 0;
-  if (it == ctx->client_metadata().end() ||
-      !absl::SimpleAtoi(absl::string_view(it->second.data(), it->second.size()), &id)) {
-    return 0;
-  }
-  return id;
+// CheckAttempt plus the session: only the worker holding the attempt may report on it.
+absl::StatusOr<RunRecord> CheckReport(Database* db, const grpc::ServerContext* ctx, const v1::RunAttempt& ra) {
+  NM_ASSIGN_OR_RETURN(RunRecord r, CheckAttempt(db, ra));
+  NM_RETURN_IF_ERROR(
+      CheckWorkerSession(db, ctx, r.run.worker_id(), absl::StrCat("run ", ra.run_id(), " attempt ", ra.attempt())));
+  return r;
 }
 
-// CheckAttempt plus, when the caller named itself, ownership.
-absl::StatusOr<RunRecord> CheckReport(Database* db, const grpc::ServerContext* ctx,
-                                      const v1::RunAttempt& ra) {
-  NM_ASSIGN_OR_RETURN(RunRecord r, CheckAttempt(db, ra));
-  int64_t caller = CallerWorker(ctx);
-  if (caller != 0 && caller != r.run.worker_id()) {
-    return absl::FailedPreconditionError(absl::StrCat("run ", ra.run_id(), " attempt ", ra.attempt(),
-                                                      " belongs to worker ", r.run.worker_id(), ", not ",
-                                                      caller));
-  }
-  return r;
+// A call for worker `worker_id` itself (heartbeat, leave, assignment stream): NotFound for an unknown id, so
+// that the agent registers again; else the call must present that worker's session.
+absl::Status KnownWorkerSession(Database* db, const grpc::ServerContext* ctx, int64_t worker_id) {
+  NM_RETURN_IF_ERROR(WorkerSessionSha256(db, worker_id).status());
+  return CheckWorkerSession(db, ctx, worker_id, absl::StrCat("worker ", worker_id));
 }
 
 // True when `ra` is an attempt the worker should keep running.
@@ -120,6 +113,13 @@ absl::StatusOr<std::vector<v1::Assignment>> PendingAssignments(Database* db, int
   return out;
 }
 
+bool AllFinalMetricsFinite(const v1::CompleteRunRequest& req) {
+  for (const auto& [name, value] : req.final_metrics()) {
+    if (!std::isfinite(value)) return false;
+  }
+  return true;
+}
+
 // Every handler starts with its request's bounds (schemas/request_bounds.h): past one it is refused before
 // anything is read or stored.
 grpc::Status CheckBounds(const google::protobuf::Message& request) {
@@ -140,17 +140,23 @@ grpc::Status BoundReport(const Report** report, Report* cut) {
 
 }  // namespace
 
-grpc::Status WorkerGatewayService::Register(grpc::ServerContext*, const v1::RegisterRequest* req,
+grpc::Status WorkerGatewayService::Register(grpc::ServerContext* ctx, const v1::RegisterRequest* req,
                                             v1::RegisterResponse* resp) {
   if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
   if (req->slots().empty()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         "slots: empty; a worker must offer at least one slot");
   }
+  const std::string presented = PresentedWorkerSession(ctx);
   absl::Status s = store_->Write([&](Database* db) -> absl::Status {
     resp->Clear();
+    NM_ASSIGN_OR_RETURN(RegistrationBinding binding, BindRegistration(db, req->worker_id(), presented));
     NM_ASSIGN_OR_RETURN(int64_t id,
-                        UpsertWorker(db, req->worker_id(), req->host(), req->slots(), req->job(), NowMs()));
+                        UpsertWorker(db, binding.worker_id, req->host(), req->slots(), req->job(), NowMs()));
+    if (!binding.new_session.empty()) {
+      NM_RETURN_IF_ERROR(SetWorkerSession(db, id, Sha256Hex(binding.new_session)));
+      resp->set_session(binding.new_session);
+    }
     resp->set_worker_id(id);
     return Reconcile(db, id, *req, resp);
   });
@@ -162,12 +168,13 @@ grpc::Status WorkerGatewayService::Register(grpc::ServerContext*, const v1::Regi
   return grpc::Status::OK;
 }
 
-grpc::Status WorkerGatewayService::Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest* req,
+grpc::Status WorkerGatewayService::Heartbeat(grpc::ServerContext* ctx, const v1::HeartbeatRequest* req,
                                              v1::HeartbeatResponse* resp) {
   if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
   bool handed_back = false;
   grpc::Status s = ToGrpc(store_->Write([&](Database* db) -> absl::Status {
     resp->Clear();
+    NM_RETURN_IF_ERROR(KnownWorkerSession(db, ctx, req->worker_id()));
     NM_RETURN_IF_ERROR(TouchWorker(db, req->worker_id(), NowMs()));
     for (const v1::RunAttempt& ra : req->running()) {
       NM_ASSIGN_OR_RETURN(bool held, StillHeld(db, req->worker_id(), ra));
@@ -187,6 +194,7 @@ grpc::Status WorkerGatewayService::Assignments(grpc::ServerContext* ctx, const v
   if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
   int64_t worker = req->worker_id();
   absl::Status known = store_->Read([&](Database* db) -> absl::Status {
+    NM_RETURN_IF_ERROR(KnownWorkerSession(db, ctx, worker));
     NM_ASSIGN_OR_RETURN(WorkerRecord w, LoadWorker(db, worker));
     if (!w.worker.alive())
       return absl::NotFoundError(absl::StrCat("worker ", worker, " lease expired; register again"));
@@ -243,15 +251,8 @@ grpc::Status WorkerGatewayService::ReportMetrics(grpc::ServerContext* ctx,
     bool stored = false;
     absl::Status s = store_->Write([&](Database* db) -> absl::Status {
       NM_ASSIGN_OR_RETURN(RunRecord run, CheckReport(db, ctx, report.run()));
-      // Sent again (its answer was lost, or the stream failed after it): stored once, with its decision.
-      NM_ASSIGN_OR_RETURN(int64_t earlier,
-                          StoredMetricSeq(db, report.run().run_id(), report.run().attempt(), report.point()));
-      if (earlier != 0) return absl::OkStatus();
-      NM_ASSIGN_OR_RETURN(int64_t seq, AppendMetric(db, report.run().run_id(), report.run().attempt(),
-                                                    report.point(), NowMs(), caps_));
-      stored = seq != 0;
-      // In the same transaction: the point and the decision it leads to are stored together or not at all.
-      return ApplyEarlyStopping(db, run, report.point(), NowMs()).status();
+      NM_ASSIGN_OR_RETURN(stored, TakeMetricReport(db, run, report, caps_, NowMs()));
+      return absl::OkStatus();
     });
     if (!s.ok()) {
       if (accepted > 0) changes_->Notify();
@@ -284,6 +285,13 @@ grpc::Status WorkerGatewayService::CompleteRun(grpc::ServerContext* ctx, const v
                                                v1::Ack* resp) {
   v1::CompleteRunRequest cut;
   if (grpc::Status s = BoundReport(&req, &cut); !s.ok()) return s;
+  v1::CompleteRunRequest finite;
+  if (!AllFinalMetricsFinite(*req)) {
+    finite = *req;
+    const std::string note = DropNonFiniteFinalMetrics(&finite);
+    finite.set_message(finite.message().empty() ? note : absl::StrCat(note, "; ", finite.message()));
+    req = &finite;
+  }
   int64_t sweep_id = 0;
   absl::Status s = store_->Write([&](Database* db) -> absl::Status {
     NM_ASSIGN_OR_RETURN(RunRecord run, CheckReport(db, ctx, req->run()));

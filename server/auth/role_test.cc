@@ -45,11 +45,28 @@ TEST(RoleTest, ParsesTheThreeRolesOnly) {
 }
 
 TEST(RoleTest, UsersCancelTheirOwnSweepsAdminsAny) {
-  EXPECT_TRUE(CheckMayCancel(Caller{"alice", Role::kUser}, "alice", "sweep 1").ok());
-  EXPECT_TRUE(CheckMayCancel(Caller{"root", Role::kAdmin}, "alice", "sweep 1").ok());
-  absl::Status s = CheckMayCancel(Caller{"bob", Role::kUser}, "alice", "sweep 1");
+  const SweepOwner alice{"alice", "a1"};
+  EXPECT_TRUE(CheckMayCancel(Caller{"alice", Role::kUser, "a1"}, alice, "sweep 1").ok());
+  EXPECT_TRUE(CheckMayCancel(Caller{"root", Role::kAdmin, "r1"}, alice, "sweep 1").ok());
+  absl::Status s = CheckMayCancel(Caller{"bob", Role::kUser, "b1"}, alice, "sweep 1");
   EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied);
   EXPECT_NE(s.message().find("'bob' may not cancel sweep 1, submitted by 'alice'"), std::string::npos) << s;
+}
+
+// Probe of issue 36: a revoked name re-added for someone else could cancel the old holder's sweeps, since
+// ownership was by name. It is by token now: the same name with another token is another owner.
+TEST(RoleTest, OwnershipIsByTokenNotByName) {
+  const SweepOwner old_alice{"alice", "a1"};
+  absl::Status s = CheckMayCancel(Caller{"alice", Role::kUser, "a2"}, old_alice, "sweep 1");
+  EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_NE(s.message().find("submitted by an earlier holder of the name 'alice' (another token)"),
+            std::string::npos)
+      << s;
+  // A sweep whose submitter's token was gone when ownership moved to tokens: admins only.
+  EXPECT_EQ(CheckMayCancel(Caller{"alice", Role::kUser, "a2"}, SweepOwner{"alice", ""}, "sweep 1").code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(CheckMayCancel(Caller{"", Role::kUser, ""}, SweepOwner{"", ""}, "sweep 1").code(),
+            absl::StatusCode::kPermissionDenied);
 }
 
 }  // namespace

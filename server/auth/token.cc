@@ -7,11 +7,13 @@
 
 namespace nmsparse::server {
 
-absl::StatusOr<std::string> NewToken() {
+absl::StatusOr<std::string> NewSecret(const std::string& prefix) {
   unsigned char bytes[32];
   if (RAND_bytes(bytes, sizeof(bytes)) != 1) return absl::InternalError("OpenSSL RAND_bytes failed");
   return absl::StrCat(
-      "nmt_", absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(bytes), sizeof(bytes))));
+      prefix, absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(bytes), sizeof(bytes))));
 }
+
+absl::StatusOr<std::string> NewToken() { return NewSecret("nmt_"); }
 
 }  // namespace nmsparse::server

@@ -9,7 +9,9 @@
 
 namespace nmsparse::server {
 
-// "nmt_" and 64 hex digits: 256 bits from OpenSSL's RAND_bytes. Internal when the random source fails.
+// `prefix` and 64 hex digits: 256 bits from OpenSSL's RAND_bytes. Internal when the random source fails.
+absl::StatusOr<std::string> NewSecret(const std::string& prefix);
+// An access token: "nmt_" and a secret.
 absl::StatusOr<std::string> NewToken();
 
 }  // namespace nmsparse::server

@@ -42,8 +42,9 @@ absl::StatusOr<Caller> TokenAuthenticator::Authenticate(absl::string_view author
         "nmworker --token-file FILE; an admin makes one with `nmserver token add`");
   }
   std::optional<TokenRecord> record;
+  const std::string token_sha256 = Sha256Hex(std::string(*bearer));
   absl::Status s = store_->Read([&](Database* db) -> absl::Status {
-    absl::StatusOr<std::optional<TokenRecord>> found = FindTokenByHash(db, Sha256Hex(std::string(*bearer)));
+    absl::StatusOr<std::optional<TokenRecord>> found = FindTokenByHash(db, token_sha256);
     if (!found.ok()) return found.status();
     record = *std::move(found);
     return absl::OkStatus();
@@ -63,7 +64,7 @@ absl::StatusOr<Caller> TokenAuthenticator::Authenticate(absl::string_view author
   if (absl::Status may = CheckMayCall(*role, path, record->name); !may.ok()) {
     return absl::PermissionDeniedError(may.message());
   }
-  return Caller{record->name, *role};
+  return Caller{record->name, *role, token_sha256};
 }
 
 grpc::Status TokenAuthenticator::Process(const InputMetadata& metadata, grpc::AuthContext* context,
@@ -83,6 +84,7 @@ grpc::Status TokenAuthenticator::Process(const InputMetadata& metadata, grpc::Au
   }
   context->AddProperty(kCallerNameProperty, caller->name);
   context->AddProperty(kCallerRoleProperty, RoleName(caller->role));
+  context->AddProperty(kCallerTokenProperty, caller->token_sha256);
   // Consumed: the token is not handed on to the services' metadata.
   consumed->insert({kAuthorization, header});
   return grpc::Status::OK;

@@ -43,7 +43,7 @@ class LeaseManagerTest : public ::testing::Test {
                       NM_ASSIGN_OR_RETURN(worker_, UpsertWorker(db, 0, "w", slots, "", heartbeat_ms));
                       v1::SweepSpec spec;
                       spec.set_name("s");
-                      NM_ASSIGN_OR_RETURN(int64_t sweep, InsertSweep(db, spec, 1, ""));
+                      NM_ASSIGN_OR_RETURN(int64_t sweep, InsertSweep(db, spec, 1, {}));
                       NewRun r;
                       r.content_hash = "h";
                       NM_ASSIGN_OR_RETURN(run_, InsertRun(db, sweep, r, 1, nullptr));

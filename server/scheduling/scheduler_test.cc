@@ -44,7 +44,7 @@ class SchedulerTest : public ::testing::Test {
     int64_t id = 0;
     EXPECT_TRUE(store_
                     ->Write([&](Database* db) -> absl::Status {
-                      NM_ASSIGN_OR_RETURN(int64_t sweep, InsertSweep(db, v1::SweepSpec(), 1, ""));
+                      NM_ASSIGN_OR_RETURN(int64_t sweep, InsertSweep(db, v1::SweepSpec(), 1, {}));
                       NewRun r;
                       r.content_hash = "h";
                       r.gpus = gpus;

@@ -1,9 +1,11 @@
 #include "server/search/asha_policy.h"
 
 #include <algorithm>
-#include <functional>
+#include <cmath>
+
 
 #include "absl/strings/str_format.h"
+#include "contract/metric_direction.h"
 
 namespace nmsparse::server {
 
@@ -12,18 +14,16 @@ AshaDecision DecideAsha(const v1::EarlyStopping& policy, int rung, uint32_t reso
   const bool maximize = policy.mode() != "min";
   std::vector<double> all = earlier;
   all.push_back(value);
-  // Best first.
-  if (maximize) {
-    std::sort(all.begin(), all.end(), std::greater<double>());
-  } else {
-    std::sort(all.begin(), all.end());
-  }
+  // Best first; a non-finite value (a diverged run) ranks last (contract::RanksBefore).
+  std::sort(all.begin(), all.end(),
+            [maximize](double a, double b) { return contract::RanksBefore(a, b, maximize); });
   AshaDecision d;
   d.competitors = static_cast<int>(all.size());
   // At least one goes on: the first run to reach a rung has nothing to lose against.
   d.keep = std::max(1, d.competitors / static_cast<int>(policy.reduction_factor()));
   d.cutoff = all[d.keep - 1];
-  d.promoted = maximize ? value >= d.cutoff : value <= d.cutoff;
+  // A non-finite value never goes on, not even as the first at its rung.
+  d.promoted = std::isfinite(value) && !contract::RanksBefore(d.cutoff, value, maximize);
   const char* op = d.promoted ? (maximize ? ">=" : "<=") : (maximize ? "<" : ">");
   d.reason = absl::StrFormat("asha: rung %d (%s %d): %s %.4g %s cutoff %.4g (best %d of %d go on)%s", rung,
                              policy.resource(), resource, policy.metric(), value, op, d.cutoff, d.keep,

@@ -1,5 +1,6 @@
 #include "server/search/asha_policy.h"
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,27 @@ TEST(AshaPolicyTest, ReasonNamesRungMetricValueAndCutoff) {
   EXPECT_EQ(d.competitors, 2);
   EXPECT_DOUBLE_EQ(d.cutoff, 0.68);
   EXPECT_EQ(d.reason, "asha: rung 0 (epoch 1): top1 0.61 < cutoff 0.68 (best 1 of 2 go on): stopped");
+}
+
+// A NaN or infinite value (a diverged run, or a store written before the gateway refused them) ranks worst:
+// it never goes on, and it never becomes the cutoff that finite values are measured against.
+TEST(AshaPolicyTest, NonFiniteValuesRankWorst) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  Replay(Policy("max", 1, 2), 0, 1,
+         {
+             {"A", nan, false},   // The first at its rung, yet not finite: stopped.
+             {"B", 0.30, true},   // n=2 keep=1: [.30 NaN] cutoff .30.
+             {"C", 0.20, false},  // n=3 keep=1: cutoff .30.
+             {"D", inf, false},   // n=4 keep=2: [.30 .20 inf NaN] cutoff .20; inf is not a value.
+             {"E", 0.25, true},   // n=5 keep=2: [.30 .25 .20 ...] cutoff .25.
+         });
+  Replay(Policy("min", 1, 2), 0, 1,
+         {
+             {"A", 0.90, true},
+             {"B", -inf, false},  // A loss of -inf diverged; it does not win a minimizing rung.
+             {"C", 0.80, true},   // n=3 keep=1: [.80 .90 -inf] cutoff .80.
+         });
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // heartbeat, STOPPED_EARLY with the reason, no retry, and no second decision after a coordinator restart.
 #include <grpcpp/grpcpp.h>
 
+#include <limits>
+
 #include "gtest/gtest.h"
 #include "server/test_support.h"
 
@@ -49,6 +51,7 @@ class EarlyStoppingTest : public ::testing::Test {
     *req.mutable_run() = ra;
     v1::Ack ack;
     grpc::ClientContext ctx;
+    testing::AsHolderOf(&ctx, req.run().run_id());
     EXPECT_TRUE(server_->gateway().StartRun(&ctx, req, &ack).ok());
     return ra;
   }
@@ -65,6 +68,7 @@ class EarlyStoppingTest : public ::testing::Test {
     req.set_outcome(outcome);
     v1::Ack ack;
     grpc::ClientContext ctx;
+    testing::AsHolderOf(&ctx, req.run().run_id());
     EXPECT_TRUE(server_->gateway().CompleteRun(&ctx, req, &ack).ok());
   }
 
@@ -83,6 +87,7 @@ class EarlyStoppingTest : public ::testing::Test {
     for (const auto& ra : running) *req.add_running() = ra;
     v1::HeartbeatResponse resp;
     grpc::ClientContext ctx;
+    testing::AsWorker(&ctx, req.worker_id());
     EXPECT_TRUE(server_->gateway().Heartbeat(&ctx, req, &resp).ok());
     std::vector<int64_t> out;
     for (const auto& ra : resp.stop()) out.push_back(ra.run_id());
@@ -129,6 +134,27 @@ TEST_F(EarlyStoppingTest, StopsTheLosersAtEachRungOnceAndForAll) {
   ReportTop1(c, 1, 0.1);
   EXPECT_EQ(CountRows(db_, "rung_results"), 5);
   EXPECT_EQ(Get(c.run_id()).state(), v1::RUNNING);
+}
+
+// Probe of issue 36: a NaN at a rung (from a custom trainer or worker) failed with INTERNAL "NOT NULL
+// constraint failed: rung_results.value" on every retry, and the worker's later reports queued behind it.
+// Now it is refused at the gateway naming the value, nothing is decided from it, and later reports go on.
+TEST_F(EarlyStoppingTest, ANonFiniteValueAtARungIsRefusedAndLaterReportsGoOn) {
+  const v1::SubmitSweepResponse sweep = SubmitAsha();
+  FakeWorker worker(&server_->gateway(), 3);
+  ASSERT_EQ(worker.WaitAssignments(3).size(), 3u);
+  const v1::RunAttempt a = Started(sweep.runs(0).id());
+  const v1::RunAttempt b = Started(sweep.runs(1).id());
+  const grpc::Status nan =
+      testing::ReportEpoch(server_->gateway(), a, 0, {{"top1", std::numeric_limits<double>::quiet_NaN()}});
+  EXPECT_EQ(nan.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(nan.error_message().rfind("point.values[\"top1\"]: NaN is not a finite number", 0), 0u)
+      << nan.error_message();
+  EXPECT_EQ(CountRows(db_, "rung_results"), 0);
+  ReportTop1(b, 0, 0.4);  // The first finite value at the rung goes on.
+  ReportTop1(a, 0, 0.5);
+  EXPECT_EQ(CountRows(db_, "rung_results"), 2);
+  EXPECT_EQ(StopsFor(worker.id(), {a, b}), (std::vector<int64_t>{}));
 }
 
 }  // namespace

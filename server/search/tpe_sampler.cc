@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "contract/metric_direction.h"
 #include "schemas/limits.h"
 #include "server/search/parzen_estimator.h"
 
@@ -101,11 +102,14 @@ absl::StatusOr<std::vector<std::string>> TpeSampler::Propose(uint64_t index,
       if (!u.ok()) return u.status();
       x.push_back(*u);
     }
-    ranked.emplace_back(search_.mode() == "min" ? r.metric : -r.metric, points.size());
+    ranked.emplace_back(r.metric, points.size());
     points.push_back(std::move(x));
   }
-  std::stable_sort(ranked.begin(), ranked.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  // Best first; a non-finite result (a diverged run) is among the worst (contract::RanksBefore).
+  const bool maximize = search_.mode() != "min";
+  std::stable_sort(ranked.begin(), ranked.end(), [maximize](const auto& a, const auto& b) {
+    return contract::RanksBefore(a.first, b.first, maximize);
+  });
   const uint32_t startup = std::max<uint32_t>(1, search_.n_startup());
   std::vector<double> best;
   if (ranked.size() < startup) {

@@ -188,6 +188,20 @@ CREATE TABLE log_marks (
   PRIMARY KEY (run_id, attempt)
 ) WITHOUT ROWID;
 )sql",
+      // 10: each worker's registration session (docs/security.md, "Workers"): the SHA-256 of the secret its
+      // Register returned ('' for a worker registered before sessions existed, which its next Register claims).
+      R"sql(
+ALTER TABLE workers ADD COLUMN session_sha256 TEXT NOT NULL DEFAULT '';
+CREATE INDEX workers_session ON workers(session_sha256) WHERE session_sha256 != '';
+)sql",
+      // 11: ownership by token, not by name (docs/security.md): the SHA-256 of the submitter's token. A sweep
+      // stored before gets the token its submitter's name has now ('' when none: then only admins change it).
+      // Idempotency keys stay as stored; new ones are scoped by the owner's token (InsertSweep).
+      R"sql(
+ALTER TABLE sweeps ADD COLUMN owner_token TEXT NOT NULL DEFAULT '';
+UPDATE sweeps SET owner_token = IFNULL((SELECT token_sha256 FROM tokens WHERE tokens.name = sweeps.submitted_by), '')
+  WHERE submitted_by != '';
+)sql",
   };
   return *kMigrations;
 }

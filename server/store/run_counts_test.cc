@@ -164,7 +164,7 @@ TEST_F(RunCountsTest, EqualARecountThroughRandomTransitionsForksRollbacksAndRest
                     for (int s = 0; s < kSweeps; ++s) {
                       v1::SweepSpec spec;
                       spec.set_name(absl::StrCat("s", s));
-                      NM_ASSIGN_OR_RETURN(int64_t sweep, InsertSweep(db, spec, 1, ""));
+                      NM_ASSIGN_OR_RETURN(int64_t sweep, InsertSweep(db, spec, 1, {}));
                       for (int i = 0; i < kRunsPerSweep; ++i) {
                         NM_RETURN_IF_ERROR(InsertRun(db, sweep, MakeRun(i, i % 3), 1, nullptr).status());
                       }

@@ -44,7 +44,7 @@ class RunCurvesTest : public ::testing::Test {
                       for (int s = 0; s < 2; ++s) {
                         v1::SweepSpec spec;
                         spec.set_name(absl::StrCat("s", s));
-                        NM_RETURN_IF_ERROR(InsertSweep(db, spec, 1, "").status());
+                        NM_RETURN_IF_ERROR(InsertSweep(db, spec, 1, {}).status());
                       }
                       constexpr uint32_t kIndex[] = {3, 1, 0, 1, 2, 4};
                       for (uint32_t i : kIndex) {

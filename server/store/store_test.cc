@@ -173,7 +173,7 @@ TEST(TokenTableTest, StoresHashesByNameAndRecordsSubmitters) {
     EXPECT_FALSE(missing.has_value());
     v1::SweepSpec spec;
     spec.set_name("s");
-    NM_ASSIGN_OR_RETURN(int64_t sweep, InsertSweep(db, spec, 1, "alice"));
+    NM_ASSIGN_OR_RETURN(int64_t sweep, InsertSweep(db, spec, 1, {"alice", ""}));
     NewRun r;
     r.content_hash = "h";
     NM_ASSIGN_OR_RETURN(int64_t run, InsertRun(db, sweep, r, 1, nullptr));
@@ -202,7 +202,7 @@ class RunStateTest : public ::testing::Test {
                     ->Write([&](Database* db) -> absl::Status {
                       v1::SweepSpec spec;
                       spec.set_name("s");
-                      NM_ASSIGN_OR_RETURN(int64_t sweep, InsertSweep(db, spec, 1, ""));
+                      NM_ASSIGN_OR_RETURN(int64_t sweep, InsertSweep(db, spec, 1, {}));
                       NewRun r;
                       r.content_hash = "h";
                       r.resolved_spec = "model: {}";
@@ -612,7 +612,7 @@ TEST(StoreTest, StorageFailuresAreTransientAndRemembered) {
     return store.Write([&](Database* db) -> absl::Status {
       v1::SweepSpec spec;
       spec.set_name(name);
-      return InsertSweep(db, spec, 1, "").status();
+      return InsertSweep(db, spec, 1, {}).status();
     });
   };
   ASSERT_TRUE(insert_sweep("before").ok());
@@ -691,7 +691,7 @@ TEST(StoreTest, FailedWriteRollsBackEverything) {
   ASSERT_TRUE(store.ok());
   absl::Status s = (*store)->Write([](Database* db) -> absl::Status {
     v1::SweepSpec spec;
-    NM_RETURN_IF_ERROR(InsertSweep(db, spec, 1, "").status());
+    NM_RETURN_IF_ERROR(InsertSweep(db, spec, 1, {}).status());
     return absl::InvalidArgumentError("stop");
   });
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
@@ -728,7 +728,7 @@ TEST(SweepTableTest, LoadSweepWithoutGridKeepsEveryOtherField) {
   spec.add_random()->set_key("optimizer.lr");
   spec.set_max_retries(2);
   absl::Status s = (*store)->Write([&](Database* db) -> absl::Status {
-    NM_ASSIGN_OR_RETURN(int64_t id, InsertSweep(db, spec, 1, ""));
+    NM_ASSIGN_OR_RETURN(int64_t id, InsertSweep(db, spec, 1, {}));
     NM_ASSIGN_OR_RETURN(v1::Sweep full, LoadSweep(db, id));
     NM_ASSIGN_OR_RETURN(v1::Sweep lean, LoadSweepWithoutGrid(db, id));
     EXPECT_EQ(full.spec().grid_size(), 3);

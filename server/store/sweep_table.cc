@@ -55,26 +55,46 @@ absl::Status FillRunCounts(Database* db, v1::Sweep* sweep) {
   return absl::OkStatus();
 }
 
+// The stored form of an idempotency key: scoped by its owner's token, so that one caller's key never returns
+// another's sweep. Without authentication the key is stored as given (as before tokens existed).
+std::string OwnersKey(const SweepOwner& owner, const std::string& key) {
+  return owner.token_sha256.empty() ? key : absl::StrCat(owner.token_sha256, "/", key);
+}
+
 }  // namespace
 
 absl::StatusOr<int64_t> InsertSweep(Database* db, const v1::SweepSpec& spec, int64_t now_ms,
-                                    const std::string& submitted_by) {
-  NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("INSERT INTO sweeps (name, spec, idempotency_key, priority, "
-                                           "created_at_ms, submitted_by) VALUES (?, ?, ?, ?, ?, ?)"));
+                                    const SweepOwner& owner) {
+  NM_ASSIGN_OR_RETURN(Stmt st,
+                      db->Prepare("INSERT INTO sweeps (name, spec, idempotency_key, priority, created_at_ms, "
+                                  "submitted_by, owner_token) VALUES (?, ?, ?, ?, ?, ?, ?)"));
   st->BindText(1, spec.name()).BindBlob(2, spec.SerializeAsString());
   if (spec.idempotency_key().empty()) {
     st->BindNull(3);
   } else {
-    st->BindText(3, spec.idempotency_key());
+    st->BindText(3, OwnersKey(owner, spec.idempotency_key()));
   }
-  NM_RETURN_IF_ERROR(st->Bind(4, spec.priority()).Bind(5, now_ms).BindText(6, submitted_by).Run());
+  NM_RETURN_IF_ERROR(st->Bind(4, spec.priority())
+                         .Bind(5, now_ms)
+                         .BindText(6, owner.name)
+                         .BindText(7, owner.token_sha256)
+                         .Run());
   return db->LastInsertId();
 }
 
-absl::StatusOr<std::optional<int64_t>> FindSweepByKey(Database* db, const std::string& key) {
+absl::StatusOr<SweepOwner> LoadSweepOwner(Database* db, int64_t id) {
+  NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("SELECT submitted_by, owner_token FROM sweeps WHERE id = ?"));
+  st->Bind(1, id);
+  NM_ASSIGN_OR_RETURN(bool row, st->Step());
+  if (!row) return absl::NotFoundError(absl::StrCat("no sweep with id ", id));
+  return SweepOwner{st->Text(0), st->Text(1)};
+}
+
+absl::StatusOr<std::optional<int64_t>> FindSweepByKey(Database* db, const SweepOwner& owner,
+                                                      const std::string& key) {
   if (key.empty()) return std::optional<int64_t>();
   NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("SELECT id FROM sweeps WHERE idempotency_key = ?"));
-  st->BindText(1, key);
+  st->BindText(1, OwnersKey(owner, key));
   NM_ASSIGN_OR_RETURN(bool row, st->Step());
   return row ? std::optional<int64_t>(st->Int(0)) : std::nullopt;
 }

@@ -61,6 +61,27 @@ absl::StatusOr<WorkerRecord> LoadWorker(Database* db, int64_t id) {
   return RecordFromRow(*st);
 }
 
+absl::StatusOr<std::string> WorkerSessionSha256(Database* db, int64_t id) {
+  NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("SELECT session_sha256 FROM workers WHERE id = ?"));
+  st->Bind(1, id);
+  NM_ASSIGN_OR_RETURN(bool row, st->Step());
+  if (!row) return absl::NotFoundError(absl::StrCat("no worker with id ", id));
+  return st->Text(0);
+}
+
+absl::Status SetWorkerSession(Database* db, int64_t id, const std::string& sha256_hex) {
+  NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("UPDATE workers SET session_sha256 = ? WHERE id = ?"));
+  return st->BindText(1, sha256_hex).Bind(2, id).Run();
+}
+
+absl::StatusOr<int64_t> WorkerBySession(Database* db, const std::string& sha256_hex) {
+  if (sha256_hex.empty()) return 0;
+  NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("SELECT id FROM workers WHERE session_sha256 = ?"));
+  st->BindText(1, sha256_hex);
+  NM_ASSIGN_OR_RETURN(bool row, st->Step());
+  return row ? st->Int(0) : 0;
+}
+
 absl::StatusOr<std::vector<WorkerRecord>> ListWorkerRecords(Database* db) {
   NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare(absl::StrCat(kSelect, " ORDER BY id")));
   std::vector<WorkerRecord> out;

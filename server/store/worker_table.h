@@ -3,6 +3,7 @@
 #define NMSPARSE_SERVER_STORE_WORKER_TABLE_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -23,6 +24,13 @@ absl::StatusOr<int64_t> UpsertWorker(Database* db, int64_t id, const std::string
                                      const std::string& job, int64_t now_ms);
 // NotFound names the id.
 absl::StatusOr<WorkerRecord> LoadWorker(Database* db, int64_t id);
+// The SHA-256 (hex) of worker `id`'s registration session ('' for one registered before sessions); NotFound
+// names an unknown id.
+absl::StatusOr<std::string> WorkerSessionSha256(Database* db, int64_t id);
+// Binds worker `id` to the session whose SHA-256 is `sha256_hex`.
+absl::Status SetWorkerSession(Database* db, int64_t id, const std::string& sha256_hex);
+// The worker whose session has SHA-256 `sha256_hex`, or 0 when none has.
+absl::StatusOr<int64_t> WorkerBySession(Database* db, const std::string& sha256_hex);
 absl::StatusOr<std::vector<WorkerRecord>> ListWorkerRecords(Database* db);
 // Renews the lease of a live worker; NotFound when it is unknown or already marked not alive.
 absl::Status TouchWorker(Database* db, int64_t id, int64_t now_ms);

@@ -208,15 +208,16 @@ absl::StatusOr<v1::ForkRunResponse> ForkRun(Store* store, const SweepExpander& e
   RunRecord parent;
   std::string sweep_name;
   RecordedProgress progress;
+  SweepOwner owner;
   NM_RETURN_IF_ERROR(store->Read([&](Database* db) -> absl::Status {
     NM_ASSIGN_OR_RETURN(parent, LoadRun(db, request.run_id(), RunDetail::kFull));
     NM_ASSIGN_OR_RETURN(v1::Sweep sweep, LoadSweep(db, parent.run.sweep_id()));
     sweep_name = sweep.name();
+    NM_ASSIGN_OR_RETURN(owner, LoadSweepOwner(db, parent.run.sweep_id()));
     NM_ASSIGN_OR_RETURN(progress, LastRecordedProgress(db, request.run_id()));
     return absl::OkStatus();
   }));
-  NM_RETURN_IF_ERROR(
-      CheckMayChange(caller, "fork", parent.run.submitted_by(), absl::StrCat("run ", request.run_id())));
+  NM_RETURN_IF_ERROR(CheckMayChange(caller, "fork", owner, absl::StrCat("run ", request.run_id())));
   NM_ASSIGN_OR_RETURN(ForkPlan plan, PlanFork(parent, sweep_name, progress, request, expand));
   v1::SubmitSweepResponse stored;
   NM_RETURN_IF_ERROR(store->Write([&](Database* db) -> absl::Status {
@@ -228,7 +229,7 @@ absl::StatusOr<v1::ForkRunResponse> ForkRun(Store* store, const SweepExpander& e
           "run ", request.run_id(), " changed while forking (now ", v1::RunState_Name(now.run.state()),
           ", attempt ", now.run.attempt(), "); fork it again"));
     }
-    return StoreSweep(db, plan.sweep, {plan.run}, caller.name, &stored);
+    return StoreSweep(db, plan.sweep, {plan.run}, OwnerOf(caller), &stored);
   }));
   v1::ForkRunResponse out;
   *out.mutable_sweep() = std::move(*stored.mutable_sweep());

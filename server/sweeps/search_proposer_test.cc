@@ -111,12 +111,14 @@ std::vector<std::string> RunSearch(const std::string& name) {
     *start.mutable_run() = ra;
     v1::Ack ack;
     grpc::ClientContext sctx;
+    testing::AsHolderOf(&sctx, start.run().run_id());
     EXPECT_TRUE(server.gateway().StartRun(&sctx, start, &ack).ok());
     v1::CompleteRunRequest done_req;
     *done_req.mutable_run() = ra;
     done_req.set_outcome(v1::SUCCEEDED);
     (*done_req.mutable_final_metrics())["top1"] = 1 - std::abs(std::log10(std::stod(lr)) + 2);
     grpc::ClientContext cctx;
+    testing::AsHolderOf(&cctx, done_req.run().run_id());
     EXPECT_TRUE(server.gateway().CompleteRun(&cctx, done_req, &ack).ok());
     // The proposal this end is owed is made on the proposer's thread: wait for it before the next run ends,
     // so that it sees exactly the results so far (as a worker whose runs take longer than a proposal would).
@@ -193,7 +195,7 @@ int64_t StoreSearchSweep(const std::string& db, const v1::SweepSpec& spec) {
   auto store = Store::Open(db);
   EXPECT_TRUE(store.ok()) << store.status();
   absl::Status s = (*store)->Write([&](Database* d) -> absl::Status {
-    absl::StatusOr<int64_t> inserted = InsertSweep(d, spec, NowMs(), "");
+    absl::StatusOr<int64_t> inserted = InsertSweep(d, spec, NowMs(), {});
     if (inserted.ok()) id = *inserted;
     return inserted.status();
   });
@@ -212,6 +214,7 @@ void CompleteAssignment(TestServer& server, FakeWorker& worker, size_t n) {
   *start.mutable_run() = ra;
   v1::Ack ack;
   grpc::ClientContext sctx;
+  testing::AsHolderOf(&sctx, start.run().run_id());
   ASSERT_TRUE(server.gateway().StartRun(&sctx, start, &ack).ok());
   v1::CompleteRunRequest done;
   *done.mutable_run() = ra;
@@ -219,6 +222,7 @@ void CompleteAssignment(TestServer& server, FakeWorker& worker, size_t n) {
   (*done.mutable_final_metrics())["top1"] = 0.5;
   grpc::ClientContext cctx;
   SetDeadline(&cctx, kAnswerDeadlineS);
+  testing::AsHolderOf(&cctx, done.run().run_id());
   const grpc::Status s = server.gateway().CompleteRun(&cctx, done, &ack);
   EXPECT_TRUE(s.ok()) << "CompleteRun answers without waiting for the next proposal: " << s.error_message();
 }

@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "schemas/sweep_blocks.h"
 #include "schemas/sweep_size.h"
 #include "server/store/clock.h"
@@ -17,12 +18,19 @@
 namespace nmsparse::server {
 namespace {
 
-// The first sweep stored under the request's idempotency key, with its runs.
-absl::StatusOr<std::optional<v1::SubmitSweepResponse>> Existing(Database* db, const std::string& key) {
-  NM_ASSIGN_OR_RETURN(std::optional<int64_t> id, FindSweepByKey(db, key));
+// The first sweep `owner` stored under the spec's idempotency key, with its runs. The same key with another
+// spec is a mistake the caller must hear of (ALREADY_EXISTS), not a silent answer with the earlier sweep.
+absl::StatusOr<std::optional<v1::SubmitSweepResponse>> Existing(Database* db, const SweepOwner& owner,
+                                                                const v1::SweepSpec& spec) {
+  NM_ASSIGN_OR_RETURN(std::optional<int64_t> id, FindSweepByKey(db, owner, spec.idempotency_key()));
   if (!id) return std::optional<v1::SubmitSweepResponse>();
   v1::SubmitSweepResponse out;
   NM_ASSIGN_OR_RETURN(*out.mutable_sweep(), LoadSweep(db, *id));
+  if (!google::protobuf::util::MessageDifferencer::Equals(out.sweep().spec(), spec)) {
+    return absl::AlreadyExistsError(absl::StrCat("idempotency key '", spec.idempotency_key(),
+                                                 "' was used for sweep ", *id, " with another spec; use a new key "
+                                                 "for a different sweep"));
+  }
   RunFilter f;
   f.sweep_id = *id;
   NM_ASSIGN_OR_RETURN(std::vector<RunRecord> runs, QueryRuns(db, f, RunDetail::kSummary));
@@ -151,12 +159,12 @@ void ApplySweepSettings(const v1::SweepSpec& spec, NewRun* r) {
 }
 
 absl::Status StoreSweep(Database* db, const v1::SweepSpec& spec, const std::vector<NewRun>& runs,
-                        const std::string& submitted_by, v1::SubmitSweepResponse* out) {
+                        const SweepOwner& owner, v1::SubmitSweepResponse* out) {
   int64_t now = NowMs();
-  NM_ASSIGN_OR_RETURN(int64_t sweep_id, InsertSweep(db, spec, now, submitted_by));
+  NM_ASSIGN_OR_RETURN(int64_t sweep_id, InsertSweep(db, spec, now, owner));
   for (const NewRun& r : runs) {
     NM_ASSIGN_OR_RETURN(*out->add_runs(), StoreRun(db, spec, sweep_id, r, now, CreationReason(r)));
-    out->mutable_runs()->rbegin()->set_submitted_by(submitted_by);
+    out->mutable_runs()->rbegin()->set_submitted_by(owner.name);
   }
   NM_ASSIGN_OR_RETURN(*out->mutable_sweep(), LoadSweep(db, sweep_id));
   return absl::OkStatus();
@@ -164,7 +172,7 @@ absl::Status StoreSweep(Database* db, const v1::SweepSpec& spec, const std::vect
 
 absl::StatusOr<v1::SubmitSweepResponse> SubmitSweep(Store* store, const SweepExpander& expand,
                                                     int64_t max_runs, const v1::SubmitSweepRequest& request,
-                                                    const std::string& submitted_by) {
+                                                    const SweepOwner& owner) {
   // An objective without a mode takes its metric's declared direction, stored with the sweep.
   v1::SweepSpec spec = request.spec();
   NM_RETURN_IF_ERROR(FillObjectiveModes(&spec));
@@ -174,7 +182,7 @@ absl::StatusOr<v1::SubmitSweepResponse> SubmitSweep(Store* store, const SweepExp
   std::optional<v1::SubmitSweepResponse> existing;
   if (!request.dry_run()) {
     NM_RETURN_IF_ERROR(store->Read([&](Database* db) -> absl::Status {
-      NM_ASSIGN_OR_RETURN(existing, Existing(db, spec.idempotency_key()));
+      NM_ASSIGN_OR_RETURN(existing, Existing(db, owner, spec));
       return absl::OkStatus();
     }));
     if (existing) return *std::move(existing);
@@ -192,9 +200,9 @@ absl::StatusOr<v1::SubmitSweepResponse> SubmitSweep(Store* store, const SweepExp
   NM_RETURN_IF_ERROR(store->Write([&](Database* db) -> absl::Status {
     out.Clear();
     // Checked again inside the transaction: two concurrent submissions with one key store one sweep.
-    NM_ASSIGN_OR_RETURN(existing, Existing(db, spec.idempotency_key()));
+    NM_ASSIGN_OR_RETURN(existing, Existing(db, owner, spec));
     if (existing) return absl::OkStatus();
-    return StoreSweep(db, spec, runs, submitted_by, &out);
+    return StoreSweep(db, spec, runs, owner, &out);
   }));
   if (existing) return *std::move(existing);
   return out;

@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "nmsparse/v1/coordinator.pb.h"
 #include "server/store/store.h"
+#include "server/store/sweep_table.h"
 #include "server/sweeps/sweep_expander.h"
 
 namespace nmsparse::server {
@@ -21,10 +22,11 @@ namespace nmsparse::server {
 // A sweep that expands to more than `max_runs` runs (counted from the spec, schemas/sweep_size.h) is refused
 // with INVALID_ARGUMENT naming the count and the limit, before it is expanded or anything is read or stored.
 //
-// `submitted_by` (the caller's token name, "" without authentication) is recorded on the sweep and its runs.
+// `owner` (the caller's token name and token SHA-256, "" without authentication) owns the sweep and its runs;
+// an idempotency key finds only the same owner's sweep, and with another spec it is refused (ALREADY_EXISTS).
 absl::StatusOr<v1::SubmitSweepResponse> SubmitSweep(Store* store, const SweepExpander& expand,
                                                     int64_t max_runs, const v1::SubmitSweepRequest& request,
-                                                    const std::string& submitted_by);
+                                                    const SweepOwner& owner);
 
 // Stores one run of sweep `sweep_id` (QUEUED, or SUCCEEDED reusing a succeeded run with the same content hash
 // unless the sweep says no_reuse), with its first state change saying `why`. Inside Store::Write. The answer
@@ -39,7 +41,7 @@ void ApplySweepSettings(const v1::SweepSpec& spec, NewRun* run);
 // succeeded run with the same content hash unless spec.no_reuse; a fork's first state change names its
 // parent. Fills `out` with the sweep and the runs without their specs.
 absl::Status StoreSweep(Database* db, const v1::SweepSpec& spec, const std::vector<NewRun>& runs,
-                        const std::string& submitted_by, v1::SubmitSweepResponse* out);
+                        const SweepOwner& owner, v1::SubmitSweepResponse* out);
 
 }  // namespace nmsparse::server
 

@@ -165,8 +165,18 @@ absl::Status Agent::RegisterOnce() {
   for (const v1::Slot& slot : options_.slots.slots) *request.add_slots() = slot;
   for (const v1::RunAttempt& run : RunningAttempts()) *request.add_running() = run;
   absl::StatusOr<v1::RegisterResponse> response = client_->Register(request);
+  if (absl::IsPermissionDenied(response.status()) && request.worker_id() != 0) {
+    // Another registration holds our old id (ours expired and was taken over): come back as a new worker; the
+    // attempts we still run are no longer ours and are stopped by that registration's answer.
+    AgentLog(absl::StrCat("worker ", request.worker_id(), " is held by another registration (",
+                          response.status().message(), "); registering as a new worker"));
+    std::lock_guard<std::mutex> lock(mu_);
+    worker_id_ = 0;
+    client_->set_session("");
+    return response.status();
+  }
   if (!response.ok()) return response.status();
-  client_->set_worker_id(response->worker_id());
+  if (!response->session().empty()) client_->set_session(response->session());
   {
     std::lock_guard<std::mutex> lock(mu_);
     worker_id_ = response->worker_id();

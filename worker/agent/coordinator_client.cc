@@ -2,6 +2,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "contract/worker_session.h"
 #include "schemas/limits.h"
 
 namespace nmsparse::agent {
@@ -35,9 +36,14 @@ CoordinatorClient::~CoordinatorClient() = default;
 void CoordinatorClient::SetDeadline(grpc::ClientContext* context) const {
   context->set_deadline(std::chrono::system_clock::now() + rpc_timeout_);
   AttachToken(token_, context);
-  // Lets the coordinator check that a report comes from the worker that holds the run.
-  const int64_t worker_id = worker_id_.load();
-  if (worker_id != 0) context->AddMetadata("nmsparse-worker-id", std::to_string(worker_id));
+  // Proves to the coordinator that this is the process that registered the worker (docs/security.md).
+  std::lock_guard<std::mutex> lock(session_mu_);
+  if (!session_.empty()) context->AddMetadata(contract::kWorkerSessionMetadata, session_);
+}
+
+void CoordinatorClient::set_session(const std::string& session) {
+  std::lock_guard<std::mutex> lock(session_mu_);
+  session_ = session;
 }
 
 absl::StatusOr<v1::RegisterResponse> CoordinatorClient::Register(const v1::RegisterRequest& request) {

@@ -32,8 +32,8 @@ class CoordinatorClient {
 
   const std::string& address() const { return address_; }
 
-  // Sent as "nmsparse-worker-id" metadata with every call once known (0: not sent).
-  void set_worker_id(int64_t worker_id) { worker_id_ = worker_id; }
+  // The registration's session (contract/worker_session.h), sent with every call once known ("": not sent).
+  void set_session(const std::string& session);
 
   absl::StatusOr<v1::RegisterResponse> Register(const v1::RegisterRequest& request);
   absl::StatusOr<v1::HeartbeatResponse> Heartbeat(const v1::HeartbeatRequest& request);
@@ -61,7 +61,8 @@ class CoordinatorClient {
   std::mutex stream_mu_;
   grpc::ClientContext* stream_context_ = nullptr;  // The open assignment stream, for CancelAssignments.
   bool stream_cancelled_ = false;
-  std::atomic<int64_t> worker_id_{0};
+  mutable std::mutex session_mu_;
+  std::string session_;
 };
 
 }  // namespace nmsparse::agent
