@@ -38,9 +38,9 @@ inline MetricDirection DirectionOf(std::string_view metric) {
 
 // Whether value `a` ranks before (is better than) `b` for a metric that improves upwards (`maximize`) or
 // downwards. A non-finite value (NaN or an infinity, from a run that diverged or a store written before the
-// gateway refused them) ranks after every finite one, and non-finite values tie: every ranking (best, compare,
-// ASHA, TPE, the report) orders them as worst, and std::sort gets the strict weak order it needs (NaN alone
-// breaks `<`).
+// gateway refused them) ranks after every finite one, and non-finite values tie: every ranking (best,
+// compare, ASHA, TPE, the report) orders them as worst, and std::sort gets the strict weak order it needs
+// (NaN alone breaks `<`).
 inline bool RanksBefore(double a, double b, bool maximize) {
   const bool a_finite = std::isfinite(a), b_finite = std::isfinite(b);
   if (a_finite != b_finite) return a_finite;

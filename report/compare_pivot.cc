@@ -133,7 +133,10 @@ ComparePivot BuildComparePivot(const v1::SweepSpec& spec, const std::vector<v1::
     ComparePivot::Cell& cell = cells[row][column];
     ++cell.runs;
     auto value = run.final_metrics().find(metric);
-    if (FinishedWith(run, value != run.final_metrics().end())) {
+    // A non-finite value (stored before the gateway refused them) counts as no value: it would poison the
+    // cell's mean, and it ranks worst everywhere else (contract::RanksBefore).
+    const bool has_value = value != run.final_metrics().end() && std::isfinite(value->second);
+    if (FinishedWith(run, has_value)) {
       cell.values.push_back(value->second);
     } else if (StatePriority(run.state()) > StatePriority(cell.pending)) {
       cell.pending = run.state();

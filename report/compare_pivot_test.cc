@@ -1,5 +1,7 @@
 #include "report/compare_pivot.h"
 
+#include <limits>
+
 #include "gtest/gtest.h"
 #include "report/compare_pivot_testing.h"
 
@@ -94,6 +96,18 @@ TEST(ComparePivotTest, SucceededWithoutTheMetric) {
   const std::vector<v1::Run> runs = {RecipeRun(1, "dense", "2:4", v1::SUCCEEDED, 1.0)};
   const ComparePivot pivot = BuildComparePivot(RecipeByNmSweep(), runs, "top5");
   EXPECT_EQ(CellText(pivot, pivot.cells[0][0]), "no top5");
+}
+
+// A NaN final metric (stored before the gateway refused them) is no value: the cell's mean is of the finite
+// ones, not NaN.
+TEST(ComparePivotTest, ANonFiniteValueIsNoValue) {
+  const std::vector<v1::Run> runs = {
+      RecipeRun(1, "srste", "2:4", v1::SUCCEEDED, 0.5),
+      RecipeRun(2, "srste", "2:4", v1::SUCCEEDED, std::numeric_limits<double>::quiet_NaN())};
+  const ComparePivot pivot = BuildComparePivot(RecipeByNmSweep(), runs, "top1");
+  ASSERT_EQ(pivot.row_labels[1], "srste");
+  ASSERT_EQ(pivot.cells[1][0].values.size(), 1u);
+  EXPECT_EQ(pivot.cells[1][0].mean(), 0.5);
 }
 
 }  // namespace

@@ -33,6 +33,14 @@ TEST(ParetoFrontTest, HandMadeSet) {
   EXPECT_EQ(ParetoFront(points), (std::vector<size_t>{0, 2, 4}));
 }
 
+// A diverged run (NaN quality) is on no front, and does not hide the finite points behind it: with NaN first,
+// every later `quality > NaN` was false and the front was the NaN alone.
+TEST(ParetoFrontTest, NonFinitePointsAreOnNoFront) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<CostQuality> points = {{1, nan}, {2, 40}, {3, 70}, {nan, 90}};
+  EXPECT_EQ(ParetoFront(points), (std::vector<size_t>{1, 2}));
+}
+
 TEST(ParetoFrontTest, EmptyAndSingle) {
   EXPECT_TRUE(ParetoFront({}).empty());
   EXPECT_EQ(ParetoFront({{7, 1}}), std::vector<size_t>{0});

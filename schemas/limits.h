@@ -23,8 +23,8 @@ inline constexpr int64_t kDefaultMaxMetricPointsPerRun = 100'000;
 // Bytes of one log line as nmworker sends it and nmserver stores it; longer lines are cut (CutLogLine).
 inline constexpr int64_t kMaxLogLineBytes = 4 << 10;
 
-// A worker's metric point (the metric-line contract, server/api/metric_intake.h): its epoch, and its step, the
-// largest integer a double holds exactly (nmctl, the report and the dashboard read steps as numbers).
+// A worker's metric point (the metric-line contract, server/api/metric_intake.h): its epoch, and its step,
+// the largest integer a double holds exactly (nmctl, the report and the dashboard read steps as numbers).
 inline constexpr int64_t kMaxMetricEpoch = 1'000'000;
 inline constexpr int64_t kMaxMetricStep = int64_t{1} << 53;
 

@@ -1,4 +1,5 @@
 // The Coordinator and WorkerGateway services over a real channel to an in-process nmserver.
+#include <limits>
 #include <set>
 
 #include "gtest/gtest.h"
@@ -116,13 +117,20 @@ TEST_F(ServiceTest, SameIdempotencyKeyReturnsTheFirstSweep) {
   spec.set_idempotency_key("key-1");
   v1::SubmitSweepResponse first, second;
   ASSERT_TRUE(Submit(spec, &first).ok());
-  spec.set_name("renamed");  // The key alone decides.
   ASSERT_TRUE(Submit(spec, &second).ok());
   EXPECT_TRUE(second.existing());
   EXPECT_EQ(second.sweep().id(), first.sweep().id());
   EXPECT_EQ(second.sweep().name(), "once");
   ASSERT_EQ(second.runs_size(), 2);
   EXPECT_EQ(second.runs(0).id(), first.runs(0).id());
+  // The same key with another spec is a mistake to hear of (issue 36), not the first sweep in silence.
+  spec.set_name("renamed");
+  v1::SubmitSweepResponse third;
+  const grpc::Status other = Submit(spec, &third);
+  EXPECT_EQ(other.error_code(), grpc::StatusCode::ALREADY_EXISTS);
+  EXPECT_EQ(other.error_message(), "idempotency key 'key-1' was used for sweep " +
+                                       std::to_string(first.sweep().id()) +
+                                       " with another spec; use a new key for a different sweep");
   server_->Stop();
   EXPECT_EQ(CountRows(db_, "sweeps"), 1);
   EXPECT_EQ(CountRows(db_, "runs"), 2);
@@ -169,6 +177,71 @@ TEST_F(ServiceTest, RunThatCanNeverFitIsRefusedOnceWorkersExist) {
   EXPECT_NE(s.error_message().find("gpus_per_run: 4"), std::string::npos) << s.error_message();
   EXPECT_NE(s.error_message().find("2 slots"), std::string::npos) << s.error_message();
   ASSERT_TRUE(Submit(MSweep("fits", {"4"}, /*gpus=*/2), &resp).ok());
+}
+
+// Probes of issue 36: three runs end with top1 0.3, NaN and 0.9, and `nmctl best -k 1` answered the 0.3 run
+// (NaN broke the sort). The NaN is not stored as a number: the run's message says it diverged, and best ranks
+// the finite values; a second final point of an attempt is refused naming the field.
+TEST_F(ServiceTest, ANonFiniteFinalMetricIsNotStoredAndBestRanksTheFiniteOnes) {
+  server_ = std::make_unique<TestServer>(db_);
+  v1::SubmitSweepResponse resp;
+  ASSERT_TRUE(Submit(MSweep("nan", {"4", "8", "16"}), &resp).ok());
+  FakeWorker worker(&server_->gateway(), 3);
+  auto got = worker.WaitAssignments(3);
+  ASSERT_EQ(got.size(), 3u);
+  const double top1[] = {0.3, std::numeric_limits<double>::quiet_NaN(), 0.9};
+  for (int i = 0; i < 3; ++i) {
+    const v1::RunAttempt ra = Attempt(got[i].run_id(), 1);
+    ASSERT_TRUE(Start(ra).ok());
+    ASSERT_TRUE(Complete(ra, v1::SUCCEEDED, top1[i]).ok());
+  }
+  const v1::Run diverged = GetRun(got[1].run_id());
+  EXPECT_EQ(diverged.final_metrics().count("top1"), 0u);
+  EXPECT_NE(diverged.message().find("diverged: final metrics not finite (top1 NaN), not stored"),
+            std::string::npos)
+      << diverged.message();
+  v1::GetBestRequest req;
+  req.set_sweep_id(resp.sweep().id());
+  req.set_metric("top1");
+  req.set_k(3);
+  v1::GetBestResponse best;
+  grpc::ClientContext ctx;
+  ASSERT_TRUE(server_->coordinator().GetBest(&ctx, req, &best).ok());
+  ASSERT_EQ(best.runs_size(), 2);
+  EXPECT_EQ(best.runs(0).id(), got[2].run_id());
+  EXPECT_EQ(best.runs(1).id(), got[0].run_id());
+}
+
+TEST_F(ServiceTest, AnAttemptHasOneFinalPoint) {
+  server_ = std::make_unique<TestServer>(db_);
+  v1::SubmitSweepResponse resp;
+  ASSERT_TRUE(Submit(MSweep("final", {"4"}), &resp).ok());
+  FakeWorker worker(&server_->gateway(), 1);
+  ASSERT_EQ(worker.WaitAssignments(1).size(), 1u);
+  const v1::RunAttempt ra = Attempt(resp.runs(0).id(), 1);
+  ASSERT_TRUE(Start(ra).ok());
+  auto send_final = [&](uint64_t step) {
+    grpc::ClientContext ctx;
+    testing::AsHolderOf(&ctx, ra.run_id());
+    v1::Ack ack;
+    auto writer = server_->gateway().ReportMetrics(&ctx, &ack);
+    v1::MetricReport r;
+    *r.mutable_run() = ra;
+    r.mutable_point()->set_kind("final");
+    r.mutable_point()->set_step(step);
+    (*r.mutable_point()->mutable_values())["top1"] = 0.5;
+    writer->Write(r);
+    writer->WritesDone();
+    return writer->Finish();
+  };
+  ASSERT_TRUE(send_final(10).ok());
+  EXPECT_TRUE(send_final(10).ok());  // The same point again (its answer was lost): stored once.
+  const grpc::Status second = send_final(11);
+  EXPECT_EQ(second.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(second.error_message(),
+            "point.kind: run " + std::to_string(ra.run_id()) +
+                " attempt 1 has its final point already (epoch 0, step 10); an attempt "
+                "has one");
 }
 
 // GetBest ranks by the metric's declared direction: the lowest loss is best without `minimize`, and a metric

@@ -34,8 +34,8 @@ v1::SweepSpec MSweep(const std::string& name, const std::vector<std::string>& m_
 // Rows of `table` in the database file.
 int64_t CountRows(const std::string& db_path, const std::string& table);
 
-// Sends one epoch metric point of `ra` with the given values over a ReportMetrics stream. These three send the
-// session of the FakeWorker the run was assigned to (AsHolderOf).
+// Sends one epoch metric point of `ra` with the given values over a ReportMetrics stream. These three send
+// the session of the FakeWorker the run was assigned to (AsHolderOf).
 grpc::Status ReportEpoch(v1::WorkerGateway::Stub& gateway, const v1::RunAttempt& ra, int epoch,
                          const std::map<std::string, double>& values);
 

@@ -1,10 +1,11 @@
 // Issue 36's rogue-worker probes through the real services and database: a holder of the shared worker token
 // who is not the worker holding an attempt cannot report on it, complete it, take the worker's id over while
 // its lease holds, or make it leave. Each case failed on the coordinator before worker sessions.
+#include "contract/worker_session.h"
+
 #include <grpcpp/grpcpp.h>
 
 #include "absl/time/clock.h"
-#include "contract/worker_session.h"
 #include "gtest/gtest.h"
 #include "server/test_support.h"
 
@@ -92,10 +93,10 @@ TEST_F(WorkerSessionTest, OnlyTheHoldingWorkerCompletesItsAttempt) {
 
   grpc::Status s = CompleteAs(rogue.session());
   EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED);
-  EXPECT_EQ(s.error_message(),
-            "run " + std::to_string(run_) + " attempt 1 belongs to worker " + std::to_string(holder_->id()) +
-                "; this call's session is worker " + std::to_string(rogue.worker_id()) +
-                "'s: a worker acts only for the attempts its own registration holds");
+  EXPECT_EQ(s.error_message(), "run " + std::to_string(run_) + " attempt 1 belongs to worker " +
+                                   std::to_string(holder_->id()) + "; this call's session is worker " +
+                                   std::to_string(rogue.worker_id()) +
+                                   "'s: a worker acts only for the attempts its own registration holds");
   s = CompleteAs("");
   EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED);
   EXPECT_EQ(Run().state(), v1::RUNNING);
@@ -169,7 +170,8 @@ TEST_F(WorkerSessionTest, AnExpiredWorkersIdMayBeRegisteredAgainWithANewSession)
   v1::HeartbeatResponse resp;
   grpc::ClientContext ctx;
   ctx.AddMetadata(contract::kWorkerSessionMetadata, holder_->registration().session());
-  EXPECT_EQ(server_->gateway().Heartbeat(&ctx, beat, &resp).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(server_->gateway().Heartbeat(&ctx, beat, &resp).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
 }
 
 }  // namespace

@@ -168,6 +168,21 @@ run=$(as alice runs --sweep "$inside" --json | json "d['runs'][0]['id']")
 check "its files are under runs/<id>" test -s "$work/runs/$run/rank-0.txt"
 check "and nothing outside the work dir" test ! -e "$tmp/escape" -a ! -e "$work/escape"
 
+# --- Issue 36: idempotency keys are per caller, a key used again with another spec is refused, and ownership
+# is by token: a name revoked and given to someone else does not inherit the old holder's sweeps.
+keyed=$(as alice submit "$sweep_yaml" --set name=keyed --no-reuse --idempotency-key k36 --json | json "d['sweep']['id']")
+again=$(as alice submit "$sweep_yaml" --set name=keyed --no-reuse --idempotency-key k36 --json | json "d['sweep']['id']")
+check "alice's second submit under her key returns her sweep" test -n "$keyed" -a "$keyed" = "$again"
+bobs=$(as bob submit "$sweep_yaml" --set name=bobs --no-reuse --idempotency-key k36 --json | json "d['sweep']['id']")
+check "bob's submit under alice's key stores a sweep of his own" test -n "$bobs" -a "$bobs" != "$keyed"
+expect_error "alice's key used again for another spec is refused" \
+  "idempotency key 'k36' was used for sweep $keyed with another spec" \
+  as alice submit "$sweep_yaml" --set name=other --no-reuse --idempotency-key k36
+"$nmserver" token revoke alice --db="$db" >/dev/null
+"$nmserver" token add alice --role user --token_file="$tokens/alice_new.token" --db="$db" >/dev/null
+expect_error "a name re-added for someone else cannot cancel the old holder's sweep" \
+  "submitted by an earlier holder of the name 'alice'" as alice_new cancel --sweep "$keyed"
+
 # --- No token in any log.
 for t in "$tokens"/*.token; do
   check "$(basename "$t") appears in no log" bash -c "! grep -rqF \"\$(cat '$t')\" '$tmp'/*.log" 

@@ -27,10 +27,10 @@ std::string NonFiniteText(double v) { return std::isnan(v) ? "NaN" : (v > 0 ? "i
 
 absl::Status CheckMetricPoint(const v1::MetricPoint& point) {
   if (!KnownKind(point.kind())) {
-    return absl::InvalidArgumentError(absl::StrCat("point.kind: ", JsonString(point.kind()),
-                                                   " is not a metric kind; one of \"", contract::kKindEpoch,
-                                                   "\", \"", contract::kKindStep, "\", \"", contract::kKindFinal,
-                                                   "\", \"", contract::kKindProgress, "\""));
+    return absl::InvalidArgumentError(
+        absl::StrCat("point.kind: ", JsonString(point.kind()), " is not a metric kind; one of \"",
+                     contract::kKindEpoch, "\", \"", contract::kKindStep, "\", \"", contract::kKindFinal,
+                     "\", \"", contract::kKindProgress, "\""));
   }
   if (point.epoch() > limits::kMaxMetricEpoch) {
     return absl::InvalidArgumentError(absl::StrCat("point.epoch: ", point.epoch(), " is past the limit of ",
@@ -44,10 +44,10 @@ absl::Status CheckMetricPoint(const v1::MetricPoint& point) {
   const std::map<std::string, double> values(point.values().begin(), point.values().end());
   for (const auto& [name, value] : values) {
     if (std::isfinite(value)) continue;
-    return absl::InvalidArgumentError(
-        absl::StrCat("point.values[", JsonString(name), "]: ", NonFiniteText(value),
-                     " is not a finite number; a metric is stored only as one (a run that diverges ends FAILED "
-                     "with its trainer's message)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "point.values[", JsonString(name), "]: ", NonFiniteText(value),
+        " is not a finite number; a metric is stored only as one (a run that diverges ends FAILED "
+        "with its trainer's message)"));
   }
   return absl::OkStatus();
 }

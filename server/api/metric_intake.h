@@ -17,7 +17,8 @@
 
 namespace nmsparse::server {
 
-// The point alone: its kind, values, epoch and step. InvalidArgument names the field ("point.values[\"loss\"]").
+// The point alone: its kind, values, epoch and step. InvalidArgument names the field
+// ("point.values[\"loss\"]").
 absl::Status CheckMetricPoint(const v1::MetricPoint& point);
 
 // Stores the report's point for `run` (its attempt and session already checked) with the decision it leads to

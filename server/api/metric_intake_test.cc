@@ -30,8 +30,9 @@ TEST(MetricIntakeTest, TakesEveryKindOfTheContract) {
 TEST(MetricIntakeTest, RefusesAnUnknownKindNamingIt) {
   const absl::Status s = CheckMetricPoint(Point("finale"));
   EXPECT_TRUE(absl::IsInvalidArgument(s));
-  EXPECT_EQ(s.message(),
-            "point.kind: \"finale\" is not a metric kind; one of \"epoch\", \"step\", \"final\", \"progress\"");
+  EXPECT_EQ(
+      s.message(),
+      "point.kind: \"finale\" is not a metric kind; one of \"epoch\", \"step\", \"final\", \"progress\"");
 }
 
 TEST(MetricIntakeTest, RefusesNonFiniteValuesNamingTheMetric) {
@@ -69,7 +70,8 @@ TEST(MetricIntakeTest, FinalMetricsKeepTheirFiniteValuesAndSayWhatDiverged) {
   (*req.mutable_final_metrics())["top1"] = kNaN;
   (*req.mutable_final_metrics())["loss"] = kInf;
   (*req.mutable_final_metrics())["flops"] = 1e9;
-  EXPECT_EQ(DropNonFiniteFinalMetrics(&req), "diverged: final metrics not finite (loss inf, top1 NaN), not stored");
+  EXPECT_EQ(DropNonFiniteFinalMetrics(&req),
+            "diverged: final metrics not finite (loss inf, top1 NaN), not stored");
   ASSERT_EQ(req.final_metrics_size(), 1);
   EXPECT_EQ(req.final_metrics().at("flops"), 1e9);
   EXPECT_EQ(DropNonFiniteFinalMetrics(&req), "");

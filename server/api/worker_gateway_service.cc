@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "schemas/content_hash.h"
 #include "schemas/request_bounds.h"
 #include "server/api/grpc_status.h"
 #include "server/api/metric_intake.h"
@@ -15,7 +16,6 @@
 #include "server/store/run_transitions.h"
 #include "server/store/status_macros.h"
 #include "server/store/worker_table.h"
-#include "schemas/content_hash.h"
 
 namespace nmsparse::server {
 namespace {
@@ -23,10 +23,11 @@ namespace {
 constexpr absl::Duration kStreamPoll = absl::Milliseconds(200);
 
 // CheckAttempt plus the session: only the worker holding the attempt may report on it.
-absl::StatusOr<RunRecord> CheckReport(Database* db, const grpc::ServerContext* ctx, const v1::RunAttempt& ra) {
+absl::StatusOr<RunRecord> CheckReport(Database* db, const grpc::ServerContext* ctx,
+                                      const v1::RunAttempt& ra) {
   NM_ASSIGN_OR_RETURN(RunRecord r, CheckAttempt(db, ra));
-  NM_RETURN_IF_ERROR(
-      CheckWorkerSession(db, ctx, r.run.worker_id(), absl::StrCat("run ", ra.run_id(), " attempt ", ra.attempt())));
+  NM_RETURN_IF_ERROR(CheckWorkerSession(db, ctx, r.run.worker_id(),
+                                        absl::StrCat("run ", ra.run_id(), " attempt ", ra.attempt())));
   return r;
 }
 

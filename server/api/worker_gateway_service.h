@@ -2,8 +2,8 @@
 //
 // Fencing: every report names a run and attempt, and is refused with FAILED_PRECONDITION unless that attempt
 // is the run's current one and the run is still held by a worker. Attempt numbers grow at each assignment, so
-// an attempt names one assignment to one worker. Every call after Register presents the registration's session
-// (server/auth/worker_session.h): a report is taken only from the worker that holds its attempt.
+// an attempt names one assignment to one worker. Every call after Register presents the registration's
+// session (server/auth/worker_session.h): a report is taken only from the worker that holds its attempt.
 #ifndef NMSPARSE_SERVER_API_WORKER_GATEWAY_SERVICE_H_
 #define NMSPARSE_SERVER_API_WORKER_GATEWAY_SERVICE_H_
 

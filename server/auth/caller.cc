@@ -40,13 +40,12 @@ absl::Status CheckMayChange(const Caller& caller, const std::string& action, con
                             const std::string& what) {
   if (caller.role == Role::kAdmin) return absl::OkStatus();
   if (!caller.token_sha256.empty() && caller.token_sha256 == owner.token_sha256) return absl::OkStatus();
-  const std::string whose = caller.name == owner.name
-                                ? absl::StrCat("an earlier holder of the name '", owner.name, "' (another token)")
-                                : absl::StrCat("'", owner.name, "'");
-  return absl::PermissionDeniedError(absl::StrCat("'", caller.name, "' may not ", action, " ", what,
-                                                  ", submitted by ", whose, ": users ", action,
-                                                  " their own sweeps and runs only (role ", RoleName(caller.role),
-                                                  ")"));
+  const std::string whose = caller.name == owner.name ? absl::StrCat("an earlier holder of the name '",
+                                                                     owner.name, "' (another token)")
+                                                      : absl::StrCat("'", owner.name, "'");
+  return absl::PermissionDeniedError(
+      absl::StrCat("'", caller.name, "' may not ", action, " ", what, ", submitted by ", whose, ": users ",
+                   action, " their own sweeps and runs only (role ", RoleName(caller.role), ")"));
 }
 
 }  // namespace nmsparse::server

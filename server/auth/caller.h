@@ -34,8 +34,8 @@ Caller CallerOf(const grpc::ServerContext* context);
 // The owner of what `caller` submits.
 SweepOwner OwnerOf(const Caller& caller);
 
-// OK when `caller` may cancel what `owner` submitted: admins any, users their own, by token (a name revoked and
-// re-added for someone else is a new owner). PermissionDenied names both.
+// OK when `caller` may cancel what `owner` submitted: admins any, users their own, by token (a name revoked
+// and re-added for someone else is a new owner). PermissionDenied names both.
 absl::Status CheckMayCancel(const Caller& caller, const SweepOwner& owner, const std::string& what);
 // The same rule for any change to a run or sweep: `action` ("resume", "fork") words the refusal.
 absl::Status CheckMayChange(const Caller& caller, const std::string& action, const SweepOwner& owner,

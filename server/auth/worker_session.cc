@@ -28,16 +28,16 @@ absl::Status CheckWorkerSession(Database* db, const grpc::ServerContext* ctx, in
                                 absl::string_view what) {
   const std::string session = PresentedWorkerSession(ctx);
   if (session.empty()) {
-    return absl::UnauthenticatedError(
-        absl::StrCat(what, ": the call carries no worker session (metadata ", contract::kWorkerSessionMetadata,
-                     "); a worker sends the one its Register returned"));
+    return absl::UnauthenticatedError(absl::StrCat(what, ": the call carries no worker session (metadata ",
+                                                   contract::kWorkerSessionMetadata,
+                                                   "); a worker sends the one its Register returned"));
   }
   NM_ASSIGN_OR_RETURN(int64_t holder, WorkerBySession(db, DigestOf(session)));
   if (holder != 0 && holder == worker_id) return absl::OkStatus();
-  return absl::PermissionDeniedError(absl::StrCat(
-      what, " belongs to worker ", worker_id, "; this call's session ",
-      holder == 0 ? "is not any registered worker's" : absl::StrCat("is worker ", holder, "'s"),
-      ": a worker acts only for the attempts its own registration holds"));
+  return absl::PermissionDeniedError(
+      absl::StrCat(what, " belongs to worker ", worker_id, "; this call's session ",
+                   holder == 0 ? "is not any registered worker's" : absl::StrCat("is worker ", holder, "'s"),
+                   ": a worker acts only for the attempts its own registration holds"));
 }
 
 absl::StatusOr<RegistrationBinding> BindRegistration(Database* db, int64_t requested_id,
@@ -53,7 +53,8 @@ absl::StatusOr<RegistrationBinding> BindRegistration(Database* db, int64_t reque
       if (!stored.empty() && worker->worker.alive()) {
         return absl::PermissionDeniedError(absl::StrCat(
             "worker ", requested_id, " is registered by another nmworker process (", worker->worker.host(),
-            ") whose lease holds; a worker id is taken over only with its session or after its lease expires: "
+            ") whose lease holds; a worker id is taken over only with its session or after its lease "
+            "expires: "
             "register as a new worker (worker_id 0)"));
       }
     }

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-
 #include "absl/strings/str_format.h"
 #include "contract/metric_direction.h"
 

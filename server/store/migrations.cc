@@ -155,7 +155,8 @@ ALTER TABLE sweeps ADD COLUMN search_ended TEXT NOT NULL DEFAULT '';
 CREATE INDEX metrics_point ON metrics(run_id, attempt, kind, epoch, step);
 )sql",
       // 8: each sweep's run count per state, kept by triggers in the transaction of every change to runs, so
-      // that loading a sweep costs the same at 50 runs as at 50,000 (it used to count them, per metric point).
+      // that loading a sweep costs the same at 50 runs as at 50,000 (it used to count them, per metric
+      // point).
       R"sql(
 CREATE TABLE sweep_run_counts (
   sweep_id INTEGER NOT NULL REFERENCES sweeps(id),
@@ -189,7 +190,8 @@ CREATE TABLE log_marks (
 ) WITHOUT ROWID;
 )sql",
       // 10: each worker's registration session (docs/security.md, "Workers"): the SHA-256 of the secret its
-      // Register returned ('' for a worker registered before sessions existed, which its next Register claims).
+      // Register returned ('' for a worker registered before sessions existed, which its next Register
+      // claims).
       R"sql(
 ALTER TABLE workers ADD COLUMN session_sha256 TEXT NOT NULL DEFAULT '';
 CREATE INDEX workers_session ON workers(session_sha256) WHERE session_sha256 != '';

@@ -160,6 +160,45 @@ TEST(MigrationsTest, SearchEndedMigrationKeepsAnOlderDatabase) {
   EXPECT_TRUE(s.ok()) << s;
 }
 
+// A database of schema 10 (ownership by name) upgrades in place: each sweep's owner becomes the token its
+// submitter's name has at the upgrade ('' when the name has none: admins only), and its idempotency key keeps
+// finding it without tokens. Keys stored from then on are per owner.
+TEST(MigrationsTest, OwnershipMigrationBindsSweepsToTheirSubmittersTokens) {
+  std::string path = TempPath("schema10");
+  CreateAtVersion(
+      path, 10,
+      {"INSERT INTO tokens (name, role, token_sha256, created_at_ms) VALUES ('alice', 'user', 'a1', 1)",
+       "INSERT INTO sweeps (name, spec, idempotency_key, priority, created_at_ms, submitted_by) "
+       "VALUES ('mine', '', 'k', 0, 1, 'alice')",
+       "INSERT INTO sweeps (name, spec, priority, created_at_ms, submitted_by) VALUES ('gone', '', 0, "
+       "1, 'carol')",
+       "INSERT INTO sweeps (name, spec, priority, created_at_ms) VALUES ('open', '', 0, 1)"});
+  auto store = Store::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status();
+  absl::Status s = (*store)->Write([&](Database* db) -> absl::Status {
+    NM_ASSIGN_OR_RETURN(SweepOwner mine, LoadSweepOwner(db, 1));
+    EXPECT_EQ(mine.name, "alice");
+    EXPECT_EQ(mine.token_sha256, "a1");
+    NM_ASSIGN_OR_RETURN(SweepOwner gone, LoadSweepOwner(db, 2));
+    EXPECT_EQ(gone.name, "carol");
+    EXPECT_EQ(gone.token_sha256, "");
+    NM_ASSIGN_OR_RETURN(SweepOwner open, LoadSweepOwner(db, 3));
+    EXPECT_EQ(open.token_sha256, "");
+    NM_ASSIGN_OR_RETURN(std::optional<int64_t> keyed, FindSweepByKey(db, SweepOwner{}, "k"));
+    EXPECT_EQ(keyed, std::optional<int64_t>(1));
+    // New keys are per owner: bob's "k" is not alice's, nor the old unscoped one.
+    v1::SweepSpec spec;
+    spec.set_idempotency_key("k");
+    NM_ASSIGN_OR_RETURN(int64_t bobs, InsertSweep(db, spec, 2, SweepOwner{"bob", "b1"}));
+    NM_ASSIGN_OR_RETURN(std::optional<int64_t> found, FindSweepByKey(db, SweepOwner{"bob", "b1"}, "k"));
+    EXPECT_EQ(found, std::optional<int64_t>(bobs));
+    NM_ASSIGN_OR_RETURN(found, FindSweepByKey(db, SweepOwner{"alice", "a1"}, "k"));
+    EXPECT_EQ(found, std::nullopt);
+    return absl::OkStatus();
+  });
+  EXPECT_TRUE(s.ok()) << s;
+}
+
 TEST(TokenTableTest, StoresHashesByNameAndRecordsSubmitters) {
   auto store = Store::Open(TempPath("tokens"));
   ASSERT_TRUE(store.ok());

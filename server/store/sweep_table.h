@@ -13,9 +13,9 @@
 
 namespace nmsparse::server {
 
-// Who submitted a sweep: the caller's token name, shown as its submitter, and the SHA-256 of the token itself,
-// to which ownership and idempotency keys are bound (a name revoked and given to someone else is a new owner).
-// Both "" without authentication.
+// Who submitted a sweep: the caller's token name, shown as its submitter, and the SHA-256 of the token
+// itself, to which ownership and idempotency keys are bound (a name revoked and given to someone else is a
+// new owner). Both "" without authentication.
 struct SweepOwner {
   std::string name;
   std::string token_sha256;

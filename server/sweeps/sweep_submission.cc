@@ -28,7 +28,8 @@ absl::StatusOr<std::optional<v1::SubmitSweepResponse>> Existing(Database* db, co
   NM_ASSIGN_OR_RETURN(*out.mutable_sweep(), LoadSweep(db, *id));
   if (!google::protobuf::util::MessageDifferencer::Equals(out.sweep().spec(), spec)) {
     return absl::AlreadyExistsError(absl::StrCat("idempotency key '", spec.idempotency_key(),
-                                                 "' was used for sweep ", *id, " with another spec; use a new key "
+                                                 "' was used for sweep ", *id,
+                                                 " with another spec; use a new key "
                                                  "for a different sweep"));
   }
   RunFilter f;

@@ -35,6 +35,10 @@ CoordinatorClient::~CoordinatorClient() = default;
 
 void CoordinatorClient::SetDeadline(grpc::ClientContext* context) const {
   context->set_deadline(std::chrono::system_clock::now() + rpc_timeout_);
+  AttachCredentials(context);
+}
+
+void CoordinatorClient::AttachCredentials(grpc::ClientContext* context) const {
   AttachToken(token_, context);
   // Proves to the coordinator that this is the process that registered the worker (docs/security.md).
   std::lock_guard<std::mutex> lock(session_mu_);
@@ -102,7 +106,7 @@ absl::Status CoordinatorClient::CompleteRun(const v1::CompleteRunRequest& reques
 absl::Status CoordinatorClient::StreamAssignments(
     int64_t worker_id, const std::function<void(const v1::Assignment&)>& on_assignment) {
   grpc::ClientContext context;
-  AttachToken(token_, &context);
+  AttachCredentials(&context);  // A stream has no deadline: it lasts as long as the worker is connected.
   {
     std::lock_guard<std::mutex> lock(stream_mu_);
     if (stream_cancelled_) return absl::CancelledError("assignment stream cancelled");

@@ -51,7 +51,9 @@ class CoordinatorClient {
   void CancelAssignments(bool for_good);
 
  private:
-  void SetDeadline(grpc::ClientContext* context) const;
+  void SetDeadline(grpc::ClientContext* context) const;  // And AttachCredentials.
+  // The token and the registration's session.
+  void AttachCredentials(grpc::ClientContext* context) const;
 
   const std::string address_;
   const std::string token_;
