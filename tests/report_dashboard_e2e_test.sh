@@ -293,10 +293,12 @@ check "an unknown token: 401" test "$(http_code -H "Authorization: Bearer nope" 
 check "a user token: 200" test "$(http_code -H "Authorization: Bearer $user" "${http}api/sweeps")" = 200
 check "a user token on a figure: 200" test "$(http_code -H "Authorization: Bearer $user" "${http}sweeps/$sweep/report/curves_loss.svg")" = 200
 check "a worker token: 403" test "$(http_code -H "Authorization: Bearer $worker" "${http}api/sweeps")" = 403
-cookie=$(curl -s -o /dev/null -D - --data-urlencode "token=$user" "${http}login" | tr -d '\r' | sed -n 's/^Set-Cookie: \([^;]*\);.*/\1/p')
+own=(-H "Origin: ${http%/}")  # What a browser sends from the dashboard's own login page.
+cookie=$(curl -s -o /dev/null -D - "${own[@]}" --data-urlencode "token=$user" "${http}login" | tr -d '\r' | sed -n 's/^Set-Cookie: \([^;]*\);.*/\1/p')
 check "/login sets an HttpOnly cookie" test -n "$cookie"
 check "the cookie reads: 200" test "$(http_code -H "Cookie: $cookie" "${http}api/sweeps/$sweep")" = 200
-check "/login with a wrong token: 401" test "$(http_code --data-urlencode "token=nope" "${http}login")" = 401
+check "/login with a wrong token: 401" test "$(http_code "${own[@]}" --data-urlencode "token=nope" "${http}login")" = 401
+check "/login from another site: 403" test "$(http_code -H "Origin: http://evil.example" --data-urlencode "token=$user" "${http}login")" = 403
 check "no token in the server's logs" bash -c "! grep -qF -e '$user' -e '$worker' '$tmp'/nmserver-*.log"
 
 finish

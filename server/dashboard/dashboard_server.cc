@@ -254,15 +254,18 @@ void DashboardServer::Route(CoordinatorService* coordinator, const DashboardOpti
   http.Get("/login", [](const httplib::Request&, httplib::Response& res) {
     res.set_content(LoginPage(""), "text/html; charset=utf-8");
   });
+  // Only from the dashboard's own login page: another site's form must not log a browser in (login CSRF).
   http.Post("/login", [auth](const httplib::Request& req, httplib::Response& res) {
+    const std::string origin = req.get_header_value("Origin"), referer = req.get_header_value("Referer");
     const std::string token = req.get_param_value("token");
-    absl::Status allowed = CheckDashboardRead(auth, absl::StrCat("Bearer ", token), "");
+    absl::Status allowed = CheckSameOrigin(origin, referer, req.get_header_value("Host"),
+                                           req.get_header_value("X-Forwarded-Host"));
+    if (allowed.ok()) allowed = CheckDashboardRead(auth, absl::StrCat("Bearer ", token), "");
     if (!allowed.ok()) {
       res.status = HttpStatusOf(allowed);
       return res.set_content(LoginPage(std::string(allowed.message())), "text/html; charset=utf-8");
     }
-    res.set_header("Set-Cookie",
-                   absl::StrCat(kTokenCookie, "=", token, "; Path=/; HttpOnly; SameSite=Strict"));
+    res.set_header("Set-Cookie", SessionCookie(token, origin, referer));
     res.set_redirect("/");
   });
 }
