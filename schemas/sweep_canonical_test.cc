@@ -1,6 +1,6 @@
 // Issue 36: numbers are canonical before hashing, so that one run spelled two ways is one run (reused, not
-// trained again): 0.1 = 0.10 = 1e-1 and -0.0 = 0.0, in grid labels, choices and list keys alike. Log-uniform
-// draws are exact at their bounds: min == max draws that value, and no draw leaves [min, max].
+// trained again): 0.1 = 0.10 = 1e-1 = .1 and -0.0 = 0.0, in grid labels, choices and list keys alike.
+// Log-uniform draws are exact at their bounds: min == max draws that value, and no draw leaves [min, max].
 #include <set>
 #include <string>
 #include <vector>
@@ -36,9 +36,10 @@ std::set<std::string> Hashes(const std::vector<ResolvedRun>& runs) {
   return hashes;
 }
 
-TEST(SweepCanonicalTest, OneNumberSpelledThreeWaysIsOneRun) {
-  const std::vector<ResolvedRun> runs = Expand("grid:\n  optimizer.lr: [0.1, 0.10, 1e-1, 1.0e-1]\n");
-  ASSERT_EQ(runs.size(), 4u);
+TEST(SweepCanonicalTest, OneNumberSpelledEightWaysIsOneRun) {
+  const std::vector<ResolvedRun> runs =
+      Expand("grid:\n  optimizer.lr: [0.1, 0.10, 1e-1, 1.0e-1, 1E-1, +0.1, .1, 0.1e0]\n");
+  ASSERT_EQ(runs.size(), 8u);
   EXPECT_EQ(Hashes(runs).size(), 1u) << runs[0].canonical_yaml << "\n" << runs[1].canonical_yaml;
   EXPECT_EQ(runs[1].labels[0].second, "0.10");  // The label stays as written: it is the user's text.
 }
