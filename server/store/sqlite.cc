@@ -111,9 +111,9 @@ absl::Status Database::QuickCheck() {
   }
   if (!row.ok()) problems.push_back(std::string(row.status().message()));
   if (problems.size() == 1 && problems[0] == "ok") return absl::OkStatus();
-  return absl::DataLossError(absl::StrCat("database ", path_,
-                                          " is damaged (PRAGMA quick_check: ", absl::StrJoin(problems, "; "),
-                                          "); restore it from a backup (docs/reliability.md)"));
+  return absl::DataLossError(absl::StrCat(
+      "database ", path_, " is damaged (PRAGMA quick_check: ", absl::StrJoin(problems, "; "),
+      "); restore a copy of it, or salvage its rows into a new file (sqlite3 ", path_, " .recover)"));
 }
 
 absl::Status Database::Exec(absl::string_view sql) {
