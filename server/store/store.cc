@@ -26,10 +26,11 @@ absl::Status Store::Write(absl::FunctionRef<absl::Status(Database*)> fn) {
 }
 
 void Store::NoteFailure(const absl::Status& status) {
-  if (status.code() != absl::StatusCode::kDataLoss && status.code() != absl::StatusCode::kInternal) return;
+  const std::string sql = SqlOf(status);
+  if (sql.empty() || IsStorageFailure(status)) return;  // Not a statement of ours, or NoteWrite's.
   std::fprintf(stderr, "nmserver: database %s: %s: %s (statement: %s)\n", db_->path().c_str(),
                absl::StatusCodeToString(status.code()).c_str(), std::string(status.message()).c_str(),
-               SqlOf(status).c_str());
+               sql.c_str());
 }
 
 absl::Status Store::WriteLocked(absl::FunctionRef<absl::Status(Database*)> fn) {

@@ -38,8 +38,8 @@ class Store {
   explicit Store(std::unique_ptr<Database> db) : db_(std::move(db)) {}
   absl::Status WriteLocked(absl::FunctionRef<absl::Status(Database*)> fn) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void NoteWrite(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // A damaged page or a failed statement (DATA_LOSS, INTERNAL): the answer says what failed; nmserver's log
-  // also names the file and the statement.
+  // A statement that failed for another reason than storage (a damaged page: DATA_LOSS; a constraint:
+  // INTERNAL): the answer says what failed; nmserver's log also names the file and the statement.
   void NoteFailure(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   absl::Mutex mu_;
