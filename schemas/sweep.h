@@ -84,8 +84,9 @@ absl::Status RunError(int index, const std::vector<std::pair<std::string, std::s
 //
 // Random draws: one std::mt19937_64 seeded with `seed`, advanced once per random axis per run, in run order
 // and axis order; u = (next >> 11) * 2^-53 in [0, 1). Uniform: min + u (max - min); log: exp(ln min + u (ln
-// max - ln min)); integer: min + floor(u (max - min + 1)) (inclusive bounds); choices: choices[floor(u n)].
-// Numbers are written in their shortest exact form.
+// max - ln min)), both clamped to [min, max] so that the bounds are exact (min == max draws min itself);
+// integer: min + floor(u (max - min + 1)) (inclusive bounds); choices: choices[floor(u n)]. Numbers are
+// written in their shortest exact form, -0 as 0.
 //
 // Overrides of n_sparsity / m_sparsity carry over to n_sparsity_qkv / m_sparsity_qkv when the base's QKV
 // ratio equals its main ratio and the run does not set the QKV keys itself (the base on the wire is fully

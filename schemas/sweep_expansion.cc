@@ -1,6 +1,7 @@
 // ExpandSweep: the runs of a sweep (grid points x random draws) resolved into validated configs with their
 // canonical YAML, content hash and wire spec. The base is parsed once and each run re-parses only the keys
 // its overrides touch (schemas/base_spec.h); every run is validated in full.
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <random>
@@ -34,7 +35,8 @@ class RandomDraws {
     const double value =
         axis.log() ? std::exp(std::log(axis.min()) + u * (std::log(axis.max()) - std::log(axis.min())))
                    : axis.min() + u * (axis.max() - axis.min());
-    return yaml_util::FormatDouble(value);
+    // exp(log(x)) is not always x (0.001 came back 0.0010000000000000002): the bounds are kept exact.
+    return yaml_util::FormatDouble(std::clamp(value, axis.min(), axis.max()));
   }
 
  private:

@@ -139,6 +139,7 @@ absl::StatusOr<bool> ReadBool(const YAML::Node& node, const std::string& path) {
 }
 
 std::string FormatDouble(double value) {
+  if (value == 0) value = 0.0;  // -0.0 too: one text per value, since canonical YAML is what run hashes hash.
   char buf[40];
   for (int precision = 6; precision <= 17; ++precision) {
     std::snprintf(buf, sizeof(buf), "%.*g", precision, value);

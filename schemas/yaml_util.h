@@ -46,7 +46,8 @@ template <typename T>
 absl::StatusOr<T> ReadEnum(const YAML::Node& node, const std::string& path,
                            const std::vector<std::pair<std::string, T>>& names);
 
-// Shortest decimal text that parses back to exactly `value` (canonical output and hashing).
+// Shortest decimal text that parses back to exactly `value` (canonical output and hashing); -0 is written 0,
+// so that one value has one text.
 std::string FormatDouble(double value);
 
 // A map node's keys must be among `known`; the first other key is an error listing the known keys.

@@ -12,6 +12,7 @@
 #include "report/figures.h"
 #include "report/gnuplot_svg.h"
 #include "report/html_report.h"
+#include "server/dashboard/connection_pool.h"
 #include "server/dashboard/http_auth.h"
 #include "server/dashboard/pages.h"
 #include "server/dashboard/run_table.h"
@@ -23,10 +24,14 @@ namespace nmsparse::server {
 namespace {
 
 constexpr size_t kMaxBodyBytes = 4096;  // Only /login has a body: one token.
-// Concurrent requests; more wait in the queue. Slow work (reading a sweep, drawing its figures) is done once
-// per sweep and version (sweep_cache.h) while the other requests of that sweep wait for it: enough threads
-// that a browser's figure requests of one sweep leave others free for every other page and poll.
-constexpr int kThreads = 24;
+// Open connections served at once (a thread each, connection_pool.h); more wait in the queue. Far above what
+// browsers open, so that idle or trickling sockets (issue 36: 24 of them starved the old fixed pool) cannot
+// hold every thread; below the descriptor limit, so that the gRPC server and SQLite keep theirs.
+constexpr int kMaxConnections = 512;
+// How long a connection may sit without sending a request (before the first or between two) and wait between
+// two reads of one: a browser sends at once, an idle socket gives its thread back soon.
+constexpr int kIdleSeconds = 2;
+constexpr int kReadSeconds = 3;
 constexpr uint32_t kMaxLogLines = 2000;  // Per /logs answer.
 
 // The id in the path (the route's first group, digits): one past int64 is refused, naming it, rather than
@@ -111,9 +116,10 @@ absl::StatusOr<std::unique_ptr<DashboardServer>> DashboardServer::Start(Coordina
   out->figures_js_ = Compress(report::FiguresJs());
   out->Route(coordinator, options);
   httplib::Server& http = *out->http_;
-  http.new_task_queue = [] { return new httplib::ThreadPool(kThreads); };
+  http.new_task_queue = [] { return new ConnectionPool(kMaxConnections); };
   http.set_payload_max_length(kMaxBodyBytes);
-  http.set_read_timeout(5, 0);
+  http.set_keep_alive_timeout(kIdleSeconds);
+  http.set_read_timeout(kReadSeconds, 0);
   http.set_write_timeout(10, 0);
   http.set_keep_alive_max_count(20);
   http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
@@ -248,15 +254,18 @@ void DashboardServer::Route(CoordinatorService* coordinator, const DashboardOpti
   http.Get("/login", [](const httplib::Request&, httplib::Response& res) {
     res.set_content(LoginPage(""), "text/html; charset=utf-8");
   });
+  // Only from the dashboard's own login page: another site's form must not log a browser in (login CSRF).
   http.Post("/login", [auth](const httplib::Request& req, httplib::Response& res) {
+    const std::string origin = req.get_header_value("Origin"), referer = req.get_header_value("Referer");
     const std::string token = req.get_param_value("token");
-    absl::Status allowed = CheckDashboardRead(auth, absl::StrCat("Bearer ", token), "");
+    absl::Status allowed = CheckSameOrigin(origin, referer, req.get_header_value("Host"),
+                                           req.get_header_value("X-Forwarded-Host"));
+    if (allowed.ok()) allowed = CheckDashboardRead(auth, absl::StrCat("Bearer ", token), "");
     if (!allowed.ok()) {
       res.status = HttpStatusOf(allowed);
       return res.set_content(LoginPage(std::string(allowed.message())), "text/html; charset=utf-8");
     }
-    res.set_header("Set-Cookie",
-                   absl::StrCat(kTokenCookie, "=", token, "; Path=/; HttpOnly; SameSite=Strict"));
+    res.set_header("Set-Cookie", SessionCookie(token, origin, referer));
     res.set_redirect("/");
   });
 }

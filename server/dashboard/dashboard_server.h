@@ -1,7 +1,8 @@
 // nmserver's read-only web dashboard (nmserver --http_listen HOST:PORT; docs/dashboard.md): the sweeps, a
 // sweep's runs and figures, a run's live curves and logs, the report, and the JSON endpoints the pages poll.
-// cpp-httplib serves it on its own threads (a small fixed pool), so a slow or hostile HTTP client holds
-// none of the gRPC server's threads; it reads through the gRPC API's handlers and the store's own locking.
+// cpp-httplib serves it on its own threads (one per open connection, up to a cap: connection_pool.h), so a
+// slow or hostile HTTP client holds none of the gRPC server's threads; it reads through the gRPC API's
+// handlers and the store's own locking.
 // Requests are bounded (body, header, time), nothing is logged about them, and tokens are checked as on the
 // gRPC API (http_auth.h).
 #ifndef NMSPARSE_SERVER_DASHBOARD_DASHBOARD_SERVER_H_

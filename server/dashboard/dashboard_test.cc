@@ -238,5 +238,26 @@ TEST_F(DashboardTest, ScriptsAreSentPrecompressedAndKeptForAYear) {
   }
 }
 
+// Issue 36: login CSRF. A form on another site that posts /login sets no cookie; the dashboard's own page
+// does, SameSite=Strict and HttpOnly.
+TEST_F(DashboardTest, LoginFromAnotherSiteSetsNoCookie) {
+  const std::string own = absl::StrCat("http://127.0.0.1:", dashboard_->port());
+  for (const std::string origin : {"http://evil.example", "null"}) {
+    httplib::Result res = http_->Post("/login", httplib::Headers{{"Origin", origin}}, "token=t",
+                                      "application/x-www-form-urlencoded");
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 403) << origin;
+    EXPECT_FALSE(res->has_header("Set-Cookie")) << origin;
+  }
+  httplib::Result no_origin = http_->Post("/login", "token=t", "application/x-www-form-urlencoded");
+  ASSERT_TRUE(no_origin);
+  EXPECT_EQ(no_origin->status, 403);
+  httplib::Result res = http_->Post("/login", httplib::Headers{{"Origin", own}}, "token=t",
+                                    "application/x-www-form-urlencoded");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 302);
+  EXPECT_EQ(res->get_header_value("Set-Cookie"), "nmsparse_token=t; Path=/; HttpOnly; SameSite=Strict");
+}
+
 }  // namespace
 }  // namespace nmsparse::server

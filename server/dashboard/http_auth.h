@@ -24,6 +24,18 @@ std::string CookieValue(absl::string_view cookie_header, absl::string_view name)
 absl::Status CheckDashboardRead(const TokenAuthenticator* authenticator, absl::string_view authorization,
                                 absl::string_view cookie_header);
 
+// Whether a form post comes from the dashboard's own pages (login CSRF; OWASP's origin check): its Origin,
+// or its Referer when the browser sent no Origin, names the host the browser addressed - the Host header, or
+// X-Forwarded-Host from a reverse proxy (a page cannot set either on a cross-site form) - over http or https
+// (a TLS proxy in front). PermissionDenied naming what was sent otherwise, and when both are missing or
+// Origin is "null" (browsers send Origin on every cross-site POST).
+absl::Status CheckSameOrigin(absl::string_view origin, absl::string_view referer, absl::string_view host,
+                             absl::string_view forwarded_host = "");
+
+// The Set-Cookie value that holds a session's token: HttpOnly, SameSite=Strict, and Secure when the login
+// page was served over TLS (its Origin, or Referer, is https).
+std::string SessionCookie(absl::string_view token, absl::string_view origin, absl::string_view referer);
+
 // The HTTP status of a refusal: 401, 403 or 503.
 int HttpStatusOf(const absl::Status& status);
 

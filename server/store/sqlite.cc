@@ -4,15 +4,26 @@
 
 #include <map>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 
 namespace nmsparse::server {
 
 namespace {
 
 constexpr char kStorageFailureUrl[] = "nmsparse/storage-failure";
+constexpr char kSqlUrl[] = "nmsparse/sql";
+constexpr size_t kMaxSqlChars = 200;  // Of a statement, in the log.
+constexpr int kMaxProblems = 5;       // Of quick_check's, in a refusal.
+
+absl::Status WithSql(absl::Status status, absl::string_view sql) {
+  if (!sql.empty()) status.SetPayload(kSqlUrl, absl::Cord(sql.substr(0, kMaxSqlChars)));
+  return status;
+}
 
 absl::StatusCode CodeForSqlite(int rc) {
   switch (rc & 0xff) {  // The primary code of an extended one.
@@ -49,6 +60,11 @@ bool IsStorageFailure(const absl::Status& status) {
   return status.GetPayload(kStorageFailureUrl).has_value();
 }
 
+std::string SqlOf(const absl::Status& status) {
+  const auto sql = status.GetPayload(kSqlUrl);
+  return sql ? std::string(*sql) : std::string();
+}
+
 struct Database::Cache {
   std::map<std::string, std::unique_ptr<Statement>, std::less<>> statements;
 };
@@ -80,9 +96,24 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path
   return db;
 }
 
-absl::Status Database::Error(int rc, absl::string_view what) const {
-  // No file path: these messages reach clients; nmserver's log names the file (Store::NoteWrite).
-  return SqliteError(rc, absl::StrCat(what, ": ", sqlite3_errmsg(db_)));
+absl::Status Database::Error(int rc, absl::string_view what, absl::string_view sql) const {
+  // No file path and no statement: these messages reach clients; nmserver's log names both (Store).
+  return WithSql(SqliteError(rc, absl::StrCat(what, ": ", sqlite3_errmsg(db_))), sql);
+}
+
+absl::Status Database::QuickCheck() {
+  const std::string sql = absl::StrCat("PRAGMA quick_check(", kMaxProblems, ")");
+  absl::StatusOr<Stmt> st = Prepare(sql);
+  std::vector<std::string> problems;
+  absl::StatusOr<bool> row = st.ok() ? (*st)->Step() : st.status();
+  for (; row.ok() && *row; row = (*st)->Step()) {
+    problems.push_back(absl::StrReplaceAll((*st)->Text(0), {{"\n", " "}}));
+  }
+  if (!row.ok()) problems.push_back(std::string(row.status().message()));
+  if (problems.size() == 1 && problems[0] == "ok") return absl::OkStatus();
+  return absl::DataLossError(absl::StrCat(
+      "database ", path_, " is damaged (PRAGMA quick_check: ", absl::StrJoin(problems, "; "),
+      "); restore a copy of it, or salvage its rows into a new file (sqlite3 ", path_, " .recover)"));
 }
 
 absl::Status Database::Exec(absl::string_view sql) {
@@ -92,7 +123,7 @@ absl::Status Database::Exec(absl::string_view sql) {
   if (rc != SQLITE_OK) {
     std::string msg = err ? err : sqlite3_errstr(rc);
     sqlite3_free(err);
-    return SqliteError(rc, absl::StrCat("sqlite: ", msg, " in: ", text.substr(0, 200)));
+    return WithSql(SqliteError(rc, absl::StrCat("sqlite: ", msg)), text);
   }
   return absl::OkStatus();
 }
@@ -104,7 +135,7 @@ absl::StatusOr<Stmt> Database::Prepare(absl::string_view sql) {
   if (it != cache_->statements.end()) return Stmt(it->second.get());
   sqlite3_stmt* stmt = nullptr;
   const int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
-  if (rc != SQLITE_OK) return Error(rc, absl::StrCat("prepare `", sql.substr(0, 200), "`"));
+  if (rc != SQLITE_OK) return Error(rc, "prepare", sql);
   auto owned = std::make_unique<Statement>(this, stmt);
   Stmt out(owned.get());
   cache_->statements.emplace(std::string(sql), std::move(owned));
@@ -141,7 +172,7 @@ absl::StatusOr<bool> Statement::Step() {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
-  return db_->Error(rc, absl::StrCat("step `", std::string(sqlite3_sql(stmt_)).substr(0, 200), "`"));
+  return db_->Error(rc, "step", sqlite3_sql(stmt_));
 }
 
 absl::Status Statement::Run() {

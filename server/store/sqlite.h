@@ -23,8 +23,11 @@ class Statement;
 // back. They come back as RESOURCE_EXHAUSTED (full) or UNAVAILABLE, the codes clients retry with back-off,
 // and carry a payload that IsStorageFailure recognises. Every other SQLite error (a constraint, a bad
 // statement) is INTERNAL, a damaged file DATA_LOSS.
+// No status carries the statement's text (answers reach clients): it rides as a payload, which SqlOf reads
+// for nmserver's log.
 absl::Status SqliteError(int rc, absl::string_view message);
 bool IsStorageFailure(const absl::Status& status);
+std::string SqlOf(const absl::Status& status);
 
 // Returns a cached statement to its ready state (reset, unbound) when the caller is done with it, so that no
 // half-read SELECT keeps a read transaction open.
@@ -50,8 +53,12 @@ class Database {
   int Changes() const;
   const std::string& path() const { return path_; }
 
-  // `what` failed with SQLite result code `rc`: SqliteError with SQLite's message and the file.
-  absl::Status Error(int rc, absl::string_view what) const;
+  // `what` failed with SQLite result code `rc`: SqliteError with SQLite's message, and `sql` as its payload.
+  absl::Status Error(int rc, absl::string_view what, absl::string_view sql = "") const;
+
+  // PRAGMA quick_check: OK, or DataLoss naming the file and what SQLite found (the first few problems). It
+  // reads every page (b-trees, free list), without the index-to-table cross-check of integrity_check.
+  absl::Status QuickCheck();
 
  private:
   Database(sqlite3* db, std::string path);

@@ -11,6 +11,8 @@ namespace nmsparse::server {
 
 absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path) {
   NM_ASSIGN_OR_RETURN(std::unique_ptr<Database> db, Database::Open(path));
+  // A damaged file is refused here, naming it, rather than found by whichever request reads the bad page.
+  NM_RETURN_IF_ERROR(db->QuickCheck());
   NM_RETURN_IF_ERROR(Migrate(db.get()).status());
   return std::unique_ptr<Store>(new Store(std::move(db)));
 }
@@ -19,7 +21,16 @@ absl::Status Store::Write(absl::FunctionRef<absl::Status(Database*)> fn) {
   absl::MutexLock lock(&mu_);
   absl::Status status = WriteLocked(fn);
   NoteWrite(status);
+  NoteFailure(status);
   return status;
+}
+
+void Store::NoteFailure(const absl::Status& status) {
+  const std::string sql = SqlOf(status);
+  if (sql.empty() || IsStorageFailure(status)) return;  // Not a statement of ours, or NoteWrite's.
+  std::fprintf(stderr, "nmserver: database %s: %s: %s (statement: %s)\n", db_->path().c_str(),
+               absl::StatusCodeToString(status.code()).c_str(), std::string(status.message()).c_str(),
+               sql.c_str());
 }
 
 absl::Status Store::WriteLocked(absl::FunctionRef<absl::Status(Database*)> fn) {
@@ -50,7 +61,9 @@ void Store::NoteWrite(const absl::Status& status) {
 
 absl::Status Store::Read(absl::FunctionRef<absl::Status(Database*)> fn) {
   absl::MutexLock lock(&mu_);
-  return fn(db_.get());
+  absl::Status status = fn(db_.get());
+  NoteFailure(status);
+  return status;
 }
 
 }  // namespace nmsparse::server

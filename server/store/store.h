@@ -18,7 +18,8 @@ namespace nmsparse::server {
 
 class Store {
  public:
-  // Opens the file and applies pending migrations.
+  // Opens the file, checks it (Database::QuickCheck: DataLoss naming the file), and applies pending
+  // migrations.
   static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& path);
 
   // Runs `fn` in one transaction; commits when it returns OK, rolls back otherwise (and returns its status).
@@ -37,6 +38,9 @@ class Store {
   explicit Store(std::unique_ptr<Database> db) : db_(std::move(db)) {}
   absl::Status WriteLocked(absl::FunctionRef<absl::Status(Database*)> fn) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void NoteWrite(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A statement that failed for another reason than storage (a damaged page: DATA_LOSS; a constraint:
+  // INTERNAL): the answer says what failed; nmserver's log also names the file and the statement.
+  void NoteFailure(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   absl::Mutex mu_;
   std::unique_ptr<Database> db_ ABSL_GUARDED_BY(mu_);
