@@ -11,7 +11,10 @@ constexpr int kExitOk = 0;
 constexpr int kExitUsage = 2;     // Bad command line or spec (unknown key, bad value, N:M that does not fit).
 constexpr int kExitData = 3;      // Dataset missing, unreadable or not matching the model.
 constexpr int kExitTraining = 4;  // Torch exception, non-finite loss, checkpoint I/O.
-constexpr int kExitDistributed = 5;   // Rendezvous failed, a rank died, a collective timed out.
+constexpr int kExitDistributed = 5;  // Rendezvous failed, a rank died, a collective timed out.
+// The run directory cannot be written (disk full, read-only, I/O error): the message names the file and the
+// OS error, and no temporary file is left. Retried: the disk may have room again, or the next worker may.
+constexpr int kExitStorage = 6;
 constexpr int kExitTerminated = 143;  // SIGTERM: stopped at a step boundary after writing a checkpoint.
 constexpr int kExitKilled = 137;      // SIGKILL (as a shell reports it).
 
@@ -33,6 +36,8 @@ inline std::string DescribeExit(int code) {
       return "training error";
     case kExitDistributed:
       return "distributed failure";
+    case kExitStorage:
+      return "storage error";
     case kExitTerminated:
       return "terminated (SIGTERM)";
     case kExitKilled:

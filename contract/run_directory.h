@@ -24,6 +24,10 @@ constexpr char kSpecFileName[] = "spec.yaml";
 // fork's parent checkpoint among them).
 constexpr const char* kCheckpointFiles[] = {"checkpoint.pt", "checkpoint.prev.pt"};
 
+// The SHA-256 of every checkpoint file nmtrain wrote there, one per line, latest first; a checkpoint whose
+// digest is not listed is damaged and not used (worker/trainer/checkpoint_digest.h).
+constexpr char kCheckpointDigestFile[] = "checkpoint.sha256";
+
 }  // namespace nmsparse::contract
 
 #endif  // NMSPARSE_CONTRACT_RUN_DIRECTORY_H_

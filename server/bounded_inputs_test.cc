@@ -137,17 +137,19 @@ TEST_F(BoundedInputsTest, LogLinesPastTheRunsCapAreDroppedYetAnsweredOk) {
     grpc::Status s = server_->gateway().ReportLog(&ctx, log, &ack);
     ASSERT_TRUE(s.ok()) << s.error_message();
   }
-  EXPECT_EQ(ack.accepted(), 2u);
+  EXPECT_EQ(ack.accepted(), 3u);  // "three" then evicted "two", the line after the head.
   v1::GetLogsRequest req;
   req.set_run_id(assigned[0].run_id());
   v1::GetLogsResponse logs;
   grpc::ClientContext ctx;
   ASSERT_TRUE(server_->coordinator().GetLogs(&ctx, req, &logs).ok());
   ASSERT_EQ(logs.lines_size(), 3);
-  EXPECT_EQ(logs.lines(1).text(), "two");
-  EXPECT_EQ(logs.lines(2).text(),
-            "[nmserver] 1 log line(s) dropped: this run reached the limit of 2 stored log lines (nmserver "
-            "--max_log_lines_per_run)");
+  EXPECT_EQ(logs.lines(0).text(), "one");
+  EXPECT_EQ(
+      logs.lines(1).text(),
+      "[nmserver] 1 log line(s) dropped here, between the run's first lines and its latest (the limit is 2 "
+      "stored log lines, nmserver --max_log_lines_per_run; a worker whose outbox is full drops lines too)");
+  EXPECT_EQ(logs.lines(2).text(), "three");
 }
 
 }  // namespace

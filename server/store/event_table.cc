@@ -158,6 +158,112 @@ absl::Status SetLogMark(Database* db, int64_t run_id, uint32_t attempt, uint64_t
   return st->Bind(1, run_id).Bind(2, attempt).Bind(3, static_cast<int64_t>(report_id)).Run();
 }
 
+// A run's stored log lines under its cap keep a flood's head and its tail, with one notice line between
+// them that counts every line of the run not stored. Once the run holds `limit` lines, the line at half the
+// cap becomes the notice and each later line evicts the oldest line after it. Lines a worker dropped
+// (v1.LogLine.dropped_before) end the head where they were: the notice goes there (a later gap also drops
+// the lines stored after the notice), so that what follows the notice is always the run's latest lines, in
+// one piece. The metric cap's notice line is never evicted.
+class LogFlood {
+ public:
+  static absl::StatusOr<LogFlood> Load(Database* db, int64_t run_id, uint32_t attempt, int64_t limit,
+                                       int64_t now_ms) {
+    LogFlood f(db, run_id, attempt, limit, now_ms);
+    NM_ASSIGN_OR_RETURN(f.row_, LoadVolume(db, run_id, kLogVolume));
+    NM_ASSIGN_OR_RETURN(VolumeRow metrics, LoadVolume(db, run_id, kMetricVolume));
+    f.metric_notice_ = metrics.notice_seq;
+    f.dropped_before_ = f.row_.dropped;
+    return f;
+  }
+
+  // `n` lines the worker dropped before the next one.
+  absl::Status DroppedByWorker(int64_t n) {
+    if (row_.notice_seq == 0) {
+      NM_ASSIGN_OR_RETURN(row_.notice_seq, ReserveSeq(db_, run_id_, 1));
+      NM_RETURN_IF_ERROR(InsertLogRow(db_, run_id_, row_.notice_seq, attempt_, 0, now_ms_, ""));
+    } else {
+      NM_RETURN_IF_ERROR(EvictTail(/*max_rows=*/-1));
+    }
+    row_.dropped += n;
+    return absl::OkStatus();
+  }
+
+  // Whether the next line may be stored: under the cap, or after making room in the tail.
+  absl::StatusOr<bool> MakeRoom() {
+    if (row_.stored < limit_) return true;
+    if (row_.notice_seq == 0) NM_RETURN_IF_ERROR(StartNotice());
+    if (row_.stored >= limit_) NM_RETURN_IF_ERROR(EvictTail(row_.stored - limit_ + 1));
+    if (row_.stored < limit_) return true;
+    ++row_.dropped;  // No tail to evict (a cap of 0, or lowered since): the line itself goes.
+    return false;
+  }
+
+  void Stored() { ++row_.stored; }
+
+  // Writes the counters, and the notice when the count changed.
+  absl::Status Save() {
+    if (row_.dropped != dropped_before_) {
+      if (row_.notice_seq == 0) {
+        NM_ASSIGN_OR_RETURN(row_.notice_seq, ReserveSeq(db_, run_id_, 1));
+        NM_RETURN_IF_ERROR(InsertLogRow(db_, run_id_, row_.notice_seq, attempt_, 0, now_ms_, ""));
+      }
+      const std::string text = absl::StrCat(
+          "[nmserver] ", limits::FormatCount(row_.dropped),
+          " log line(s) dropped here, between the run's first lines and its latest (the limit is ",
+          limits::FormatCount(limit_),
+          " stored log lines, nmserver --max_log_lines_per_run; a worker whose outbox is full drops lines "
+          "too)");
+      NM_ASSIGN_OR_RETURN(Stmt st, db_->Prepare("UPDATE logs SET text = ? WHERE run_id = ? AND seq = ?"));
+      NM_RETURN_IF_ERROR(st->BindText(1, text).Bind(2, run_id_).Bind(3, row_.notice_seq).Run());
+    }
+    NM_ASSIGN_OR_RETURN(Stmt st, db_->Prepare("UPDATE runs SET log_lines = ?, log_lines_dropped = ?, "
+                                              "log_notice_seq = ? WHERE id = ?"));
+    return st->Bind(1, row_.stored).Bind(2, row_.dropped).Bind(3, row_.notice_seq).Bind(4, run_id_).Run();
+  }
+
+ private:
+  LogFlood(Database* db, int64_t run_id, uint32_t attempt, int64_t limit, int64_t now_ms)
+      : db_(db), run_id_(run_id), attempt_(attempt), limit_(limit), now_ms_(now_ms) {}
+
+  // The stored line at half the cap becomes the notice (it counts as dropped); none when there is no such
+  // line (a cap of 0): the notice is then appended.
+  absl::Status StartNotice() {
+    NM_ASSIGN_OR_RETURN(Stmt st, db_->Prepare("SELECT seq FROM logs WHERE run_id = ? AND seq != ? ORDER BY "
+                                              "seq LIMIT 1 OFFSET ?"));
+    st->Bind(1, run_id_).Bind(2, metric_notice_).Bind(3, limit_ / 2);
+    NM_ASSIGN_OR_RETURN(bool row, st->Step());
+    if (!row) return absl::OkStatus();
+    row_.notice_seq = st->Int(0);
+    --row_.stored;
+    ++row_.dropped;
+    return absl::OkStatus();
+  }
+
+  // Drops the oldest `max_rows` lines after the notice (all of them for -1).
+  absl::Status EvictTail(int64_t max_rows) {
+    if (row_.notice_seq == 0) return absl::OkStatus();
+    NM_ASSIGN_OR_RETURN(Stmt st,
+                        db_->Prepare("DELETE FROM logs WHERE run_id = ?1 AND seq IN (SELECT seq FROM "
+                                     "logs WHERE run_id = ?1 AND seq > ?2 AND seq != ?3 ORDER BY seq "
+                                     "LIMIT ?4)"));
+    NM_RETURN_IF_ERROR(
+        st->Bind(1, run_id_).Bind(2, row_.notice_seq).Bind(3, metric_notice_).Bind(4, max_rows).Run());
+    const int64_t evicted = db_->Changes();
+    row_.stored -= evicted;
+    row_.dropped += evicted;
+    return absl::OkStatus();
+  }
+
+  Database* db_;
+  int64_t run_id_;
+  uint32_t attempt_;
+  int64_t limit_;
+  int64_t now_ms_;
+  VolumeRow row_;
+  int64_t metric_notice_ = 0;
+  int64_t dropped_before_ = 0;
+};
+
 }  // namespace
 
 absl::Status AppendStateChange(Database* db, int64_t run_id, v1::RunState from, v1::RunState to,
@@ -234,23 +340,25 @@ absl::StatusOr<int64_t> AppendLogs(Database* db, int64_t run_id, uint32_t attemp
     newest = std::max<uint64_t>(newest, line.report_id());
   }
   if (fresh.empty()) return 0;
-  NM_ASSIGN_OR_RETURN(VolumeRow volume, LoadVolume(db, run_id, kLogVolume));
-  const int64_t room = std::max<int64_t>(0, caps.max_log_lines - volume.stored);
-  const int64_t kept = std::min<int64_t>(room, static_cast<int64_t>(fresh.size()));
-  if (kept > 0) {
-    NM_RETURN_IF_ERROR(CountStored(db, run_id, kLogVolume, kept));
-    NM_ASSIGN_OR_RETURN(int64_t seq, ReserveSeq(db, run_id, kept));
-    for (int64_t i = 0; i < kept; ++i) {
-      const v1::LogLine& line = *fresh[static_cast<size_t>(i)];
-      NM_RETURN_IF_ERROR(InsertLogRow(db, run_id, seq++, attempt, line.rank(),
-                                      line.at_ms() ? line.at_ms() : now_ms, limits::CutLogLine(line.text())));
+  NM_ASSIGN_OR_RETURN(LogFlood flood, LogFlood::Load(db, run_id, attempt, caps.max_log_lines, now_ms));
+  int64_t stored = 0;
+  for (const v1::LogLine* line : fresh) {
+    if (line->dropped_before() > 0) {
+      NM_RETURN_IF_ERROR(flood.DroppedByWorker(static_cast<int64_t>(line->dropped_before())));
     }
+    NM_ASSIGN_OR_RETURN(bool room, flood.MakeRoom());
+    if (!room) continue;
+    NM_ASSIGN_OR_RETURN(int64_t seq, ReserveSeq(db, run_id, 1));
+    NM_RETURN_IF_ERROR(InsertLogRow(db, run_id, seq, attempt, line->rank(),
+                                    line->at_ms() ? line->at_ms() : now_ms,
+                                    limits::CutLogLine(line->text())));
+    flood.Stored();
+    ++stored;
   }
   // Dropped lines count as handled too: sent again, they are neither stored nor counted twice.
   if (newest > mark) NM_RETURN_IF_ERROR(SetLogMark(db, run_id, attempt, newest));
-  NM_RETURN_IF_ERROR(RecordDropped(db, run_id, attempt, kLogVolume, volume,
-                                   static_cast<int64_t>(fresh.size()) - kept, caps.max_log_lines, now_ms));
-  return kept;
+  NM_RETURN_IF_ERROR(flood.Save());
+  return stored;
 }
 
 absl::StatusOr<std::vector<v1::StateChange>> StateHistory(Database* db, int64_t run_id) {

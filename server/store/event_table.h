@@ -37,9 +37,11 @@ absl::StatusOr<int64_t> StoredMetricSeq(Database* db, int64_t run_id, uint32_t a
 // count toward the cap, so a run of days, reporting progress every few seconds, keeps room for its curves.
 absl::StatusOr<int64_t> AppendMetric(Database* db, int64_t run_id, uint32_t attempt, v1::MetricPoint point,
                                      int64_t now_ms, const EventCaps& caps = {});
-// Stores the lines, each cut to limits::kMaxLogLineBytes; returns how many were stored. Lines past
-// caps.max_log_lines are dropped; the first drop appends one notice line "[nmserver] N log line(s) dropped:
-// ...", whose count is rewritten in place as more are dropped. Lines numbered by their worker
+// Stores the lines, each cut to limits::kMaxLogLineBytes; returns how many were stored (later lines of the
+// batch may have evicted some of them). Past caps.max_log_lines the run keeps the head and the tail of its
+// log: the line at half the cap becomes one notice, "[nmserver] N log line(s) dropped here, ...", and each
+// later line evicts the oldest line after it; N counts every line of the run not stored, those its worker
+// dropped (v1.LogLine.dropped_before) included, and is rewritten in place. Lines numbered by their worker
 // (v1.LogLine.report_id) at or below the attempt's last stored number were stored before and are skipped.
 absl::StatusOr<int64_t> AppendLogs(Database* db, int64_t run_id, uint32_t attempt,
                                    const google::protobuf::RepeatedPtrField<v1::LogLine>& lines,

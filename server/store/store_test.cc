@@ -544,22 +544,66 @@ class EventCapsTest : public RunStateTest {
   int next_line_ = 0;
 };
 
-TEST_F(EventCapsTest, LogLinesPastTheCapAreDroppedAndCountedInOneNotice) {
+std::string LogNotice(int64_t dropped, int64_t limit) {
+  return absl::StrCat(
+      "[nmserver] ", limits::FormatCount(dropped),
+      " log line(s) dropped here, between the run's first lines and its latest (the limit is ",
+      limits::FormatCount(limit),
+      " stored log lines, nmserver --max_log_lines_per_run; a worker whose outbox is full drops "
+      "lines too)");
+}
+
+std::vector<std::string> Texts(const std::vector<v1::LogLine>& logs) {
+  std::vector<std::string> texts;
+  for (const v1::LogLine& l : logs) texts.push_back(l.text());
+  return texts;
+}
+
+// A flood past the cap keeps its first lines (half the cap) and its latest, with one notice between them
+// counting exactly the lines not kept (issue 36: the count said 34,320 where 50,000 were lost).
+TEST_F(EventCapsTest, AFloodKeepsItsHeadAndItsTailAndCountsTheLinesBetween) {
   int64_t run = AddRun(0);
   EventCaps caps;
-  caps.max_log_lines = 3;
+  caps.max_log_lines = 4;
+  EXPECT_EQ(Log(run, 3, caps), 3);
+  EXPECT_EQ(Log(run, 7, caps), 7);  // Each line past the cap evicts the oldest line after the notice.
+  EXPECT_EQ(Texts(Logs(run)),
+            (std::vector<std::string>{"line 0", "line 1", LogNotice(6, 4), "line 8", "line 9"}));
   EXPECT_EQ(Log(run, 2, caps), 2);
-  EXPECT_EQ(Log(run, 4, caps), 1);  // "line 2" fits; 3 to 5 are dropped.
-  std::vector<v1::LogLine> logs = Logs(run);
-  ASSERT_EQ(logs.size(), 4u);
-  EXPECT_EQ(logs[2].text(), "line 2");
-  EXPECT_EQ(logs[3].text(),
-            "[nmserver] 3 log line(s) dropped: this run reached the limit of 3 stored log lines (nmserver "
-            "--max_log_lines_per_run)");
-  EXPECT_EQ(Log(run, 2, caps), 0);
-  logs = Logs(run);
-  ASSERT_EQ(logs.size(), 4u);  // Still one notice, its count rewritten.
-  EXPECT_EQ(logs[3].text().substr(0, 35), "[nmserver] 5 log line(s) dropped: t");
+  EXPECT_EQ(Texts(Logs(run)),
+            (std::vector<std::string>{"line 0", "line 1", LogNotice(8, 4), "line 10", "line 11"}));
+}
+
+// Lines the worker dropped (its outbox was full) are counted where they were: the head ends there, and a
+// later gap drops the lines stored after the notice too, so that the notice is followed by the latest lines.
+TEST_F(EventCapsTest, LinesTheWorkerDroppedAreCountedInTheNotice) {
+  int64_t run = AddRun(0);
+  auto send = [&](uint64_t first, uint64_t last, uint64_t dropped_before) {
+    google::protobuf::RepeatedPtrField<v1::LogLine> lines;
+    for (uint64_t id = first; id <= last; ++id) {
+      v1::LogLine* line = lines.Add();
+      line->set_text(absl::StrCat("line ", id));
+      line->set_report_id(id);
+      if (id == first) line->set_dropped_before(dropped_before);
+    }
+    int64_t stored = -1;
+    EXPECT_TRUE(store_
+                    ->Write([&](Database* db) -> absl::Status {
+                      NM_ASSIGN_OR_RETURN(stored, AppendLogs(db, run, 1, lines, 3));
+                      return absl::OkStatus();
+                    })
+                    .ok());
+    return stored;
+  };
+  EXPECT_EQ(send(1, 3, 0), 3);
+  EXPECT_EQ(send(4, 6, 5), 3);
+  EXPECT_EQ(send(4, 6, 5), 0);  // Sent again: neither stored nor counted twice.
+  const int64_t limit = limits::kDefaultMaxLogLinesPerRun;
+  EXPECT_EQ(Texts(Logs(run)), (std::vector<std::string>{"line 1", "line 2", "line 3", LogNotice(5, limit),
+                                                        "line 4", "line 5", "line 6"}));
+  EXPECT_EQ(send(7, 7, 2), 1);
+  EXPECT_EQ(Texts(Logs(run)),
+            (std::vector<std::string>{"line 1", "line 2", "line 3", LogNotice(10, limit), "line 7"}));
 }
 
 TEST_F(EventCapsTest, MetricPointsPastTheCapAreDroppedButFinalIsKept) {

@@ -51,6 +51,11 @@ void Agent::ReportLoop() {
       if (lifecycle_ == Lifecycle::kStopped) return;
     }
     std::vector<Report> batch = outbox_.PeekBatch(kMaxBatch, std::chrono::milliseconds(200));
+    for (const v1::RunAttempt& run : outbox_.TakeNewlyDropping()) {
+      AgentLog(absl::StrCat("the outbox is full (", options_.outbox_capacity,
+                            " reports): dropping log lines of ", AttemptName(run),
+                            " between its first and its latest; the count follows when it ends"));
+    }
     if (batch.empty()) continue;
     const Report& head = batch.front();
     const absl::Status status = Send(batch);
@@ -90,7 +95,14 @@ void Agent::ReportLoop() {
       AgentLog(absl::StrCat("the coordinator refused a report of ", AttemptName(head.run),
                             " for good: ", status.ToString()));
     }
-    if (head.kind == Report::Kind::kComplete) Retire(head.run);
+    if (head.kind == Report::Kind::kComplete) {
+      if (const uint64_t dropped = outbox_.TakeDroppedLogLines(head.run); dropped > 0) {
+        AgentLog(absl::StrCat(AttemptName(head.run), ": ", dropped,
+                              " log line(s) dropped in all (the outbox was full); the run's log has a notice "
+                              "where they were"));
+      }
+      Retire(head.run);
+    }
   }
 }
 

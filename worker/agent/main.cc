@@ -50,6 +50,9 @@ ABSL_FLAG(std::string, job, "",
           "The batch job this worker runs in, e.g. slurm:$SLURM_JOB_ID (set by nmserver's Slurm launcher).");
 ABSL_FLAG(int64_t, idle_exit_ms, 0,
           "Leave (exit 0) after this long with no run; 0: never. Set by nmserver's Slurm launcher.");
+ABSL_FLAG(int64_t, outbox_capacity, 100000,
+          "Reports kept while the coordinator is away or slow; past it a flood's log lines between its first "
+          "and its latest are dropped and counted.");
 
 namespace {
 
@@ -133,6 +136,7 @@ int main(int argc, char** argv) {
   options.kill_grace = std::chrono::milliseconds(absl::GetFlag(FLAGS_kill_grace_ms));
   options.job = absl::GetFlag(FLAGS_job);
   options.idle_exit = std::chrono::milliseconds(std::max<int64_t>(absl::GetFlag(FLAGS_idle_exit_ms), 0));
+  options.outbox_capacity = static_cast<size_t>(std::max<int64_t>(absl::GetFlag(FLAGS_outbox_capacity), 2));
   if (options.work_dir.empty() || options.work_dir[0] != '/') {
     char cwd[PATH_MAX];
     if (getcwd(cwd, sizeof(cwd)) != nullptr) options.work_dir = absl::StrCat(cwd, "/", options.work_dir);

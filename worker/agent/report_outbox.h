@@ -1,7 +1,10 @@
 // The agent's ordered queue of reports to the coordinator. Reports wait here until the coordinator takes or
 // refuses them (report_fate.h), and are sent again in order while it is away or cannot store them; the queue
-// is bounded: past its capacity the oldest log lines, then the oldest metric points, are dropped (StartRun
-// and CompleteRun reports are never dropped).
+// is bounded: past its capacity log lines are dropped first, then the oldest metric points (StartRun and
+// CompleteRun reports are never dropped). A flood of log lines keeps its head and its tail: the oldest half
+// of the queue goes out as it is, the lines just after it are dropped, and the line after a gap carries how
+// many of its attempt's lines were dropped just before it (v1.LogLine.dropped_before), so that the
+// coordinator's count is true.
 #ifndef NMSPARSE_WORKER_AGENT_REPORT_OUTBOX_H_
 #define NMSPARSE_WORKER_AGENT_REPORT_OUTBOX_H_
 
@@ -9,7 +12,9 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "nmsparse/v1/worker_gateway.pb.h"
@@ -47,11 +52,18 @@ class ReportOutbox {
   size_t size() const;
   uint64_t dropped() const;
 
+  // Attempts that started losing log lines since the last call (for the agent's log), once each.
+  std::vector<v1::RunAttempt> TakeNewlyDropping();
+  // Log lines of the attempt dropped in all; forgets the attempt.
+  uint64_t TakeDroppedLogLines(const v1::RunAttempt& run);
+
   // Wakes PeekBatch waiters for good.
   void Close();
 
  private:
+  using AttemptKey = std::pair<int64_t, uint32_t>;
   void EnforceCapacityLocked();
+  bool DropLogLineLocked();
 
   const size_t capacity_;
   mutable std::mutex mu_;
@@ -59,6 +71,10 @@ class ReportOutbox {
   std::deque<Report> queue_;
   uint64_t next_id_ = 1;
   uint64_t dropped_ = 0;
+  // Per attempt: log lines dropped in all; dropped lines not yet carried by a later line of the attempt.
+  std::map<AttemptKey, uint64_t> dropped_lines_;
+  std::map<AttemptKey, uint64_t> pending_gap_;
+  std::vector<v1::RunAttempt> newly_dropping_;
   bool closed_ = false;
 };
 

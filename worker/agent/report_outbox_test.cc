@@ -77,6 +77,47 @@ TEST(ReportOutboxTest, CapacityDropsLogsThenMetricsNeverCompletions) {
   EXPECT_EQ(batch[0].kind, Report::Kind::kStart);
 }
 
+// A flood of log lines past the capacity keeps the oldest half of the queue (the head, sent as it is) and the
+// latest lines; the first line after the gap carries how many were dropped there, so that the coordinator's
+// count is exact, and the agent learns once that the attempt lost lines and, at its end, how many.
+TEST(ReportOutboxTest, AFloodKeepsItsHeadAndTailAndCountsTheGap) {
+  ReportOutbox outbox(4);
+  for (int i = 0; i < 10; ++i) {
+    Report r = Make(Report::Kind::kLog, 1, 1);
+    r.line.set_text(std::to_string(i));
+    outbox.Push(std::move(r));
+  }
+  std::vector<Report> batch = outbox.PeekBatch(10, kNoWait);
+  ASSERT_EQ(batch.size(), 4u);
+  EXPECT_EQ(batch[0].line.text(), "0");
+  EXPECT_EQ(batch[1].line.text(), "1");
+  EXPECT_EQ(batch[2].line.text(), "8");
+  EXPECT_EQ(batch[2].line.dropped_before(), 6u);  // Lines 2 to 7.
+  EXPECT_EQ(batch[3].line.text(), "9");
+  EXPECT_EQ(batch[3].line.dropped_before(), 0u);
+  const std::vector<v1::RunAttempt> dropping = outbox.TakeNewlyDropping();
+  ASSERT_EQ(dropping.size(), 1u);
+  EXPECT_EQ(dropping[0].run_id(), 1);
+  EXPECT_TRUE(outbox.TakeNewlyDropping().empty());
+  EXPECT_EQ(outbox.TakeDroppedLogLines(dropping[0]), 6u);
+  EXPECT_EQ(outbox.TakeDroppedLogLines(dropping[0]), 0u);
+}
+
+// A dropped line with no later line of its attempt queued: the attempt's next line carries the count.
+TEST(ReportOutboxTest, ADropAtTheEndIsCarriedByTheNextLine) {
+  ReportOutbox outbox(2);
+  outbox.Push(Make(Report::Kind::kStart, 1, 1));
+  outbox.Push(Make(Report::Kind::kMetric, 1, 1));
+  outbox.Push(Make(Report::Kind::kLog, 1, 1));  // Over capacity: this line goes.
+  outbox.Ack(outbox.PeekBatch(1, kNoWait).back().id);
+  outbox.Push(Make(Report::Kind::kLog, 1, 1));
+  outbox.Ack(outbox.PeekBatch(1, kNoWait).back().id);
+  std::vector<Report> batch = outbox.PeekBatch(10, kNoWait);
+  ASSERT_EQ(batch.size(), 1u);
+  EXPECT_EQ(batch[0].kind, Report::Kind::kLog);
+  EXPECT_EQ(batch[0].line.dropped_before(), 1u);
+}
+
 TEST(ReportOutboxTest, DropAttemptKeepsOthersAndAckStaysCorrect) {
   ReportOutbox outbox(100);
   outbox.Push(Make(Report::Kind::kMetric, 1, 1));

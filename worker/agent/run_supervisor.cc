@@ -16,6 +16,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/checked_file.h"
 #include "contract/exit_codes.h"
 #include "contract/metric_names.h"
 #include "contract/run_directory.h"
@@ -30,25 +31,15 @@ constexpr size_t kStderrTailLines = 20;
 constexpr size_t kStderrTailChars = 2000;
 constexpr auto kPollInterval = std::chrono::milliseconds(50);
 
-bool WriteFile(const std::string& path, const std::string& content) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc | std::ios::binary);
-    out << content;
-    if (!out.good()) return false;
-  }
-  return std::rename(tmp.c_str(), path.c_str()) == 0;
-}
-
-bool MakeDirs(const std::string& path) {
+absl::Status MakeDirs(const std::string& path) {
   size_t pos = 0;
   while (pos != std::string::npos) {
     pos = path.find('/', pos + 1);
     const std::string prefix = path.substr(0, pos);
     if (prefix.empty()) continue;
-    if (mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) return false;
+    if (mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) return FileError(errno, prefix);
   }
-  return true;
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -128,10 +119,14 @@ RunOutcome RunSupervisor::Supervise() {
   RunOutcome outcome;
   const size_t world = launch_.ranks.empty() ? 1 : launch_.ranks.size();
   const std::string spec_path = launch_.run_dir + "/" + contract::kSpecFileName;
-  if (!MakeDirs(launch_.run_dir) || !WriteFile(spec_path, launch_.spec_yaml)) {
+  // A full or read-only disk fails the attempt, which is retried (exit code -1 is not permanent); the
+  // trainer never sees a short spec.
+  absl::Status written = MakeDirs(launch_.run_dir);
+  if (written.ok()) written = WriteFileAtomically(spec_path, launch_.spec_yaml);
+  if (!written.ok()) {
     outcome.state = v1::FAILED;
     outcome.exit_code = -1;
-    outcome.message = absl::StrCat("nmworker cannot write ", spec_path, ": ", strerror(errno));
+    outcome.message = absl::StrCat("nmworker cannot write the run's spec: ", written.message());
     return outcome;
   }
 

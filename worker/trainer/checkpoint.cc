@@ -7,13 +7,19 @@
 #include <torch/serialize/output-archive.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <stdexcept>
+#include <vector>
 
+#include "absl/strings/str_join.h"
+#include "common/checked_file.h"
 #include "contract/run_directory.h"
 #include "worker/trainer/checkpoint_architecture.h"
+#include "worker/trainer/checkpoint_digest.h"
+#include "worker/trainer/exit_codes.h"
 
 namespace nmsparse {
 namespace {
@@ -64,6 +70,63 @@ NamedTensors ReadMasks(torch::serialize::InputArchive& a) {
                        mask);
   }
   return masks;
+}
+
+// Streams the archive into `file`, hashing it on the way; returns the first write error. The writer never
+// reports a failure to LibTorch (whose stream writer would throw again from its destructor while the first
+// exception unwinds, and abort): it keeps the first error and swallows the rest of the bytes.
+absl::Status StreamArchive(torch::serialize::OutputArchive& archive, CheckedFile& file, Sha256& hash) {
+  absl::Status written;
+  auto write = [&](const void* data, size_t size) {
+    if (written.ok()) written = file.Write(data, size);
+    hash.Update(data, size);
+  };
+  archive.save_to([&](const void* data, size_t size) -> size_t {
+    static const std::vector<char> kZeros(1 << 16);
+    // LibTorch 2.x passes no buffer for a record written without its data: a hole, as its file writer leaves
+    // by seeking, so zeros here.
+    for (size_t done = 0; data == nullptr && done < size; done += kZeros.size()) {
+      write(kZeros.data(), std::min(kZeros.size(), size - done));
+    }
+    if (data != nullptr) write(data, size);
+    return size;
+  });
+  return written;
+}
+
+// Lists the new file's digest, then renames the latest checkpoint to the previous one and the new file to the
+// latest. The list is written before any rename, so a crash between the renames leaves every checkpoint
+// present listed.
+absl::Status RecordAndRename(const std::string& out_dir, const std::string& tmp, const std::string& digest) {
+  const std::string path = CheckpointPath(out_dir);
+  struct stat st;
+  const bool has_latest = stat(path.c_str(), &st) == 0;
+  if (has_latest && RecordedDigests(out_dir).empty()) {
+    // Checkpoints written before digests were kept: the current one is recorded as found.
+    absl::StatusOr<std::string> found = FileSha256(path);
+    if (!found.ok()) return found.status();
+    if (absl::Status s = RecordDigest(out_dir, *found); !s.ok()) return s;
+  }
+  if (absl::Status s = RecordDigest(out_dir, digest); !s.ok()) return s;
+  if (has_latest) {
+    if (absl::Status s = RenameFile(path, PreviousCheckpointPath(out_dir)); !s.ok()) return s;
+  }
+  return RenameFile(tmp, path);
+}
+
+// Writes checkpoint.pt.tmp through a checked file (removed on every way out but the last rename) and puts it
+// in place; a storage failure is TrainerError(kExitStorage) naming the file and the OS error.
+void WriteCheckpointFiles(const std::string& out_dir, torch::serialize::OutputArchive& archive) {
+  CheckedFile tmp;
+  Sha256 hash;
+  absl::Status written = CheckedFile::Create(CheckpointPath(out_dir) + ".tmp", &tmp);
+  if (written.ok()) written = StreamArchive(archive, tmp, hash);
+  if (written.ok()) written = tmp.Close();
+  if (written.ok()) written = RecordAndRename(out_dir, tmp.path(), hash.HexDigest());
+  if (!written.ok()) {
+    throw TrainerError(kExitStorage, "cannot write the checkpoint: " + std::string(written.message()));
+  }
+  tmp.Release();
 }
 
 }  // namespace
@@ -133,19 +196,7 @@ void SaveCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch:
     WriteMasks(ema_archive, state.ema);  // Named tensors, stored as the masks are.
     archive.write("model_ema", ema_archive);
   }
-  const std::string path = CheckpointPath(out_dir);
-  const std::string previous = PreviousCheckpointPath(out_dir);
-  const std::string tmp = path + ".tmp";
-  archive.save_to(tmp);
-  // The checkpoint being replaced stays as the previous one. A crash between the two renames leaves only the
-  // previous one, which LoadCheckpoint then takes.
-  struct stat st;
-  if (stat(path.c_str(), &st) == 0 && std::rename(path.c_str(), previous.c_str()) != 0) {
-    throw std::runtime_error("cannot rename " + path + " to " + previous);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    throw std::runtime_error("cannot rename " + tmp + " to " + path);
-  }
+  WriteCheckpointFiles(out_dir, archive);
 }
 
 namespace {
@@ -211,25 +262,45 @@ void LoadCheckpointFile(const std::string& path, torch::nn::Module& model, torch
 }  // namespace
 
 bool LoadCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
-                    TrainState* state, torch::Device device, NamedTensors* sparsity_masks) {
-  std::string errors;
+                    TrainState* state, torch::Device device, NamedTensors* sparsity_masks,
+                    std::string* loaded_from) {
+  std::vector<std::string> errors;
   for (const std::string& path : {CheckpointPath(out_dir), PreviousCheckpointPath(out_dir)}) {
     struct stat st;
     if (stat(path.c_str(), &st) != 0) continue;
     try {
+      CheckIntact(path);
       // Every field is read again from the file that loads, so a failed attempt leaves nothing behind.
       LoadCheckpointFile(path, model, optimizer, state, device, sparsity_masks);
-      if (!errors.empty()) std::cerr << errors << "falling back to the previous checkpoint " << path << "\n";
+      for (const std::string& error : errors) std::cerr << error << "\n";
+      if (!errors.empty()) std::cerr << "falling back to the previous checkpoint " << path << "\n";
+      if (loaded_from != nullptr) *loaded_from = path;
       return true;
     } catch (const std::runtime_error& e) {
-      errors += std::string(e.what()) + "\n";
+      errors.push_back(e.what());
     }
   }
-  if (!errors.empty()) throw std::runtime_error(errors.substr(0, errors.size() - 1));
+  if (!errors.empty()) {
+    throw std::runtime_error("no intact checkpoint in " + out_dir + ": " + absl::StrJoin(errors, "; "));
+  }
   return false;
 }
 
+void CheckIntact(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  bool unverified = false;
+  if (absl::Status intact = VerifyCheckpointFile(dir, path, &unverified); !intact.ok()) {
+    throw std::runtime_error(std::string(intact.message()));
+  }
+  if (unverified) {
+    std::cerr << "checkpoint " << path << " has no recorded digest (written before digests were kept): "
+              << "using it unverified\n";
+  }
+}
+
 void LoadModelFromCheckpoint(const std::string& path, torch::nn::Module& model) {
+  CheckIntact(path);
   torch::serialize::InputArchive archive, model_archive;
   archive.load_from(path, torch::kCPU);
   archive.read("model", model_archive);
@@ -237,6 +308,7 @@ void LoadModelFromCheckpoint(const std::string& path, torch::nn::Module& model) 
 }
 
 NamedTensors LoadModelEmaFromCheckpoint(const std::string& path) {
+  CheckIntact(path);
   torch::serialize::InputArchive archive, ema_archive;
   archive.load_from(path, torch::kCPU);
   return archive.try_read("model_ema", ema_archive) ? ReadMasks(ema_archive) : NamedTensors{};

@@ -70,24 +70,31 @@ void SetCpuRngState(const torch::Tensor& state);
 std::string CheckpointPath(const std::string& out_dir);
 std::string PreviousCheckpointPath(const std::string& out_dir);
 
-// Writes atomically; throws std::runtime_error naming the path on failure. `sparsity_masks`:
-// SparsityMethod::StateDict (dynamic sparsity masks by parameter name).
+// Writes atomically, recording the file's SHA-256 (checkpoint_digest.h). A file that cannot be written
+// (disk full, read-only) throws TrainerError(kExitStorage) naming the path and the OS error, and leaves no
+// temporary file; anything else throws std::runtime_error. `sparsity_masks`: SparsityMethod::StateDict
+// (dynamic sparsity masks by parameter name).
 void SaveCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
                     const TrainState& state, const NamedTensors& sparsity_masks = {});
 
-// False when `out_dir` holds no checkpoint. Loads the latest checkpoint, or when that cannot be read or does
-// not match the model, the previous one, saying so on stderr; throws std::runtime_error naming both files
-// and their errors when neither loads.
-// Tensors (masks included) are mapped onto `device` (the model's). `sparsity_masks` (when given) gets the
-// checkpoint's dynamic sparsity masks (none in older checkpoints).
+// False when `out_dir` holds no checkpoint. Loads the latest checkpoint, or when that is damaged (its digest
+// not recorded), cannot be read or does not match the model, the previous one, saying on stderr why (one
+// line per file) and which file it fell back to; throws std::runtime_error naming both files and their
+// errors when neither loads. Tensors (masks included) are mapped onto `device` (the model's).
+// `sparsity_masks` (when given) gets the checkpoint's dynamic sparsity masks (none in older checkpoints);
+// `loaded_from` (when given) the path of the file used.
 bool LoadCheckpoint(const std::string& out_dir, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
                     TrainState* state, torch::Device device = torch::kCPU,
-                    NamedTensors* sparsity_masks = nullptr);
+                    NamedTensors* sparsity_masks = nullptr, std::string* loaded_from = nullptr);
 
-// Model parameters and buffers only (for comparing runs and evaluation tools).
+// Throws std::runtime_error naming `path` when its SHA-256 is not recorded in its directory; a directory
+// without a record (checkpoints written before it was kept) is used unverified, saying so on stderr.
+void CheckIntact(const std::string& path);
+
+// Model parameters and buffers only (for comparing runs and evaluation tools); checked as CheckIntact.
 void LoadModelFromCheckpoint(const std::string& path, torch::nn::Module& model);
 
-// The model EMA's tensors by parameter name (empty when the run kept none).
+// The model EMA's tensors by parameter name (empty when the run kept none); checked as CheckIntact.
 NamedTensors LoadModelEmaFromCheckpoint(const std::string& path);
 
 }  // namespace nmsparse

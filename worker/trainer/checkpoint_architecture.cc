@@ -5,16 +5,19 @@
 
 #include "schemas/model_arch_text.h"
 #include "worker/trainer/checkpoint.h"
+#include "worker/trainer/checkpoint_digest.h"
 #include "worker/trainer/exit_codes.h"
 
 namespace nmsparse {
 
 // Reads the file once more before LoadCheckpoint does: once per resume, and it keeps the check out of the
-// loader, whose first step (model.load) would fail on the first mismatched shape.
+// loader, whose first step (model.load) would fail on the first mismatched shape. A damaged file (its digest
+// not recorded) is passed over as LoadCheckpoint passes it over.
 std::optional<std::string> ReadCheckpointArchitecture(const std::string& dir) {
   for (const std::string& path : {CheckpointPath(dir), PreviousCheckpointPath(dir)}) {
     struct stat st;
-    if (stat(path.c_str(), &st) != 0) continue;
+    bool unverified = false;
+    if (stat(path.c_str(), &st) != 0 || !VerifyCheckpointFile(dir, path, &unverified).ok()) continue;
     try {
       torch::serialize::InputArchive archive, state_archive;
       archive.load_from(path, torch::kCPU);

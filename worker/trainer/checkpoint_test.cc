@@ -1,10 +1,12 @@
 // Checkpoints keep the one they replace, and a latest checkpoint that cannot be read falls back to it.
 #include "worker/trainer/checkpoint.h"
 
+#include <sys/resource.h>
 #include <torch/torch.h>
 #include <unistd.h>
 
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -12,6 +14,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "worker/trainer/exit_codes.h"
 
 namespace nmsparse {
 namespace {
@@ -115,6 +118,58 @@ TEST_F(CheckpointTest, BothDamagedIsAnErrorNamingBothFiles) {
     EXPECT_NE(std::string(e.what()).find(CheckpointPath(dir_)), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find(PreviousCheckpointPath(dir_)), std::string::npos) << e.what();
   }
+}
+
+// Low mantissa bits of the latest checkpoint's weights flipped: the file still loads (LibTorch does not check
+// its CRCs), but its digest is not recorded, so the previous one is used and the damaged one named.
+TEST_F(CheckpointTest, FlippedWeightBitsFallBackToThePreviousOne) {
+  Save(1.0f, 1);
+  Save(2.0f, 2);
+  std::ifstream in(CheckpointPath(dir_), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string two("\x00\x00\x00\x40", 4);  // 2.0f, little-endian
+  const size_t at = bytes.find(two + two);
+  ASSERT_NE(at, std::string::npos);
+  bytes[at] ^= 1;  // 2.0000002f
+  std::ofstream(CheckpointPath(dir_), std::ios::binary | std::ios::trunc) << bytes;
+  testing::internal::CaptureStderr();
+  TrainState state;
+  torch::nn::Linear loaded(4, 2);
+  torch::optim::AdamW optimizer(loaded->parameters());
+  std::string used;
+  ASSERT_TRUE(LoadCheckpoint(dir_, *loaded, optimizer, &state, torch::kCPU, nullptr, &used));
+  const std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(state.epoch, 1);
+  EXPECT_EQ(loaded->weight[0][0].item<float>(), 1.0f);
+  EXPECT_EQ(used, PreviousCheckpointPath(dir_));
+  EXPECT_NE(log.find("checkpoint " + CheckpointPath(dir_) + " is damaged"), std::string::npos) << log;
+  EXPECT_THROW(LoadModelFromCheckpoint(CheckpointPath(dir_), *loaded), std::runtime_error);
+}
+
+// A disk that refuses the write (here past RLIMIT_FSIZE, as a full one does with ENOSPC): a storage error
+// naming the temporary file and the OS error, no temporary file left, the checkpoints before it intact.
+TEST_F(CheckpointTest, FailedWriteIsAStorageErrorAndLeavesNoTemporaryFile) {
+  Save(1.0f, 1);
+  std::signal(SIGXFSZ, SIG_IGN);
+  rlimit before;
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &before), 0);
+  rlimit small = before;
+  small.rlim_cur = 512;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  try {
+    Save(2.0f, 2);
+    ADD_FAILURE() << "the write did not fail";
+  } catch (const TrainerError& e) {
+    EXPECT_EQ(e.exit_code(), kExitStorage);
+    EXPECT_EQ(std::string(e.what()),
+              "cannot write the checkpoint: file too large: " + CheckpointPath(dir_) + ".tmp");
+  }
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &before), 0);
+  EXPECT_FALSE(Exists(CheckpointPath(dir_) + ".tmp"));
+  TrainState state;
+  float value = 0;
+  ASSERT_TRUE(Load(&state, &value));
+  EXPECT_EQ(state.epoch, 1);
 }
 
 TEST_F(CheckpointTest, NoCheckpointIsNotAnError) {

@@ -12,6 +12,7 @@ namespace nmsparse {
 using contract::kExitData;
 using contract::kExitDistributed;
 using contract::kExitOk;
+using contract::kExitStorage;
 using contract::kExitTerminated;
 using contract::kExitTraining;
 using contract::kExitUsage;

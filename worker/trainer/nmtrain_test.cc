@@ -302,6 +302,45 @@ TEST(NmtrainTest, ResumingAFinishedRunRepeatsItsFinalLine) {
   }
 }
 
+// A run stopped (as a cancel stops it) with two checkpoints, then its latest damaged behind its back: 64 low
+// mantissa bits flipped (LibTorch's reader would load them: it does not check its CRCs), or the file cut. The
+// resume names the damaged file, falls back to the previous one and says which file it resumed from.
+TEST(NmtrainTest, DamagedCheckpointIsNamedAndThePreviousOneUsed) {
+  const std::string dir = TestTempDir("damaged");
+  std::string yaml = kSmallRun;
+  yaml.replace(yaml.find("epochs: 1"), 9, "epochs: 2");
+  const std::string spec = WriteSpec(dir, yaml);
+  for (const std::string damage : {"flipped", "truncated"}) {
+    const std::string out = dir + "/" + damage;
+    const std::vector<std::string> stop = {"--spec", spec, "--out", out, "--stop-after-steps", "10"};
+    ASSERT_EQ(Wait(Start(stop, {}, dir + "/stop.txt", dir + "/stop_err.txt"), std::chrono::seconds(120)), 143)
+        << ReadFile(dir + "/stop_err.txt");  // Checkpoints at step 8 (epoch 1's end) and step 10.
+    const std::string latest = CheckpointPath(out);
+    std::string bytes = ReadFile(latest);
+    ASSERT_GT(bytes.size(), 10000u);
+    if (damage == "flipped") {
+      for (size_t k = 0; k < 64; ++k) bytes[bytes.size() / 4 + k * (bytes.size() / 2 / 64)] ^= 1;
+    } else {
+      bytes.resize(100);
+    }
+    std::ofstream(latest, std::ios::binary | std::ios::trunc) << bytes;
+    const std::vector<std::string> resume = {"--spec", spec, "--out", out, "--resume"};
+    const std::string err = dir + "/" + damage + "_err.txt";
+    ASSERT_EQ(Wait(Start(resume, {}, dir + "/resume.txt", err), std::chrono::seconds(120)), 0)
+        << ReadFile(err);
+    const std::string log = ReadFile(err);
+    if (damage == "flipped") {
+      EXPECT_NE(log.find("checkpoint " + latest + " is damaged"), std::string::npos) << log;
+    }
+    EXPECT_NE(log.find("falling back to the previous checkpoint " + PreviousCheckpointPath(out)),
+              std::string::npos)
+        << log;
+    EXPECT_NE(log.find("resuming from " + PreviousCheckpointPath(out) + " at epoch 1, step 8"),
+              std::string::npos)
+        << log;
+  }
+}
+
 // A fork (nmctl fork; the agent passes --init-from): the parent's checkpoint is the start when the fork's
 // own directory has none; a missing one, or one past the fork's schedule, is a bad-spec exit naming it.
 TEST(NmtrainTest, ForkStartsFromItsParentsCheckpoint) {

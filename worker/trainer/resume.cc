@@ -11,14 +11,16 @@ namespace nmsparse {
 namespace {
 
 // Loads the checkpoint in `dir` when there is one; its sparsity state goes to `sparsity`.
+// `loaded_from` gets the file used (the previous checkpoint when the latest is damaged).
 bool LoadIfPresent(const ResumeRequest& r, const std::string& dir, torch::nn::Module& model,
-                   torch::optim::Optimizer& optimizer, SparsityMethod& sparsity, TrainState& state) {
+                   torch::optim::Optimizer& optimizer, SparsityMethod& sparsity, TrainState& state,
+                   std::string* loaded_from) {
   if (std::optional<std::string> recorded = ReadCheckpointArchitecture(dir)) {
     CheckCheckpointArchitecture(*recorded, r.architecture, dir);
   }
   try {
     NamedTensors masks;
-    if (!LoadCheckpoint(dir, model, optimizer, &state, r.device, &masks)) return false;
+    if (!LoadCheckpoint(dir, model, optimizer, &state, r.device, &masks, loaded_from)) return false;
     if (absl::Status loaded = sparsity.LoadStateDict(masks); !loaded.ok())
       throw std::runtime_error(std::string(loaded.message()));
     return true;
@@ -53,15 +55,14 @@ void RestoreRankGenerator(const ResumeRequest& r, const TrainState& state) {
 
 // A fork's start: its parent's checkpoint, which must be there and not past this run's schedule.
 void LoadForkStart(const ResumeRequest& r, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
-                   SparsityMethod& sparsity, TrainState& state) {
-  if (!LoadIfPresent(r, r.init_from, model, optimizer, sparsity, state)) {
+                   SparsityMethod& sparsity, TrainState& state, std::string* loaded_from) {
+  if (!LoadIfPresent(r, r.init_from, model, optimizer, sparsity, state, loaded_from)) {
     throw TrainerError(kExitUsage, "fork: no parent checkpoint " + CheckpointPath(r.init_from));
   }
   if (state.global_step > r.total_steps) {
-    throw TrainerError(kExitUsage, "fork: the parent checkpoint " + CheckpointPath(r.init_from) +
-                                       " is at step " + std::to_string(state.global_step) +
-                                       ", past this run's " + std::to_string(r.total_steps) +
-                                       " steps (the epochs it trains)");
+    throw TrainerError(kExitUsage, "fork: the parent checkpoint " + *loaded_from + " is at step " +
+                                       std::to_string(state.global_step) + ", past this run's " +
+                                       std::to_string(r.total_steps) + " steps (the epochs it trains)");
   }
 }
 
@@ -71,9 +72,11 @@ bool RestoreOrStartFresh(const ResumeRequest& r, torch::nn::Module& model, torch
                          SparsityMethod& sparsity, TrainState& state, std::ostream& log) {
   state.seed = r.seed;
   state.precision = r.precision;
-  const bool resumed = r.resume && LoadIfPresent(r, r.out_dir, model, optimizer, sparsity, state);
+  std::string loaded_from;
+  const bool resumed =
+      r.resume && LoadIfPresent(r, r.out_dir, model, optimizer, sparsity, state, &loaded_from);
   const bool forked = !resumed && !r.init_from.empty();
-  if (forked) LoadForkStart(r, model, optimizer, sparsity, state);
+  if (forked) LoadForkStart(r, model, optimizer, sparsity, state, &loaded_from);
   state.world_size = r.world_size;
   state.architecture = r.architecture;  // Recorded by this run's checkpoints, also over an older one's.
   if (!resumed && !forked) {
@@ -83,7 +86,7 @@ bool RestoreOrStartFresh(const ResumeRequest& r, torch::nn::Module& model, torch
   }
   const std::string& dir = resumed ? r.out_dir : r.init_from;
   CheckSameRun(r, dir, state);
-  log << r.log_prefix << (resumed ? "resuming from " : "forking from ") << CheckpointPath(dir) << " at epoch "
+  log << r.log_prefix << (resumed ? "resuming from " : "forking from ") << loaded_from << " at epoch "
       << state.epoch << ", step " << state.global_step << "\n";
   RestoreRankGenerator(r, state);
   return true;

@@ -4,7 +4,6 @@
 #include <torch/torch.h>
 
 #include <cmath>
-#include <fstream>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -12,6 +11,7 @@
 #include <thread>
 
 #include "absl/strings/str_join.h"
+#include "common/checked_file.h"
 #include "contract/metric_line.h"
 #include "contract/metric_names.h"
 #include "contract/run_directory.h"
@@ -154,8 +154,7 @@ class Run {
     RestoreOrStartFresh(MakeResumeRequest(), *model_, *optimizer_, *sparsity_, state_, log_);
     if (scaler_ && state_.loss_scaler.defined()) scaler_->Load(state_.loss_scaler);
     LoadSchedulerState();
-    if (dist_->is_root())
-      std::ofstream(o_.out_dir + "/" + contract::kSpecFileName) << CanonicalYaml(c_) << "\n";
+    if (dist_->is_root()) WriteSpecFile();
     dist_->BroadcastModel(*model_);
     StartEma();
     PrepareSemiStructured();
@@ -474,6 +473,15 @@ class Run {
     return splits;
   }
 
+  // The canonical spec beside the checkpoints; a disk that refuses it is a storage error naming the file.
+  void WriteSpecFile() {
+    const absl::Status written =
+        WriteFileAtomically(o_.out_dir + "/" + contract::kSpecFileName, CanonicalYaml(c_) + "\n");
+    if (!written.ok()) {
+      throw TrainerError(kExitStorage, "cannot write the run's spec: " + std::string(written.message()));
+    }
+  }
+
   void Save() {
     // A collective: every rank reaches Save() at the same step boundary (epoch end, or an agreed stop).
     if (dist_->world_size() > 1) state_.rank_rngs = dist_->AllGatherBytes(CpuRngState());
@@ -486,6 +494,8 @@ class Run {
     if (ema_) state_.ema = ema_->StateDict();
     try {
       SaveCheckpoint(o_.out_dir, *model_, *optimizer_, state_, sparsity_->StateDict());
+    } catch (const TrainerError&) {
+      throw;  // A storage error, which names the file and the OS error.
     } catch (const std::exception& e) {
       throw TrainerError(kExitTraining, std::string("writing the checkpoint failed: ") + e.what());
     }
