@@ -23,6 +23,14 @@ constexpr char kDeviceFlag[] = "--device";
 constexpr char kDeviceCpu[] = "cpu";
 constexpr char kDeviceCuda[] = "cuda";
 
+// Export (docs/interop.md): `nmtrain --export CHECKPOINT -o DIR [--weights final|ema] [--dtype fp32|bf16]
+// [--spec FILE]` writes the run's deployable model in timm's format; the spec defaults to the spec.yaml
+// beside the checkpoint (kSpecFileName).
+constexpr char kExportFlag[] = "--export";
+constexpr char kExportOutFlag[] = "-o";
+constexpr char kExportWeightsFlag[] = "--weights";  // final (default) or ema.
+constexpr char kExportDtypeFlag[] = "--dtype";      // fp32 (default) or bf16.
+
 }  // namespace nmsparse::contract
 
 #endif  // NMSPARSE_CONTRACT_TRAINER_FLAGS_H_

@@ -46,6 +46,9 @@ struct ModelConfig {
   // evaluated after every epoch.
   bool ema = false;
   double ema_decay = 0.9998;
+  // The weights to start from instead of random ones (docs/interop.md): a safetensors file, or a timm /
+  // Hugging Face folder holding model.safetensors; timm's initial_checkpoint. Empty: random.
+  std::string initial_checkpoint;
 };
 
 struct DataConfig {
@@ -115,7 +118,7 @@ struct ScheduleConfig {
   double warmup_epochs = 0.0;  // Linear warm-up, counted in optimizer steps.
   double min_lr = 1e-6;        // Cosine decay floor.
   double warmup_lr = 1e-6;
-  int log_every_steps = 0;  // 0: per epoch only.
+  int log_every_steps = 0;           // 0: per epoch only.
   bool sparsity_diagnostics = true;  // Flip rates and pruned / kept gradient norms at log points.
   // timm's schedulers (worker/trainer/lr_scheduler.h; create_scheduler_v2's arguments by train.py's names).
   // warmup_cosine: nmsparse's own cosine (per update, the warm-up inside `epochs`).

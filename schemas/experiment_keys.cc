@@ -11,8 +11,8 @@
 #include "schemas/experiment_config.h"
 #include "schemas/limits.h"
 #include "schemas/model_catalog.h"
-#include "schemas/spec_key_builders.h"
 #include "schemas/rand_augment_config.h"
+#include "schemas/spec_key_builders.h"
 
 namespace nmsparse {
 namespace {
@@ -210,6 +210,12 @@ const KeyTable<ModelConfig>& ModelKeys() {
         OmittedAtDefault(NumberKey<M>("ema_decay", &M::ema_decay, 0.0, 1.0)
                              .Doc("EMA decay: ema = decay * ema + (1 - decay) * weight after every step.")
                              .Alias("model_ema_decay")),
+        OmittedAtDefault(
+            StringKey<M>("initial_checkpoint", &M::initial_checkpoint)
+                .Doc("Start from these weights instead of random ones: a safetensors file, or a "
+                     "timm / Hugging Face folder with model.safetensors (docs/interop.md). timm's "
+                     "initial_checkpoint, also with pretrained: true.")
+                .Alias("initial_checkpoint")),
     };
     for (SpecKey<M>& key : ModelKwargKeys()) keys.push_back(std::move(key));
     return keys;

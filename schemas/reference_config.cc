@@ -21,10 +21,10 @@ using yaml_util::Error;
 // Keys read by hand below (model, dataset, opt, opt_betas, clip_mode, lr and its batch-size scaling, amp,
 // model_kwargs, cutmix_minmax, gp, input_size; and color_jitter when null).
 const std::set<std::string>& SpecialKeys() {
-  static const auto* keys = new std::set<std::string>{"model",         "dataset", "opt",       "opt_betas",
-                                                      "clip_mode",     "lr",      "lr_base",   "lr_base_size",
-                                                      "lr_base_scale", "amp",     "amp_dtype", "model_kwargs",
-                                                      "cutmix_minmax", "gp",      "input_size"};
+  static const auto* keys = new std::set<std::string>{
+      "model",         "dataset",      "opt",           "opt_betas", "clip_mode", "lr",
+      "lr_base",       "lr_base_size", "lr_base_scale", "amp",       "amp_dtype", "model_kwargs",
+      "cutmix_minmax", "gp",           "input_size",    "pretrained"};
   return *keys;
 }
 
@@ -136,6 +136,18 @@ absl::StatusOr<YAML::Node> ReferenceLr(const YAML::Node& node) {
   return YAML::Node(yaml_util::FormatDouble(*base * ratio));
 }
 
+// timm's pretrained: true downloads the model's published weights, which nmsparse never does: it is accepted
+// with initial_checkpoint (which train.py then loads over them), and refused without.
+absl::Status MapPretrained(const YAML::Node& node) {
+  if (yaml_util::IsNullish(node["pretrained"])) return absl::OkStatus();
+  auto pretrained = yaml_util::ReadBool(node["pretrained"], "pretrained");
+  if (!pretrained.ok()) return pretrained.status();
+  if (!*pretrained || !yaml_util::IsNullish(node["initial_checkpoint"])) return absl::OkStatus();
+  return Error(node["pretrained"], "pretrained",
+               "value true needs initial_checkpoint: PATH (a safetensors file or a timm folder): nmsparse "
+               "downloads no weights (docs/interop.md)");
+}
+
 // train.py's mixed precision: amp with amp_dtype bfloat16 is nmsparse's bf16 autocast, with float16
 // (train.py's default) its fp16 autocast with GradScaler's loss scaling, as train.py's NativeScaler. Other
 // dtypes are refused (train.py would silently read them as float16). Without amp, amp_dtype changes nothing.
@@ -226,6 +238,7 @@ absl::Status MapSpecialKeys(const YAML::Node& node, YAML::Node* nested, std::vec
   // value).
   if (yaml_util::IsNullish(node["sched"])) (*nested)["schedule"]["sched"] = "cosine";
   if (auto st = MapAmp(node, nested); !st.ok()) return st;
+  if (auto st = MapPretrained(node); !st.ok()) return st;
   if (auto st = MapModelKwargs(node["model_kwargs"], nested); !st.ok()) return st;
   auto name = yaml_util::ReadString(node["model"], "model");
   if (!name.ok()) return name.status();

@@ -220,6 +220,27 @@ TEST(ReferenceConfigTest, ModelEmaMapsToModelEma) {
           .ok());
 }
 
+// timm's initial_checkpoint is model.initial_checkpoint, with pretrained true or false, without a warning;
+// pretrained: true without it is refused (nmsparse downloads no weights), naming the key.
+TEST(ReferenceConfigTest, InitialCheckpointMapsToTheModelsInitialWeights) {
+  std::vector<std::string> warnings;
+  auto c = ParseReferenceConfig(
+      YAML::Load("{model: vit_tiny_patch16_224, pretrained: true, initial_checkpoint: /data/vit_tiny}"),
+      &warnings);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->model.initial_checkpoint, "/data/vit_tiny");
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  auto defaults = ParseReferenceConfig(
+      YAML::Load("{model: vit_tiny_patch16_224, pretrained: false, initial_checkpoint: ''}"), nullptr);
+  ASSERT_TRUE(defaults.ok()) << defaults.status();
+  EXPECT_EQ(defaults->model.initial_checkpoint, "");
+  auto refused = ParseReferenceConfig(YAML::Load("{model: vit_tiny_patch16_224, pretrained: true}"), nullptr);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("pretrained: value true needs initial_checkpoint: PATH"),
+            std::string::npos)
+      << refused.status();
+}
+
 // train.py's amp: bfloat16 is bf16 autocast, float16 (train.py's default dtype) fp16 with loss scaling, both
 // without a warning; another dtype is an error naming the key; amp off ignores amp_dtype.
 TEST(ReferenceConfigTest, AmpMapsToPrecision) {

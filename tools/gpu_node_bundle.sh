@@ -37,7 +37,7 @@ done
 # googletest (static libraries and CMake config; gmock too, which GTest's CMake targets name): without it the
 # node's test binaries would not build (tools/test_libtorch2.sh now refuses that).
 (cd "$out/debs" && apt-get download -q libabsl-dev libabsl20220623 libyaml-cpp-dev libyaml-cpp0.7 \
-  libgtest-dev libgmock-dev libturbojpeg0-dev libturbojpeg0 libarchive-dev libarchive13 dataset-fashion-mnist >/dev/null)
+  libgtest-dev libgmock-dev libturbojpeg0-dev libturbojpeg0 libarchive-dev libarchive13 nlohmann-json3-dev dataset-fashion-mnist >/dev/null)
 for deb in "$out"/debs/*.deb; do dpkg -x "$deb" "$out/deps"; done
 mv "$out/deps/usr/share/datasets/fashion-mnist" "$out/data/fashion-mnist"
 rm -rf "$out/debs" "$out/deps/usr/share/doc"

@@ -240,6 +240,20 @@ void SparsityEngine::BeginStep(int epoch, int64_t global_step) {
   sum.global_step = global_step;
 }
 
+void SparsityEngine::MaskWeightsAtTarget() {
+  torch::NoGradGuard no_grad;
+  const SparsityConfig& config = state_->config;
+  for (EngineLayer& layer : state_->layers) {
+    LayerRule& rule = *layer.rule;
+    rule.recipe = Recipe::kDecay;
+    rule.decay = 0.f;
+    for (size_t b = 0; b < rule.blocks.size(); ++b) {
+      rule.blocks[b].nm = IsQkv(layer.block_locations[b]) ? config.nm_qkv : config.nm;
+    }
+    layer.weight.copy_(SparseWeightOf(layer.weight, rule, /*pruned_value=*/0.f));
+  }
+}
+
 std::vector<SparseLayerReport> SparsityEngine::Report() const {
   torch::NoGradGuard no_grad;
   std::vector<SparseLayerReport> reports;

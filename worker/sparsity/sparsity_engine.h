@@ -75,6 +75,11 @@ class SparsityEngine {
   // about to be taken (epoch * steps_per_epoch + step in epoch). Allocates nothing.
   void BeginStep(int epoch, int64_t global_step);
 
+  // The deployable model (docs/interop.md): every sparse block at its target N:M (the last SDGF stage) or
+  // unstructured rate with a hard mask (D = 0, no decayed leak), whatever the step; multiplies the weights by
+  // their masks in place and leaves the rules so, until the next BeginStep.
+  void MaskWeightsAtTarget();
+
   std::vector<SparseLayerReport> Report() const;         // Computes W~ of every layer: O(weights).
   std::vector<LocationReport> ReportByLocation() const;  // Same, aggregated per location.
   SparsitySummary Summary() const;                       // Cheap.

@@ -4,6 +4,7 @@
 //   cpu|cuda|cuda:K]
 //           [--precision fp32|bf16|fp16] [--timeout-s S] [--stop-after-steps N] [--validate-only] [--help]
 //           [--version]
+//   nmtrain --export CHECKPOINT -o DIR [--weights final|ema] [--dtype fp32|bf16] [--spec FILE]
 //
 // Rank 0 prints one JSON object per line on stdout (epoch, step and final metrics); progress goes to stderr.
 // Exit codes: 0 ok, 2 usage or bad spec, 3 data error, 4 training error, 5 distributed failure, 143 SIGTERM.
@@ -18,12 +19,14 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "common/version.h"
+#include "contract/run_directory.h"
 #include "contract/trainer_flags.h"
 #include "schemas/data_pipeline.h"
 #include "schemas/experiment_config.h"
 #include "worker/trainer/data/transformed_dataset.h"
 #include "worker/trainer/distributed.h"
 #include "worker/trainer/exit_codes.h"
+#include "worker/trainer/interop/model_export.h"
 #include "worker/trainer/trainer.h"
 
 namespace nmsparse {
@@ -36,6 +39,7 @@ void OnTerminate(int) { g_stop.store(true); }
 constexpr char kUsageText[] =
     "usage: nmtrain --spec FILE --out DIR [--resume] [--threads N] [--loader-threads N] [--device D]\n"
     "               [--precision P] [--timeout-s S] [--stop-after-steps N] [--validate-only]\n"
+    "       nmtrain --export CHECKPOINT -o DIR [--weights final|ema] [--dtype fp32|bf16] [--spec FILE]\n"
     "  --spec FILE       experiment spec (YAML), or a flat timm reference config\n"
     "  --out DIR         checkpoint and spec.yaml go here (rank 0)\n"
     "  --resume          continue from DIR/checkpoint.pt when present (starts fresh when absent)\n"
@@ -55,11 +59,22 @@ constexpr char kUsageText[] =
     "                    sparsity: every parameter's algorithm and sparsity) and the image transforms; do\n"
     "                    not train\n"
     "  --version         print nmtrain's release and exit\n"
+    "  --export CKPT     write the run's deployable model (every sparse layer hard-masked at its target\n"
+    "                    N:M) in timm's format to -o DIR: model.safetensors, config.json, sparsity.json,\n"
+    "                    README.md (docs/interop.md); --spec defaults to the spec.yaml beside CKPT\n"
+    "  --weights W       final (default) or ema (the model EMA's weights); --dtype fp32 (default) or bf16\n"
     "ranks: RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT (torchrun's variables)\n"
     "tests: NMTRAIN_HOLD_FILE=F with NMTRAIN_HOLD_AFTER_EPOCHS=N (or _STEPS=N) waits after N epochs (steps) "
     "while F exists\n"
     "exit codes: 0 ok, 2 usage/bad spec, 3 data error, 4 training error, 5 distributed failure, 143 "
     "SIGTERM\n";
+
+// The spec nmtrain rewrote into the run directory that holds `checkpoint`.
+std::string SpecBesideCheckpoint(const std::string& checkpoint) {
+  const size_t slash = checkpoint.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : checkpoint.substr(0, slash);
+  return dir + "/" + contract::kSpecFileName;
+}
 
 int Usage(const std::string& why) {
   std::cerr << "nmtrain: " << why << "\n" << kUsageText;
@@ -81,6 +96,8 @@ int Main(int argc, char** argv) {
   bool validate_only = false;
   int threads = 0;
   std::string precision;
+  ExportOptions export_options;
+  std::string weights = "final", dtype = "fp32";
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&](std::string* out) {
@@ -103,6 +120,16 @@ int Main(int argc, char** argv) {
       options.resume = true;
     } else if (arg == contract::kInitFromFlag) {
       if (!value(&options.init_from)) return Usage("--init-from needs the parent run's directory");
+    } else if (arg == contract::kExportFlag) {
+      if (!value(&export_options.checkpoint)) return Usage("--export needs a checkpoint file");
+    } else if (arg == contract::kExportOutFlag) {
+      if (!value(&export_options.out_dir)) return Usage("-o needs a directory");
+    } else if (arg == contract::kExportWeightsFlag) {
+      if (!value(&weights) || (weights != "final" && weights != "ema"))
+        return Usage("--weights: value '" + weights + "' is not one of final, ema");
+    } else if (arg == contract::kExportDtypeFlag) {
+      if (!value(&dtype) || (dtype != "fp32" && dtype != "bf16"))
+        return Usage("--dtype: value '" + dtype + "' is not one of fp32, bf16");
     } else if (arg == "--validate-only") {
       validate_only = true;
     } else if (arg == contract::kThreadsFlag) {
@@ -129,8 +156,15 @@ int Main(int argc, char** argv) {
       return Usage("unknown argument '" + arg + "'");
     }
   }
+  if (!export_options.checkpoint.empty()) {
+    if (export_options.out_dir.empty()) return Usage("--export needs -o DIR");
+    if (spec_path.empty()) spec_path = SpecBesideCheckpoint(export_options.checkpoint);
+    export_options.ema = weights == "ema";
+    export_options.bf16 = dtype == "bf16";
+  }
   if (spec_path.empty()) return Usage("--spec is required");
-  if (options.out_dir.empty() && !validate_only) return Usage("--out is required");
+  if (options.out_dir.empty() && !validate_only && export_options.checkpoint.empty())
+    return Usage("--out is required");
 
   std::vector<std::string> warnings;
   auto config = LoadExperimentFile(spec_path, &warnings);
@@ -145,6 +179,12 @@ int Main(int argc, char** argv) {
     return kExitUsage;
   }
   options.threads = threads > 0 ? threads : std::max(1, config->resources.cpu_threads);
+  if (!export_options.checkpoint.empty()) {
+    ExportModel(*config, export_options);
+    std::cerr << "nmtrain: exported " << export_options.checkpoint << " to " << export_options.out_dir
+              << "\n";
+    return kExitOk;
+  }
   if (validate_only) {
     const int described = DescribeRun(*config, std::cout);
     if (described != kExitOk) return described;

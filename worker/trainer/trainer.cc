@@ -36,6 +36,7 @@
 #include "worker/trainer/flops.h"
 #include "worker/trainer/gradient_averager.h"
 #include "worker/trainer/host_reads.h"
+#include "worker/trainer/interop/initial_weights.h"
 #include "worker/trainer/loss.h"
 #include "worker/trainer/loss_scaler.h"
 #include "worker/trainer/lr_scheduler.h"
@@ -125,6 +126,11 @@ class Run {
                                     .drop_rate(config.model.drop_rate)
                                     .drop_path_rate(config.model.drop_path_rate)
                                     .attn_drop_rate(config.model.attn_drop_rate));
+    // Before the sparsity method exists: its first masks come from these weights. A resume or a fork
+    // replaces them with its checkpoint's.
+    if (!config.model.initial_checkpoint.empty()) {
+      LoadInitialWeights(config.model.initial_checkpoint, arch_, *model_, Log());
+    }
     model_->to(device_);
     optimizer_ = MakeAdamW(*model_, config.optimizer, &lr_scales_);
     adamw_step_ = std::make_unique<AdamWStep>(*optimizer_, /*fused=*/device_.is_cuda());

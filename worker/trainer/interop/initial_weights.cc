@@ -1,0 +1,142 @@
+#include "worker/trainer/interop/initial_weights.h"
+
+#include <sys/stat.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "worker/trainer/exit_codes.h"
+#include "worker/trainer/interop/safetensors.h"
+
+namespace nmsparse {
+namespace {
+
+// The one command that turns a torch.save checkpoint into safetensors, with timm's own unwrapping of
+// state_dict / model / state_dict_ema and of module. prefixes (timm.models.load_state_dict).
+constexpr char kConvertCommand[] =
+    "python -c \"import sys, timm, safetensors.torch as s; s.save_file({k: v.contiguous() for k, v in "
+    "timm.models.load_state_dict(sys.argv[1]).items()}, sys.argv[2])\" FILE.pth FILE.safetensors";
+
+std::string ShapeText(const torch::Tensor& t) { return "[" + absl::StrJoin(t.sizes(), ", ") + "]"; }
+
+bool IsDirectory(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// timm's SwinV2 buffers that older checkpoints persisted (timm's swin_transformer_v2 checkpoint_filter_fn).
+bool IsSkippedBuffer(const std::string& name) {
+  for (const char* suffix : {"relative_position_index", "relative_coords_table", "attn_mask"}) {
+    if (absl::EndsWith(name, suffix)) return true;
+  }
+  return false;
+}
+
+std::string ClassifierPrefix(const ModelArch& arch) {
+  return arch.family == ModelFamily::kVit ? "head." : "head.fc.";
+}
+
+}  // namespace
+
+std::string InitialWeightsFile(const std::string& path) {
+  for (const char* ext : {".pth", ".pt", ".bin", ".pth.tar", ".ckpt"}) {
+    if (absl::EndsWith(path, ext)) {
+      throw TrainerError(kExitUsage,
+                         "model.initial_checkpoint: " + path +
+                             " is a torch.save file, which nmtrain cannot read reliably from C++; convert it "
+                             "to safetensors with timm:\n  " +
+                             kConvertCommand);
+    }
+  }
+  if (!IsDirectory(path)) return path;
+  const std::string file = path + "/model.safetensors";
+  struct stat st;
+  if (stat(file.c_str(), &st) != 0) {
+    throw TrainerError(kExitUsage,
+                       "model.initial_checkpoint: the folder " + path +
+                           " has no model.safetensors (a timm save_for_hf / Hugging Face folder)");
+  }
+  return file;
+}
+
+torch::Tensor ResampleAbsPosEmbed(const torch::Tensor& pos_embed, int64_t new_grid,
+                                  int64_t num_prefix_tokens) {
+  const int64_t old_tokens = pos_embed.size(1) - num_prefix_tokens;
+  const int64_t old_grid = static_cast<int64_t>(std::lround(std::sqrt(static_cast<double>(old_tokens))));
+  const int64_t dim = pos_embed.size(2);
+  const torch::Tensor prefix = pos_embed.narrow(1, 0, num_prefix_tokens);
+  torch::Tensor grid = pos_embed.narrow(1, num_prefix_tokens, old_tokens).to(torch::kFloat32);
+  grid = grid.reshape({1, old_grid, old_grid, dim}).permute({0, 3, 1, 2});
+  namespace F = torch::nn::functional;
+  grid = F::interpolate(grid, F::InterpolateFuncOptions()
+                                  .size(std::vector<int64_t>{new_grid, new_grid})
+                                  .mode(torch::kBicubic)
+                                  .align_corners(false)
+                                  .antialias(true));
+  grid = grid.permute({0, 2, 3, 1}).reshape({1, new_grid * new_grid, dim}).to(pos_embed.scalar_type());
+  return torch::cat({prefix, grid}, 1);
+}
+
+void LoadInitialWeights(const std::string& path, const ModelArch& arch, torch::nn::Module& model,
+                        std::ostream& log) {
+  const std::string file = InitialWeightsFile(path);
+  absl::StatusOr<SafetensorsContents> read = ReadSafetensors(file);
+  if (!read.ok())
+    throw TrainerError(kExitUsage, "model.initial_checkpoint: " + std::string(read.status().message()));
+  std::map<std::string, torch::Tensor> tensors;
+  for (auto& [name, t] : read->tensors) {
+    if (!IsSkippedBuffer(name)) tensors[name] = t.to(torch::kFloat32);
+  }
+  auto params = model.named_parameters();
+  const std::string head = ClassifierPrefix(arch);
+  const int64_t prefix_tokens = arch.class_token ? 1 : 0;
+  // A classifier of another size is dropped (timm: num_classes != the pretrained cfg's).
+  bool head_dropped = false;
+  if (auto it = tensors.find(head + "weight"); it != tensors.end() && params.contains(head + "weight") &&
+                                               it->second.size(0) != params[head + "weight"].size(0)) {
+    log << "initial weights: " << file << " has a " << it->second.size(0) << "-class head, the model "
+        << arch.num_classes << " classes: " << head << "weight and " << head << "bias stay re-initialised\n";
+    tensors.erase(head + "weight");
+    tensors.erase(head + "bias");
+    head_dropped = true;
+  }
+  std::vector<std::string> problems;
+  torch::NoGradGuard no_grad;
+  for (auto& item : params) {
+    const std::string& name = item.key();
+    auto it = tensors.find(name);
+    if (it == tensors.end()) {
+      if (!(head_dropped && absl::StartsWith(name, head)))
+        problems.push_back("missing " + name + " " + ShapeText(item.value()));
+      continue;
+    }
+    torch::Tensor value = it->second;
+    if (name == "pos_embed" && arch.family == ModelFamily::kVit && value.dim() == 3 &&
+        value.sizes() != item.value().sizes() && value.size(2) == item.value().size(2)) {
+      const int64_t grid = arch.img_size / arch.patch_size;
+      log << "initial weights: pos_embed " << ShapeText(value) << " resampled to the " << grid << "x" << grid
+          << " grid (timm's resample_abs_pos_embed)\n";
+      value = ResampleAbsPosEmbed(value, grid, prefix_tokens);
+    }
+    if (value.sizes() != item.value().sizes()) {
+      problems.push_back(absl::StrCat(name, ": the file's shape ", ShapeText(value), ", the model's ",
+                                      ShapeText(item.value())));
+    } else {
+      item.value().copy_(value);
+    }
+    tensors.erase(it);
+  }
+  for (const auto& [name, t] : tensors) problems.push_back("unexpected " + name + " " + ShapeText(t));
+  if (!problems.empty()) {
+    throw TrainerError(kExitUsage, "model.initial_checkpoint: " + file + " does not fit " + arch.name + ": " +
+                                       absl::StrJoin(problems, "; "));
+  }
+}
+
+}  // namespace nmsparse

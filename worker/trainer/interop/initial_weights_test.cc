@@ -1,0 +1,149 @@
+// model.initial_checkpoint: a model's weights written as safetensors (a file or a timm folder) give another
+// model the same logits; a head of another size is dropped and logged; ViT's pos_embed is resampled to a new
+// grid with the class token kept; every strictness error names the key and both shapes; a torch.save file
+// is refused with the command that converts it.
+#include "worker/trainer/interop/initial_weights.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <torch/torch.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "schemas/model_catalog.h"
+#include "worker/trainer/exit_codes.h"
+#include "worker/trainer/interop/safetensors.h"
+#include "worker/trainer/models/model_factory.h"
+
+namespace nmsparse {
+namespace {
+
+ModelArch Nano(int img_size = 28, int num_classes = 10) {
+  return *LookupModel("vit_nano_patch7_28", img_size, 0, num_classes);
+}
+
+NamedTensors Weights(torch::nn::Module& model) {
+  NamedTensors out;
+  for (const auto& item : model.named_parameters()) out.emplace_back(item.key(), item.value().detach());
+  return out;
+}
+
+std::string Saved(const std::string& name, const NamedTensors& weights) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  EXPECT_TRUE(WriteSafetensors(path, weights).ok());
+  return path;
+}
+
+// The TrainerError message of loading `path` into a fresh model of `arch`.
+std::string LoadError(const std::string& path, const ModelArch& arch) {
+  auto model = CreateModel(arch);
+  std::ostringstream log;
+  try {
+    LoadInitialWeights(path, arch, *model, log);
+  } catch (const TrainerError& e) {
+    EXPECT_EQ(e.exit_code(), kExitUsage);
+    return e.what();
+  }
+  ADD_FAILURE() << "loaded " << path;
+  return "";
+}
+
+TEST(InitialWeightsTest, AnotherModelsWeightsGiveItsLogitsFromAFileAndAFolder) {
+  const ModelArch arch = Nano();
+  torch::manual_seed(1);
+  auto source = CreateModel(arch);
+  source->eval();
+  const std::string file = Saved("nano.safetensors", Weights(*source));
+  const std::string folder = ::testing::TempDir() + "/nano_folder";
+  mkdir(folder.c_str(), 0755);
+  Saved("nano_folder/model.safetensors", Weights(*source));
+  const torch::Tensor x = torch::randn({2, 1, 28, 28});
+  const torch::Tensor expected = source->forward(x);
+  for (const std::string& path : {file, folder}) {
+    torch::manual_seed(2);
+    auto model = CreateModel(arch);
+    model->eval();
+    std::ostringstream log;
+    LoadInitialWeights(path, arch, *model, log);
+    EXPECT_TRUE(torch::equal(model->forward(x), expected)) << path;  // Same weights, same arithmetic.
+    EXPECT_EQ(log.str(), "") << path;
+  }
+}
+
+TEST(InitialWeightsTest, AHeadOfAnotherSizeIsDroppedAndLogged) {
+  torch::manual_seed(1);
+  auto source = CreateModel(Nano(28, 10));
+  const ModelArch arch = Nano(28, 7);
+  torch::manual_seed(2);
+  auto model = CreateModel(arch);
+  const torch::Tensor head_before = model->named_parameters()["head.weight"].clone();
+  std::ostringstream log;
+  LoadInitialWeights(Saved("head10.safetensors", Weights(*source)), arch, *model, log);
+  EXPECT_NE(log.str().find("10-class head, the model 7 classes"), std::string::npos) << log.str();
+  EXPECT_TRUE(torch::equal(model->named_parameters()["head.weight"], head_before));
+  EXPECT_TRUE(torch::equal(model->named_parameters()["blocks.1.mlp.fc2.weight"],
+                           source->named_parameters()["blocks.1.mlp.fc2.weight"]));
+}
+
+TEST(InitialWeightsTest, PosEmbedIsResampledToTheNewGridKeepingTheClassToken) {
+  torch::manual_seed(1);
+  auto source = CreateModel(Nano(28));  // 4x4 grid.
+  NamedTensors weights = Weights(*source);
+  for (auto& [name, t] : weights) {
+    // A constant grid stays constant under bicubic resampling (its weights sum to 1): a checkable value.
+    if (name == "pos_embed")
+      t = torch::cat({torch::full({1, 1, 32}, 5.f), torch::full({1, 16, 32}, 0.25f)}, 1);
+  }
+  const ModelArch arch = Nano(42);  // 6x6 grid.
+  auto model = CreateModel(arch);
+  std::ostringstream log;
+  LoadInitialWeights(Saved("grid4.safetensors", weights), arch, *model, log);
+  const torch::Tensor pos = model->named_parameters()["pos_embed"];
+  ASSERT_EQ(pos.sizes(), (std::vector<int64_t>{1, 37, 32}));
+  EXPECT_TRUE(torch::equal(pos.narrow(1, 0, 1), torch::full({1, 1, 32}, 5.f)));
+  EXPECT_TRUE(torch::allclose(pos.narrow(1, 1, 36), torch::full({1, 36, 32}, 0.25f), 0, 1e-6));
+  EXPECT_NE(log.str().find("resampled to the 6x6 grid"), std::string::npos) << log.str();
+  // Resampling to the same grid is the identity, as timm returns it unchanged.
+  const torch::Tensor same = torch::randn({1, 17, 8});
+  EXPECT_TRUE(torch::allclose(ResampleAbsPosEmbed(same, 4, 1), same, 0, 1e-6));
+}
+
+TEST(InitialWeightsTest, StrictnessErrorsNameTheKeyAndBothShapes) {
+  const ModelArch arch = Nano();
+  auto source = CreateModel(arch);
+  NamedTensors missing, unexpected, reshaped;
+  for (const auto& [name, t] : Weights(*source)) {
+    if (name != "blocks.0.norm1.weight") missing.emplace_back(name, t);
+    unexpected.emplace_back(name, t);
+    reshaped.emplace_back(name, name == "blocks.1.attn.proj.weight" ? torch::zeros({32, 16}) : t);
+  }
+  unexpected.emplace_back("blocks.9.extra", torch::zeros({3}));
+  const std::string a = Saved("missing.safetensors", missing);
+  EXPECT_NE(
+      LoadError(a, arch).find(a + " does not fit vit_nano_patch7_28: missing blocks.0.norm1.weight [32]"),
+      std::string::npos);
+  EXPECT_NE(
+      LoadError(Saved("unexpected.safetensors", unexpected), arch).find("unexpected blocks.9.extra [3]"),
+      std::string::npos);
+  EXPECT_NE(LoadError(Saved("reshaped.safetensors", reshaped), arch)
+                .find("blocks.1.attn.proj.weight: the file's shape [32, 16], the model's [32, 32]"),
+            std::string::npos);
+}
+
+TEST(InitialWeightsTest, TorchSaveFilesAndFoldersWithoutWeightsAreRefusedByName) {
+  const std::string pth = LoadError("/data/vit.pth", Nano());
+  EXPECT_NE(pth.find("/data/vit.pth is a torch.save file"), std::string::npos) << pth;
+  EXPECT_NE(pth.find("timm.models.load_state_dict(sys.argv[1])"), std::string::npos) << pth;
+  const std::string empty = ::testing::TempDir() + "/empty_folder";
+  mkdir(empty.c_str(), 0755);
+  EXPECT_NE(LoadError(empty, Nano()).find("has no model.safetensors"), std::string::npos);
+  const std::string damaged = ::testing::TempDir() + "/damaged.safetensors";
+  { std::ofstream(damaged) << "xy"; }
+  EXPECT_NE(LoadError(damaged, Nano()).find("safetensors file " + damaged + ": truncated"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace nmsparse
