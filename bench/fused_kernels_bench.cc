@@ -2,6 +2,7 @@
 // GELU), forward + backward, on the activation shapes of vit_micro_patch4_28 at batch 128 and of
 // vit_small_patch16_224 at batch 16. Prints milliseconds per call for both and the ratio (ATen / fused: above
 // 1 means the fused kernel is faster). Usage: bazel run //bench:fused_kernels_bench -- [REPEATS] [THREADS]
+// (NMSPARSE_KERNELS_MAX_ISA=avx2 measures the AVX2 GELU loops on an AVX-512 CPU.)
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include "worker/trainer/kernels/fused_gelu.h"
 #include "worker/trainer/kernels/fused_kernels_switch.h"
 #include "worker/trainer/kernels/fused_mlp.h"
+#include "worker/trainer/kernels/gelu_rows.h"
 
 namespace {
 
@@ -73,7 +75,8 @@ int main(int argc, char** argv) {
   const int repeats = argc > 1 ? std::atoi(argv[1]) : 30;
   torch::set_num_threads(argc > 2 ? std::atoi(argv[2]) : 1);
   torch::manual_seed(0);
-  std::printf("forward + backward, median of %d, %d thread(s)\n", repeats, torch::get_num_threads());
+  std::printf("forward + backward, median of %d, %d thread(s), GELU loops %s\n", repeats,
+              torch::get_num_threads(), nmsparse::GeluPathName(nmsparse::BestGeluPath()));
   AttentionCase("attention, micro ViT [128, 50, 3x4x16]", 128, 50, 4, 16, repeats);
   AttentionCase("attention, ViT-S/16 [16, 197, 3x6x64]", 16, 197, 6, 64, repeats);
   MlpCase("mlp (fc1, gelu, fc2), micro ViT [128, 50, 64]", 128, 50, 64, 256, repeats);

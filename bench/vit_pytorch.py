@@ -4,12 +4,14 @@ a ViT in timm's VisionTransformer layout (patch embedding, class token, pre-norm
 token) trained with the recipe nmtrain uses (AdamW with timm's weight-decay groups, label-smoothed soft-target
 cross-entropy), optionally under bf16 autocast. Data: Fashion-MNIST (decoded and normalised before timing) or,
 with --synthetic, random images of the model's shape already on the device. Prints one JSON line with the
-training throughput; the first --warmup-steps steps are not timed.
+training throughput; the first --warmup-steps steps are not timed (with --compile: torch.compile's
+compilation among them), and the BLAS and vector ISA ATen runs on.
 """
 import argparse
 import gzip
 import json
 import math
+import re
 import time
 
 import numpy as np
@@ -117,6 +119,7 @@ def main():
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--device", default="cpu")
     p.add_argument("--bf16", action="store_true", help="forward passes under bf16 autocast, loss in fp32")
+    p.add_argument("--compile", action="store_true", help="train torch.compile(model) (PyTorch 2.x)")
     p.add_argument("--warmup-steps", type=int, default=2)
     a = p.parse_args()
     torch.set_num_threads(a.threads)
@@ -130,6 +133,7 @@ def main():
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.05}, {"params": no_decay, "weight_decay": 0.0}],
                             lr=2e-3)
     device_type = torch.device(a.device).type
+    step_model = torch.compile(model) if a.compile else model
     sync = torch.cuda.synchronize if device_type == "cuda" else (lambda: None)
     steps = a.images // a.batch
     perm = torch.randperm(a.images).to(a.device)
@@ -142,7 +146,7 @@ def main():
         targets = torch.full((a.batch, classes), 0.1 / classes, device=a.device).scatter_(
             1, y[idx].unsqueeze(1), 1 - 0.1 + 0.1 / classes)
         with torch.autocast(device_type, dtype=torch.bfloat16, enabled=a.bf16):
-            logits = model(x[idx])
+            logits = step_model(x[idx])
         loss = torch.sum(-targets * F.log_softmax(logits.float(), -1), -1).mean()
         opt.zero_grad()
         loss.backward()
@@ -152,8 +156,21 @@ def main():
     sync()
     seconds = time.perf_counter() - start
     print(json.dumps({"impl": "pytorch", "torch": torch.__version__, "model": a.model, "device": a.device,
-                      "bf16": a.bf16, "images_per_s": timed_images / seconds, "loss": loss.item(),
-                      "threads": a.threads}))
+                      "bf16": a.bf16, "compile": a.compile, "images_per_s": timed_images / seconds,
+                      "loss": loss.item(), "threads": a.threads, "blas": blas_info(),
+                      "cpu_capability": cpu_capability()}))
+
+
+def blas_info():
+    """The BLAS this torch was built with (torch.__config__: "mkl", "open"), as far as it says."""
+    found = re.search(r"BLAS_INFO=([^,\s]+)", torch.__config__.show())
+    return found.group(1) if found else "unknown"
+
+
+def cpu_capability():
+    """The vector ISA ATen's CPU kernels dispatch to ("AVX512", "AVX2"); PyTorch 2.x only."""
+    get = getattr(getattr(torch.backends, "cpu", None), "get_cpu_capability", None)
+    return get() if get else "unknown"
 
 
 if __name__ == "__main__":

@@ -51,6 +51,12 @@ constexpr char kGradNormKept[] = "grad_norm_kept";
 // every rank's, joined with "; " in rank order.
 constexpr char kDeviceLabel[] = "device";
 constexpr char kDevicesLabel[] = "devices";
+// Labels of the epoch and final lines: rank 0's BLAS ("OpenBLAS 0.3.21 (libblas.so.3)"), the kernels it runs
+// ("SkylakeX"; "n/a" for a BLAS that does not say) and the CPU's widest vector ISA ("avx512", "avx2", ...):
+// a run on a generic BLAS core trains several times slower (docs/nmtrain.md "BLAS").
+constexpr char kBlasLabel[] = "blas";
+constexpr char kBlasCoreLabel[] = "blas_core";
+constexpr char kCpuIsaLabel[] = "cpu_isa";
 
 // Per semi-structured 2:4 linear (docs/accelerated-2-4.md), in every epoch line: the label
 // "semi_structured/<layer>" says which path its last forward took and why ("weight_2:4 masked dense (device

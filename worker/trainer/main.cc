@@ -23,6 +23,7 @@
 #include "contract/trainer_flags.h"
 #include "schemas/data_pipeline.h"
 #include "schemas/experiment_config.h"
+#include "worker/trainer/blas_check.h"
 #include "worker/trainer/data/transformed_dataset.h"
 #include "worker/trainer/distributed.h"
 #include "worker/trainer/exit_codes.h"
@@ -64,8 +65,11 @@ constexpr char kUsageText[] =
     "                    README.md (docs/interop.md); --spec defaults to the spec.yaml beside CKPT\n"
     "  --weights W       final (default) or ema (the model EMA's weights); --dtype fp32 (default) or bf16\n"
     "ranks: RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT (torchrun's variables)\n"
+    "BLAS: where OpenBLAS fell back to a generic core on a CPU with AVX2 or AVX-512, nmtrain re-executes\n"
+    "      itself once with OPENBLAS_CORETYPE set; a value the user set is kept (docs/nmtrain.md \"BLAS\")\n"
     "tests: NMTRAIN_HOLD_FILE=F with NMTRAIN_HOLD_AFTER_EPOCHS=N (or _STEPS=N) waits after N epochs (steps) "
-    "while F exists\n"
+    "while F exists;\n"
+    "       NMTRAIN_TEST_BLAS_CORE=C takes C for OpenBLAS's own choice of core\n"
     "exit codes: 0 ok, 2 usage/bad spec, 3 data error, 4 training error, 5 distributed failure, 143 "
     "SIGTERM\n";
 
@@ -89,7 +93,15 @@ void TuneAllocator() {
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
 }
 
+// The log line naming the BLAS and its kernels, and a warning where they are slower than the CPU allows.
+void LogBlas() {
+  const BlasFacts blas = InspectBlas();
+  std::cerr << "nmtrain: " << DescribeBlas(blas) << "\n";
+  if (!blas.warning.empty()) std::cerr << "nmtrain: warning: " << blas.warning << "\n";
+}
+
 int Main(int argc, char** argv) {
+  ReexecForFittingBlasCore(argv);
   TuneAllocator();
   std::string spec_path;
   TrainerOptions options;
@@ -165,6 +177,7 @@ int Main(int argc, char** argv) {
   if (spec_path.empty()) return Usage("--spec is required");
   if (options.out_dir.empty() && !validate_only && export_options.checkpoint.empty())
     return Usage("--out is required");
+  LogBlas();
 
   std::vector<std::string> warnings;
   auto config = LoadExperimentFile(spec_path, &warnings);

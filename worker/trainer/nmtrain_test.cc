@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "schemas/model_catalog.h"
 #include "worker/compat/torch_compat.h"
+#include "worker/trainer/blas_core_choice.h"
 #include "worker/trainer/checkpoint.h"
 #include "worker/trainer/data/image_testing.h"
 #include "worker/trainer/exit_codes.h"
@@ -43,7 +44,8 @@ std::string ReadFile(const std::string& path) {
   return s.str();
 }
 
-// Starts nmtrain with `args` and extra environment variables; stdout and stderr go to files.
+// Starts nmtrain with `args` and extra environment variables ("NAME=value" replaces an inherited one, a bare
+// "NAME" removes it); stdout and stderr go to files.
 pid_t Start(const std::vector<std::string>& args, const std::vector<std::string>& env,
             const std::string& stdout_path, const std::string& stderr_path) {
   const pid_t pid = fork();
@@ -51,8 +53,16 @@ pid_t Start(const std::vector<std::string>& args, const std::vector<std::string>
     freopen(stdout_path.c_str(), "w", stdout);
     freopen(stderr_path.c_str(), "w", stderr);
     std::vector<std::string> all_env;
-    for (char** e = environ; *e != nullptr; ++e) all_env.push_back(*e);
-    all_env.insert(all_env.end(), env.begin(), env.end());
+    for (char** e = environ; *e != nullptr; ++e) {
+      const std::string inherited = *e;
+      const std::string name = inherited.substr(0, inherited.find('='));
+      bool replaced = false;
+      for (const auto& v : env) replaced = replaced || v.substr(0, v.find('=')) == name;
+      if (!replaced) all_env.push_back(inherited);
+    }
+    for (const auto& v : env) {
+      if (v.find('=') != std::string::npos) all_env.push_back(v);
+    }
     std::vector<char*> argv, envp;
     static std::string binary = NmtrainPath();
     argv.push_back(binary.data());
@@ -484,6 +494,75 @@ TEST(NmtrainTest, AnUndecodableTrainingImageFailsBothRanks) {
   if (!NMSPARSE_HAS_GLOO) GTEST_SKIP() << "this LibTorch ships no Gloo headers: no multi-rank CPU runs here";
   // One file is in one rank's share of the epoch, whichever the shuffle picks.
   ExpectBothRanksFailAlike("train_decode", {"train/b/5.jpg"}, "training images", "decode_failures");
+}
+
+// The CPU's features as this test sees them, apart from nmtrain's own detection.
+CpuFeatures TestCpu() {
+  CpuFeatures cpu;
+#if defined(__x86_64__)
+  cpu.avx = __builtin_cpu_supports("avx");
+  cpu.avx2 = __builtin_cpu_supports("avx2");
+  cpu.fma = __builtin_cpu_supports("fma");
+  cpu.avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+               __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+               __builtin_cpu_supports("avx512vl");
+  cpu.amd = __builtin_cpu_is("amd");
+#endif
+  return cpu;
+}
+
+// With OPENBLAS_CORETYPE unset, nmtrain runs kernels that fit the CPU and names them in its log and metric
+// lines: here OpenBLAS's own choice is taken to be the generic "Prescott" (what Debian's 0.3.21 picks on a
+// Xeon model it does not know), so the run only fits the CPU if nmtrain re-executed itself with a better
+// core.
+TEST(NmtrainTest, RunsABlasCoreThatFitsTheCpu) {
+  if (WidestIsa(TestCpu()) < CpuIsa::kAvx2)
+    GTEST_SKIP() << "this CPU has no AVX2 with FMA: no core to correct";
+  const std::string dir = TestTempDir("blas_core");
+  const std::string spec = WriteSpec(dir, kSmallRun);
+  const pid_t plain = Start({"--spec", spec, "--validate-only"}, {"OPENBLAS_CORETYPE"}, dir + "/plain.txt",
+                            dir + "/plain_err.txt");
+  ASSERT_EQ(Wait(plain, std::chrono::seconds(60)), 0) << ReadFile(dir + "/plain_err.txt");
+  const std::string plain_log = ReadFile(dir + "/plain_err.txt");
+  if (plain_log.find("core n/a") != std::string::npos)
+    GTEST_SKIP() << "this BLAS is not OpenBLAS: " << plain_log;
+  EXPECT_EQ(plain_log.find("warning"), std::string::npos) << plain_log;
+  const size_t core_at = plain_log.find(", core ");
+  ASSERT_NE(core_at, std::string::npos) << plain_log;
+  const std::string plain_core =
+      plain_log.substr(core_at + 7, plain_log.find(' ', core_at + 7) - core_at - 7);
+  EXPECT_FALSE(IsFallbackCore(plain_core, TestCpu())) << plain_log;
+
+  const pid_t pid =
+      Start({"--spec", spec, "--out", dir + "/out"}, {"OPENBLAS_CORETYPE", "NMTRAIN_TEST_BLAS_CORE=Prescott"},
+            dir + "/out.txt", dir + "/err.txt");
+  ASSERT_EQ(Wait(pid, std::chrono::seconds(120)), 0) << ReadFile(dir + "/err.txt");
+  const std::string log = ReadFile(dir + "/err.txt");
+  const std::string expected_core = OpenBlasCoreFor(TestCpu());
+  EXPECT_NE(log.find("core " + expected_core + " (corrected from Prescott)"), std::string::npos) << log;
+  const auto final_line = LastMetricFields(ReadFile(dir + "/out.txt"), "final");
+  ASSERT_FALSE(final_line.empty()) << ReadFile(dir + "/out.txt");
+  EXPECT_EQ(final_line.at("blas_core"), expected_core);
+  EXPECT_FALSE(IsFallbackCore(final_line.at("blas_core"), TestCpu()));
+  EXPECT_EQ(final_line.at("cpu_isa"), CpuIsaName(WidestIsa(TestCpu())));
+  EXPECT_NE(final_line.at("blas").find("OpenBLAS"), std::string::npos) << final_line.at("blas");
+}
+
+// A core the user asked for stays, slow or not (older OpenBLAS builds compute wrong results on some CPUs with
+// their own choice); on a CPU with AVX2 nmtrain says what it costs.
+TEST(NmtrainTest, KeepsTheBlasCoreTheUserSet) {
+  const std::string dir = TestTempDir("blas_user_core");
+  const std::string spec = WriteSpec(dir, kSmallRun);
+  const pid_t pid = Start({"--spec", spec, "--validate-only"},
+                          {"OPENBLAS_CORETYPE=Prescott", "NMTRAIN_TEST_BLAS_CORE=Prescott"}, dir + "/out.txt",
+                          dir + "/err.txt");
+  ASSERT_EQ(Wait(pid, std::chrono::seconds(60)), 0) << ReadFile(dir + "/err.txt");
+  const std::string log = ReadFile(dir + "/err.txt");
+  if (log.find("core n/a") != std::string::npos) GTEST_SKIP() << "this BLAS is not OpenBLAS: " << log;
+  EXPECT_NE(log.find("core Prescott (OPENBLAS_CORETYPE=Prescott set by the user)"), std::string::npos) << log;
+  if (WidestIsa(TestCpu()) >= CpuIsa::kAvx2) {
+    EXPECT_NE(log.find("warning: core Prescott is below this CPU's"), std::string::npos) << log;
+  }
 }
 
 }  // namespace

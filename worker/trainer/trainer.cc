@@ -23,6 +23,7 @@
 #include "worker/sparsity/sparsity_method.h"
 #include "worker/trainer/adamw_step.h"
 #include "worker/trainer/autocast_guard.h"
+#include "worker/trainer/blas_check.h"
 #include "worker/trainer/checkpoint.h"
 #include "worker/trainer/data/batch_loader.h"
 #include "worker/trainer/data/prefetch_loader.h"
@@ -576,6 +577,9 @@ class Run {
 
   void AddDeviceFields(MetricLine& line) const {
     line.Add(contract::kDeviceLabel, device_label_).Add(contract::kDevicesLabel, devices_label_);
+    line.Add(contract::kBlasLabel, blas_.library)
+        .Add(contract::kBlasCoreLabel, blas_.core)
+        .Add(contract::kCpuIsaLabel, blas_.cpu_isa);
   }
 
   const ExperimentConfig& c_;
@@ -590,6 +594,7 @@ class Run {
   std::unique_ptr<Distributed> dist_;
   std::string device_label_;   // This rank's device, as the metric lines show it.
   std::string devices_label_;  // Every rank's, in rank order.
+  const BlasFacts blas_ = InspectBlas();
   std::string rank_prefix_;
   RunData data_;
   std::unique_ptr<TrainLoader> loader_;

@@ -1,13 +1,24 @@
 // GELU (exact, erf form) on raw float arrays: the vectorised loops behind FusedGelu and FusedMlp. erf comes
 // from Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7, one float ulp of 1 + erf); for x < 0, Phi(x)
-// is taken from erfc directly (no cancellation), and the backward reuses the same exp(-x^2 / 2). AVX2 + FMA
-// when the CPU has them (chosen at run time), plain C++ with std::erf otherwise.
+// is taken from erfc directly (no cancellation), and the backward reuses the same exp(-x^2 / 2). AVX-512 or
+// AVX2 + FMA when the CPU has them (chosen at run time), plain C++ with std::erf otherwise.
 #ifndef NMSPARSE_WORKER_TRAINER_KERNELS_GELU_ROWS_H_
 #define NMSPARSE_WORKER_TRAINER_KERNELS_GELU_ROWS_H_
 
 #include <cstdint>
 
 namespace nmsparse {
+
+// The code paths: plain C++ (always there), AVX2 + FMA, AVX-512 (F, DQ, BW, VL: 1.3-1.7x AVX2 on the micro
+// ViT's and ViT-S's Mlp blocks, docs/benchmarks.md).
+enum class GeluPath { kScalar, kAvx2, kAvx512 };
+
+// The widest path this CPU runs, capped by $NMSPARSE_KERNELS_MAX_ISA (avx2, scalar): the one the functions
+// below take.
+GeluPath BestGeluPath();
+
+// "scalar", "avx2", "avx512".
+const char* GeluPathName(GeluPath path);
 
 // Whether the vectorised loops run on this CPU (the plain ones are slower than ATen's gelu).
 bool GeluRowsVectorised();
@@ -24,6 +35,13 @@ void BiasGeluRows(float* h, const float* bias, float* y, int64_t rows, int64_t c
 
 // For a [rows, cols] block: grad = grad * gelu'(h) in place, and bias_grad[j] += sum over rows of the result.
 void GeluBackwardRowsWithBiasGrad(const float* h, float* grad, float* bias_grad, int64_t rows, int64_t cols);
+
+// The same on a given path, for tests and benchmarks; `path` must not be wider than BestGeluPath().
+void GeluForwardOn(GeluPath path, const float* x, float* y, int64_t n);
+void GeluBackwardOn(GeluPath path, const float* x, const float* grad, float* out, int64_t n);
+void BiasGeluRowsOn(GeluPath path, float* h, const float* bias, float* y, int64_t rows, int64_t cols);
+void GeluBackwardRowsWithBiasGradOn(GeluPath path, const float* h, float* grad, float* bias_grad,
+                                    int64_t rows, int64_t cols);
 
 }  // namespace nmsparse
 
