@@ -3,6 +3,7 @@
 #include <array>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "schemas/semi_structured_config.h"
 #include "schemas/sparsity_config.h"
 #include "worker/sparsity/semi_structured/semi_structured_layers_setup.h"
+#include "worker/trainer/interop/initial_weights.h"
 #include "worker/trainer/kernels/fused_kernels_switch.h"
 #include "worker/trainer/models/model_factory.h"
 #include "worker/trainer/models/swin_transformer_v2.h"
@@ -420,6 +422,40 @@ TEST(ModelsTest, AttentionLinearsReachTheirSemiStructuredLayers) {
     model->forward(torch::randn({2, arch.in_chans, arch.img_size, arch.img_size}));
     for (const SemiStructuredLayerReport& r : (*layers)->Report()) {
       EXPECT_EQ(r.path.reason, "dense rule") << name << " " << r.name;  // Ran ("not run yet" if bypassed).
+    }
+  }
+}
+
+// model.initial_checkpoint against timm itself (tools/timm_import_golden.py): a folder that timm's save_for_hf
+// wrote (config.json + model.safetensors) for a ViT with custom kwargs, loaded through the trainer's own path,
+// gives the logits timm computed from the same file. Tolerance: both sides run the same float32 function with
+// other summation orders (LibTorch's or the fused kernels' GEMMs, timm's SDPA); a dot product of K terms in
+// float32 is off by at most K*u*sum|a_i*b_i| (u = 2^-24), K <= 128 here (the MLP's hidden width), and about a
+// dozen such stages (patch embedding, per block q/k/v, attention, projection, fc1, fc2, then the head) chain,
+// with LayerNorms in between keeping activations O(1): 12 * 128 * 6e-8 ~ 1e-4 relative to the logits' scale.
+TEST(ModelsTest, TimmSavedWeightsGiveTimmsLogits) {
+  const auto cases = ReadTimmForwardGolden("worker/trainer/models/testdata/timm_vit_import.txt");
+  ASSERT_EQ(cases.size(), 1u);
+  const TimmForwardCase& c = cases[0];
+  auto arch = ArchOfGoldenLine(c.model_line);
+  ASSERT_TRUE(arch.ok()) << c.model_line << ": " << arch.status();
+  auto model = CreateModel(*arch);
+  std::ostringstream log;
+  LoadInitialWeights("worker/trainer/models/testdata/timm_vit_import", *arch, *model, log);
+  EXPECT_EQ(log.str(), "");  // Nothing adapted: timm's names and shapes are the model's.
+  model->eval();
+  torch::NoGradGuard no_grad;
+  int64_t n = 1;
+  for (int64_t d : c.input_shape) n *= d;
+  const torch::Tensor images =
+      torch::sin(0.11 * torch::arange(n, torch::kFloat64)).view(c.input_shape).to(torch::kFloat32);
+  const torch::Tensor logits = model->forward(images).to(torch::kFloat64);
+  ASSERT_EQ(logits.size(0), static_cast<int64_t>(c.logits.size()));
+  const double scale = 1.0 + logits.abs().max().item<double>();
+  for (size_t b = 0; b < c.logits.size(); ++b) {
+    ASSERT_EQ(logits.size(1), static_cast<int64_t>(c.logits[b].size()));
+    for (size_t j = 0; j < c.logits[b].size(); ++j) {
+      EXPECT_NEAR(logits[b][j].item<double>(), c.logits[b][j], 1e-4 * scale) << "image " << b << " class " << j;
     }
   }
 }
