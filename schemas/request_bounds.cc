@@ -68,6 +68,7 @@ const absl::flat_hash_map<std::string, Bound>& Table() {
       {"nmsparse.v1.ModelSpec.num_heads", Count(kMaxRepeatedCount)},
       {"nmsparse.v1.ModelSpec.pretrained_window_sizes", Count(kMaxRepeatedCount)},
       {"nmsparse.v1.ModelSpec.global_pool", Bytes(kMaxNameBytes)},
+      {"nmsparse.v1.ModelSpec.initial_checkpoint", Bytes(kMaxPathBytes)},
       {"nmsparse.v1.DataSpec.dataset", Bytes(kMaxNameBytes)},
       {"nmsparse.v1.DataSpec.path", Bytes(kMaxPathBytes)},
       {"nmsparse.v1.DataSpec.auto_augment", Bytes(kMaxNameBytes)},
