@@ -6,6 +6,7 @@ set -euo pipefail
 PACKAGES=(
   bazel-bootstrap            # Bazel 4.2.3, offline with the stubs in third_party/
   g++ clang-format
+  ccache                     # compiler cache for the CMake build of tools/test_libtorch2.sh (kept in ~/.cache)
   clang libclang-rt-14-dev   # libFuzzer, ASan and UBSan for tools/fuzz.sh (Debian's clang 14)
   libtorch-dev libgloo-dev   # LibTorch 1.13 (CPU) with c10d/Gloo
   libopenblas0-openmp        # fast BLAS for LibTorch (the default reference BLAS is ~10x slower)

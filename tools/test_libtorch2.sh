@@ -15,12 +15,26 @@ torch_dir=$(bash tools/libtorch2_env.sh)
 export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0}
 # The torch package directory first: on a machine with Debian's LibTorch too, CMake must not pick that one.
 mkdir -p "$build"
+# A fresh clone builds every source again; ccache (in ~/.cache, like Bazel's disk cache and the venv) keeps the
+# objects of unchanged sources between clones. The precompiled LibTorch header is cached too: ccache needs the
+# sloppiness below for it, and then still hashes the header's contents.
+launcher=()
+if command -v ccache > /dev/null; then
+  export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/nmsparse-ccache}
+  # Paths below the clone are hashed relative to it, so that a clone elsewhere hits the same entries.
+  export CCACHE_BASEDIR=$PWD
+  export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
+  export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+fi
 cmake -S worker/trainer -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$torch_dir" \
+  "${launcher[@]}" \
   -DNMSPARSE_REQUIRE_CUDA=ON -DNMSPARSE_REQUIRE_TESTS=ON -DNMSPARSE_DEPS_PREFIX="${NMSPARSE_DEPS_PREFIX:-}" \
   > "$build/configure.log" 2>&1 ||
   { cat "$build/configure.log" >&2; exit 1; }
 grep -E "nmsparse:|Found Torch" "$build/configure.log" >&2
 cmake --build "$build" -j "$(nproc)"
+[[ ${#launcher[@]} -gt 0 ]] && ccache --show-stats 2>/dev/null | grep -iE "hits|misses" | head -3 >&2 || true
 # The tests run from the build directory; nmtrain_test finds nmtrain beside it. The LibTorch libraries come
 # through the binaries' RUNPATH.
 # A ctest that finds no test passes; here that would hide a build that made none.
