@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -181,6 +182,7 @@ class Run {
       FinishEpoch(epoch);
       HoldIfAsked();
     }
+    EvaluateDeployable();
     EmitFinal();
     return kExitOk;
   }
@@ -536,6 +538,30 @@ class Run {
     EmitMetric(*o_.metrics, line);
   }
 
+  // After the last epoch, the model as `nmtrain --export` writes it: every sparse layer hard-masked at its
+  // target N:M (for MDGF with D(end) > 0 that removes the leak the last evaluation still had), on the
+  // trained weights and on the EMA's; the trained weights are put back. A collective, as every evaluation.
+  void EvaluateDeployable() {
+    const auto evaluate = [&](std::optional<EvalResult>& result) {
+      if (!sparsity_->MaskWeightsAtTarget()) return;
+      result = Evaluate(*model_, *data_.eval, data_.norm, c_.data.eval_batch_size, *dist_, device_,
+                        autocast_dtype_, loader_threads_, std::max<int64_t>(epochs_ - 1, 0));
+    };
+    if (ema_) ema_->WithEmaWeights([&] { evaluate(ema_deploy_eval_); });
+    std::vector<torch::Tensor> trained;
+    torch::NoGradGuard no_grad;
+    for (const torch::Tensor& p : model_->parameters()) trained.push_back(p.detach().clone());
+    evaluate(deploy_eval_);
+    size_t i = 0;
+    for (const torch::Tensor& p : model_->parameters()) p.detach().copy_(trained[i++]);
+    if (deploy_eval_) {
+      Log() << "deployable model (sparse layers hard-masked at their target N:M, as nmtrain --export writes "
+               "it): top-1 "
+            << deploy_eval_->top1 << " (trained weights " << state_.last_top1 << ")"
+            << (ema_deploy_eval_ ? ", EMA " + std::to_string(ema_deploy_eval_->top1) : "") << "\n";
+    }
+  }
+
   void EmitFinal() {
     if (!dist_->is_root()) return;
     MetricLine line(contract::kKindFinal);
@@ -543,6 +569,8 @@ class Run {
     line.Add(contract::kLoss, state_.last_epoch_loss);
     line.Add(contract::kEvalLoss, state_.last_eval_loss).Add("best_top1", state_.best_top1);
     if (ema_) AddEmaFields(state_.last_ema_eval_loss, state_.last_ema_top1, state_.last_ema_top5, line);
+    if (deploy_eval_) line.Add(contract::kDeployTop1, deploy_eval_->top1);
+    if (ema_deploy_eval_) line.Add(contract::kEmaDeployTop1, ema_deploy_eval_->top1);
     line.Add("epochs", epochs_);
     line.Add(contract::kStepKey, state_.global_step)
         .Add("train_seconds", state_.train_seconds)
@@ -624,6 +652,7 @@ class Run {
   std::unique_ptr<LossScaler> scaler_;          // fp16 (or TrainerOptions::loss_scaling); else null.
   std::unique_ptr<OptimizerStep> step_;
   TrainState state_;
+  std::optional<EvalResult> deploy_eval_, ema_deploy_eval_;  // EvaluateDeployable's, for the final line.
 };
 
 }  // namespace

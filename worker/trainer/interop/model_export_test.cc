@@ -13,14 +13,18 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "contract/metric_names.h"
 #include "nlohmann/json.hpp"
 #include "schemas/model_catalog.h"
 #include "schemas/model_resolution.h"
 #include "worker/trainer/checkpoint.h"
+#include "worker/trainer/distributed.h"
+#include "worker/trainer/evaluator.h"
 #include "worker/trainer/exit_codes.h"
 #include "worker/trainer/interop/initial_weights.h"
 #include "worker/trainer/interop/safetensors.h"
 #include "worker/trainer/models/model_factory.h"
+#include "worker/trainer/run_parts.h"
 #include "worker/trainer/trainer.h"
 #include "worker/trainer/trainer_testing.h"
 
@@ -172,6 +176,50 @@ TEST(ModelExportTest, EmaWeightsOfARunWithoutEmaAreRefused) {
     EXPECT_EQ(e.exit_code(), kExitUsage);
     EXPECT_NE(std::string(e.what()).find("holds no model EMA"), std::string::npos) << e.what();
   }
+}
+
+// The deployable top-1 through the real trainer, for a recipe whose trained weights are not N:M yet: MDGF 1:8
+// with D(j) = exp(-0.01 j), still ~0.92 at the last of 8 steps. The final line's deploy_top1 is the top-1 of
+// the model `nmtrain --export` writes, evaluated here by a fresh model that loads the export (no sparsity
+// engine, so the masks are the file's zeros); its top1 is the leaking model's, which the same evaluation of
+// the checkpoint under the recipe's rule at that step gives. Both evaluations are deterministic on one
+// thread, so the counts are compared exactly.
+TEST(ModelExportTest, TheFinalDeployableTop1IsTheExportedModelsTop1) {
+  const ExperimentConfig config = ParseValidExperiment(
+      std::string(kRunHead) +
+      "sparsity: {sparsity_type: STRUCTURED_NM, decay_type: EXP, decay_coef: 0.01, n_sparsity: 1, "
+      "m_sparsity: 8}\n");
+  CapturedRun run("deploy_top1");
+  ASSERT_EQ(RunTraining(config, run.options), kExitOk) << run.log.str();
+  const auto epoch = LastMetricFields(run.metrics.str(), "epoch");
+  EXPECT_GT(std::stod(epoch.at(contract::kDecayValue)), 0.9);  // The trained model leaks.
+  const auto final_line = LastMetricFields(run.metrics.str(), "final");
+  ASSERT_EQ(final_line.count(contract::kDeployTop1), 1u) << run.metrics.str();
+  EXPECT_EQ(final_line.count(contract::kEmaDeployTop1), 0u);  // No model.ema.
+  EXPECT_NE(run.log.str().find("deployable model"), std::string::npos) << run.log.str();
+
+  ExportOptions options;
+  options.checkpoint = CheckpointPath(run.options.out_dir);
+  options.out_dir = run.options.out_dir + "/export";
+  ExportModel(config, options);
+  const ModelArch arch = *ResolveModel(config.model);
+  auto exported = CreateModel(arch);
+  std::ostringstream log;
+  LoadInitialWeights(options.out_dir, arch, *exported, log);
+  const RunData data = LoadData(config, arch);
+  Distributed single(DistributedEnv{}, std::chrono::milliseconds(1000));
+  const EvalResult deployed = Evaluate(*exported, *data.eval, data.norm, config.data.eval_batch_size, single);
+  EXPECT_DOUBLE_EQ(std::stod(final_line.at(contract::kDeployTop1)), deployed.top1);
+
+  // The leaking model: the checkpoint under MDGF's rule at its last step, as the trainer's last evaluation.
+  auto trained = CreateModel(arch);
+  LoadModelFromCheckpoint(options.checkpoint, *trained);
+  auto method = MakeSparsity(config, 2, 4, *trained, nullptr);
+  method->BeginStep(1, 7);
+  const EvalResult leaking = Evaluate(*trained, *data.eval, data.norm, config.data.eval_batch_size, single);
+  EXPECT_DOUBLE_EQ(std::stod(final_line.at(contract::kTop1)), leaking.top1);
+  // The two differ here, which lets this test tell the two models apart.
+  EXPECT_NE(deployed.top1, leaking.top1);
 }
 
 // worker/trainer/interop/testdata/timm_export.txt (tools/timm_export_golden.py): what timm built from the
