@@ -222,6 +222,15 @@ TEST(ModelExportTest, TheFinalDeployableTop1IsTheExportedModelsTop1) {
   EXPECT_NE(deployed.top1, leaking.top1);
 }
 
+// A dense run's deployable model is the one it trained: its deploy_top1 is its top1, with no second pass.
+TEST(ModelExportTest, ADenseRunsDeployableTop1IsItsTop1) {
+  CapturedRun run("deploy_top1_dense");
+  ASSERT_EQ(RunTraining(ParseValidExperiment(kRunHead), run.options), kExitOk) << run.log.str();
+  const auto final_line = LastMetricFields(run.metrics.str(), "final");
+  ASSERT_EQ(final_line.count(contract::kDeployTop1), 1u) << run.metrics.str();
+  EXPECT_EQ(final_line.at(contract::kDeployTop1), final_line.at(contract::kTop1));
+}
+
 // worker/trainer/interop/testdata/timm_export.txt (tools/timm_export_golden.py): what timm built from the
 // committed export, each sparse block's count of exact N:M groups on the weights timm loaded, and timm's
 // logits.
