@@ -266,15 +266,30 @@ int RunBestCommand(const CommandContext& context) {
     PrintJson(context, *response);
     return kExitOk;
   }
-  Table table({"RANK", "RUN", "LABELS", request.metric(), "HASH"});
+  // The runs' counterparts of the metric (the EMA's, the deployable model's) beside it.
+  const std::vector<v1::Run> runs(response->runs().begin(), response->runs().end());
+  const std::vector<report::Counterpart> counterparts = report::Counterparts(runs, request.metric());
+  std::vector<std::string> headers = {"RANK", "RUN", "LABELS", request.metric()};
+  for (const report::Counterpart& c : counterparts) headers.push_back(c.metric);
+  headers.push_back("HASH");
+  Table table(headers);
+  const auto value_text = [](const v1::Run& run, const std::string& metric) {
+    auto value = run.final_metrics().find(metric);
+    return value == run.final_metrics().end() ? std::string("-") : FormatMetric(value->second);
+  };
   int rank = 0;
-  for (const v1::Run& run : response->runs()) {
-    auto value = run.final_metrics().find(request.metric());
-    table.AddRow({absl::StrCat(++rank), absl::StrCat(run.id()), FormatLabels(run.labels()),
-                  value == run.final_metrics().end() ? "-" : FormatMetric(value->second),
-                  run.content_hash().substr(0, 10)});
+  for (const v1::Run& run : runs) {
+    std::vector<std::string> row = {absl::StrCat(++rank), absl::StrCat(run.id()), FormatLabels(run.labels()),
+                                    value_text(run, request.metric())};
+    for (const report::Counterpart& c : counterparts) row.push_back(value_text(run, c.metric));
+    row.push_back(run.content_hash().substr(0, 10));
+    table.AddRow(row);
   }
   *context.out << table.Render();
+  if (const std::string legend = report::DeployableLegend(counterparts); !legend.empty()) {
+    *context.out << "ranked by " << VisibleText(request.metric()) << "; " << legend
+                 << " (rank by it: --metric " << contract::kDeployTop1 << ")\n";
+  }
   if (response->runs().empty())
     *context.out << "(no succeeded run of sweep " << *id << " has " << VisibleText(request.metric()) << ")\n";
   return kExitOk;
@@ -320,12 +335,17 @@ int RunCompareCommand(const CommandContext& context) {
   if (context.args->Has("pool")) {
     *context.out << ", pooled over " << VisibleText(absl::StrJoin(context.args->GetAll("pool"), ", "));
   }
-  // Runs with model.ema: the EMA's metric in a column beside each (same runs, so the same cells).
-  const std::string ema_metric = report::EmaCounterpart(*runs, metric);
-  const report::ComparePivot ema_pivot = ema_metric.empty()
-                                             ? report::ComparePivot{}
-                                             : report::BuildComparePivot(sweep->spec(), *runs, ema_metric);
-  *context.out << "\n" << RenderComparePivot(pivot, ema_metric.empty() ? nullptr : &ema_pivot).Render();
+  // Runs with model.ema, N:M runs: the EMA's and the deployable model's metric in a column beside each (same
+  // runs, so the same cells).
+  const std::vector<report::Counterpart> counterparts = report::Counterparts(*runs, metric);
+  std::vector<BesidePivot> beside;
+  for (const report::Counterpart& c : counterparts) {
+    beside.push_back({c.label, report::BuildComparePivot(sweep->spec(), *runs, c.metric)});
+  }
+  *context.out << "\n" << RenderComparePivot(pivot, beside).Render();
+  if (const std::string legend = report::DeployableLegend(counterparts); !legend.empty()) {
+    *context.out << legend << "\n";
+  }
   return kExitOk;
 }
 

@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "cli/deploy_warnings.h"
 #include "cli/exit_codes.h"
 #include "cli/row_summary.h"
 #include "cli/run_format.h"
@@ -69,18 +70,24 @@ absl::StatusOr<v1::SweepSpec> LoadFromArgs(const CommandContext& context) {
   return spec;
 }
 
-// Runs whose schedule is too short for the SDGF stages their spec implies: one warning per distinct text on
-// stderr, naming the runs it concerns.
-void WarnShortStructureDecay(const CommandContext& context, const std::vector<ResolvedRun>& runs) {
+// Runs whose schedule is too short for the SDGF stages their spec implies, or whose deployable model differs
+// from the trained one (DeployWarnings): one warning per distinct text on stderr, naming the runs it
+// concerns.
+void WarnPerRun(const CommandContext& context, const std::vector<ResolvedRun>& runs) {
   std::vector<std::pair<std::string, std::vector<int>>> warnings;
   for (const ResolvedRun& run : runs) {
-    const std::string text = SkippedStagesWarning(run.config.sparsity, SparsityEpochs(run.config.schedule));
-    if (text.empty()) continue;
-    auto it = std::find_if(warnings.begin(), warnings.end(), [&](const auto& w) { return w.first == text; });
-    if (it == warnings.end()) {
-      warnings.push_back({text, {run.index}});
-    } else {
-      it->second.push_back(run.index);
+    std::vector<std::string> texts = DeployWarnings(run.config);
+    texts.insert(texts.begin(),
+                 SkippedStagesWarning(run.config.sparsity, SparsityEpochs(run.config.schedule)));
+    for (const std::string& text : texts) {
+      if (text.empty()) continue;
+      auto it =
+          std::find_if(warnings.begin(), warnings.end(), [&](const auto& w) { return w.first == text; });
+      if (it == warnings.end()) {
+        warnings.push_back({text, {run.index}});
+      } else {
+        it->second.push_back(run.index);
+      }
     }
   }
   for (const auto& [text, indices] : warnings) {
@@ -96,7 +103,7 @@ absl::StatusOr<std::vector<ResolvedRun>> Expand(const CommandContext& context, c
     return absl::Status(runs.status().code(),
                         absl::StrCat(context.args->positional[0], ": ", runs.status().message()));
   }
-  WarnShortStructureDecay(context, *runs);
+  WarnPerRun(context, *runs);
   return runs;
 }
 

@@ -22,10 +22,11 @@ struct DeclaredDirection {
 
 // The standard metrics of nmtrain's lines (contract/metric_names.h) that runs are ranked by.
 constexpr DeclaredDirection kMetricDirections[] = {
-    {kTop1, MetricDirection::kMaximize},     {kTop5, MetricDirection::kMaximize},
-    {kBestTop1, MetricDirection::kMaximize}, {kLoss, MetricDirection::kMinimize},
-    {kEvalLoss, MetricDirection::kMinimize}, {kEmaTop1, MetricDirection::kMaximize},
-    {kEmaTop5, MetricDirection::kMaximize},  {kEmaEvalLoss, MetricDirection::kMinimize},
+    {kTop1, MetricDirection::kMaximize},       {kTop5, MetricDirection::kMaximize},
+    {kBestTop1, MetricDirection::kMaximize},   {kLoss, MetricDirection::kMinimize},
+    {kEvalLoss, MetricDirection::kMinimize},   {kEmaTop1, MetricDirection::kMaximize},
+    {kEmaTop5, MetricDirection::kMaximize},    {kEmaEvalLoss, MetricDirection::kMinimize},
+    {kDeployTop1, MetricDirection::kMaximize}, {kEmaDeployTop1, MetricDirection::kMaximize},
 };
 
 // The declared direction of `metric`, kUnknown when it has none.

@@ -19,6 +19,13 @@ constexpr char kFlops[] = "flops";                   // Training FLOPs so far.
 constexpr char kEmaTop1[] = "ema_top1";
 constexpr char kEmaTop5[] = "ema_top5";
 constexpr char kEmaEvalLoss[] = "ema_eval_loss";
+// The deployable model's evaluation (final line of sparse N:M runs; docs/interop.md): the trained weights
+// with every sparse layer hard-masked at its target N:M, no decayed leak (what `nmtrain --export` writes),
+// and the same for the model EMA's weights (runs with model.ema). kTop1 / kEmaTop1 are the trained weights
+// under the rule of the last step, which for a decaying recipe (MDGF, SDGF) still lets D(end) of every pruned
+// weight through.
+constexpr char kDeployTop1[] = "deploy_top1";
+constexpr char kEmaDeployTop1[] = "ema_deploy_top1";
 constexpr char kParams[] = "params";  // The model's parameters (final line): size sweeps compare on it.
 // Images of the epoch that could not be decoded and were replaced by the next, over all ranks (epoch lines of
 // runs on stored images; worker/trainer/data/decode_failure_log.h): in training, and in the evaluation of

@@ -169,16 +169,35 @@ Json ComparePivotToJson(int64_t sweep_id, const ComparePivot& pivot) {
   return doc;
 }
 
-std::string EmaCounterpart(const std::vector<v1::Run>& runs, const std::string& metric) {
-  static const std::vector<std::pair<std::string, std::string>> kPairs = {
-      {contract::kTop1, contract::kEmaTop1},
-      {contract::kTop5, contract::kEmaTop5},
-      {contract::kEvalLoss, contract::kEmaEvalLoss}};
-  for (const auto& [raw, ema] : kPairs) {
+std::vector<Counterpart> Counterparts(const std::vector<v1::Run>& runs, const std::string& metric) {
+  static const std::vector<std::pair<std::string, Counterpart>> kPairs = {
+      {contract::kTop1, {contract::kEmaTop1, "ema"}},
+      {contract::kTop5, {contract::kEmaTop5, "ema"}},
+      {contract::kEvalLoss, {contract::kEmaEvalLoss, "ema"}},
+      {contract::kTop1, {contract::kDeployTop1, "deployable"}},
+      {contract::kTop1, {contract::kEmaDeployTop1, "ema deployable"}},
+      {contract::kEmaTop1, {contract::kEmaDeployTop1, "deployable"}}};
+  std::vector<Counterpart> out;
+  for (const auto& [raw, counterpart] : kPairs) {
     if (raw != metric) continue;
     for (const v1::Run& run : runs) {
-      if (run.final_metrics().count(ema) > 0) return ema;
+      if (run.final_metrics().count(counterpart.metric) == 0) continue;
+      out.push_back(counterpart);
+      break;
     }
+  }
+  return out;
+}
+
+std::string DeployableLegend(const std::vector<Counterpart>& counterparts) {
+  for (const Counterpart& c : counterparts) {
+    if (c.metric != contract::kDeployTop1 && c.metric != contract::kEmaDeployTop1) continue;
+    return absl::StrCat(contract::kDeployTop1,
+                        ": the deployable model, as nmtrain --export writes it (every sparse "
+                        "layer hard-masked at its target N:M, no decayed leak); ",
+                        contract::kTop1,
+                        ": the trained weights under the last step's rule (MDGF, SDGF: still ",
+                        "leaking D(end) of every pruned weight)");
   }
   return "";
 }

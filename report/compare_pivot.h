@@ -40,9 +40,20 @@ ComparePivot BuildComparePivot(const v1::SweepSpec& spec, const std::vector<v1::
 // is not listed. `nmctl compare` refuses such a sweep unless told to pool each (--pool AXIS).
 std::vector<std::string> PooledGridAxes(const v1::SweepSpec& spec);
 
-// The model EMA's counterpart of `metric` ("ema_top1" for "top1"; contract/metric_names.h) when some run
-// reports it in its final metrics (runs with model.ema), else empty: shown beside `metric`.
-std::string EmaCounterpart(const std::vector<v1::Run>& runs, const std::string& metric);
+// A metric shown beside another for the same runs: `label` heads its columns ("top1 ema").
+struct Counterpart {
+  std::string metric;
+  std::string label;
+};
+
+// The counterparts of `metric` (contract/metric_names.h) that some run reports in its final metrics, in this
+// order: the model EMA's ("ema_top1" for "top1"; runs with model.ema) and the deployable model's
+// ("deploy_top1" and "ema_deploy_top1" for "top1", "ema_deploy_top1" for "ema_top1"; N:M runs).
+std::vector<Counterpart> Counterparts(const std::vector<v1::Run>& runs, const std::string& metric);
+
+// Which top-1 is which, for the tables that show the deployable one beside the raw one (empty when
+// `counterparts` has no deployable metric).
+std::string DeployableLegend(const std::vector<Counterpart>& counterparts);
 
 // "run 12 nm=2:4 recipe=dense": a run's id and its labels sorted by axis (rows of a sweep without grid axes,
 // legends of the report's figures).

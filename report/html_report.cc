@@ -54,12 +54,13 @@ saves a figure as SVG; the links under each are the static gnuplot files.</p>
 {{/figures}}
 <h2 id="runs">Runs</h2>
 <table class="runs">
-<tr><th>run</th><th>state</th><th>recipe</th><th>N/M</th><th>{{metric}}</th>{{#ema_metric}}<th>{{.}}</th>{{/ema_metric}}<th>training FLOPs</th>
+<tr><th>run</th><th>state</th><th>recipe</th><th>N/M</th><th>{{metric}}</th>{{#counterparts}}<th>{{.}}</th>{{/counterparts}}<th>training FLOPs</th>
 <th>inference FLOPs / image</th><th>parameters</th></tr>
-{{#runs}}<tr><td>{{name}}</td><td>{{state}}</td><td>{{recipe}}</td><td>{{density}}</td><td>{{value}}</td>{{#ema}}<td>{{.}}</td>{{/ema}}
+{{#runs}}<tr><td>{{name}}</td><td>{{state}}</td><td>{{recipe}}</td><td>{{density}}</td><td>{{value}}</td>{{#beside}}<td>{{.}}</td>{{/beside}}
 <td>{{train_flops}}</td><td>{{inference_flops}}</td><td>{{params}}</td></tr>
 {{/runs}}</table>
-)";
+{{#legend}}<p>{{.}}</p>
+{{/legend}})";
 
 std::string Number(double v, const char* format) {
   return std::isfinite(v) ? absl::StrFormat(format, v) : std::string("-");
@@ -92,15 +93,16 @@ mstch::map PivotContext(const SweepData& data, const std::string& metric) {
   return out;
 }
 
-// `ema_metric`: the model EMA's counterpart of `metric` (EmaCounterpart), a column when not empty.
-mstch::array RunsContext(const SweepData& data, const std::string& metric, const std::string& ema_metric) {
+// `counterparts`: of `metric` (Counterparts: the model EMA's, the deployable model's), a column each.
+mstch::array RunsContext(const SweepData& data, const std::string& metric,
+                         const std::vector<Counterpart>& counterparts) {
   mstch::array out;
   for (const RunData& r : data.runs) {
     const v1::SparsitySpec& s = r.run.spec().sparsity();
-    mstch::array ema;  // One cell, or none without an EMA column.
-    if (!ema_metric.empty()) ema.push_back(Number(FinalMetric(r.run, ema_metric), "%.4g"));
+    mstch::array beside;  // One cell per counterpart column.
+    for (const Counterpart& c : counterparts) beside.push_back(Number(FinalMetric(r.run, c.metric), "%.4g"));
     out.push_back(mstch::map{{"name", RunName(r.run)},
-                             {"ema", ema},
+                             {"beside", beside},
                              {"state", v1::RunState_Name(r.run.state())},
                              {"recipe", RecipeOf(s)},
                              {"density", Number(DensityOf(s), "%.3g")},
@@ -137,11 +139,13 @@ std::string ReportHtml(const SweepData& data, const std::string& metric,
   context.emplace("figures", figures);
   std::vector<v1::Run> runs;
   for (const RunData& r : data.runs) runs.push_back(r.run);
-  const std::string ema_metric = EmaCounterpart(runs, metric);
-  mstch::array ema_header;
-  if (!ema_metric.empty()) ema_header.push_back(ema_metric);
-  context.emplace("ema_metric", ema_header);
-  context.emplace("runs", RunsContext(data, metric, ema_metric));
+  const std::vector<Counterpart> counterparts = Counterparts(runs, metric);
+  mstch::array headers, legend;
+  for (const Counterpart& c : counterparts) headers.push_back(c.metric);
+  if (std::string text = DeployableLegend(counterparts); !text.empty()) legend.push_back(text);
+  context.emplace("counterparts", headers);
+  context.emplace("legend", legend);
+  context.emplace("runs", RunsContext(data, metric, counterparts));
   // The figures' JSON is not template text (mstch would HTML-escape it, which a <script> does not undo).
   return absl::StrCat(RenderHtml(kTemplate, context),
                       FigureScripts(ScriptSafeJsonText(FiguresDocument(sweep_figures, data)),

@@ -112,6 +112,18 @@ TEST(HtmlReportTest, EmaMetricColumnWhenRunsReportIt) {
   EXPECT_NE(html.find("<td>0.7</td><td>-</td>"), std::string::npos) << html;
 }
 
+// N:M runs: their deploy_top1 in a column beside top1, and the legend saying which top-1 is which.
+TEST(HtmlReportTest, DeployableTop1ColumnAndLegendWhenRunsReportIt) {
+  SweepData data = TwoRuns();
+  EXPECT_EQ(ReportHtml(data, "top1").find("deploy_top1"), std::string::npos);
+  (*data.runs[0].run.mutable_final_metrics())["deploy_top1"] = 0.125;
+  (*data.runs[0].run.mutable_final_metrics())["ema_top1"] = 0.625;
+  const std::string html = ReportHtml(data, "top1");
+  EXPECT_NE(html.find("<th>top1</th><th>ema_top1</th><th>deploy_top1</th>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<td>0.6</td><td>0.625</td><td>0.125</td>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<p>deploy_top1: the deployable model"), std::string::npos) << html;
+}
+
 // Issue 22: names and labels are data. A right-to-left override cannot reverse the title, markup stays text,
 // and no character XML forbids reaches a figure.
 TEST(HtmlReportTest, HostileNamesAreVisibleAndEscaped) {

@@ -60,13 +60,26 @@ std::vector<LayerPlanStage> DefaultTimeline(const SparsityConfig& s, int span, i
   return stages;
 }
 
-std::vector<LayerPlanStage> PhaseTimeline(const SparsityConfig& s, int span, int total, NM target) {
-  std::vector<LayerPlanStage> stages;
+}  // namespace
+
+std::vector<std::pair<int, int>> PhaseEpochs(const SparsityConfig& s, int span, int total) {
+  std::vector<std::pair<int, int>> epochs;
   double sum = 0.0;
   for (size_t i = 0; i < s.phases.size(); ++i) {
     const int start = static_cast<int>(sum * span);
     sum += s.phases[i].fraction;
-    const int end = i + 1 == s.phases.size() ? total : static_cast<int>(sum * span);
+    epochs.emplace_back(start, i + 1 == s.phases.size() ? total : static_cast<int>(sum * span));
+  }
+  return epochs;
+}
+
+namespace {
+
+std::vector<LayerPlanStage> PhaseTimeline(const SparsityConfig& s, int span, int total, NM target) {
+  std::vector<LayerPlanStage> stages;
+  const std::vector<std::pair<int, int>> epochs = PhaseEpochs(s, span, total);
+  for (size_t i = 0; i < s.phases.size(); ++i) {
+    const auto [start, end] = epochs[i];
     switch (s.phases[i].kind) {
       case PhaseKind::kDense:
         Add(&stages, start, end, "dense", {0, 0}, "dense");
@@ -139,12 +152,16 @@ absl::StatusOr<std::vector<LayerPlanRow>> DescribeLayerPlan(const ExperimentConf
     LayerPlanRow row{layer.name, layer.location, layer.shape, layer.row_offset, {}};
     NM target = TargetFor(s, layer.location);
     if (s.sparsity_type == SparsityType::kUnstructured) target = {0, 0};
-    const int span = SparsityEpochs(config.schedule), total = TrainedEpochs(config.schedule);
-    row.stages =
-        s.phases.empty() ? DefaultTimeline(s, span, total, target) : PhaseTimeline(s, span, total, target);
+    row.stages = RunTimeline(config, target);
     rows.push_back(std::move(row));
   }
   return rows;
+}
+
+std::vector<LayerPlanStage> RunTimeline(const ExperimentConfig& config, NM target) {
+  const SparsityConfig& s = config.sparsity;
+  const int span = SparsityEpochs(config.schedule), total = TrainedEpochs(config.schedule);
+  return s.phases.empty() ? DefaultTimeline(s, span, total, target) : PhaseTimeline(s, span, total, target);
 }
 
 std::string FormatLayerPlan(const std::vector<LayerPlanRow>& rows) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -42,6 +43,13 @@ absl::StatusOr<std::vector<LayerPlanRow>> DescribeLayerPlan(const ExperimentConf
 // prints them (FormatSemiStructuredChoices: a settings line, then "  NAME KIND [out, in]" per layer); empty
 // when the section chooses none.
 absl::StatusOr<std::string> DescribeSemiStructuredLayers(const ExperimentConfig& config);
+
+// Epochs [start, end) of each entry of `s.phases` over `span` epochs (T) of a run of `total`: phase i spans
+// [int(T * sum of earlier fractions), int(T * sum up to i)), the last one to the run's end; empty ones stay.
+std::vector<std::pair<int, int>> PhaseEpochs(const SparsityConfig& s, int span, int total);
+
+// The epoch timeline every row of DescribeLayerPlan gets for an N:M `target` of a run with the N:M engine.
+std::vector<LayerPlanStage> RunTimeline(const ExperimentConfig& config, NM target);
 
 // A fixed-width text table of the rows, one line per layer: name, location, shape, then "epochs a-b: text".
 std::string FormatLayerPlan(const std::vector<LayerPlanRow>& rows);

@@ -55,6 +55,16 @@ ctl compare "$sweep" --metric acc 2>"$tmp/acc.err" >/dev/null; rc=$?
 check "compare with a metric no run reports exits 2" test "$rc" = 2
 check "and names the metrics the runs report" grep -q "no succeeded run reports 'acc'; they report .*top1" "$tmp/acc.err"
 check "compare --json keeps rows and columns in order" test "$(ctl compare "$sweep" --json | json "[r['label'] for r in d['rows']] == ['dense', 'srste_2_4'] and type(d['sweep_id']) is int")" = True
+# The deployable top-1 (issue 39): SR-STE is hard-masked while it trains, so its exported model is its trained
+# one; compare and best show it beside top1 and say which top-1 is which; dense runs report theirs too.
+check "every run has final deploy_top1" test "$(ctl runs --sweep "$sweep" --json | json "all('deploy_top1' in r['final_metrics'] for r in d['runs'])")" = True
+check "SR-STE's deploy_top1 is its top1" test "$(ctl runs --sweep "$sweep" --json | json "all(r['final_metrics']['deploy_top1'] == r['final_metrics']['top1'] for r in d['runs'])")" = True
+ctl compare "$sweep" >"$tmp/compare.out"
+check "compare shows the deployable top-1 beside top1" grep -q "deploy_top1" "$tmp/compare.out"
+check "and says which top-1 is which" grep -q "^deploy_top1: the deployable model.*; top1: the trained weights" "$tmp/compare.out"
+ctl best "$sweep" >"$tmp/best.out"
+check "best shows deploy_top1 beside top1 and how to rank by it" bash -c "grep -q 'top1 .*deploy_top1' '$tmp/best.out' && grep -q -- '--metric deploy_top1' '$tmp/best.out'"
+check "best ranks by deploy_top1" test "$(ctl best "$sweep" --metric deploy_top1 -k 2 --json | json "len(d['runs'])")" = 2
 check "export csv has a header and two rows" test "$(ctl export "$sweep" --format csv | wc -l)" = 3
 check "watch of a succeeded run exits 0" ctl watch "$first_run"
 ctl watch "$first_run" >"$tmp/watch.out"

@@ -47,6 +47,12 @@ class NMSparsityMethod : public SparsityMethod {
     return {1.0 - TargetSparsity(summary.nm), 1.0 - TargetSparsity(summary.nm_qkv)};
   }
 
+  bool MaskWeightsAtTarget() override {
+    if (engine_->SparseLayerNames().empty()) return false;  // A dense run: its model is the deployed one.
+    engine_->MaskWeightsAtTarget();
+    return true;
+  }
+
   NamedTensors StateDict() const override { return {}; }  // Everything follows from (epoch, step) and W.
 
   absl::Status LoadStateDict(const NamedTensors& state) override {

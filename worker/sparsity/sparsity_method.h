@@ -67,6 +67,12 @@ class SparsityMethod {
 
   // --validate-only: what every sparse layer gets, over the whole schedule.
   virtual std::string Describe(int total_epochs, int64_t steps_per_epoch) = 0;
+
+  // The deployable model (docs/interop.md), what `nmtrain --export` writes: multiplies every sparse weight in
+  // place by its hard mask at the target N:M (no decayed leak; SDGF's last stage) and returns true; the rules
+  // stay so until the next BeginStep. False, touching nothing, for a method without such a model (dense runs,
+  // dynamic sparsity, whose export is not supported yet).
+  virtual bool MaskWeightsAtTarget() { return false; }
 };
 
 // What CreateSparsityMethod needs besides the config and the model: the run's schedule (the N:M engine's

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -181,6 +182,7 @@ class Run {
       FinishEpoch(epoch);
       HoldIfAsked();
     }
+    EvaluateDeployable();
     EmitFinal();
     return kExitOk;
   }
@@ -536,6 +538,34 @@ class Run {
     EmitMetric(*o_.metrics, line);
   }
 
+  // After the last epoch, the model as `nmtrain --export` writes it: every sparse layer hard-masked at its
+  // target N:M (for MDGF with D(end) > 0 that removes the leak the last evaluation still had), on the
+  // trained weights and on the EMA's; the trained weights are put back. A collective, as every evaluation. A
+  // dense run's deployable model is its trained one; dynamic sparsity has none yet (docs/interop.md).
+  void EvaluateDeployable() {
+    if (c_.sparsity.IsDynamic()) return;
+    bool masked = false;
+    const auto evaluate = [&](std::optional<double>& top1, double trained_top1) {
+      masked = sparsity_->MaskWeightsAtTarget();
+      top1 = !masked ? trained_top1
+                     : Evaluate(*model_, *data_.eval, data_.norm, c_.data.eval_batch_size, *dist_, device_,
+                                autocast_dtype_, loader_threads_, std::max<int64_t>(epochs_ - 1, 0))
+                           .top1;
+    };
+    if (ema_) ema_->WithEmaWeights([&] { evaluate(ema_deploy_top1_, state_.last_ema_top1); });
+    std::vector<torch::Tensor> trained;
+    torch::NoGradGuard no_grad;
+    for (const torch::Tensor& p : model_->parameters()) trained.push_back(p.detach().clone());
+    evaluate(deploy_top1_, state_.last_top1);
+    size_t i = 0;
+    for (const torch::Tensor& p : model_->parameters()) p.detach().copy_(trained[i++]);
+    if (!masked) return;
+    Log() << "deployable model (sparse layers hard-masked at their target N:M, as nmtrain --export writes "
+             "it): top-1 "
+          << *deploy_top1_ << " (trained weights " << state_.last_top1 << ")"
+          << (ema_deploy_top1_ ? ", EMA " + std::to_string(*ema_deploy_top1_) : "") << "\n";
+  }
+
   void EmitFinal() {
     if (!dist_->is_root()) return;
     MetricLine line(contract::kKindFinal);
@@ -543,6 +573,8 @@ class Run {
     line.Add(contract::kLoss, state_.last_epoch_loss);
     line.Add(contract::kEvalLoss, state_.last_eval_loss).Add("best_top1", state_.best_top1);
     if (ema_) AddEmaFields(state_.last_ema_eval_loss, state_.last_ema_top1, state_.last_ema_top5, line);
+    if (deploy_top1_) line.Add(contract::kDeployTop1, *deploy_top1_);
+    if (ema_deploy_top1_) line.Add(contract::kEmaDeployTop1, *ema_deploy_top1_);
     line.Add("epochs", epochs_);
     line.Add(contract::kStepKey, state_.global_step)
         .Add("train_seconds", state_.train_seconds)
@@ -624,6 +656,7 @@ class Run {
   std::unique_ptr<LossScaler> scaler_;          // fp16 (or TrainerOptions::loss_scaling); else null.
   std::unique_ptr<OptimizerStep> step_;
   TrainState state_;
+  std::optional<double> deploy_top1_, ema_deploy_top1_;  // EvaluateDeployable's, for the final line.
 };
 
 }  // namespace

@@ -11,13 +11,20 @@
 #include <sstream>
 #include <string>
 
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "contract/metric_names.h"
 #include "nlohmann/json.hpp"
 #include "schemas/model_catalog.h"
 #include "schemas/model_resolution.h"
 #include "worker/trainer/checkpoint.h"
+#include "worker/trainer/distributed.h"
+#include "worker/trainer/evaluator.h"
 #include "worker/trainer/exit_codes.h"
+#include "worker/trainer/interop/initial_weights.h"
 #include "worker/trainer/interop/safetensors.h"
 #include "worker/trainer/models/model_factory.h"
+#include "worker/trainer/run_parts.h"
 #include "worker/trainer/trainer.h"
 #include "worker/trainer/trainer_testing.h"
 
@@ -169,6 +176,177 @@ TEST(ModelExportTest, EmaWeightsOfARunWithoutEmaAreRefused) {
     EXPECT_EQ(e.exit_code(), kExitUsage);
     EXPECT_NE(std::string(e.what()).find("holds no model EMA"), std::string::npos) << e.what();
   }
+}
+
+// The deployable top-1 through the real trainer, for a recipe whose trained weights are not N:M yet: MDGF 1:8
+// with D(j) = exp(-0.01 j), still ~0.92 at the last of 8 steps. The final line's deploy_top1 is the top-1 of
+// the model `nmtrain --export` writes, evaluated here by a fresh model that loads the export (no sparsity
+// engine, so the masks are the file's zeros); its top1 is the leaking model's, which the same evaluation of
+// the checkpoint under the recipe's rule at that step gives. Both evaluations are deterministic on one
+// thread, so the counts are compared exactly.
+TEST(ModelExportTest, TheFinalDeployableTop1IsTheExportedModelsTop1) {
+  const ExperimentConfig config = ParseValidExperiment(
+      std::string(kRunHead) +
+      "sparsity: {sparsity_type: STRUCTURED_NM, decay_type: EXP, decay_coef: 0.01, n_sparsity: 1, "
+      "m_sparsity: 8}\n");
+  CapturedRun run("deploy_top1");
+  ASSERT_EQ(RunTraining(config, run.options), kExitOk) << run.log.str();
+  const auto epoch = LastMetricFields(run.metrics.str(), "epoch");
+  EXPECT_GT(std::stod(epoch.at(contract::kDecayValue)), 0.9);  // The trained model leaks.
+  const auto final_line = LastMetricFields(run.metrics.str(), "final");
+  ASSERT_EQ(final_line.count(contract::kDeployTop1), 1u) << run.metrics.str();
+  EXPECT_EQ(final_line.count(contract::kEmaDeployTop1), 0u);  // No model.ema.
+  EXPECT_NE(run.log.str().find("deployable model"), std::string::npos) << run.log.str();
+
+  ExportOptions options;
+  options.checkpoint = CheckpointPath(run.options.out_dir);
+  options.out_dir = run.options.out_dir + "/export";
+  ExportModel(config, options);
+  const ModelArch arch = *ResolveModel(config.model);
+  auto exported = CreateModel(arch);
+  std::ostringstream log;
+  LoadInitialWeights(options.out_dir, arch, *exported, log);
+  const RunData data = LoadData(config, arch);
+  Distributed single(DistributedEnv{}, std::chrono::milliseconds(1000));
+  const EvalResult deployed = Evaluate(*exported, *data.eval, data.norm, config.data.eval_batch_size, single);
+  EXPECT_DOUBLE_EQ(std::stod(final_line.at(contract::kDeployTop1)), deployed.top1);
+
+  // The leaking model: the checkpoint under MDGF's rule at its last step, as the trainer's last evaluation.
+  auto trained = CreateModel(arch);
+  LoadModelFromCheckpoint(options.checkpoint, *trained);
+  auto method = MakeSparsity(config, 2, 4, *trained, nullptr);
+  method->BeginStep(1, 7);
+  const EvalResult leaking = Evaluate(*trained, *data.eval, data.norm, config.data.eval_batch_size, single);
+  EXPECT_DOUBLE_EQ(std::stod(final_line.at(contract::kTop1)), leaking.top1);
+  // The two differ here, which lets this test tell the two models apart.
+  EXPECT_NE(deployed.top1, leaking.top1);
+}
+
+// A dense run's deployable model is the one it trained: its deploy_top1 is its top1, with no second pass.
+TEST(ModelExportTest, ADenseRunsDeployableTop1IsItsTop1) {
+  CapturedRun run("deploy_top1_dense");
+  ASSERT_EQ(RunTraining(ParseValidExperiment(kRunHead), run.options), kExitOk) << run.log.str();
+  const auto final_line = LastMetricFields(run.metrics.str(), "final");
+  ASSERT_EQ(final_line.count(contract::kDeployTop1), 1u) << run.metrics.str();
+  EXPECT_EQ(final_line.at(contract::kDeployTop1), final_line.at(contract::kTop1));
+}
+
+// worker/trainer/interop/testdata/timm_export.txt (tools/timm_export_golden.py): what timm built from the
+// committed export, each sparse block's count of exact N:M groups on the weights timm loaded, and timm's
+// logits.
+struct TimmExportGolden {
+  std::string model_line;
+  std::vector<std::string> nm_lines;
+  std::vector<int64_t> input_shape;
+  std::vector<std::vector<double>> logits;
+};
+
+std::vector<double> Numbers(const std::string& text) {
+  std::vector<double> values;
+  for (absl::string_view word : absl::StrSplit(text, absl::ByAnyChar(" ,"), absl::SkipEmpty())) {
+    EXPECT_TRUE(absl::SimpleAtod(word, &values.emplace_back())) << text;
+  }
+  return values;
+}
+
+TimmExportGolden ReadTimmExportGolden(const std::string& path) {
+  std::ifstream in(path);
+  EXPECT_TRUE(in) << path;
+  TimmExportGolden golden;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    const std::pair<std::string, std::string> word = absl::StrSplit(line, absl::MaxSplits(' ', 1));
+    if (word.first == "model") {
+      golden.model_line = word.second;
+    } else if (word.first == "nm") {
+      golden.nm_lines.push_back(word.second);
+    } else if (word.first == "input") {
+      for (double d : Numbers(word.second)) golden.input_shape.push_back(static_cast<int64_t>(d));
+    } else {
+      EXPECT_EQ(word.first, "logits") << line;
+      golden.logits.push_back(Numbers(word.second));
+    }
+  }
+  return golden;
+}
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  EXPECT_TRUE(in) << path;
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+constexpr char kTimmExportDir[] = "worker/trainer/interop/testdata/timm_export";
+
+// The round trip into timm. testdata/timm_export/ is what `nmtrain --export` wrote for a run nmtrain trained
+// (testdata/timm_export_run.yaml: SR-STE 2:4 on FF and QKV, 3 steps); timm 1.0.31 loaded it as
+// docs/interop.md says (create_model with pretrained_cfg_overlay's file, strict), found every block
+// sparsity.json lists exactly N:M, and computed the logits in timm_export.txt (check_timm_goldens regenerates
+// it in CI). Here nmtrain's forward of those weights -- the run's deployable model, which the export holds
+// bit for bit (the tests above)
+// -- gives the same logits. Tolerance as models_test's TimmSavedWeightsGiveTimmsLogits: the same float32
+// function with other summation orders, at most K*u*sum|a_i*b_i| per dot product (K <= 128, u = 2^-24) over
+// about a dozen chained stages with LayerNorms between them: 12 * 128 * 6e-8 ~ 1e-4 of the logits' scale.
+// The fixture must stay what today's nmtrain writes: the same spec trained now exports the same config.json
+// and the same tensor names, shapes and dtypes.
+TEST(ModelExportTest, ATrainedRunsExportGivesNmtrainsLogitsInTimm) {
+  const TimmExportGolden golden = ReadTimmExportGolden("worker/trainer/interop/testdata/timm_export.txt");
+  const ExperimentConfig config =
+      ParseValidExperiment(ReadText("worker/trainer/interop/testdata/timm_export_run.yaml"));
+  const ModelArch arch = *ResolveModel(config.model);
+  const json sparsity = ReadJson(std::string(kTimmExportDir) + "/" + kExportSparsityFile);
+  // timm found every listed block exactly N:M: one line per block, all groups counted.
+  ASSERT_EQ(golden.nm_lines.size(), sparsity["layers"].size());
+  for (const std::string& line : golden.nm_lines) {
+    const std::vector<std::string> words = absl::StrSplit(line, ' ');
+    ASSERT_EQ(words.size(), 5u) << line;
+    const std::pair<std::string, std::string> counts = absl::StrSplit(words[4], '/');
+    EXPECT_EQ(counts.first, counts.second) << line;
+  }
+
+  auto model = CreateModel(arch);
+  std::ostringstream log;
+  LoadInitialWeights(kTimmExportDir, arch, *model, log);
+  EXPECT_EQ(log.str(), "");
+  model->eval();
+  const torch::Tensor logits = [&] {
+    torch::NoGradGuard no_grad;
+    int64_t n = 1;
+    for (int64_t d : golden.input_shape) n *= d;
+    const torch::Tensor images =
+        torch::sin(0.11 * torch::arange(n, torch::kFloat64)).view(golden.input_shape).to(torch::kFloat32);
+    return model->forward(images).to(torch::kFloat64);
+  }();
+  ASSERT_EQ(logits.size(0), static_cast<int64_t>(golden.logits.size()));
+  const double scale = 1.0 + logits.abs().max().item<double>();
+  for (size_t b = 0; b < golden.logits.size(); ++b) {
+    ASSERT_EQ(logits.size(1), static_cast<int64_t>(golden.logits[b].size()));
+    for (size_t j = 0; j < golden.logits[b].size(); ++j) {
+      EXPECT_NEAR(logits[b][j].item<double>(), golden.logits[b][j], 1e-4 * scale)
+          << "image " << b << " class " << j;
+    }
+  }
+
+  CapturedRun run("export_fixture");
+  ASSERT_EQ(RunTraining(config, run.options), kExitOk) << run.log.str();
+  ExportOptions options;
+  options.checkpoint = CheckpointPath(run.options.out_dir);
+  options.out_dir = run.options.out_dir + "/export";
+  ExportModel(config, options);
+  EXPECT_EQ(ReadText(options.out_dir + "/" + kExportConfigFile),
+            ReadText(std::string(kTimmExportDir) + "/" + kExportConfigFile));
+  const auto fresh = ReadWeights(options.out_dir);
+  const auto committed = ReadWeights(kTimmExportDir);
+  ASSERT_EQ(fresh.size(), committed.size());
+  for (const auto& [name, tensor] : committed) {
+    ASSERT_EQ(fresh.count(name), 1u) << name;
+    EXPECT_EQ(fresh.at(name).sizes(), tensor.sizes()) << name;
+    EXPECT_EQ(fresh.at(name).scalar_type(), tensor.scalar_type()) << name;
+  }
+  EXPECT_EQ(ReadJson(options.out_dir + "/" + kExportSparsityFile)["layers"].size(),
+            sparsity["layers"].size());
 }
 
 }  // namespace
