@@ -138,9 +138,11 @@ const std::vector<CommandInfo>& Commands() {
        {"metric", "k", "minimize", "maximize"},
        RunBestCommand},
       {"compare",
-       "SWEEP [--metric top1] [--pool AXIS]...",
-       "a final metric as a table: first grid axis down, second across (as in the paper)",
-       {"metric", "pool"},
+       "SWEEP [--metric top1] [--epoch final|best] [--delta ROW] [--format text|markdown|latex|csv] "
+       "[--pool AXIS]...",
+       "a metric as the paper's table: first grid axis down, N:M across, seeds pooled, percent mean \u00b1 "
+       "std (n)",
+       {"metric", "epoch", "delta", "format", "pool"},
        RunCompareCommand},
       {"logs",
        "RUN [-f]",

@@ -25,7 +25,9 @@
 #include "common/visible_text.h"
 #include "contract/metric_line.h"
 #include "contract/metric_names.h"
+#include "report/best_epoch.h"
 #include "report/compare_pivot.h"
+#include "report/paper_table.h"
 #include "report/tfevents.h"
 #include "schemas/metric_objective.h"
 
@@ -297,35 +299,89 @@ absl::Status CheckMetricReported(const std::vector<v1::Run>& runs, const std::st
 
 }  // namespace
 
+namespace {
+
+struct CompareRuns {
+  std::vector<v1::Run> runs;
+  bool best = false;  // Each run's metric at its best epoch (--epoch best), not its last.
+};
+
+// The sweep's runs as --epoch asks: final (their final metrics) or best (the best epoch point of each).
+absl::StatusOr<CompareRuns> RunsForCompare(const CommandContext& context, int64_t sweep_id,
+                                           const std::string& metric) {
+  const std::string epoch = context.args->Get("epoch").value_or("final");
+  if (epoch != "final" && epoch != "best") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--epoch: '", VisibleText(epoch), "' is not final or best"));
+  }
+  if (epoch == "final") {
+    absl::StatusOr<std::vector<v1::Run>> runs = ListRuns(context, sweep_id, v1::RUN_STATE_UNSPECIFIED);
+    if (!runs.ok()) return runs.status();
+    return CompareRuns{*std::move(runs), false};
+  }
+  absl::StatusOr<bool> maximize =
+      ObjectiveMaximizes(metric, "", "--metric", "--epoch best needs a metric with a direction");
+  if (!maximize.ok()) return maximize.status();
+  absl::StatusOr<report::SweepData> data = FetchSweepData(context, sweep_id);
+  if (!data.ok()) return data.status();
+  std::vector<std::string> metrics = {metric};
+  std::vector<v1::Run> plain;
+  for (const report::RunData& r : data->runs) plain.push_back(r.run);
+  if (std::string ema = report::EmaCounterpart(plain, metric); !ema.empty()) metrics.push_back(ema);
+  return CompareRuns{report::AtBestEpoch(*data, metrics, *maximize), true};
+}
+
+// "sweep 1 NAME: final top1 (%) by recipe x N:M, pooled over seed".
+std::string CompareTitle(const CommandContext& context, const v1::Sweep& sweep,
+                         const report::PaperTable& table, const report::ComparePivot& pivot, bool best) {
+  std::string title =
+      absl::StrCat("sweep ", sweep.id(), " ", VisibleText(sweep.name(), kMaxCellChars), ": ",
+                   best ? "best-epoch " : "final ", table.metric, table.percent ? " (%)" : "");
+  if (!pivot.row_axis.empty()) absl::StrAppend(&title, " by ", pivot.row_axis);
+  if (!pivot.column_axis.empty()) {
+    const bool nm = pivot.column_headers != pivot.column_labels;
+    absl::StrAppend(&title, " x ", nm ? "N:M" : pivot.column_axis);
+  }
+  std::vector<std::string> pooled = report::ReplicateGridAxes(sweep.spec());
+  for (const std::string& axis : context.args->GetAll("pool")) {
+    if (std::find(pooled.begin(), pooled.end(), axis) == pooled.end()) pooled.push_back(axis);
+  }
+  if (!pooled.empty()) absl::StrAppend(&title, ", pooled over ", absl::StrJoin(pooled, ", "));
+  if (!table.reference.empty()) absl::StrAppend(&title, "; \u0394 paired with ", table.reference);
+  return title;
+}
+
+}  // namespace
+
 int RunCompareCommand(const CommandContext& context) {
   absl::StatusOr<int64_t> id = IdArgument(context, "sweep id");
   if (!id.ok()) return Fail(context, id.status());
+  absl::StatusOr<TableFormat> format = ParseTableFormat(context.args->Get("format").value_or("text"));
+  if (!format.ok()) return Fail(context, format.status());
   absl::StatusOr<v1::Sweep> sweep = GetSweep(context, *id);
   if (!sweep.ok()) return Fail(context, sweep.status());
   if (absl::Status pooling = CheckPooling(context, *sweep); !pooling.ok()) return Fail(context, pooling);
-  absl::StatusOr<std::vector<v1::Run>> runs = ListRuns(context, *id, v1::RUN_STATE_UNSPECIFIED);
-  if (!runs.ok()) return Fail(context, runs.status());
   const std::string metric = context.args->Get("metric").value_or(contract::kTop1);
-  if (absl::Status known = CheckMetricReported(*runs, metric); !known.ok()) return Fail(context, known);
-  const report::ComparePivot pivot = report::BuildComparePivot(sweep->spec(), *runs, metric);
+  absl::StatusOr<CompareRuns> runs = RunsForCompare(context, *id, metric);
+  if (!runs.ok()) return Fail(context, runs.status());
+  if (absl::Status known = CheckMetricReported(runs->runs, metric); !known.ok()) return Fail(context, known);
+  const report::ComparePivot pivot = report::BuildComparePivot(sweep->spec(), runs->runs, metric);
   if (context.json) {
     const Json doc = report::ComparePivotToJson(sweep->id(), pivot);
     PrintJson(context, doc);
     return kExitOk;
   }
-  *context.out << "sweep " << sweep->id() << " " << VisibleText(sweep->name(), kMaxCellChars) << ": final "
-               << VisibleText(metric);
-  if (!pivot.row_axis.empty()) *context.out << " by " << VisibleText(pivot.row_axis);
-  if (!pivot.column_axis.empty()) *context.out << " x " << VisibleText(pivot.column_axis);
-  if (context.args->Has("pool")) {
-    *context.out << ", pooled over " << VisibleText(absl::StrJoin(context.args->GetAll("pool"), ", "));
-  }
   // Runs with model.ema: the EMA's metric in a column beside each (same runs, so the same cells).
-  const std::string ema_metric = report::EmaCounterpart(*runs, metric);
-  const report::ComparePivot ema_pivot = ema_metric.empty()
-                                             ? report::ComparePivot{}
-                                             : report::BuildComparePivot(sweep->spec(), *runs, ema_metric);
-  *context.out << "\n" << RenderComparePivot(pivot, ema_metric.empty() ? nullptr : &ema_pivot).Render();
+  const std::string ema_metric = report::EmaCounterpart(runs->runs, metric);
+  const report::ComparePivot ema_pivot =
+      ema_metric.empty() ? report::ComparePivot{}
+                         : report::BuildComparePivot(sweep->spec(), runs->runs, ema_metric);
+  report::PaperTableOptions options;
+  options.ema = ema_metric.empty() ? nullptr : &ema_pivot;
+  options.delta_row = context.args->Get("delta").value_or("");
+  absl::StatusOr<report::PaperTable> table = report::BuildPaperTable(pivot, options);
+  if (!table.ok()) return Fail(context, table.status());
+  *context.out << RenderPaperTable(*table, CompareTitle(context, *sweep, *table, pivot, runs->best), *format);
   return kExitOk;
 }
 

@@ -89,17 +89,80 @@ double ComparePivot::Cell::stddev() const {
   return std::sqrt(squares / static_cast<double>(values.size() - 1));
 }
 
-std::vector<std::string> PooledGridAxes(const v1::SweepSpec& spec) {
-  std::vector<std::string> pooled;
-  for (int i = 2; i < spec.grid_size(); ++i) {
-    const v1::GridAxis& axis = spec.grid(i);
-    const bool seeds_only = std::all_of(
-        axis.values().begin(), axis.values().end(),
-        [](const v1::AxisValue& v) { return v.set_size() == 1 && v.set().begin()->first == "seed"; });
-    if (!seeds_only) pooled.push_back(axis.name());
-  }
-  return pooled;
+namespace {
+
+bool SetsOnlySeed(const v1::GridAxis& axis) {
+  return std::all_of(axis.values().begin(), axis.values().end(), [](const v1::AxisValue& v) {
+    return v.set_size() == 1 && v.set().begin()->first == "seed";
+  });
 }
+
+// The grid axes past the second that are (`replicates`) or are not replicates.
+std::vector<std::string> AxesPastSecond(const v1::SweepSpec& spec, bool replicates) {
+  std::vector<std::string> axes;
+  for (int i = 2; i < spec.grid_size(); ++i) {
+    if (SetsOnlySeed(spec.grid(i)) == replicates) axes.push_back(spec.grid(i).name());
+  }
+  return axes;
+}
+
+// True when the axis's values set N or M: its columns are headed by their runs' N:M.
+bool SetsNm(const v1::GridAxis& axis) {
+  return std::any_of(axis.values().begin(), axis.values().end(), [](const v1::AxisValue& v) {
+    return v.set().count("sparsity.n_sparsity") > 0 || v.set().count("sparsity.m_sparsity") > 0;
+  });
+}
+
+// "1:8" when the sparse runs of a column share one N:M, else empty (dense runs carry N:M keys they ignore).
+std::string ColumnNm(const std::vector<const v1::Run*>& runs) {
+  std::string nm;
+  for (const v1::Run* run : runs) {
+    const v1::SparsitySpec& s = run->spec().sparsity();
+    if (s.sparsity_type() == v1::SparsitySpec::DENSE || s.m_sparsity() == 0) continue;
+    const std::string text = absl::StrCat(s.n_sparsity(), ":", s.m_sparsity());
+    if (!nm.empty() && nm != text) return "";
+    nm = text;
+  }
+  return nm;
+}
+
+// The labels of `run` other than `row_axis`, sorted: what a paired difference matches on.
+std::string PairKey(const v1::Run& run, const std::string& row_axis) {
+  std::vector<std::pair<std::string, std::string>> labels(run.labels().begin(), run.labels().end());
+  std::sort(labels.begin(), labels.end());
+  std::string key;
+  for (const auto& [axis, value] : labels) {
+    if (axis != row_axis) absl::StrAppend(&key, axis, "=", value, "\n");
+  }
+  return key;
+}
+
+}  // namespace
+
+std::vector<std::string> PooledGridAxes(const v1::SweepSpec& spec) { return AxesPastSecond(spec, false); }
+
+std::vector<std::string> ReplicateGridAxes(const v1::SweepSpec& spec) { return AxesPastSecond(spec, true); }
+
+namespace {
+
+// Heads each column by its label, or by its runs' N:M when the column axis sets N or M.
+void SetColumnHeaders(const v1::SweepSpec& spec, const std::vector<v1::Run>& runs, ComparePivot* pivot) {
+  pivot->column_headers = pivot->column_labels;
+  if (spec.grid_size() < 2 || !SetsNm(spec.grid(1))) return;
+  std::vector<std::vector<const v1::Run*>> by_column(pivot->column_labels.size());
+  for (const v1::Run& run : runs) {
+    auto label = run.labels().find(pivot->column_axis);
+    if (label == run.labels().end()) continue;
+    auto it = std::find(pivot->column_labels.begin(), pivot->column_labels.end(), label->second);
+    if (it != pivot->column_labels.end()) by_column[it - pivot->column_labels.begin()].push_back(&run);
+  }
+  for (size_t c = 0; c < by_column.size(); ++c) {
+    const std::string nm = ColumnNm(by_column[c]);
+    if (!nm.empty()) pivot->column_headers[c] = nm;
+  }
+}
+
+}  // namespace
 
 ComparePivot BuildComparePivot(const v1::SweepSpec& spec, const std::vector<v1::Run>& runs,
                                const std::string& metric) {
@@ -138,12 +201,14 @@ ComparePivot BuildComparePivot(const v1::SweepSpec& spec, const std::vector<v1::
     const bool has_value = value != run.final_metrics().end() && std::isfinite(value->second);
     if (FinishedWith(run, has_value)) {
       cell.values.push_back(value->second);
+      cell.pair_keys.push_back(PairKey(run, pivot.row_axis));
     } else if (StatePriority(run.state()) > StatePriority(cell.pending)) {
       cell.pending = run.state();
     }
   }
   cells.resize(pivot.row_labels.size());
   for (auto& row : cells) row.resize(pivot.column_labels.size());
+  SetColumnHeaders(spec, runs, &pivot);
   return pivot;
 }
 

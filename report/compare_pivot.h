@@ -17,6 +17,9 @@ struct ComparePivot {
     // The metric of each run of the cell that trained to the end (several when runs differ in a random axis,
     // a seed or an axis past the second).
     std::vector<double> values;
+    // Per value: its run's labels other than the row axis ("nm=1:8 seed=1"), which pair it with the run of
+    // another row trained under the same conditions (paired differences, report/paper_table.h).
+    std::vector<std::string> pair_keys;
     int runs = 0;                                      // All runs in the cell.
     v1::RunState pending = v1::RUN_STATE_UNSPECIFIED;  // Most relevant state when none succeeded.
     int succeeded() const { return static_cast<int>(values.size()); }
@@ -29,6 +32,9 @@ struct ComparePivot {
   std::string column_axis;  // Empty with fewer than two grid axes: one column, the metric.
   std::vector<std::string> row_labels;
   std::vector<std::string> column_labels;
+  // What each column is headed: its label, or its runs' N:M ("1:8") when the column axis sets the N:M keys
+  // (a `sparsity.m_sparsity: [8, 16]` axis is labelled 8 and 16).
+  std::vector<std::string> column_headers;
   std::vector<std::vector<Cell>> cells;  // [row][column].
 };
 
@@ -36,9 +42,14 @@ ComparePivot BuildComparePivot(const v1::SweepSpec& spec, const std::vector<v1::
                                const std::string& metric);
 
 // The grid axes past the second, which the pivot does not show: a cell holds the runs of all their values
-// and would average them as if they were repeats. An axis whose every value sets only `seed` is a repeat and
-// is not listed. `nmctl compare` refuses such a sweep unless told to pool each (--pool AXIS).
+// and would average them as if they were repeats. An axis whose every value sets only `seed` is a replicate
+// (ReplicateGridAxes) and is not listed. `nmctl compare` refuses such a sweep unless told to pool each
+// (--pool AXIS).
 std::vector<std::string> PooledGridAxes(const v1::SweepSpec& spec);
+
+// The grid axes past the second whose every value sets only `seed`: replicates, which the table pools
+// without being asked (its title says "pooled over seed").
+std::vector<std::string> ReplicateGridAxes(const v1::SweepSpec& spec);
 
 // The model EMA's counterpart of `metric` ("ema_top1" for "top1"; contract/metric_names.h) when some run
 // reports it in its final metrics (runs with model.ema), else empty: shown beside `metric`.

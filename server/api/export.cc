@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <regex>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -14,12 +13,6 @@
 
 namespace nmsparse::server {
 namespace {
-
-// "-0.5", "1e-3": a cell that is a number is no formula, and stays a number in a spreadsheet.
-bool IsDecimalNumber(const std::string& s) {
-  static const std::regex kNumber(R"([+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)");
-  return std::regex_match(s, kNumber);
-}
 
 std::string Number(double v) {
   if (!std::isfinite(v)) return "";
@@ -113,21 +106,6 @@ std::string JsonRun(const ExportRun& r, bool include_curves) {
 }
 
 }  // namespace
-
-std::string CsvField(const std::string& s) {
-  std::string cell = VisibleText(s);
-  // OWASP's rule against CSV injection: text a spreadsheet would read as a formula gets a leading quote.
-  if (!cell.empty() && std::string("=+-@").find(cell[0]) != std::string::npos && !IsDecimalNumber(cell)) {
-    cell.insert(0, "'");
-  }
-  if (cell.find_first_of(",\"") == std::string::npos) return cell;
-  std::string out = "\"";
-  for (char c : cell) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
 
 std::string ExportCsv(const std::vector<ExportRun>& runs, bool include_curves) {
   std::vector<std::string> labels = LabelColumns(runs);
