@@ -19,12 +19,7 @@ TEST(MarkupTextTest, LatexEscapesEverySpecialCharacter) {
   EXPECT_EQ(LatexText("1:8"), "1:8");
 }
 
-TEST(MarkupTextTest, CsvFieldQuotesAndNeutralisesFormulas) {
-  EXPECT_EQ(CsvField("a,b"), "\"a,b\"");
-  EXPECT_EQ(CsvField("=1+1"), "'=1+1");
-  EXPECT_EQ(CsvField("-0.5"), "-0.5");
-  EXPECT_EQ(CsvField("say \"hi\", then"), "\"say \"\"hi\"\", then\"");
-}
+// CsvField is tested where it began, in server/api/export_test.cc (CsvFieldTest).
 
 }  // namespace
 }  // namespace nmsparse
