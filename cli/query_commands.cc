@@ -47,9 +47,22 @@ std::string StateText(const v1::Run& run) {
   std::string text = v1::RunState_Name(run.state());
   if (run.queue_position() > 0) absl::StrAppend(&text, " #", run.queue_position());
   if (run.reused_from() > 0) absl::StrAppend(&text, " (reused ", run.reused_from(), ")");
-  if (run.lineage().parent_run_id() > 0)
-    absl::StrAppend(&text, " (fork of ", run.lineage().parent_run_id(), ")");
+  // "(fork of 13: schedule.epochs=30)": what the fork changed tells two forks of one run apart.
+  if (run.lineage().parent_run_id() > 0) {
+    absl::StrAppend(&text, " (fork of ", run.lineage().parent_run_id());
+    if (run.lineage().overrides_size() > 0) {
+      absl::StrAppend(&text, ": ", VisibleText(absl::StrJoin(run.lineage().overrides(), " "), 60));
+    }
+    absl::StrAppend(&text, ")");
+  }
   return text;
+}
+
+// "attempt 2 (max_retries 1)": resumes and hand-backs start attempts too, so the attempt may pass
+// max_retries + 1 ("attempt 2 of up to 1" was wrong); "never trained" for attempt 0 (queued, or reused).
+std::string AttemptText(const v1::Run& run) {
+  if (run.attempt() == 0) return run.reused_from() > 0 ? "never trained (reused)" : "no attempt yet";
+  return absl::StrCat("attempt ", run.attempt(), " (max_retries ", run.max_retries(), ")");
 }
 
 // Why a run ended other than SUCCEEDED (its message, cut to a table cell); empty otherwise.
@@ -145,9 +158,8 @@ int RunRunsCommand(const CommandContext& context) {
   const int64_t now = absl::ToUnixMillis(absl::Now());
   for (const v1::Run& run : *runs) {
     table.AddRow({absl::StrCat(run.id()), absl::StrCat(run.sweep_id()), Submitter(run.submitted_by()),
-                  absl::StrCat(run.index()), StateText(run), absl::StrCat(run.attempt()),
-                  FormatLabels(run.labels()), run.worker_id() > 0 ? absl::StrCat(run.worker_id()) : "-",
-                  run.content_hash().substr(0, 10),
+                  absl::StrCat(run.index()), StateText(run), absl::StrCat(run.attempt()), FormatLabels(run),
+                  run.worker_id() > 0 ? absl::StrCat(run.worker_id()) : "-", run.content_hash().substr(0, 10),
                   FormatDuration(run.started_at_ms(), run.finished_at_ms() > 0 ? run.finished_at_ms() : now),
                   FormatValues(run.final_metrics(), 3), WhyText(run)});
   }
@@ -175,10 +187,9 @@ int RunRunCommand(const CommandContext& context) {
   const v1::Run& run = response->run();
   std::ostream& out = *context.out;
   out << "run " << run.id() << " (sweep " << run.sweep_id() << ", index " << run.index() << ")\n"
-      << "  state:    " << StateText(run) << ", attempt " << run.attempt() << " of up to "
-      << run.max_retries() + 1 << "\n"
+      << "  state:    " << StateText(run) << ", " << AttemptText(run) << "\n"
       << "  by:       " << Submitter(run.submitted_by()) << "\n"
-      << "  labels:   " << FormatLabels(run.labels()) << "\n"
+      << "  labels:   " << FormatLabels(run) << "\n"
       << (run.lineage().parent_run_id() > 0 ? "  lineage:  " + FormatLineage(run) + "\n" : "")
       << "  hash:     " << run.content_hash() << "\n"
       << "  worker:   " << (run.worker_id() > 0 ? absl::StrCat(run.worker_id()) : "-");
@@ -221,7 +232,9 @@ int RunRunCommand(const CommandContext& context) {
   if (!run.resolved_spec().empty() && run.resolved_spec().back() != '\n') out << "\n";
   Table history({"AT", "FROM", "TO", "TRY", "REASON"});
   for (const v1::StateChange& change : response->history()) {
-    history.AddRow({FormatTime(change.at_ms()), v1::RunState_Name(change.from()),
+    // A run's first change has no state before it: it was created.
+    history.AddRow({FormatTime(change.at_ms()),
+                    change.from() == v1::RUN_STATE_UNSPECIFIED ? "-" : v1::RunState_Name(change.from()),
                     v1::RunState_Name(change.to()), absl::StrCat(change.attempt()), change.reason()});
   }
   out << "\nstate history:\n" << history.Render();
@@ -272,7 +285,7 @@ int RunBestCommand(const CommandContext& context) {
   int rank = 0;
   for (const v1::Run& run : response->runs()) {
     auto value = run.final_metrics().find(request.metric());
-    table.AddRow({absl::StrCat(++rank), absl::StrCat(run.id()), FormatLabels(run.labels()),
+    table.AddRow({absl::StrCat(++rank), absl::StrCat(run.id()), FormatLabels(run),
                   value == run.final_metrics().end() ? "-" : FormatMetric(value->second),
                   run.content_hash().substr(0, 10)});
   }

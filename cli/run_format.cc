@@ -15,6 +15,7 @@
 #include "common/visible_text.h"
 #include "contract/metric_line.h"
 #include "contract/metric_names.h"
+#include "report/compare_pivot.h"
 
 namespace nmsparse::cli {
 namespace {
@@ -28,15 +29,13 @@ bool PerLayer24(const std::string& name) {
 
 }  // namespace
 
-std::string FormatLabels(const google::protobuf::Map<std::string, std::string>& labels) {
-  return FormatLabels(std::vector<std::pair<std::string, std::string>>(labels.begin(), labels.end()));
-}
+std::string FormatLabels(const v1::Run& run) { return FormatLabels(report::OrderedLabels(run)); }
 
 std::string FormatLabels(const std::vector<std::pair<std::string, std::string>>& labels) {
-  const std::map<std::string, std::string> sorted(labels.begin(), labels.end());
   std::string out;
-  for (const auto& [axis, value] : sorted) {
-    absl::StrAppend(&out, out.empty() ? "" : " ", VisibleText(axis), "=", VisibleText(value));
+  for (const auto& [axis, value] : labels) {
+    absl::StrAppend(&out, out.empty() ? "" : " ", VisibleText(axis), "=",
+                    VisibleText(FormatLabelValue(value)));
   }
   return out;
 }

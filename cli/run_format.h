@@ -12,9 +12,10 @@
 
 namespace nmsparse::cli {
 
-// "nm=2:4 recipe=srste", axes sorted by name; names and values as common/visible_text.h shows them (one
-// line). The one label order of every command: validate's (axis order) and a stored run's (a map) agree.
-std::string FormatLabels(const google::protobuf::Map<std::string, std::string>& labels);
+// "recipe=srste nm=2:4 optimizer.lr=0.0002488", in axis order (validate's runs and a stored run's
+// label_axes; by name for a run without them), numbers as FormatLabelValue shows them; names and values as
+// common/visible_text.h shows them (one line). The one label text of every command.
+std::string FormatLabels(const v1::Run& run);
 std::string FormatLabels(const std::vector<std::pair<std::string, std::string>>& labels);
 
 // "2026-11-21 07:40:09" (UTC), or "-" for 0.

@@ -47,3 +47,22 @@ TEST(RunFormatTest, CostSummaryReadsTrainingAndInferenceFlopsAndParameters) {
 
 }  // namespace
 }  // namespace nmsparse::cli
+
+namespace nmsparse::cli {
+namespace {
+
+// Issue 40: labels in axis order (the stored run's label_axes), random draws in nmctl's number format.
+TEST(RunFormatTest, LabelsInAxisOrderWithShortNumbers) {
+  v1::Run run;
+  (*run.mutable_labels())["recipe"] = "srste";
+  (*run.mutable_labels())["nm"] = "1:8";
+  (*run.mutable_labels())["optimizer.lr"] = "0.0002487869161216888";
+  (*run.mutable_labels())["seed"] = "12";
+  EXPECT_EQ(FormatLabels(run), "nm=1:8 optimizer.lr=0.0002488 recipe=srste seed=12");  // No axis order known.
+  for (const char* axis : {"recipe", "nm", "seed", "optimizer.lr"}) run.add_label_axes(axis);
+  EXPECT_EQ(FormatLabels(run), "recipe=srste nm=1:8 seed=12 optimizer.lr=0.0002488");
+  EXPECT_EQ(FormatLabels({{"b", "1e-3"}, {"a", "x"}}), "b=0.001 a=x");  // Validate's runs: axis order.
+}
+
+}  // namespace
+}  // namespace nmsparse::cli

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/metric_text.h"
 #include "contract/metric_names.h"
@@ -57,11 +58,22 @@ std::string PendingText(const ComparePivot& pivot, const ComparePivot::Cell& cel
 
 }  // namespace
 
-std::string RunLabel(const v1::Run& run) {
-  std::vector<std::pair<std::string, std::string>> labels(run.labels().begin(), run.labels().end());
+std::vector<std::pair<std::string, std::string>> OrderedLabels(const v1::Run& run) {
+  std::vector<std::pair<std::string, std::string>> labels;
+  for (const std::string& axis : run.label_axes()) {
+    auto value = run.labels().find(axis);
+    if (value != run.labels().end()) labels.emplace_back(axis, value->second);
+  }
+  if (labels.size() == static_cast<size_t>(run.labels().size())) return labels;
+  labels.assign(run.labels().begin(), run.labels().end());
   std::sort(labels.begin(), labels.end());
+  return labels;
+}
+
+std::string RunLabel(const v1::Run& run) {
   std::string out = absl::StrCat("run ", run.id());
-  for (const auto& [axis, value] : labels) absl::StrAppend(&out, " ", axis, "=", value);
+  for (const auto& [axis, value] : OrderedLabels(run))
+    absl::StrAppend(&out, " ", axis, "=", FormatLabelValue(value));
   return out;
 }
 
@@ -145,6 +157,20 @@ std::vector<std::string> ReplicateGridAxes(const v1::SweepSpec& spec) { return A
 
 namespace {
 
+// "1:8" from the sweep's base and the axis value's overrides, for runs listed without their specs
+// (ListRuns); the experiment's defaults (2:4) where neither says.
+std::string SpecNm(const v1::SweepSpec& spec, const v1::AxisValue& value) {
+  const auto from = [&value](const char* key, uint32_t base, int fallback) {
+    auto it = value.set().find(key);
+    int parsed = 0;
+    if (it != value.set().end() && absl::SimpleAtoi(it->second, &parsed)) return parsed;
+    return base > 0 ? static_cast<int>(base) : fallback;
+  };
+  const v1::SparsitySpec& base = spec.base().sparsity();
+  return absl::StrCat(from("sparsity.n_sparsity", base.n_sparsity(), 2), ":",
+                      from("sparsity.m_sparsity", base.m_sparsity(), 4));
+}
+
 // Heads each column by its label, or by its runs' N:M when the column axis sets N or M.
 void SetColumnHeaders(const v1::SweepSpec& spec, const std::vector<v1::Run>& runs, ComparePivot* pivot) {
   pivot->column_headers = pivot->column_labels;
@@ -156,8 +182,13 @@ void SetColumnHeaders(const v1::SweepSpec& spec, const std::vector<v1::Run>& run
     auto it = std::find(pivot->column_labels.begin(), pivot->column_labels.end(), label->second);
     if (it != pivot->column_labels.end()) by_column[it - pivot->column_labels.begin()].push_back(&run);
   }
+  const v1::GridAxis& axis = spec.grid(1);
   for (size_t c = 0; c < by_column.size(); ++c) {
-    const std::string nm = ColumnNm(by_column[c]);
+    const bool with_specs = std::any_of(by_column[c].begin(), by_column[c].end(), [](const v1::Run* r) {
+      return r->spec().sparsity().m_sparsity() > 0;
+    });
+    std::string nm = ColumnNm(by_column[c]);
+    if (!with_specs && c < static_cast<size_t>(axis.values_size())) nm = SpecNm(spec, axis.values(c));
     if (!nm.empty()) pivot->column_headers[c] = nm;
   }
 }

@@ -55,8 +55,13 @@ std::vector<std::string> ReplicateGridAxes(const v1::SweepSpec& spec);
 // reports it in its final metrics (runs with model.ema), else empty: shown beside `metric`.
 std::string EmaCounterpart(const std::vector<v1::Run>& runs, const std::string& metric);
 
-// "run 12 nm=2:4 recipe=dense": a run's id and its labels sorted by axis (rows of a sweep without grid axes,
-// legends of the report's figures).
+// A run's labels in axis order (its label_axes; sorted by name for a run without them, e.g. one built by a
+// test), values as stored.
+std::vector<std::pair<std::string, std::string>> OrderedLabels(const v1::Run& run);
+
+// "run 12 recipe=dense nm=2:4 optimizer.lr=0.0002488": a run's id and its labels in axis order, numbers as
+// common/metric_text.h's FormatLabelValue shows them (rows of a sweep without grid axes, legends of the
+// report's figures).
 std::string RunLabel(const v1::Run& run);
 
 // A cell's text: the mean metric, and "± std (n=K)" when K > 1 succeeded runs share it, or the lower-case

@@ -75,6 +75,7 @@ absl::Status LoadLabels(Database* db, RunRecord* r) {
     NM_ASSIGN_OR_RETURN(bool row, st->Step());
     if (!row) return absl::OkStatus();
     r->label_order.push_back(st->Text(0));
+    r->run.add_label_axes(r->label_order.back());
     (*r->run.mutable_labels())[r->label_order.back()] = st->Text(1);
   }
 }
