@@ -43,6 +43,10 @@ std::vector<std::string> OrderMetricNames(std::vector<std::string> names);
 // "loss=0.7 top1=0.81 ..." in display order, at most `max_items` of them (0: all).
 std::string FormatValues(const google::protobuf::Map<std::string, double>& values, size_t max_items = 0);
 
+// A point's epoch for people, numbered from 1 as watch and the report's figures number them (the metric
+// lines and --json keep the trainer's 0-based index): "1" for the first epoch's lines, "-" for a final line.
+std::string EpochText(const v1::MetricPoint& point);
+
 // A run's metric curve: one row per point (kind, epoch, step, then every value and label).
 // The per-layer fields of semi-structured 2:4 linears are left out: see SemiStructuredDecisions.
 Table MetricCurveTable(const std::vector<v1::MetricPoint>& points);

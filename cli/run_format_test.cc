@@ -31,7 +31,9 @@ TEST(RunFormatTest, DiagnosticsTableHasOneRowPerEpochLine) {
   const std::string text = table.Render();
   EXPECT_NE(text.find("FLIP RATE"), std::string::npos) << text;
   EXPECT_NE(text.find("0.125"), std::string::npos) << text;
-  EXPECT_NE(text.find("0.25"), std::string::npos) << text << "pruned / kept of epochs 0 and 1";
+  EXPECT_NE(text.find("0.25"), std::string::npos) << text << "pruned / kept of the first two epochs";
+  EXPECT_NE(text.find("\n    1  2:8"), std::string::npos) << text;  // Epochs numbered from 1.
+  EXPECT_NE(text.find("\n    2  2:8"), std::string::npos) << text;
   EXPECT_NE(text.find("2:8"), std::string::npos) << text;
 }
 
@@ -50,6 +52,19 @@ TEST(RunFormatTest, CostSummaryReadsTrainingAndInferenceFlopsAndParameters) {
 
 namespace nmsparse::cli {
 namespace {
+
+// Issue 40: epochs for people are numbered from 1 everywhere (watch and the figures did, run did not).
+TEST(RunFormatTest, EpochsAreNumberedFromOne) {
+  v1::MetricPoint p;
+  p.set_kind(contract::kKindEpoch);
+  EXPECT_EQ(EpochText(p), "1");
+  p.set_kind(contract::kKindStep);
+  p.set_epoch(2);
+  EXPECT_EQ(EpochText(p), "3");
+  v1::MetricPoint final_line;
+  final_line.set_kind(contract::kKindFinal);
+  EXPECT_EQ(EpochText(final_line), "-");
+}
 
 // Issue 40: labels in axis order (the stored run's label_axes), random draws in nmctl's number format.
 TEST(RunFormatTest, LabelsInAxisOrderWithShortNumbers) {
