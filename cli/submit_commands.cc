@@ -287,9 +287,10 @@ int RunSubmitCommand(const CommandContext& context) {
   }
   // After a submit, --verbose would submit again: `nmctl runs` lists the stored runs.
   out << table.Render()
-      << summary.Note("run", response->sweep().id() > 0
-                                 ? absl::StrCat("nmctl runs --sweep ", response->sweep().id(), " lists them all")
-                                 : "--verbose lists them all");
+      << summary.Note("run",
+                      response->sweep().id() > 0
+                          ? absl::StrCat("nmctl runs --sweep ", response->sweep().id(), " lists them all")
+                          : "--verbose lists them all");
   for (int i = 0; i < response->runs_size(); ++i) {
     const v1::Run& run = response->runs(i);
     if (summary.Shown(i) && !run.message().empty())
