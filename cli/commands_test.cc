@@ -151,7 +151,7 @@ early_stopping: {metric: top1, reduction_factor: 2}
   ASSERT_EQ(r.code, kExitOk) << r.err;
   EXPECT_NE(r.out.find("MDGF 1:8"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("STRUCTURED_NM"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("nm=a recipe=mdgf"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("recipe=mdgf nm=a"), std::string::npos) << r.out;  // Axis order (issue 40).
   EXPECT_NE(
       r.out.find("early_stopping asha on top1 (max): rung 1 after epoch 1: about 4 of 8 runs go on; rung 2 "
                  "after epoch 2: about 2 of 4 runs go on\n"),

@@ -1,26 +1,25 @@
-// `nmctl compare`'s table: a sweep's pivot (report/compare_pivot.h) with one row per value of the first grid
-// axis and one column per value of the second.
+// `nmctl compare`'s table: the paper's table (report/paper_table.h) as text for a terminal, or as Markdown,
+// LaTeX (booktabs) or CSV to paste into a paper or read into a plotting script.
 #ifndef NMSPARSE_CLI_COMPARE_TABLE_H_
 #define NMSPARSE_CLI_COMPARE_TABLE_H_
 
 #include <string>
-#include <vector>
 
-#include "cli/table_printer.h"
-#include "report/compare_pivot.h"
+#include "absl/status/statusor.h"
+#include "report/paper_table.h"
 
 namespace nmsparse::cli {
 
-// Cells show the mean metric, and "± std (n=K)" when K > 1 succeeded runs share a cell, or the lower-case
-// state of the cell's runs while none has succeeded, or "-" without runs (report::CellText).
-// `beside`: the same runs' counterpart metrics (report::Counterparts: the model EMA's, the deployable
-// model's), one column each beside each of `pivot`'s, headed "<column> <label>" (a one-column pivot: the
-// counterpart metric's name).
-struct BesidePivot {
-  std::string label;
-  report::ComparePivot pivot;
-};
-Table RenderComparePivot(const report::ComparePivot& pivot, const std::vector<BesidePivot>& beside = {});
+enum class TableFormat { kText, kMarkdown, kLatex, kCsv };
+
+// "text", "markdown", "latex" or "csv"; InvalidArgument naming the value and the choices otherwise.
+absl::StatusOr<TableFormat> ParseTableFormat(const std::string& text);
+
+// The table with `title` above it: text (aligned columns under the title), Markdown (the title as a
+// paragraph, then a GFM table), LaTeX (the title as a % comment, then a tabular with booktabs rules), CSV
+// (no title: one line per cell, "ROW_AXIS,column,quantity,unit,mean,std,n,state"). User strings (labels,
+// names) are escaped for the format.
+std::string RenderPaperTable(const report::PaperTable& table, const std::string& title, TableFormat format);
 
 }  // namespace nmsparse::cli
 

@@ -70,7 +70,7 @@ void ReadRunPoints(const CommandContext& context, const v1::Run& run, RunProgres
 
 std::string RunLine(const v1::Run& run) {
   std::string line =
-      absl::StrCat("run ", run.id(), " ", FormatLabels(run.labels()), ": ", v1::RunState_Name(run.state()));
+      absl::StrCat("run ", run.id(), " ", FormatLabels(run), ": ", v1::RunState_Name(run.state()));
   if (!run.final_metrics().empty()) absl::StrAppend(&line, "  ", FormatValues(run.final_metrics(), 5));
   if (run.state() != v1::SUCCEEDED && !run.message().empty())
     absl::StrAppend(&line, "  (", VisibleText(run.message(), 200), ")");
@@ -113,7 +113,7 @@ int RunFollowCommand(const CommandContext& context) {
         RunProgress& progress = sweep_progress.For(context, run);
         ReadRunPoints(context, run, &progress);
         const std::string line =
-            absl::StrCat("  run ", run.id(), " ", FormatLabels(run.labels()), ": ", progress.Text());
+            absl::StrCat("  run ", run.id(), " ", FormatLabels(run), ": ", progress.Text());
         const std::optional<int64_t> total = progress.total_steps();
         const int64_t permille = total.has_value() && *total > 0 ? progress.steps_done() * 1000 / *total : 0;
         if (context.terminal) {

@@ -25,7 +25,9 @@
 #include "common/visible_text.h"
 #include "contract/metric_line.h"
 #include "contract/metric_names.h"
+#include "report/best_epoch.h"
 #include "report/compare_pivot.h"
+#include "report/paper_table.h"
 #include "report/tfevents.h"
 #include "schemas/metric_objective.h"
 
@@ -45,9 +47,22 @@ std::string StateText(const v1::Run& run) {
   std::string text = v1::RunState_Name(run.state());
   if (run.queue_position() > 0) absl::StrAppend(&text, " #", run.queue_position());
   if (run.reused_from() > 0) absl::StrAppend(&text, " (reused ", run.reused_from(), ")");
-  if (run.lineage().parent_run_id() > 0)
-    absl::StrAppend(&text, " (fork of ", run.lineage().parent_run_id(), ")");
+  // "(fork of 13: schedule.epochs=30)": what the fork changed tells two forks of one run apart.
+  if (run.lineage().parent_run_id() > 0) {
+    absl::StrAppend(&text, " (fork of ", run.lineage().parent_run_id());
+    if (run.lineage().overrides_size() > 0) {
+      absl::StrAppend(&text, ": ", VisibleText(absl::StrJoin(run.lineage().overrides(), " "), 60));
+    }
+    absl::StrAppend(&text, ")");
+  }
   return text;
+}
+
+// "attempt 2 (max_retries 1)": resumes and hand-backs start attempts too, so the attempt may pass
+// max_retries + 1 ("attempt 2 of up to 1" was wrong); "never trained" for attempt 0 (queued, or reused).
+std::string AttemptText(const v1::Run& run) {
+  if (run.attempt() == 0) return run.reused_from() > 0 ? "never trained (reused)" : "no attempt yet";
+  return absl::StrCat("attempt ", run.attempt(), " (max_retries ", run.max_retries(), ")");
 }
 
 // Why a run ended other than SUCCEEDED (its message, cut to a table cell); empty otherwise.
@@ -143,9 +158,8 @@ int RunRunsCommand(const CommandContext& context) {
   const int64_t now = absl::ToUnixMillis(absl::Now());
   for (const v1::Run& run : *runs) {
     table.AddRow({absl::StrCat(run.id()), absl::StrCat(run.sweep_id()), Submitter(run.submitted_by()),
-                  absl::StrCat(run.index()), StateText(run), absl::StrCat(run.attempt()),
-                  FormatLabels(run.labels()), run.worker_id() > 0 ? absl::StrCat(run.worker_id()) : "-",
-                  run.content_hash().substr(0, 10),
+                  absl::StrCat(run.index()), StateText(run), absl::StrCat(run.attempt()), FormatLabels(run),
+                  run.worker_id() > 0 ? absl::StrCat(run.worker_id()) : "-", run.content_hash().substr(0, 10),
                   FormatDuration(run.started_at_ms(), run.finished_at_ms() > 0 ? run.finished_at_ms() : now),
                   FormatValues(run.final_metrics(), 3), WhyText(run)});
   }
@@ -173,10 +187,9 @@ int RunRunCommand(const CommandContext& context) {
   const v1::Run& run = response->run();
   std::ostream& out = *context.out;
   out << "run " << run.id() << " (sweep " << run.sweep_id() << ", index " << run.index() << ")\n"
-      << "  state:    " << StateText(run) << ", attempt " << run.attempt() << " of up to "
-      << run.max_retries() + 1 << "\n"
+      << "  state:    " << StateText(run) << ", " << AttemptText(run) << "\n"
       << "  by:       " << Submitter(run.submitted_by()) << "\n"
-      << "  labels:   " << FormatLabels(run.labels()) << "\n"
+      << "  labels:   " << FormatLabels(run) << "\n"
       << (run.lineage().parent_run_id() > 0 ? "  lineage:  " + FormatLineage(run) + "\n" : "")
       << "  hash:     " << run.content_hash() << "\n"
       << "  worker:   " << (run.worker_id() > 0 ? absl::StrCat(run.worker_id()) : "-");
@@ -219,7 +232,9 @@ int RunRunCommand(const CommandContext& context) {
   if (!run.resolved_spec().empty() && run.resolved_spec().back() != '\n') out << "\n";
   Table history({"AT", "FROM", "TO", "TRY", "REASON"});
   for (const v1::StateChange& change : response->history()) {
-    history.AddRow({FormatTime(change.at_ms()), v1::RunState_Name(change.from()),
+    // A run's first change has no state before it: it was created.
+    history.AddRow({FormatTime(change.at_ms()),
+                    change.from() == v1::RUN_STATE_UNSPECIFIED ? "-" : v1::RunState_Name(change.from()),
                     v1::RunState_Name(change.to()), absl::StrCat(change.attempt()), change.reason()});
   }
   out << "\nstate history:\n" << history.Render();
@@ -279,16 +294,18 @@ int RunBestCommand(const CommandContext& context) {
   };
   int rank = 0;
   for (const v1::Run& run : runs) {
-    std::vector<std::string> row = {absl::StrCat(++rank), absl::StrCat(run.id()), FormatLabels(run.labels()),
+    std::vector<std::string> row = {absl::StrCat(++rank), absl::StrCat(run.id()), FormatLabels(run),
                                     value_text(run, request.metric())};
     for (const report::Counterpart& c : counterparts) row.push_back(value_text(run, c.metric));
     row.push_back(run.content_hash().substr(0, 10));
     table.AddRow(row);
   }
   *context.out << table.Render();
-  if (const std::string legend = report::DeployableLegend(counterparts); !legend.empty()) {
-    *context.out << "ranked by " << VisibleText(request.metric()) << "; " << legend
-                 << " (rank by it: --metric " << contract::kDeployTop1 << ")\n";
+  if (const std::string legend = report::DeployableLegend(request.metric(), counterparts); !legend.empty()) {
+    *context.out << "ranked by " << VisibleText(request.metric()) << "; " << legend;
+    if (request.metric() != contract::kDeployTop1)
+      *context.out << " (rank by it: --metric " << contract::kDeployTop1 << ")";
+    *context.out << "\n";
   }
   if (response->runs().empty())
     *context.out << "(no succeeded run of sweep " << *id << " has " << VisibleText(request.metric()) << ")\n";
@@ -312,39 +329,105 @@ absl::Status CheckMetricReported(const std::vector<v1::Run>& runs, const std::st
 
 }  // namespace
 
+namespace {
+
+struct CompareRuns {
+  std::vector<v1::Run> runs;
+  bool best = false;  // Each run's metric at its best epoch (--epoch best), not its last.
+};
+
+// The sweep's runs as --epoch asks: final (their final metrics) or best (the best epoch point of each).
+absl::StatusOr<CompareRuns> RunsForCompare(const CommandContext& context, int64_t sweep_id,
+                                           const std::string& metric) {
+  const std::string epoch = context.args->Get("epoch").value_or("final");
+  if (epoch != "final" && epoch != "best") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--epoch: '", VisibleText(epoch), "' is not final or best"));
+  }
+  if (epoch == "final") {
+    absl::StatusOr<std::vector<v1::Run>> runs = ListRuns(context, sweep_id, v1::RUN_STATE_UNSPECIFIED);
+    if (!runs.ok()) return runs.status();
+    return CompareRuns{*std::move(runs), false};
+  }
+  absl::StatusOr<bool> maximize =
+      ObjectiveMaximizes(metric, "", "--metric", "--epoch best needs a metric with a direction");
+  if (!maximize.ok()) return maximize.status();
+  absl::StatusOr<report::SweepData> data = FetchSweepData(context, sweep_id);
+  if (!data.ok()) return data.status();
+  std::vector<std::string> metrics = {metric};
+  std::vector<v1::Run> plain;
+  for (const report::RunData& r : data->runs) plain.push_back(r.run);
+  // The EMA's value at the best epoch beside the model's; the deployable model has only its final value.
+  for (const report::Counterpart& c : report::Counterparts(plain, metric)) {
+    if (!c.final_only) metrics.push_back(c.metric);
+  }
+  return CompareRuns{report::AtBestEpoch(*data, metrics, *maximize), true};
+}
+
+// "sweep 1 NAME: final top1 (%) by recipe x N:M, pooled over seed".
+std::string CompareTitle(const CommandContext& context, const v1::Sweep& sweep,
+                         const report::PaperTable& table, const report::ComparePivot& pivot, bool best) {
+  std::string title =
+      absl::StrCat("sweep ", sweep.id(), " ", VisibleText(sweep.name(), kMaxCellChars), ": ",
+                   best ? "best-epoch " : "final ", table.metric, table.percent ? " (%)" : "");
+  if (!pivot.row_axis.empty()) absl::StrAppend(&title, " by ", pivot.row_axis);
+  if (!pivot.column_axis.empty()) {
+    const bool nm = pivot.column_headers != pivot.column_labels;
+    absl::StrAppend(&title, " x ", nm ? "N:M" : pivot.column_axis);
+  }
+  std::vector<std::string> pooled = report::ReplicateGridAxes(sweep.spec());
+  for (const std::string& axis : context.args->GetAll("pool")) {
+    if (std::find(pooled.begin(), pooled.end(), axis) == pooled.end()) pooled.push_back(axis);
+  }
+  if (!pooled.empty()) absl::StrAppend(&title, ", pooled over ", absl::StrJoin(pooled, ", "));
+  if (!table.reference.empty()) absl::StrAppend(&title, "; \u0394 paired with ", table.reference);
+  return title;
+}
+
+}  // namespace
+
 int RunCompareCommand(const CommandContext& context) {
   absl::StatusOr<int64_t> id = IdArgument(context, "sweep id");
   if (!id.ok()) return Fail(context, id.status());
+  absl::StatusOr<TableFormat> format = ParseTableFormat(context.args->Get("format").value_or("text"));
+  if (!format.ok()) return Fail(context, format.status());
   absl::StatusOr<v1::Sweep> sweep = GetSweep(context, *id);
   if (!sweep.ok()) return Fail(context, sweep.status());
   if (absl::Status pooling = CheckPooling(context, *sweep); !pooling.ok()) return Fail(context, pooling);
-  absl::StatusOr<std::vector<v1::Run>> runs = ListRuns(context, *id, v1::RUN_STATE_UNSPECIFIED);
+  const auto asked = context.args->Get("metric");
+  absl::StatusOr<CompareRuns> runs = RunsForCompare(context, *id, asked.value_or(contract::kTop1));
   if (!runs.ok()) return Fail(context, runs.status());
-  const std::string metric = context.args->Get("metric").value_or(contract::kTop1);
-  if (absl::Status known = CheckMetricReported(*runs, metric); !known.ok()) return Fail(context, known);
-  const report::ComparePivot pivot = report::BuildComparePivot(sweep->spec(), *runs, metric);
+  // Without --metric, a final table's top-1 is the deployable model's where runs report it (the paper's
+  // honest number); at the best epoch, which has no deployable value, it is top1.
+  const std::string metric = asked.has_value() || runs->best
+                                 ? asked.value_or(contract::kTop1)
+                                 : report::PaperTableMetric(runs->runs, contract::kTop1);
+  if (absl::Status known = CheckMetricReported(runs->runs, metric); !known.ok()) return Fail(context, known);
+  const report::ComparePivot pivot = report::BuildComparePivot(sweep->spec(), runs->runs, metric);
   if (context.json) {
     const Json doc = report::ComparePivotToJson(sweep->id(), pivot);
     PrintJson(context, doc);
     return kExitOk;
   }
-  *context.out << "sweep " << sweep->id() << " " << VisibleText(sweep->name(), kMaxCellChars) << ": final "
-               << VisibleText(metric);
-  if (!pivot.row_axis.empty()) *context.out << " by " << VisibleText(pivot.row_axis);
-  if (!pivot.column_axis.empty()) *context.out << " x " << VisibleText(pivot.column_axis);
-  if (context.args->Has("pool")) {
-    *context.out << ", pooled over " << VisibleText(absl::StrJoin(context.args->GetAll("pool"), ", "));
-  }
   // Runs with model.ema, N:M runs: the EMA's and the deployable model's metric in a column beside each (same
-  // runs, so the same cells).
-  const std::vector<report::Counterpart> counterparts = report::Counterparts(*runs, metric);
-  std::vector<BesidePivot> beside;
-  for (const report::Counterpart& c : counterparts) {
-    beside.push_back({c.label, report::BuildComparePivot(sweep->spec(), *runs, c.metric)});
+  // runs, so the same cells). At the best epoch the deployable model, measured once at the end, has none.
+  std::vector<report::Counterpart> counterparts;
+  for (const report::Counterpart& c : report::Counterparts(runs->runs, metric)) {
+    if (!runs->best || !c.final_only) counterparts.push_back(c);
   }
-  *context.out << "\n" << RenderComparePivot(pivot, beside).Render();
-  if (const std::string legend = report::DeployableLegend(counterparts); !legend.empty()) {
-    *context.out << legend << "\n";
+  report::PaperTableOptions options;
+  for (const report::Counterpart& c : counterparts) {
+    options.beside.push_back({c.label, report::BuildComparePivot(sweep->spec(), runs->runs, c.metric)});
+  }
+  options.delta_row = context.args->Get("delta").value_or("");
+  absl::StatusOr<report::PaperTable> table = report::BuildPaperTable(pivot, options);
+  if (!table.ok()) return Fail(context, table.status());
+  *context.out << RenderPaperTable(*table, CompareTitle(context, *sweep, *table, pivot, runs->best), *format);
+  // Which top-1 is which, where the format has room for prose (CSV has none).
+  const std::string legend = report::DeployableLegend(metric, counterparts);
+  if (!legend.empty() && *format == TableFormat::kLatex) *context.out << "% " << legend << "\n";
+  if (!legend.empty() && (*format == TableFormat::kText || *format == TableFormat::kMarkdown)) {
+    *context.out << (*format == TableFormat::kMarkdown ? "\n" : "") << legend << "\n";
   }
   return kExitOk;
 }

@@ -5,7 +5,7 @@
 namespace nmsparse::cli {
 
 RowSummary::RowSummary(size_t total, bool verbose)
-    : total_(total), left_out_(verbose || total <= 2 * kEdgeRows ? 0 : total - 2 * kEdgeRows) {}
+    : total_(total), left_out_(verbose || total <= kWholeUpTo ? 0 : total - 2 * kEdgeRows) {}
 
 bool RowSummary::Shown(size_t row) const {
   return left_out_ == 0 || row < kEdgeRows || row >= total_ - kEdgeRows;
@@ -13,9 +13,9 @@ bool RowSummary::Shown(size_t row) const {
 
 bool RowSummary::AfterGap(size_t row) const { return left_out_ > 0 && row == total_ - kEdgeRows; }
 
-std::string RowSummary::Note(const std::string& noun) const {
+std::string RowSummary::Note(const std::string& noun, const std::string& how) const {
   if (left_out_ == 0) return "";
-  return absl::StrCat("(", left_out_, " more ", noun, "(s) not shown: --verbose lists them all)\n");
+  return absl::StrCat("(", left_out_, " more ", noun, "(s) not shown: ", how, ")\n");
 }
 
 std::string FormatIndexRanges(const std::vector<int>& sorted_indices) {

@@ -12,6 +12,8 @@ namespace nmsparse::cli {
 class RowSummary {
  public:
   static constexpr size_t kEdgeRows = 5;  // Shown at each end.
+  // Listings up to this long are shown whole: leaving 2 of 12 runs out saves nothing and hides them.
+  static constexpr size_t kWholeUpTo = 25;
 
   RowSummary(size_t total, bool verbose);
 
@@ -19,8 +21,9 @@ class RowSummary {
   // `row` is the first shown after the rows left out: the place of the "..." row.
   bool AfterGap(size_t row) const;
   size_t left_out() const { return left_out_; }
-  // "(9,990 more run(s) not shown: --verbose lists them all)\n", or "" when none was left out.
-  std::string Note(const std::string& noun) const;
+  // "(9990 more run(s) not shown: HOW)\n", or "" when none was left out. `how` says how to list them
+  // ("--verbose lists them all"; after a submit, "nmctl runs --sweep 3 lists them all").
+  std::string Note(const std::string& noun, const std::string& how = "--verbose lists them all") const;
 
  private:
   size_t total_;

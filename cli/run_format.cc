@@ -15,6 +15,7 @@
 #include "common/visible_text.h"
 #include "contract/metric_line.h"
 #include "contract/metric_names.h"
+#include "report/compare_pivot.h"
 
 namespace nmsparse::cli {
 namespace {
@@ -28,15 +29,13 @@ bool PerLayer24(const std::string& name) {
 
 }  // namespace
 
-std::string FormatLabels(const google::protobuf::Map<std::string, std::string>& labels) {
-  return FormatLabels(std::vector<std::pair<std::string, std::string>>(labels.begin(), labels.end()));
-}
+std::string FormatLabels(const v1::Run& run) { return FormatLabels(report::OrderedLabels(run)); }
 
 std::string FormatLabels(const std::vector<std::pair<std::string, std::string>>& labels) {
-  const std::map<std::string, std::string> sorted(labels.begin(), labels.end());
   std::string out;
-  for (const auto& [axis, value] : sorted) {
-    absl::StrAppend(&out, out.empty() ? "" : " ", VisibleText(axis), "=", VisibleText(value));
+  for (const auto& [axis, value] : labels) {
+    absl::StrAppend(&out, out.empty() ? "" : " ", VisibleText(axis), "=",
+                    VisibleText(FormatLabelValue(value)));
   }
   return out;
 }
@@ -111,6 +110,11 @@ std::string FormatValues(const google::protobuf::Map<std::string, double>& value
   return absl::StrJoin(parts, " ");
 }
 
+std::string EpochText(const v1::MetricPoint& point) {
+  if (point.kind() == contract::kKindFinal && point.epoch() == 0) return "-";  // The final line has none.
+  return absl::StrCat(point.epoch() + 1);
+}
+
 Table MetricCurveTable(const std::vector<v1::MetricPoint>& points) {
   std::set<std::string> value_names, label_names;
   for (const v1::MetricPoint& p : points) {
@@ -128,7 +132,7 @@ Table MetricCurveTable(const std::vector<v1::MetricPoint>& points) {
   headers.insert(headers.end(), label_names.begin(), label_names.end());
   Table table(headers);
   for (const v1::MetricPoint& p : points) {
-    std::vector<std::string> row = {p.kind(), absl::StrCat(p.epoch()), absl::StrCat(p.step())};
+    std::vector<std::string> row = {p.kind(), EpochText(p), absl::StrCat(p.step())};
     for (const std::string& name : values) {
       auto it = p.values().find(name);
       row.push_back(it == p.values().end() ? "" : FormatMetric(it->second));
@@ -158,7 +162,7 @@ Table SparsityDiagnosticsTable(const std::vector<v1::MetricPoint>& points) {
     auto pruned = p.values().find(contract::kGradNormPruned);
     if (p.kind() != contract::kKindEpoch || kept == p.values().end() || pruned == p.values().end()) continue;
     auto stage = p.labels().find(contract::kNmStageLabel);
-    table.AddRow({absl::StrCat(p.epoch()), stage == p.labels().end() ? "-" : stage->second,
+    table.AddRow({EpochText(p), stage == p.labels().end() ? "-" : stage->second,
                   ValueText(p, contract::kDecayValue), ValueText(p, contract::kFlipRate),
                   FormatMetric(pruned->second), FormatMetric(kept->second),
                   kept->second > 0 ? FormatMetric(pruned->second / kept->second) : "-"});

@@ -12,9 +12,10 @@
 
 namespace nmsparse::cli {
 
-// "nm=2:4 recipe=srste", axes sorted by name; names and values as common/visible_text.h shows them (one
-// line). The one label order of every command: validate's (axis order) and a stored run's (a map) agree.
-std::string FormatLabels(const google::protobuf::Map<std::string, std::string>& labels);
+// "recipe=srste nm=2:4 optimizer.lr=0.0002488", in axis order (validate's runs and a stored run's
+// label_axes; by name for a run without them), numbers as FormatLabelValue shows them; names and values as
+// common/visible_text.h shows them (one line). The one label text of every command.
+std::string FormatLabels(const v1::Run& run);
 std::string FormatLabels(const std::vector<std::pair<std::string, std::string>>& labels);
 
 // "2026-11-21 07:40:09" (UTC), or "-" for 0.
@@ -41,6 +42,10 @@ std::vector<std::string> OrderMetricNames(std::vector<std::string> names);
 
 // "loss=0.7 top1=0.81 ..." in display order, at most `max_items` of them (0: all).
 std::string FormatValues(const google::protobuf::Map<std::string, double>& values, size_t max_items = 0);
+
+// A point's epoch for people, numbered from 1 as watch and the report's figures number them (the metric
+// lines and --json keep the trainer's 0-based index): "1" for the first epoch's lines, "-" for a final line.
+std::string EpochText(const v1::MetricPoint& point);
 
 // A run's metric curve: one row per point (kind, epoch, step, then every value and label).
 // The per-layer fields of semi-structured 2:4 linears are left out: see SemiStructuredDecisions.

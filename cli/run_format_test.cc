@@ -31,7 +31,9 @@ TEST(RunFormatTest, DiagnosticsTableHasOneRowPerEpochLine) {
   const std::string text = table.Render();
   EXPECT_NE(text.find("FLIP RATE"), std::string::npos) << text;
   EXPECT_NE(text.find("0.125"), std::string::npos) << text;
-  EXPECT_NE(text.find("0.25"), std::string::npos) << text << "pruned / kept of epochs 0 and 1";
+  EXPECT_NE(text.find("0.25"), std::string::npos) << text << "pruned / kept of the first two epochs";
+  EXPECT_NE(text.find("\n    1  2:8"), std::string::npos) << text;  // Epochs numbered from 1.
+  EXPECT_NE(text.find("\n    2  2:8"), std::string::npos) << text;
   EXPECT_NE(text.find("2:8"), std::string::npos) << text;
 }
 
@@ -43,6 +45,38 @@ TEST(RunFormatTest, CostSummaryReadsTrainingAndInferenceFlopsAndParameters) {
   final_metrics[contract::kParams] = 27978;
   EXPECT_EQ(CostSummary(final_metrics),
             "training 1.5e+12 FLOPs, inference 2.25e+09 FLOPs/image, 27978 parameters");
+}
+
+}  // namespace
+}  // namespace nmsparse::cli
+
+namespace nmsparse::cli {
+namespace {
+
+// Issue 40: epochs for people are numbered from 1 everywhere (watch and the figures did, run did not).
+TEST(RunFormatTest, EpochsAreNumberedFromOne) {
+  v1::MetricPoint p;
+  p.set_kind(contract::kKindEpoch);
+  EXPECT_EQ(EpochText(p), "1");
+  p.set_kind(contract::kKindStep);
+  p.set_epoch(2);
+  EXPECT_EQ(EpochText(p), "3");
+  v1::MetricPoint final_line;
+  final_line.set_kind(contract::kKindFinal);
+  EXPECT_EQ(EpochText(final_line), "-");
+}
+
+// Issue 40: labels in axis order (the stored run's label_axes), random draws in nmctl's number format.
+TEST(RunFormatTest, LabelsInAxisOrderWithShortNumbers) {
+  v1::Run run;
+  (*run.mutable_labels())["recipe"] = "srste";
+  (*run.mutable_labels())["nm"] = "1:8";
+  (*run.mutable_labels())["optimizer.lr"] = "0.0002487869161216888";
+  (*run.mutable_labels())["seed"] = "12";
+  EXPECT_EQ(FormatLabels(run), "nm=1:8 optimizer.lr=0.0002488 recipe=srste seed=12");  // No axis order known.
+  for (const char* axis : {"recipe", "nm", "seed", "optimizer.lr"}) run.add_label_axes(axis);
+  EXPECT_EQ(FormatLabels(run), "recipe=srste nm=1:8 seed=12 optimizer.lr=0.0002488");
+  EXPECT_EQ(FormatLabels({{"b", "1e-3"}, {"a", "x"}}), "b=0.001 a=x");  // Validate's runs: axis order.
 }
 
 }  // namespace

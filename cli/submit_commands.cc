@@ -289,10 +289,15 @@ int RunSubmitCommand(const CommandContext& context) {
     const v1::Run& run = response->runs(i);
     std::string state = v1::RunState_Name(run.state());
     if (run.reused_from() > 0) absl::StrAppend(&state, " (reused ", run.reused_from(), ")");
-    table.AddRow({run.id() > 0 ? absl::StrCat(run.id()) : "-", absl::StrCat(run.index()),
-                  FormatLabels(run.labels()), state, run.content_hash().substr(0, kHashPrefix)});
+    table.AddRow({run.id() > 0 ? absl::StrCat(run.id()) : "-", absl::StrCat(run.index()), FormatLabels(run),
+                  state, run.content_hash().substr(0, kHashPrefix)});
   }
-  out << table.Render() << summary.Note("run");
+  // After a submit, --verbose would submit again: `nmctl runs` lists the stored runs.
+  out << table.Render()
+      << summary.Note("run",
+                      response->sweep().id() > 0
+                          ? absl::StrCat("nmctl runs --sweep ", response->sweep().id(), " lists them all")
+                          : "--verbose lists them all");
   for (int i = 0; i < response->runs_size(); ++i) {
     const v1::Run& run = response->runs(i);
     if (summary.Shown(i) && !run.message().empty())

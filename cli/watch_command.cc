@@ -66,7 +66,7 @@ int RunWatchCommand(const CommandContext& context) {
   const bool show_logs = context.args->Has("logs");
   std::ostream& out = *context.out;
   if (!context.json) {
-    out << "run " << *id << " " << FormatLabels(initial->run().labels()) << ": "
+    out << "run " << *id << " " << FormatLabels(initial->run()) << ": "
         << v1::RunState_Name(initial->run().state()) << "\n";
   }
 

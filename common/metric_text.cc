@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -25,6 +26,15 @@ std::string FormatMetric(double value) {
   }
   if (magnitude >= 1000.0) return absl::StrFormat("%.0f", value);
   return absl::StrFormat("%.4g", value);
+}
+
+std::string FormatLabelValue(const std::string& label) {
+  double value = 0.0;
+  if (label.find_first_of(".eE") == std::string::npos || !absl::SimpleAtod(label, &value) ||
+      !std::isfinite(value)) {
+    return label;
+  }
+  return FormatMetric(value);
 }
 
 }  // namespace nmsparse

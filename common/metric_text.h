@@ -10,6 +10,11 @@ namespace nmsparse {
 
 std::string FormatMetric(double value);
 
+// A label as people read it: a decimal number that is not a whole number (a random axis's draw,
+// "0.0002487869161216888") in FormatMetric's form ("0.0002488"); any other label ("2:4", "16", "srste") as
+// it is. Display only: the stored label is unchanged.
+std::string FormatLabelValue(const std::string& label);
+
 }  // namespace nmsparse
 
 #endif  // NMSPARSE_COMMON_METRIC_TEXT_H_

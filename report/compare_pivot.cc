@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/metric_text.h"
 #include "contract/metric_names.h"
@@ -57,11 +58,22 @@ std::string PendingText(const ComparePivot& pivot, const ComparePivot::Cell& cel
 
 }  // namespace
 
-std::string RunLabel(const v1::Run& run) {
-  std::vector<std::pair<std::string, std::string>> labels(run.labels().begin(), run.labels().end());
+std::vector<std::pair<std::string, std::string>> OrderedLabels(const v1::Run& run) {
+  std::vector<std::pair<std::string, std::string>> labels;
+  for (const std::string& axis : run.label_axes()) {
+    auto value = run.labels().find(axis);
+    if (value != run.labels().end()) labels.emplace_back(axis, value->second);
+  }
+  if (labels.size() == static_cast<size_t>(run.labels().size())) return labels;
+  labels.assign(run.labels().begin(), run.labels().end());
   std::sort(labels.begin(), labels.end());
+  return labels;
+}
+
+std::string RunLabel(const v1::Run& run) {
   std::string out = absl::StrCat("run ", run.id());
-  for (const auto& [axis, value] : labels) absl::StrAppend(&out, " ", axis, "=", value);
+  for (const auto& [axis, value] : OrderedLabels(run))
+    absl::StrAppend(&out, " ", axis, "=", FormatLabelValue(value));
   return out;
 }
 
@@ -89,17 +101,99 @@ double ComparePivot::Cell::stddev() const {
   return std::sqrt(squares / static_cast<double>(values.size() - 1));
 }
 
-std::vector<std::string> PooledGridAxes(const v1::SweepSpec& spec) {
-  std::vector<std::string> pooled;
-  for (int i = 2; i < spec.grid_size(); ++i) {
-    const v1::GridAxis& axis = spec.grid(i);
-    const bool seeds_only = std::all_of(
-        axis.values().begin(), axis.values().end(),
-        [](const v1::AxisValue& v) { return v.set_size() == 1 && v.set().begin()->first == "seed"; });
-    if (!seeds_only) pooled.push_back(axis.name());
-  }
-  return pooled;
+namespace {
+
+bool SetsOnlySeed(const v1::GridAxis& axis) {
+  return std::all_of(axis.values().begin(), axis.values().end(), [](const v1::AxisValue& v) {
+    return v.set_size() == 1 && v.set().begin()->first == "seed";
+  });
 }
+
+// The grid axes past the second that are (`replicates`) or are not replicates.
+std::vector<std::string> AxesPastSecond(const v1::SweepSpec& spec, bool replicates) {
+  std::vector<std::string> axes;
+  for (int i = 2; i < spec.grid_size(); ++i) {
+    if (SetsOnlySeed(spec.grid(i)) == replicates) axes.push_back(spec.grid(i).name());
+  }
+  return axes;
+}
+
+// True when the axis's values set N or M: its columns are headed by their runs' N:M.
+bool SetsNm(const v1::GridAxis& axis) {
+  return std::any_of(axis.values().begin(), axis.values().end(), [](const v1::AxisValue& v) {
+    return v.set().count("sparsity.n_sparsity") > 0 || v.set().count("sparsity.m_sparsity") > 0;
+  });
+}
+
+// "1:8" when the sparse runs of a column share one N:M, else empty (dense runs carry N:M keys they ignore).
+std::string ColumnNm(const std::vector<const v1::Run*>& runs) {
+  std::string nm;
+  for (const v1::Run* run : runs) {
+    const v1::SparsitySpec& s = run->spec().sparsity();
+    if (s.sparsity_type() == v1::SparsitySpec::DENSE || s.m_sparsity() == 0) continue;
+    const std::string text = absl::StrCat(s.n_sparsity(), ":", s.m_sparsity());
+    if (!nm.empty() && nm != text) return "";
+    nm = text;
+  }
+  return nm;
+}
+
+// The labels of `run` other than `row_axis`, sorted: what a paired difference matches on.
+std::string PairKey(const v1::Run& run, const std::string& row_axis) {
+  std::vector<std::pair<std::string, std::string>> labels(run.labels().begin(), run.labels().end());
+  std::sort(labels.begin(), labels.end());
+  std::string key;
+  for (const auto& [axis, value] : labels) {
+    if (axis != row_axis) absl::StrAppend(&key, axis, "=", value, "\n");
+  }
+  return key;
+}
+
+}  // namespace
+
+std::vector<std::string> PooledGridAxes(const v1::SweepSpec& spec) { return AxesPastSecond(spec, false); }
+
+std::vector<std::string> ReplicateGridAxes(const v1::SweepSpec& spec) { return AxesPastSecond(spec, true); }
+
+namespace {
+
+// "1:8" from the sweep's base and the axis value's overrides, for runs listed without their specs
+// (ListRuns); the experiment's defaults (2:4) where neither says.
+std::string SpecNm(const v1::SweepSpec& spec, const v1::AxisValue& value) {
+  const auto from = [&value](const char* key, uint32_t base, int fallback) {
+    auto it = value.set().find(key);
+    int parsed = 0;
+    if (it != value.set().end() && absl::SimpleAtoi(it->second, &parsed)) return parsed;
+    return base > 0 ? static_cast<int>(base) : fallback;
+  };
+  const v1::SparsitySpec& base = spec.base().sparsity();
+  return absl::StrCat(from("sparsity.n_sparsity", base.n_sparsity(), 2), ":",
+                      from("sparsity.m_sparsity", base.m_sparsity(), 4));
+}
+
+// Heads each column by its label, or by its runs' N:M when the column axis sets N or M.
+void SetColumnHeaders(const v1::SweepSpec& spec, const std::vector<v1::Run>& runs, ComparePivot* pivot) {
+  pivot->column_headers = pivot->column_labels;
+  if (spec.grid_size() < 2 || !SetsNm(spec.grid(1))) return;
+  std::vector<std::vector<const v1::Run*>> by_column(pivot->column_labels.size());
+  for (const v1::Run& run : runs) {
+    auto label = run.labels().find(pivot->column_axis);
+    if (label == run.labels().end()) continue;
+    auto it = std::find(pivot->column_labels.begin(), pivot->column_labels.end(), label->second);
+    if (it != pivot->column_labels.end()) by_column[it - pivot->column_labels.begin()].push_back(&run);
+  }
+  const v1::GridAxis& axis = spec.grid(1);
+  for (size_t c = 0; c < by_column.size(); ++c) {
+    const bool with_specs = std::any_of(by_column[c].begin(), by_column[c].end(), [](const v1::Run* r) {
+      return r->spec().sparsity().m_sparsity() > 0;
+    });
+    std::string nm = ColumnNm(by_column[c]);
+    if (!with_specs && c < static_cast<size_t>(axis.values_size())) nm = SpecNm(spec, axis.values(c));
+    if (!nm.empty()) pivot->column_headers[c] = nm;
+  }
+}
+
+}  // namespace
 
 ComparePivot BuildComparePivot(const v1::SweepSpec& spec, const std::vector<v1::Run>& runs,
                                const std::string& metric) {
@@ -138,12 +232,14 @@ ComparePivot BuildComparePivot(const v1::SweepSpec& spec, const std::vector<v1::
     const bool has_value = value != run.final_metrics().end() && std::isfinite(value->second);
     if (FinishedWith(run, has_value)) {
       cell.values.push_back(value->second);
+      cell.pair_keys.push_back(PairKey(run, pivot.row_axis));
     } else if (StatePriority(run.state()) > StatePriority(cell.pending)) {
       cell.pending = run.state();
     }
   }
   cells.resize(pivot.row_labels.size());
   for (auto& row : cells) row.resize(pivot.column_labels.size());
+  SetColumnHeaders(spec, runs, &pivot);
   return pivot;
 }
 
@@ -169,37 +265,50 @@ Json ComparePivotToJson(int64_t sweep_id, const ComparePivot& pivot) {
   return doc;
 }
 
+namespace {
+
+bool Reports(const std::vector<v1::Run>& runs, const std::string& metric) {
+  return std::any_of(runs.begin(), runs.end(),
+                     [&](const v1::Run& run) { return run.final_metrics().count(metric) > 0; });
+}
+
+}  // namespace
+
 std::vector<Counterpart> Counterparts(const std::vector<v1::Run>& runs, const std::string& metric) {
   static const std::vector<std::pair<std::string, Counterpart>> kPairs = {
       {contract::kTop1, {contract::kEmaTop1, "ema"}},
       {contract::kTop5, {contract::kEmaTop5, "ema"}},
       {contract::kEvalLoss, {contract::kEmaEvalLoss, "ema"}},
-      {contract::kTop1, {contract::kDeployTop1, "deployable"}},
-      {contract::kTop1, {contract::kEmaDeployTop1, "ema deployable"}},
-      {contract::kEmaTop1, {contract::kEmaDeployTop1, "deployable"}}};
+      {contract::kTop1, {contract::kDeployTop1, "deployable", true}},
+      {contract::kTop1, {contract::kEmaDeployTop1, "ema deployable", true}},
+      {contract::kEmaTop1, {contract::kEmaDeployTop1, "deployable", true}},
+      {contract::kDeployTop1, {contract::kEmaDeployTop1, "ema", true}}};
   std::vector<Counterpart> out;
   for (const auto& [raw, counterpart] : kPairs) {
-    if (raw != metric) continue;
-    for (const v1::Run& run : runs) {
-      if (run.final_metrics().count(counterpart.metric) == 0) continue;
-      out.push_back(counterpart);
-      break;
-    }
+    if (raw == metric && Reports(runs, counterpart.metric)) out.push_back(counterpart);
   }
   return out;
 }
 
-std::string DeployableLegend(const std::vector<Counterpart>& counterparts) {
-  for (const Counterpart& c : counterparts) {
-    if (c.metric != contract::kDeployTop1 && c.metric != contract::kEmaDeployTop1) continue;
-    return absl::StrCat(contract::kDeployTop1,
-                        ": the deployable model, as nmtrain --export writes it (every sparse "
-                        "layer hard-masked at its target N:M, no decayed leak); ",
-                        contract::kTop1,
-                        ": the trained weights under the last step's rule (MDGF, SDGF: still ",
-                        "leaking D(end) of every pruned weight)");
-  }
-  return "";
+std::string PaperTableMetric(const std::vector<v1::Run>& runs, const std::string& metric) {
+  if (metric == contract::kTop1 && Reports(runs, contract::kDeployTop1)) return contract::kDeployTop1;
+  if (metric == contract::kEmaTop1 && Reports(runs, contract::kEmaDeployTop1))
+    return contract::kEmaDeployTop1;
+  return metric;
+}
+
+std::string DeployableLegend(const std::string& metric, const std::vector<Counterpart>& counterparts) {
+  const bool shown = metric == contract::kDeployTop1 || metric == contract::kEmaDeployTop1 ||
+                     std::any_of(counterparts.begin(), counterparts.end(),
+                                 [](const Counterpart& c) { return c.final_only; });
+  if (!shown) return "";
+  return absl::StrCat(
+      contract::kDeployTop1,
+      ": the deployable model, as nmtrain --export writes it (every sparse layer hard-masked at "
+      "its target N:M, no decayed leak); ",
+      contract::kTop1,
+      ": the trained weights under the last step's rule (MDGF, SDGF: still leaking D(end) of "
+      "every pruned weight)");
 }
 
 }  // namespace nmsparse::report

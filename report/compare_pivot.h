@@ -17,6 +17,9 @@ struct ComparePivot {
     // The metric of each run of the cell that trained to the end (several when runs differ in a random axis,
     // a seed or an axis past the second).
     std::vector<double> values;
+    // Per value: its run's labels other than the row axis ("nm=1:8 seed=1"), which pair it with the run of
+    // another row trained under the same conditions (paired differences, report/paper_table.h).
+    std::vector<std::string> pair_keys;
     int runs = 0;                                      // All runs in the cell.
     v1::RunState pending = v1::RUN_STATE_UNSPECIFIED;  // Most relevant state when none succeeded.
     int succeeded() const { return static_cast<int>(values.size()); }
@@ -29,6 +32,9 @@ struct ComparePivot {
   std::string column_axis;  // Empty with fewer than two grid axes: one column, the metric.
   std::vector<std::string> row_labels;
   std::vector<std::string> column_labels;
+  // What each column is headed: its label, or its runs' N:M ("1:8") when the column axis sets the N:M keys
+  // (a `sparsity.m_sparsity: [8, 16]` axis is labelled 8 and 16).
+  std::vector<std::string> column_headers;
   std::vector<std::vector<Cell>> cells;  // [row][column].
 };
 
@@ -36,14 +42,20 @@ ComparePivot BuildComparePivot(const v1::SweepSpec& spec, const std::vector<v1::
                                const std::string& metric);
 
 // The grid axes past the second, which the pivot does not show: a cell holds the runs of all their values
-// and would average them as if they were repeats. An axis whose every value sets only `seed` is a repeat and
-// is not listed. `nmctl compare` refuses such a sweep unless told to pool each (--pool AXIS).
+// and would average them as if they were repeats. An axis whose every value sets only `seed` is a replicate
+// (ReplicateGridAxes) and is not listed. `nmctl compare` refuses such a sweep unless told to pool each
+// (--pool AXIS).
 std::vector<std::string> PooledGridAxes(const v1::SweepSpec& spec);
+
+// The grid axes past the second whose every value sets only `seed`: replicates, which the table pools
+// without being asked (its title says "pooled over seed").
+std::vector<std::string> ReplicateGridAxes(const v1::SweepSpec& spec);
 
 // A metric shown beside another for the same runs: `label` heads its columns ("top1 ema").
 struct Counterpart {
   std::string metric;
   std::string label;
+  bool final_only = false;  // Measured once, after the last epoch (the deployable model): no per-epoch value.
 };
 
 // The counterparts of `metric` (contract/metric_names.h) that some run reports in its final metrics, in this
@@ -51,12 +63,22 @@ struct Counterpart {
 // ("deploy_top1" and "ema_deploy_top1" for "top1", "ema_deploy_top1" for "ema_top1"; N:M runs).
 std::vector<Counterpart> Counterparts(const std::vector<v1::Run>& runs, const std::string& metric);
 
-// Which top-1 is which, for the tables that show the deployable one beside the raw one (empty when
-// `counterparts` has no deployable metric).
-std::string DeployableLegend(const std::vector<Counterpart>& counterparts);
+// Which top-1 is which, for the tables that show the deployable one, as `metric` or beside it (empty when
+// neither is deployable).
+std::string DeployableLegend(const std::string& metric, const std::vector<Counterpart>& counterparts);
 
-// "run 12 nm=2:4 recipe=dense": a run's id and its labels sorted by axis (rows of a sweep without grid axes,
-// legends of the report's figures).
+// The metric of the paper's table for `metric`: the deployable model's top-1 (deploy_top1 for top1,
+// ema_deploy_top1 for ema_top1) when some run reports it, so that sparse cells are the accuracy of the model
+// as exported; `metric` otherwise. Dense runs report their top1 as deploy_top1.
+std::string PaperTableMetric(const std::vector<v1::Run>& runs, const std::string& metric);
+
+// A run's labels in axis order (its label_axes; sorted by name for a run without them, e.g. one built by a
+// test), values as stored.
+std::vector<std::pair<std::string, std::string>> OrderedLabels(const v1::Run& run);
+
+// "run 12 recipe=dense nm=2:4 optimizer.lr=0.0002488": a run's id and its labels in axis order, numbers as
+// common/metric_text.h's FormatLabelValue shows them (rows of a sweep without grid axes, legends of the
+// report's figures).
 std::string RunLabel(const v1::Run& run);
 
 // A cell's text: the mean metric, and "± std (n=K)" when K > 1 succeeded runs share it, or the lower-case

@@ -5,12 +5,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "report/compare_pivot.h"
 #include "report/figure_json.h"
 #include "report/figures.h"
 #include "report/gnuplot_svg.h"
 #include "report/html_page.h"
+#include "report/paper_table.h"
 #include "report/run_facts.h"
 #include "report/svg_pdf.h"
 #include "report/web_assets.h"
@@ -36,7 +38,7 @@ figcaption { color: #555; font-size: 90%; } .chart { min-height: 440px; }
 <body>
 <h1>Sweep {{sweep_id}}: {{sweep_name}}</h1>
 <p id="summary">{{run_count}} runs ({{state_summary}}); final metric <b>{{metric}}</b>; created {{created}}.</p>
-<h2 id="table">{{metric}} by {{row_axis}}{{#column_axis}} &times; {{column_axis}}{{/column_axis}}</h2>
+<h2 id="table">{{metric}}{{#percent}} (%){{/percent}} by {{row_axis}}{{#column_axis}} &times; {{column_axis}}{{/column_axis}}{{#pooled}}, pooled over {{pooled}}{{/pooled}}</h2>
 <p>Mean over the succeeded runs of a cell; &plusmn; sample standard deviation (n runs) where several share it
 (seeds, random draws), as <code>nmctl compare</code> shows it.</p>
 <table class="pivot">
@@ -75,21 +77,33 @@ std::string StateSummary(const v1::Sweep& sweep) {
   return out.empty() ? "none yet" : out;
 }
 
+// nmctl compare's table (report/paper_table.h): the same headers and cells, with the EMA's and the
+// deployable model's columns.
 mstch::map PivotContext(const SweepData& data, const std::string& metric) {
   std::vector<v1::Run> runs;
   for (const RunData& r : data.runs) runs.push_back(r.run);
-  const ComparePivot pivot = BuildComparePivot(data.sweep.spec(), runs, metric);
+  // As nmctl compare: top-1 is the deployable model's where runs report it.
+  const std::string table_metric = PaperTableMetric(runs, metric);
+  const ComparePivot pivot = BuildComparePivot(data.sweep.spec(), runs, table_metric);
+  PaperTableOptions options;
+  options.beside = CounterpartPivots(data.sweep.spec(), runs, table_metric);
+  const PaperTable table = *BuildPaperTable(pivot, options);  // Fails only for a missing delta row.
   mstch::array columns, rows;
-  for (const std::string& c : pivot.column_labels) columns.push_back(c);
-  for (size_t r = 0; r < pivot.row_labels.size(); ++r) {
+  for (const PaperColumn& c : table.columns) columns.push_back(ColumnHeaderText(table, c));
+  for (size_t r = 0; r < table.row_labels.size(); ++r) {
     mstch::array cells;
-    for (const ComparePivot::Cell& cell : pivot.cells[r]) cells.push_back(CellText(pivot, cell));
-    rows.push_back(mstch::map{{"label", pivot.row_labels[r]}, {"cells", cells}});
+    for (size_t c = 0; c < table.columns.size(); ++c) {
+      cells.push_back(NumberText(table, table.columns[c], table.cells[r][c]));
+    }
+    rows.push_back(mstch::map{{"label", table.row_labels[r]}, {"cells", cells}});
   }
-  mstch::map out{{"row_axis", pivot.row_axis.empty() ? std::string("run") : pivot.row_axis},
-                 {"columns", columns},
-                 {"rows", rows}};
-  if (!pivot.column_axis.empty()) out.emplace("column_axis", pivot.column_axis);
+  mstch::map out{
+      {"row_axis", table.row_header}, {"columns", columns}, {"rows", rows}, {"percent", table.percent}};
+  if (!pivot.column_axis.empty()) {
+    out.emplace("column_axis", pivot.column_headers != pivot.column_labels ? "N:M" : pivot.column_axis);
+  }
+  const std::vector<std::string> replicates = ReplicateGridAxes(data.sweep.spec());
+  if (!replicates.empty()) out.emplace("pooled", absl::StrJoin(replicates, ", "));
   return out;
 }
 
@@ -142,7 +156,7 @@ std::string ReportHtml(const SweepData& data, const std::string& metric,
   const std::vector<Counterpart> counterparts = Counterparts(runs, metric);
   mstch::array headers, legend;
   for (const Counterpart& c : counterparts) headers.push_back(c.metric);
-  if (std::string text = DeployableLegend(counterparts); !text.empty()) legend.push_back(text);
+  if (std::string text = DeployableLegend(metric, counterparts); !text.empty()) legend.push_back(text);
   context.emplace("counterparts", headers);
   context.emplace("legend", legend);
   context.emplace("runs", RunsContext(data, metric, counterparts));

@@ -73,8 +73,9 @@ TEST(HtmlReportTest, PageReferencesEveryFigureAndEscapes) {
   for (const char* text : {"<title>DENSE</title>", "<title>SRSTE</title>", ">parameters<", ">final top1<"}) {
     EXPECT_NE(params.find(text), std::string::npos) << text << "\n" << params;
   }
-  // The compare table: one row per recipe.
-  EXPECT_NE(html.find("<td>dense</td><td>0.6"), std::string::npos) << html;
+  // The compare table, as nmctl compare prints it: one row per recipe, top-1 in percent.
+  EXPECT_NE(html.find("<h2 id=\"table\">top1 (%) by recipe</h2>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<td>dense</td><td>60.0</td>"), std::string::npos) << html;
   // The interactive figures: a chart per figure, drawn by figures.js with plotly.js from the inline JSON.
   for (const Figure& f : SweepFigures(data, "top1")) {
     EXPECT_NE(html.find("id=\"chart-" + f.id + "\""), std::string::npos) << f.id;

@@ -60,7 +60,10 @@ struct ResolvedRun {
   ExperimentConfig config;
   std::string canonical_yaml;  // CanonicalYaml(config): what nmtrain receives.
   std::string content_hash;    // ContentHash(config).
-  v1::ExperimentSpec spec;     // ToProto(config).
+  // LegacyContentHash(config) when it differs (a dense run), else empty: what runs stored before dense runs
+  // ignored their N:M keys were hashed as, for the coordinator's reuse lookup.
+  std::string legacy_content_hash;
+  v1::ExperimentSpec spec;  // ToProto(config).
 };
 
 // One run of a sweep before it is resolved: its labels (axis name -> value label, in axis order) and its

@@ -130,6 +130,11 @@ absl::StatusOr<std::vector<ResolvedRun>> ExpandSweep(const v1::SweepSpec& sweep)
     run.config = *std::move(config);
     run.canonical_yaml = CanonicalYaml(run.config);
     run.content_hash = Sha256Hex(run.canonical_yaml);
+    if (HasReducedIdentity(run.config)) {  // A dense run: hashed without the N:M keys it ignores.
+      run.legacy_content_hash = std::move(run.content_hash);
+      run.content_hash = ContentHash(run.config);
+      if (run.legacy_content_hash == run.content_hash) run.legacy_content_hash.clear();
+    }
     run.spec = ToProto(run.config);
   }
   return runs;

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "gtest/gtest.h"
+#include "schemas/content_hash.h"
 #include "schemas/layer_plan.h"
 #include "schemas/model_catalog.h"
 #include "schemas/testing/generic_paths.h"
@@ -70,7 +71,15 @@ idempotency_key: abc
   EXPECT_EQ(runs[5].spec.sparsity().m_sparsity(), 16u);
   std::set<std::string> hashes;
   for (const auto& r : runs) hashes.insert(r.content_hash);
-  EXPECT_EQ(hashes.size(), 6u);
+  // Dense is one model whatever M says: its three runs share one hash (and reuse one training), though each
+  // still hands nmtrain its own canonical spec; the three MDGF runs differ.
+  EXPECT_EQ(hashes.size(), 4u);
+  EXPECT_EQ(runs[0].content_hash, runs[2].content_hash);
+  EXPECT_NE(runs[0].canonical_yaml, runs[2].canonical_yaml);
+  EXPECT_NE(runs[0].legacy_content_hash, runs[2].legacy_content_hash);  // Their hashes before.
+  EXPECT_EQ(runs[2].legacy_content_hash, Sha256Hex(runs[2].canonical_yaml));
+  EXPECT_EQ(runs[5].legacy_content_hash, "");  // Not dense: one hash, as before.
+  EXPECT_EQ(runs[5].content_hash, Sha256Hex(runs[5].canonical_yaml));
   // Deterministic: the same sweep expands to the same hashes.
   EXPECT_EQ(MustExpand(sweep)[3].content_hash, runs[3].content_hash);
 }

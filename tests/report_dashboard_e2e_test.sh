@@ -115,11 +115,17 @@ figures="curves_loss curves_top1 top1_vs_density top1_vs_train_flops top1_vs_inf
 for f in $figures; do
   check "index.html references $f.svg" grep -q "src=\"$f.svg\"" "$report/index.html"
 done
-# Legends name runs as compare does: "run ID axis=value ..." (labels sorted by axis).
+# Legends name runs as nmctl does: "run ID axis=value ..." in axis order (label_axes), a random draw in nmctl's
+# number format (4 significant digits below 1000: optimizer.lr=0.001738).
 mapfile -t run_series < <(ctl runs --sweep "$sweep" --json | python3 -c "
 import json, sys
+def short(v):
+    try:
+        return '%.4g' % float(v) if any(c in v for c in '.eE') and abs(float(v)) < 1000 else v
+    except ValueError:
+        return v
 for r in json.load(sys.stdin)['runs']:
-    print(' '.join(['run %d' % r['id']] + ['%s=%s' % kv for kv in sorted(r['labels'].items())]))")
+    print(' '.join(['run %d' % r['id']] + ['%s=%s' % (a, short(r['labels'][a])) for a in r['label_axes']]))")
 check "the loss curves have one series per run" svg_has_series "$report/curves_loss.svg" "${run_series[@]}"
 check "the top1 curves have one series per run" svg_has_series "$report/curves_top1.svg" "${run_series[@]}"
 check "top1 vs density has both recipes" svg_has_series "$report/top1_vs_density.svg" DENSE SRSTE

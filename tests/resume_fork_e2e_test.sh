@@ -100,7 +100,7 @@ check "and trained only the added epochs (steps 241..260)" \
   test "$(ctl run "$fork" --json | json "min(p['step'] for p in d['metrics'] if p['kind']=='step') > $parent_step and max(p['step'] for p in d['metrics']) == 260")" = True
 check "lineage in run --json" test "$(ctl run "$fork" --json | json "d['run']['lineage']['parent_run_id'] == $run and d['run']['lineage']['parent_step'] == 240 and d['run']['lineage']['overrides'] == ['schedule.epochs=26'] and d['run']['lineage']['parent_attempt'] == 2")" = True
 check "lineage in run" bash -c "'$nmctl' run $fork | grep -q 'lineage: *fork of run $run (attempt 2, step 240): schedule.epochs=26'"
-check "marked in runs" bash -c "'$nmctl' runs | grep -Eq '^ *$fork .*SUCCEEDED \\(fork of $run\\)'"
+check "marked in runs with what it changed" bash -c "'$nmctl' runs | grep -Eq '^ *$fork .*SUCCEEDED \\(fork of $run: schedule.epochs=26\\)'"
 check "the fork checkpoints in its own directory" test -s "$work/runs/$fork/checkpoint.pt"
 check "and left its parent's checkpoint as it was" test "$(md5sum <"$work/runs/$run/checkpoint.pt")" = "$parent_checkpoint"
 again=$(ctl fork "$run" --set schedule.epochs=26 --json | json "d['run']['reused_from']")

@@ -43,6 +43,11 @@ absl::StatusOr<std::vector<ResolvedRun>> ExpandSweepGeneric(const v1::SweepSpec&
     run.config = *std::move(config);
     run.canonical_yaml = CanonicalYamlByEmitter(run.config);
     run.content_hash = Sha256Hex(run.canonical_yaml);
+    if (HasReducedIdentity(run.config)) {  // A dense run: hashed without the N:M keys it ignores.
+      run.legacy_content_hash = std::move(run.content_hash);
+      run.content_hash = ContentHash(run.config);
+      if (run.legacy_content_hash == run.content_hash) run.legacy_content_hash.clear();
+    }
     run.spec = ToProtoViaYaml(run.config);
   }
   return runs;

@@ -39,12 +39,13 @@ absl::StatusOr<uint32_t> PageBound(uint32_t asked, int64_t bound, const char* fi
   return asked;
 }
 
-absl::StatusOr<std::vector<RunRecord>> SweepRuns(Database* db, int64_t sweep_id, v1::RunState state) {
+absl::StatusOr<std::vector<RunRecord>> SweepRuns(Database* db, int64_t sweep_id, v1::RunState state,
+                                                 RunDetail detail = RunDetail::kSummary) {
   NM_RETURN_IF_ERROR(LoadSweep(db, sweep_id).status());  // NotFound for an unknown sweep.
   RunFilter f;
   f.sweep_id = sweep_id;
   f.state = state;
-  return QueryRuns(db, f, RunDetail::kSummary);
+  return QueryRuns(db, f, detail);
 }
 
 // Every handler starts here: a request past a field's bound (schemas/request_bounds.h) is refused before
@@ -314,8 +315,9 @@ grpc::Status CoordinatorService::Export(grpc::ServerContext*, const v1::ExportRe
                                         v1::ExportResponse* resp) {
   if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
   return ToGrpc(store_->Read([&](Database* db) -> absl::Status {
+    // With each run's spec: the CSV's config columns.
     NM_ASSIGN_OR_RETURN(std::vector<RunRecord> runs,
-                        SweepRuns(db, req->sweep_id(), v1::RUN_STATE_UNSPECIFIED));
+                        SweepRuns(db, req->sweep_id(), v1::RUN_STATE_UNSPECIFIED, RunDetail::kFull));
     std::vector<ExportRun> rows;
     for (RunRecord& r : runs) {
       ExportRun e{std::move(r.run), std::move(r.label_order), {}};

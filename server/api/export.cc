@@ -2,24 +2,20 @@
 
 #include <algorithm>
 #include <cmath>
-#include <regex>
+#include <map>
 #include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/safe_json.h"
 #include "common/visible_text.h"
+#include "contract/metric_line.h"
 #include "schemas/json_string.h"
 
 namespace nmsparse::server {
 namespace {
-
-// "-0.5", "1e-3": a cell that is a number is no formula, and stays a number in a spreadsheet.
-bool IsDecimalNumber(const std::string& s) {
-  static const std::regex kNumber(R"([+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)");
-  return std::regex_match(s, kNumber);
-}
 
 std::string Number(double v) {
   if (!std::isfinite(v)) return "";
@@ -37,6 +33,76 @@ std::vector<std::string> LabelColumns(const std::vector<ExportRun>& runs) {
     }
   }
   return cols;
+}
+
+// The run's spec as key paths ("optimizer.lr" -> "0.002"): every scalar field, swept or not, so that a
+// CSV row carries the config it ran with (N, lr, decay_coef ...). Lists (phases, dynamic groups) are left to
+// the JSON export's spec.
+void FlattenSpec(const google::protobuf::Message& message, const std::string& prefix,
+                 std::map<std::string, std::string>* out) {
+  const google::protobuf::Reflection* reflection = message.GetReflection();
+  const google::protobuf::Descriptor* descriptor = message.GetDescriptor();
+  for (int i = 0; i < descriptor->field_count(); ++i) {
+    const google::protobuf::FieldDescriptor* field = descriptor->field(i);
+    if (field->is_repeated()) continue;
+    const std::string key = prefix + field->name();
+    using F = google::protobuf::FieldDescriptor;
+    switch (field->cpp_type()) {
+      case F::CPPTYPE_MESSAGE:
+        FlattenSpec(reflection->GetMessage(message, field), key + ".", out);
+        break;
+      case F::CPPTYPE_STRING:
+        (*out)[key] = CsvField(reflection->GetString(message, field));
+        break;
+      case F::CPPTYPE_ENUM:
+        (*out)[key] = reflection->GetEnum(message, field)->name();
+        break;
+      case F::CPPTYPE_BOOL:
+        (*out)[key] = reflection->GetBool(message, field) ? "true" : "false";
+        break;
+      case F::CPPTYPE_DOUBLE:
+        (*out)[key] = Number(reflection->GetDouble(message, field));
+        break;
+      case F::CPPTYPE_FLOAT:
+        (*out)[key] = Number(reflection->GetFloat(message, field));
+        break;
+      case F::CPPTYPE_INT32:
+        (*out)[key] = absl::StrCat(reflection->GetInt32(message, field));
+        break;
+      case F::CPPTYPE_INT64:
+        (*out)[key] = absl::StrCat(reflection->GetInt64(message, field));
+        break;
+      case F::CPPTYPE_UINT32:
+        (*out)[key] = absl::StrCat(reflection->GetUInt32(message, field));
+        break;
+      case F::CPPTYPE_UINT64:
+        (*out)[key] = absl::StrCat(reflection->GetUInt64(message, field));
+        break;
+    }
+  }
+}
+
+std::map<std::string, std::string> ConfigOf(const ExportRun& r) {
+  std::map<std::string, std::string> config;
+  if (r.run.has_spec()) FlattenSpec(r.run.spec(), "", &config);
+  return config;
+}
+
+// The zero values of a flattened field: what every key of a spec that does not use it holds.
+bool IsZeroValue(const std::string& value) {
+  return value.empty() || value == "0" || value == "false" || absl::EndsWith(value, "_UNSPECIFIED");
+}
+
+// "optimizer.lr", ...: the runs' spec keys, sorted, less those at their zero value in every run (keys no run
+// uses, such as another model family's).
+std::vector<std::string> ConfigColumns(const std::vector<ExportRun>& runs) {
+  std::set<std::string> cols;
+  for (const ExportRun& r : runs) {
+    for (const auto& [k, v] : ConfigOf(r)) {
+      if (!IsZeroValue(v)) cols.insert(k);
+    }
+  }
+  return {cols.begin(), cols.end()};
 }
 
 std::vector<std::string> FinalColumns(const std::vector<ExportRun>& runs) {
@@ -58,14 +124,31 @@ std::vector<std::string> CurveColumns(const std::vector<ExportRun>& runs) {
   return {cols.begin(), cols.end()};
 }
 
-std::vector<std::string> RunFields(const ExportRun& r, const std::vector<std::string>& labels) {
+std::vector<std::string> RunFields(const ExportRun& r, const std::vector<std::string>& labels,
+                                   const std::vector<std::string>& config_columns) {
   std::vector<std::string> f = {absl::StrCat(r.run.id()), absl::StrCat(r.run.index())};
   for (const std::string& l : labels) {
     auto it = r.run.labels().find(l);
     f.push_back(CsvField(it == r.run.labels().end() ? "" : it->second));
   }
   f.push_back(v1::RunState_Name(r.run.state()));
+  const std::map<std::string, std::string> config = ConfigOf(r);
+  for (const std::string& c : config_columns) {
+    auto it = config.find(c);
+    f.push_back(it == config.end() ? "" : it->second);
+  }
   return f;
+}
+
+// The epoch a final point belongs to: the trainer writes its final line without one (0), after the last
+// epoch line of the same attempt.
+uint32_t PointEpoch(const ExportRun& r, const v1::MetricPoint& p) {
+  if (p.kind() != contract::kKindFinal || p.epoch() != 0) return p.epoch();
+  uint32_t last = 0;
+  for (const v1::MetricPoint& q : r.curve) {
+    if (q.attempt() == p.attempt() && q.kind() == contract::kKindEpoch) last = std::max(last, q.epoch());
+  }
+  return last;
 }
 
 std::string PointValue(const v1::MetricPoint& p, const std::string& key) {
@@ -114,26 +197,13 @@ std::string JsonRun(const ExportRun& r, bool include_curves) {
 
 }  // namespace
 
-std::string CsvField(const std::string& s) {
-  std::string cell = VisibleText(s);
-  // OWASP's rule against CSV injection: text a spreadsheet would read as a formula gets a leading quote.
-  if (!cell.empty() && std::string("=+-@").find(cell[0]) != std::string::npos && !IsDecimalNumber(cell)) {
-    cell.insert(0, "'");
-  }
-  if (cell.find_first_of(",\"") == std::string::npos) return cell;
-  std::string out = "\"";
-  for (char c : cell) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
 std::string ExportCsv(const std::vector<ExportRun>& runs, bool include_curves) {
   std::vector<std::string> labels = LabelColumns(runs);
+  const std::vector<std::string> config = ConfigColumns(runs);
   std::vector<std::string> header = {"run_id", "index"};
   for (const std::string& l : labels) header.push_back(CsvField(l));
   header.push_back("state");
+  for (const std::string& c : config) header.push_back("config." + c);
   std::string out;
   if (!include_curves) {
     std::vector<std::string> finals = FinalColumns(runs);
@@ -141,7 +211,7 @@ std::string ExportCsv(const std::vector<ExportRun>& runs, bool include_curves) {
     header.push_back("content_hash");
     out = absl::StrCat(absl::StrJoin(header, ","), "\n");
     for (const ExportRun& r : runs) {
-      std::vector<std::string> row = RunFields(r, labels);
+      std::vector<std::string> row = RunFields(r, labels, config);
       for (const std::string& f : finals) {
         auto it = r.run.final_metrics().find(f);
         row.push_back(it == r.run.final_metrics().end() ? "" : Number(it->second));
@@ -157,9 +227,11 @@ std::string ExportCsv(const std::vector<ExportRun>& runs, bool include_curves) {
   out = absl::StrCat(absl::StrJoin(header, ","), "\n");
   for (const ExportRun& r : runs) {
     for (const v1::MetricPoint& p : r.curve) {
-      std::vector<std::string> row = RunFields(r, labels);
-      for (std::string f : {absl::StrCat(p.attempt()), absl::StrCat(p.seq()), CsvField(p.kind()),
-                            absl::StrCat(p.epoch()), absl::StrCat(p.step()), absl::StrCat(p.at_ms())}) {
+      if (p.kind() == contract::kKindProgress) continue;  // A step count for live views: no values.
+      std::vector<std::string> row = RunFields(r, labels, config);
+      for (std::string f :
+           {absl::StrCat(p.attempt()), absl::StrCat(p.seq()), CsvField(p.kind()),
+            absl::StrCat(PointEpoch(r, p)), absl::StrCat(p.step()), absl::StrCat(p.at_ms())}) {
         row.push_back(f);
       }
       for (const std::string& v : values) row.push_back(PointValue(p, v));

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/markup_text.h"
 #include "nmsparse/v1/sweep.pb.h"
 
 namespace nmsparse::server {
@@ -22,10 +23,8 @@ struct ExportRun {
 std::string ExportCsv(const std::vector<ExportRun>& runs, bool include_curves);
 std::string ExportJson(int64_t sweep_id, const std::vector<ExportRun>& runs, bool include_curves);
 
-// One cell: user text on one line as common/visible_text.h shows it (so a newline cannot end a row and no
-// control character reaches a terminal), a leading "'" on text starting with = + - @ (OWASP: a spreadsheet
-// would run it as a formula; numbers such as -0.5 stay numbers), RFC 4180 quoting when needed.
-std::string CsvField(const std::string& s);
+// One cell: common/markup_text.h's CsvField (one line of visible text, formulas neutralised, RFC 4180).
+using ::nmsparse::CsvField;
 
 }  // namespace nmsparse::server
 

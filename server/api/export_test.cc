@@ -55,6 +55,43 @@ TEST(ExportTest, CsvRowsStayRows) {
   EXPECT_NE(ExportCsv({HostileRun()}, true).find(",'-cpu\\x0d"), std::string::npos);
 }
 
+// Issue 40: every row carries the config it ran with (unswept keys too: N, lr, decay_coef); curves leave
+// out progress points (a step count, no values) and date the final point at the attempt's last epoch.
+TEST(ExportTest, CsvCarriesTheConfigAndCurvesHaveNoEmptyRows) {
+  ExportRun r;
+  r.run.set_id(4);
+  r.run.set_state(v1::SUCCEEDED);
+  r.run.mutable_spec()->mutable_optimizer()->set_lr(0.002);
+  r.run.mutable_spec()->mutable_sparsity()->set_n_sparsity(1);
+  r.run.mutable_spec()->mutable_sparsity()->set_sparsity_type(v1::SparsitySpec::SRSTE);
+  r.run.mutable_spec()->mutable_sparsity()->set_decay_coef(0.0002);
+  (*r.run.mutable_final_metrics())["top1"] = 0.5;
+  const std::string csv = ExportCsv({r}, false);
+  const std::string header = csv.substr(0, csv.find('\n'));
+  EXPECT_NE(header.find(",state,config."), std::string::npos) << header;
+  for (const char* column : {"config.optimizer.lr", "config.sparsity.n_sparsity",
+                             "config.sparsity.decay_coef", "config.sparsity.sparsity_type"}) {
+    EXPECT_NE(header.find(column), std::string::npos) << column << "\n" << header;
+  }
+  EXPECT_NE(csv.find(",0.002,"), std::string::npos) << csv;
+  EXPECT_EQ(header.find("config.model.window_size"), std::string::npos) << header;  // No run sets it.
+  EXPECT_NE(csv.find(",SRSTE,"), std::string::npos) << csv;
+
+  for (const auto& [kind, epoch] : std::vector<std::pair<std::string, uint32_t>>{
+           {"progress", 0}, {"epoch", 1}, {"epoch", 2}, {"progress", 0}, {"final", 0}}) {
+    v1::MetricPoint p;
+    p.set_attempt(1);
+    p.set_kind(kind);
+    p.set_epoch(epoch);
+    if (kind != "progress") (*p.mutable_values())["top1"] = 0.5;
+    r.curve.push_back(p);
+  }
+  const std::string curves = ExportCsv({r}, true);
+  EXPECT_EQ(std::count(curves.begin(), curves.end(), '\n'), 4) << curves;  // Header, 2 epochs, final.
+  EXPECT_EQ(curves.find(",progress,"), std::string::npos) << curves;
+  EXPECT_NE(curves.find(",final,2,"), std::string::npos) << curves;
+}
+
 TEST(ExportTest, JsonIsValidAndExact) {
   const std::string json = ExportJson(1, {HostileRun()}, true);
   EXPECT_EQ(json.find("\u202e"), std::string::npos);

@@ -43,7 +43,12 @@ TEST(PagesTest, SweepPageShowsTheRowsAsThePollDoes) {
   run.set_state(v1::SUCCEEDED);
   (*run.mutable_final_metrics())["flops"] = 1e12;
   (*run.mutable_final_metrics())["top1"] = 0.81234;
+  (*run.mutable_labels())["recipe"] = "srste";
+  (*run.mutable_labels())["optimizer.lr"] = "0.0002487869161216888";
+  run.add_label_axes("recipe");
+  run.add_label_axes("optimizer.lr");
   const RunRow row = RowOf(run);
+  EXPECT_EQ(row.labels, "recipe=srste optimizer.lr=0.0002488");  // As nmctl shows them (issue 40).
   EXPECT_EQ(row.finals_text, "flops=1e+12 top1=0.8123");
   const Json page = RunsPage({row}, RunsQuery());
   EXPECT_EQ(page["runs"][0]["finals"], "flops=1e+12 top1=0.8123");

@@ -7,7 +7,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/metric_text.h"
 #include "common/visible_text.h"
+#include "report/compare_pivot.h"
 #include "schemas/limits.h"
 
 namespace nmsparse::server {
@@ -51,9 +53,11 @@ std::string FinalsText(const std::map<std::string, double>& finals) {
 RunRow RowOf(const v1::Run& run) {
   RunRow row;
   row.id = run.id();
-  const std::map<std::string, std::string> labels(run.labels().begin(), run.labels().end());
+  // As nmctl shows them: in axis order, a random draw in nmctl's number format.
   std::vector<std::string> parts;
-  for (const auto& [axis, value] : labels) parts.push_back(absl::StrCat(axis, "=", value));
+  for (const auto& [axis, value] : report::OrderedLabels(run)) {
+    parts.push_back(absl::StrCat(axis, "=", FormatLabelValue(value)));
+  }
   row.labels = absl::StrJoin(parts, " ");
   row.state = run.state();
   row.attempt = run.attempt();

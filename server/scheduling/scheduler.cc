@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include "server/scheduling/placement.h"
 #include "server/store/clock.h"
@@ -43,12 +44,18 @@ absl::StatusOr<std::vector<Placement>> Plan(Database* db, std::vector<NodeFree> 
   }
   std::vector<Placement> plan;
   if (free_total == 0) return plan;
+  // A run whose twin (same sweep, same content hash: a dense run in another N:M column) trains waits, and
+  // reuses its results when it succeeds (CompleteAttempt).
+  NM_ASSIGN_OR_RETURN(std::set<std::string> training, ActiveRunKeys(db));
   // Runs needing more slots than any node has free cannot be placed in this pass: SQLite skips them.
   NM_RETURN_IF_ERROR(ScanQueue(db, static_cast<uint32_t>(max_free), [&](const QueuedRun& q) {
+    const std::string key = RunKey(q.sweep_id, q.content_hash);
+    if (training.count(key) > 0) return true;
     std::optional<Placement> p = PlaceGang(&nodes, q.run_id, q.gpus);
     if (p) {
       free_total -= p->slots.size();
       plan.push_back(std::move(*p));
+      training.insert(key);
     }
     return free_total > 0;
   }));

@@ -75,6 +75,7 @@ absl::Status LoadLabels(Database* db, RunRecord* r) {
     NM_ASSIGN_OR_RETURN(bool row, st->Step());
     if (!row) return absl::OkStatus();
     r->label_order.push_back(st->Text(0));
+    r->run.add_label_axes(r->label_order.back());
     (*r->run.mutable_labels())[r->label_order.back()] = st->Text(1);
   }
 }
@@ -207,12 +208,29 @@ absl::StatusOr<std::vector<QueuedRun>> QueuedInOrder(Database* db) {
 }
 
 absl::Status ScanQueue(Database* db, uint32_t max_gpus, const std::function<bool(const QueuedRun&)>& visit) {
-  NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("SELECT id, gpus FROM runs WHERE state = 1 AND gpus <= ? ORDER BY "
-                                           "priority DESC, id"));
+  NM_ASSIGN_OR_RETURN(Stmt st,
+                      db->Prepare("SELECT id, gpus, sweep_id, content_hash FROM runs WHERE state = 1 "
+                                  "AND gpus <= ? ORDER BY priority DESC, id"));
   st->Bind(1, max_gpus);
   while (true) {
     NM_ASSIGN_OR_RETURN(bool row, st->Step());
-    if (!row || !visit(QueuedRun{st->Int(0), static_cast<uint32_t>(st->Int(1))})) return absl::OkStatus();
+    if (!row || !visit(QueuedRun{st->Int(0), static_cast<uint32_t>(st->Int(1)), st->Int(2), st->Text(3)})) {
+      return absl::OkStatus();
+    }
+  }
+}
+
+std::string RunKey(int64_t sweep_id, const std::string& content_hash) {
+  return absl::StrCat(sweep_id, "/", content_hash);
+}
+
+absl::StatusOr<std::set<std::string>> ActiveRunKeys(Database* db) {
+  NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("SELECT sweep_id, content_hash FROM runs WHERE state IN (2, 3)"));
+  std::set<std::string> out;
+  while (true) {
+    NM_ASSIGN_OR_RETURN(bool row, st->Step());
+    if (!row) return out;
+    out.insert(RunKey(st->Int(0), st->Text(1)));
   }
 }
 

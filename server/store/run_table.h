@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,6 +21,9 @@ struct NewRun {
   uint32_t index = 0;
   std::vector<std::pair<std::string, std::string>> labels;  // Axis name -> value label, in axis order.
   std::string content_hash;
+  // A dense run's hash before dense runs ignored their N:M keys (schemas/content_hash.h), else empty: stored
+  // runs keep their hashes, so reuse looks this up too.
+  std::string legacy_content_hash;
   std::string resolved_spec;
   v1::ExperimentSpec spec;
   uint32_t gpus = 1;
@@ -78,6 +82,8 @@ absl::StatusOr<std::vector<RunRecord>> QueryRuns(Database* db, const RunFilter& 
 struct QueuedRun {
   int64_t run_id = 0;
   uint32_t gpus = 1;
+  int64_t sweep_id = 0;
+  std::string content_hash;
 };
 absl::StatusOr<std::vector<QueuedRun>> QueuedInOrder(Database* db);
 
@@ -92,6 +98,11 @@ absl::StatusOr<std::vector<std::pair<int64_t, std::vector<uint32_t>>>> HeldSlots
 absl::Status FillQueuePositions(Database* db, std::vector<RunRecord>* runs);
 
 std::string FormatSlots(const std::vector<uint32_t>& slots);
+
+// "SWEEP_ID/HASH" of each run a worker holds (ASSIGNED or RUNNING): a queued run of the same sweep with
+// the same content hash (a dense run in every N:M column) waits for it and then reuses its results.
+absl::StatusOr<std::set<std::string>> ActiveRunKeys(Database* db);
+std::string RunKey(int64_t sweep_id, const std::string& content_hash);
 
 }  // namespace nmsparse::server
 

@@ -4,6 +4,7 @@
 #include "contract/exit_codes.h"
 #include "server/store/event_table.h"
 #include "server/store/status_macros.h"
+#include "server/store/sweep_table.h"
 
 namespace nmsparse::server {
 namespace {
@@ -60,6 +61,33 @@ absl::Status FailForGood(Database* db, const RunRecord& cur, const std::string& 
   return SetFinished(db, cur.run.id(), now_ms);
 }
 
+// Queued runs of `cur`'s sweep with its content hash end SUCCEEDED with its results (see CompleteAttempt).
+absl::Status ReuseForQueuedTwins(Database* db, const RunRecord& cur, const std::string& finals,
+                                 int64_t now_ms) {
+  NM_ASSIGN_OR_RETURN(v1::Sweep sweep, LoadSweepWithoutGrid(db, cur.run.sweep_id()));
+  if (sweep.spec().no_reuse()) return absl::OkStatus();
+  std::vector<int64_t> twins;
+  {
+    NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("SELECT id FROM runs WHERE content_hash = ? AND state = 1 AND "
+                                             "sweep_id = ? ORDER BY id"));
+    st->BindText(1, cur.run.content_hash()).Bind(2, cur.run.sweep_id());
+    while (true) {
+      NM_ASSIGN_OR_RETURN(bool row, st->Step());
+      if (!row) break;
+      twins.push_back(st->Int(0));
+    }
+  }
+  const std::string reason = absl::StrCat("reused results of run ", cur.run.id(), " (same content hash)");
+  for (int64_t id : twins) {
+    NM_ASSIGN_OR_RETURN(RunRecord twin, LoadRun(db, id, RunDetail::kSummary));
+    NM_RETURN_IF_ERROR(SetState(db, twin, v1::SUCCEEDED, twin.run.attempt(), reason, now_ms));
+    NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("UPDATE runs SET final_metrics = ?, finished_at_ms = ?, "
+                                             "reused_from = ? WHERE id = ?"));
+    NM_RETURN_IF_ERROR(st->BindBlob(1, finals).Bind(2, now_ms).Bind(3, cur.run.id()).Bind(4, id).Run());
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Succeed(Database* db, const RunRecord& cur, const v1::CompleteRunRequest& req, int64_t now_ms) {
   v1::MetricPoint finals;
   if (req.final_metrics().empty()) {
@@ -78,7 +106,10 @@ absl::Status Succeed(Database* db, const RunRecord& cur, const v1::CompleteRunRe
   }
   NM_ASSIGN_OR_RETURN(Stmt st,
                       db->Prepare("UPDATE runs SET final_metrics = ?, finished_at_ms = ? WHERE id = ?"));
-  return st->BindBlob(1, finals.SerializeAsString()).Bind(2, now_ms).Bind(3, cur.run.id()).Run();
+  NM_RETURN_IF_ERROR(st->BindBlob(1, finals.SerializeAsString()).Bind(2, now_ms).Bind(3, cur.run.id()).Run());
+  st.reset();
+  if (cur.cancel_requested) return absl::OkStatus();
+  return ReuseForQueuedTwins(db, cur, finals.SerializeAsString(), now_ms);
 }
 
 }  // namespace

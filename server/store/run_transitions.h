@@ -33,6 +33,10 @@ absl::Status MarkRunning(Database* db, const v1::RunAttempt& ra, int64_t now_ms)
 // attempt's last "final" metric point), FAILED requeues while retries remain (but a permanent exit,
 // contract::IsPermanentExit, ends the run FAILED at once: a bad spec fails every attempt), CANCELLED cancels,
 // QUEUED hands the attempt back (HandBackAttempt).
+// CompleteAttempt's SUCCEEDED also ends each QUEUED run of the same sweep with the same content hash (its
+// twin: a dense run in another N:M column) SUCCEEDED with the same results, reused from it, as a run
+// submitted after it would have been (not for a sweep submitted with no_reuse). The scheduler holds such
+// twins back while the run trains (ActiveRunKeys).
 absl::Status CompleteAttempt(Database* db, const v1::CompleteRunRequest& req, int64_t now_ms);
 // The attempt was lost (worker gone, or it forgot the run): QUEUED while retries remain, else FAILED;
 // CANCELLED instead when a cancel was requested.

@@ -16,6 +16,7 @@ absl::StatusOr<std::vector<NewRun>> ExpandWithSchemas(const v1::SweepSpec& spec)
     run.index = static_cast<uint32_t>(r.index);
     for (const auto& [axis, label] : r.labels) run.labels.emplace_back(axis, label);
     run.content_hash = std::move(r.content_hash);
+    run.legacy_content_hash = std::move(r.legacy_content_hash);
     run.resolved_spec = std::move(r.canonical_yaml);
     run.gpus = r.spec.resources().gpus();
     run.spec = std::move(r.spec);

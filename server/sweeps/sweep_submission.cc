@@ -109,7 +109,10 @@ absl::Status NoteResumable(Database* db, v1::Run* view) {
 absl::StatusOr<std::optional<ReuseSource>> Reusable(Database* db, const v1::SweepSpec& spec,
                                                     const NewRun& r) {
   if (spec.no_reuse()) return std::optional<ReuseSource>();
-  return FindSucceeded(db, r.content_hash);
+  NM_ASSIGN_OR_RETURN(std::optional<ReuseSource> found, FindSucceeded(db, r.content_hash));
+  // A dense run that succeeded before dense runs ignored their N:M keys is stored under its old hash.
+  if (found || r.legacy_content_hash.empty()) return found;
+  return FindSucceeded(db, r.legacy_content_hash);
 }
 
 absl::StatusOr<v1::SubmitSweepResponse> DryRun(Store* store, const v1::SweepSpec& spec,

@@ -65,7 +65,13 @@ class NMSparsityMethod : public SparsityMethod {
   // Walks the epochs and lists the per-layer rules wherever the phase or the N:M stage changes.
   std::string Describe(int total_epochs, int64_t steps_per_epoch) override {
     std::ostringstream out;
-    out << "sparse layers: " << engine_->SparseLayerNames().size() << "\n";
+    // The list below has one line per sparsified weight block: a fused qkv weight is one layer with up to
+    // three blocks (Q, K, V), so the two counts differ and both are said.
+    const size_t layers = engine_->SparseLayerNames().size(), blocks = engine_->Report().size();
+    out << "sparse layers: " << layers;
+    if (blocks != layers)
+      out << " (" << blocks << " weight blocks below: a fused qkv weight counts once per block)";
+    out << "\n";
     std::string previous;
     for (int epoch = 0; epoch < total_epochs; ++epoch) {
       engine_->BeginStep(epoch, epoch * steps_per_epoch);

@@ -62,6 +62,23 @@ TEST(SparsityMethodTest, NMRecipeReportsItsStageAndMeasuredSparsity) {
   EXPECT_NE(plan.find("blocks.0.mlp.fc1 [ff]"), std::string::npos) << plan;
 }
 
+// Issue 40: the plan's count and its list agree: a fused qkv weight is one sparse layer listed once per Q, K
+// and V block, and the header says so (it read "sparse layers: 6" above 10 lines).
+TEST(SparsityMethodTest, DescribeCountsLayersAndTheBlocksItLists) {
+  auto model = TinyVit();  // Depth 2: fc1, fc2 and qkv in each block.
+  SparsityConfig config;
+  config.sparsity_type = SparsityType::kSrste;
+  config.locations = {SparsityLocation::kFF, SparsityLocation::kQ, SparsityLocation::kK,
+                      SparsityLocation::kV};
+  auto method = CreateSparsityMethod(config, *model, SparsityMethodOptions(/*total_epochs=*/1, 5));
+  ASSERT_TRUE(method.ok()) << method.status();
+  const std::string plan = (*method)->Describe(1, 5);
+  EXPECT_EQ(
+      plan.rfind("sparse layers: 6 (10 weight blocks below: a fused qkv weight counts once per block)\n", 0),
+      0u)
+      << plan;
+}
+
 // What each recipe's forward and input-gradient GEMMs multiply (docs/sparsity-method.md §10): a hard mask its
 // N:M share, a decaying mask (D > 0) all of W, a dense phase all of W, an SDGF stage its own share.
 GemmDensity DensityAt(SparsityConfig config, int epoch, int64_t step) {
