@@ -1,5 +1,6 @@
 #include "server/sweeps/schemas_expander.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "schemas/sweep.h"
@@ -18,6 +19,7 @@ absl::StatusOr<std::vector<NewRun>> ExpandWithSchemas(const v1::SweepSpec& spec)
     run.content_hash = std::move(r.content_hash);
     run.resolved_spec = std::move(r.canonical_yaml);
     run.gpus = r.spec.resources().gpus();
+    run.nodes = static_cast<uint32_t>(std::max(1, r.config.resources.nodes));
     run.spec = std::move(r.spec);
   }
   return out;
