@@ -119,7 +119,7 @@ void RunSupervisor::OnStderr(uint32_t rank, absl::string_view line) {
 RunOutcome RunSupervisor::Supervise() {
   RunOutcome outcome;
   const size_t world = launch_.ranks.empty() ? 1 : launch_.ranks.size();
-  const std::string spec_path = launch_.run_dir + "/" + contract::kSpecFileName;
+  const std::string spec_path = launch_.run_dir + "/" + contract::NodeSpecFileName(launch_.node_rank);
   // A full or read-only disk fails the attempt, which is retried (exit code -1 is not permanent); the
   // trainer never sees a short spec.
   absl::Status written = MakeDirs(launch_.run_dir);
