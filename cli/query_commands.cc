@@ -50,8 +50,10 @@ std::string StateText(const v1::Run& run) {
   return text;
 }
 
-// Why a run ended other than SUCCEEDED (its message, cut to a table cell); empty otherwise.
+// Why a run ended other than SUCCEEDED (its message, cut to a table cell), or why a multi-node run waits;
+// empty otherwise.
 std::string WhyText(const v1::Run& run) {
+  if (run.state() == v1::QUEUED && !run.waiting().empty()) return run.waiting();
   if (run.state() == v1::SUCCEEDED || !IsFinal(run.state())) return "";
   constexpr size_t kMax = 100;
   return run.message().size() <= kMax ? run.message() : run.message().substr(0, kMax - 3) + "...";
