@@ -40,7 +40,6 @@ std::string Message(const std::exception& e) {
   return e.what();
 }
 
-
 }  // namespace
 
 DistributedEnv ReadDistributedEnv() {
