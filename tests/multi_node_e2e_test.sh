@@ -46,10 +46,16 @@ gang=$(first_run "$run_yaml" --set resources.nodes=2 --set name=two-nodes --no-r
 one=$(first_run "$run_yaml" --set resources.gpus=2 --set name=one-node --no-reuse)
 check "the 2-node run succeeds" wait_state "$gang" SUCCEEDED 300
 check "the 1-node 2-rank run succeeds" wait_state "$one" SUCCEEDED 300
-check "the gang was two nodes, node 0 at 127.0.0.2" python3 - "$(run_json "$gang")" <<'PY'
+# Node 0 is the lower worker id of the two (n2 and n3 register in either order); its ranks meet at the address
+# it advertised.
+check "the gang was two nodes, meeting at node 0's advertised address" python3 - "$(run_json "$gang")" \
+  "$(ctl workers --json)" <<'PY'
 import json, sys
 g = json.loads(sys.argv[1])['run']['gang']
-sys.exit(0 if len(g['members']) == 2 and g['master_addr'] == '127.0.0.2' else 1)
+addr = {str(w['id']): w.get('advertise_addr') for w in json.loads(sys.argv[2])['workers']}
+node0 = str(g['members'][0]['worker_id'])
+ok = len(g['members']) == 2 and g['master_addr'] == addr[node0] and addr[node0] in ('127.0.0.2', '127.0.0.3')
+sys.exit(0 if ok else f"gang {g}, addresses {addr}")
 PY
 check "the 1-node run used one worker" test "$(run_json "$one" | json "len(d['run'].get('gang', {}).get('members', []))")" = 0
 # Both runs have the same two ranks with the same shards; what differs is only where rank 1 lives. Gloo's
@@ -73,6 +79,7 @@ for k in ('loss', 'top1'):
         sys.exit(f"final {k}: {fa[k]} vs {fb[k]}")
 print(f"{len(a)} step losses and final metrics agree within {steps} x 2^-23", file=sys.stderr)
 PY
+check "nmctl run lists the gang: node, worker, ranks" bash -c "'$nmctl' run '$gang' | grep -qE '^    node 1: worker [0-9]+, slots 0, ranks 1\$'"
 ranks_logged=$(ctl logs "$gang" | grep -c "rank 1" || true)
 check "the gang's log carries rank 1's lines (from node 1)" test "$ranks_logged" -gt 0
 
