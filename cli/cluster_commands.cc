@@ -46,6 +46,8 @@ int RunClusterCommand(const CommandContext& context) {
   std::ostream& out = *context.out;
   if (cluster->launcher().empty()) {
     out << "no worker launcher: workers are started by hand (nmctl workers lists them; docs/cluster.md)\n";
+    if (cluster->waiting_size() > 0) out << "\nwhy runs wait:\n";
+    for (const std::string& w : cluster->waiting()) out << "  " << VisibleText(w) << "\n";
     return kExitOk;
   }
   out << cluster->launcher() << " pool: " << cluster->target_jobs() << " job(s) wanted (max "

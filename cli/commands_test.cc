@@ -185,6 +185,22 @@ TEST(CommandsTest, ValidatePrintsRunsAndLayerPlansOffline) {
   EXPECT_NE(json.out.find("\"transforms\""), std::string::npos);
 }
 
+// A run over several nodes: validate shows its ranks as nodes x gpus and says that its workers must share
+// their work directory; single-node runs say nothing of it.
+TEST(CommandsTest, ValidateNamesMultiNodeRunsAndTheirSharedStorage) {
+  const std::string path = TempFile("tiny_sweep_nodes.yaml", kSweep);
+  const Result r = Nmctl({"validate", path, "--set", "resources.nodes=2"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find(" 2x1 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("run(s) 0-1 span several nodes (resources.nodes x resources.gpus): they start only on "
+                       "workers that declare the same shared storage for their work directory (nmworker "
+                       "--storage NAME), one worker per node"),
+            std::string::npos)
+      << r.out;
+  const Result one = Nmctl({"validate", path});
+  EXPECT_EQ(one.out.find("span several nodes"), std::string::npos);
+}
+
 // The semi_structured section reaches nmctl through the wire form (v1.SemiStructuredSpec): validate lists the
 // chosen 2:4 linears of every run, a sweep axis can change the section, and a pattern that matches no linear
 // is refused naming the key and the pattern.

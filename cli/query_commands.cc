@@ -65,8 +65,26 @@ std::string AttemptText(const v1::Run& run) {
   return absl::StrCat("attempt ", run.attempt(), " (max_retries ", run.max_retries(), ")");
 }
 
-// Why a run ended other than SUCCEEDED (its message, cut to a table cell); empty otherwise.
+// A multi-node run's nodes (of its current or last attempt), one line each: "node 1: worker 4, ranks 2-3".
+std::string GangText(const v1::Run& run) {
+  if (run.gang().members_size() < 2) {
+    return run.nodes() > 1 ? absl::StrCat("  nodes:    ", run.nodes(), " (not placed yet)\n") : "";
+  }
+  std::string text = absl::StrCat("  nodes:    ", run.gang().members_size(), ", meeting at ",
+                                  VisibleText(run.gang().master_addr()), ":", run.gang().master_port(), "\n");
+  for (const v1::GangMember& m : run.gang().members()) {
+    const uint32_t g = static_cast<uint32_t>(m.slots_size()), first = m.node_rank() * g;
+    absl::StrAppend(&text, "    node ", m.node_rank(), ": worker ", m.worker_id(), ", slots ",
+                    absl::StrJoin(m.slots(), ","), ", ranks ", first,
+                    g > 1 ? absl::StrCat("-", first + g - 1) : "", "\n");
+  }
+  return text;
+}
+
+// Why a run ended other than SUCCEEDED (its message, cut to a table cell), or why a multi-node run waits;
+// empty otherwise.
 std::string WhyText(const v1::Run& run) {
+  if (run.state() == v1::QUEUED && !run.waiting().empty()) return run.waiting();
   if (run.state() == v1::SUCCEEDED || !IsFinal(run.state())) return "";
   constexpr size_t kMax = 100;
   return run.message().size() <= kMax ? run.message() : run.message().substr(0, kMax - 3) + "...";
@@ -195,7 +213,8 @@ int RunRunCommand(const CommandContext& context) {
       << "  worker:   " << (run.worker_id() > 0 ? absl::StrCat(run.worker_id()) : "-");
   if (run.slots_size() > 0) out << " slots " << absl::StrJoin(run.slots(), ",");
   out << "\n"
-      << "  created:  " << FormatTime(run.created_at_ms()) << "  started: " << FormatTime(run.started_at_ms())
+      << GangText(run) << "  created:  " << FormatTime(run.created_at_ms())
+      << "  started: " << FormatTime(run.started_at_ms())
       << "  finished: " << FormatTime(run.finished_at_ms()) << "\n";
   if (!run.message().empty()) out << "  message:  " << VisibleText(run.message()) << "\n";
   if (!run.final_metrics().empty()) {

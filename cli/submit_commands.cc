@@ -129,6 +129,25 @@ std::string AshaRungsText(const v1::SweepSpec& spec, size_t runs) {
   return text + "\n";
 }
 
+// "G" ranks on one node, "KxG" for a run over K nodes.
+std::string RanksText(const ResourceConfig& r) {
+  return r.nodes > 1 ? absl::StrCat(r.nodes, "x", r.gpus) : absl::StrCat(r.gpus);
+}
+
+// Runs over several nodes need workers that share their work directory (docs/cluster.md).
+std::string MultiNodeNote(const std::vector<ResolvedRun>& runs) {
+  std::vector<int> multi;
+  for (const ResolvedRun& r : runs) {
+    if (r.config.resources.nodes > 1) multi.push_back(r.index);
+  }
+  if (multi.empty()) return "";
+  return absl::StrCat(
+      "\nrun(s) ", FormatIndexRanges(multi),
+      " span several nodes (resources.nodes x resources.gpus): they start only on workers that "
+      "declare the same shared storage for their work directory (nmworker --storage NAME), "
+      "one worker per node\n");
+}
+
 }  // namespace
 
 int RunValidateCommand(const CommandContext& context) {
@@ -209,10 +228,10 @@ int RunValidateCommand(const CommandContext& context) {
       if (s.nm_qkv != s.nm) absl::StrAppend(&sparsity, " (qkv ", s.nm_qkv.n, ":", s.nm_qkv.m, ")");
     }
     table.AddRow({absl::StrCat(run.index), FormatLabels(run.labels), run.config.model.name, sparsity,
-                  absl::StrCat(TrainedEpochs(run.config.schedule)), absl::StrCat(run.config.resources.gpus),
+                  absl::StrCat(TrainedEpochs(run.config.schedule)), RanksText(run.config.resources),
                   run.config.resources.precision, run.content_hash.substr(0, kHashPrefix)});
   }
-  out << table.Render() << summary.Note("run");
+  out << table.Render() << summary.Note("run") << MultiNodeNote(*runs);
   for (const auto& [text, indices] : plans) {
     out << "\nlayer plan of run(s) " << FormatIndexRanges(indices) << ": " << text;
   }

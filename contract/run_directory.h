@@ -19,6 +19,13 @@ inline std::string RunDirectory(const std::string& work_dir, int64_t run_id) {
 // trains it (canonical, with command-line overrides such as --precision applied).
 constexpr char kSpecFileName[] = "spec.yaml";
 
+// The spec file node `node_rank` of a run over several nodes writes and passes as --spec: node 0's is
+// kSpecFileName; the others write their own, since every node shares the run directory and two nodes
+// renaming one temporary file into place at once would fail.
+inline std::string NodeSpecFileName(uint32_t node_rank) {
+  return node_rank == 0 ? std::string(kSpecFileName) : "spec.node" + std::to_string(node_rank) + ".yaml";
+}
+
 // The checkpoint nmtrain keeps in its --out directory, and the one before it, which nmtrain falls back to
 // when the newer one is damaged (worker/trainer/checkpoint.cc writes and reads both; the agent looks for a
 // fork's parent checkpoint among them).

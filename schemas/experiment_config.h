@@ -138,12 +138,18 @@ struct ScheduleConfig {
 };
 
 struct ResourceConfig {
-  int gpus = 1;         // Ranks on one node; on a CPU worker, CPU slots.
+  // Nodes (workers) the run spans, each with `gpus` ranks: nodes x gpus ranks in all. Canonical YAML writes
+  // it only when not 1, so single-node runs keep their hashes.
+  int nodes = 1;
+  int gpus = 1;         // Ranks on each node; on a CPU worker, CPU slots.
   int cpu_threads = 1;  // Intra-op threads per rank.
   // Arithmetic of the forward passes: fp32, or bf16 (bfloat16 autocast; weights, optimizer state and loss
   // stay fp32; docs/nmtrain.md). Canonical lower case; the canonical YAML writes it only when not fp32.
   std::string precision = "fp32";
 };
+
+// Every rank of a run: nodes x gpus.
+inline int Ranks(const ResourceConfig& r) { return r.nodes * r.gpus; }
 
 struct ExperimentConfig {
   std::string name;

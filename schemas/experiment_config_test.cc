@@ -88,11 +88,11 @@ TEST(ExperimentConfigTest, ErrorsNameFileLineKeyAndValue) {
             "cifar10, cifar100");
   EXPECT_EQ(ParseError("optimizer:\n  name: sgd\n"),
             "exp.yaml:2: optimizer.name: value 'sgd' is not one of adamw");
-  EXPECT_EQ(
-      ParseError("schedule:\n  epochs: 3\n  warmup: 1\n"),
-      "exp.yaml:3: schedule.warmup: unknown key; known keys: epochs, warmup_epochs, min_lr, warmup_lr, "
-      "log_every_steps, sparsity_diagnostics, sched, cooldown_epochs, warmup_prefix, sched_on_updates, lr_k_decay, lr_cycle_mul, "
-      "lr_cycle_decay, lr_cycle_limit, decay_epochs, decay_milestones, decay_rate, patience_epochs");
+  EXPECT_EQ(ParseError("schedule:\n  epochs: 3\n  warmup: 1\n"),
+            "exp.yaml:3: schedule.warmup: unknown key; known keys: epochs, warmup_epochs, min_lr, warmup_lr, "
+            "log_every_steps, sparsity_diagnostics, sched, cooldown_epochs, warmup_prefix, sched_on_updates, "
+            "lr_k_decay, lr_cycle_mul, "
+            "lr_cycle_decay, lr_cycle_limit, decay_epochs, decay_milestones, decay_rate, patience_epochs");
   EXPECT_EQ(
       ParseError("modle: {name: x}\n"),
       "exp.yaml:1: modle: unknown key; known keys: name, seed, model, data, optimizer, schedule, resources, "
@@ -248,7 +248,43 @@ TEST(ExperimentConfigTest, PrecisionKey) {
   EXPECT_EQ(ParseError("resources: {precision: 16}\n"),
             "exp.yaml:1: resources.precision: value '16' is not one of fp32, bf16, fp16");
   EXPECT_EQ(ParseError("resources: {precison: bf16}\n"),
-            "exp.yaml:1: resources.precison: unknown key; known keys: gpus, cpu_threads, precision");
+            "exp.yaml:1: resources.precison: unknown key; known keys: nodes, gpus, cpu_threads, precision");
+}
+
+// resources.nodes: K nodes of `gpus` ranks each. 1 (the default) is left out of the canonical text and hash,
+// so that every single-node run keeps its hash; the global batch is split over nodes x gpus ranks.
+TEST(ExperimentConfigTest, NodesKey) {
+  const ExperimentConfig one = MustParse(kMicro);
+  EXPECT_EQ(one.resources.nodes, 1);
+  auto with_nodes = [](const std::string& value) {
+    return absl::StrReplaceAll(kMicro, {{"  gpus: 2\n", "  nodes: " + value + "\n  gpus: 2\n"}});
+  };
+  const ExperimentConfig written_one = MustParse(with_nodes("1"));
+  EXPECT_TRUE(written_one == one);
+  EXPECT_EQ(CanonicalYaml(written_one), CanonicalYaml(one));
+  EXPECT_EQ(ContentHash(written_one), ContentHash(one));
+  EXPECT_EQ(CanonicalYaml(one).find("nodes"), std::string::npos);
+  const ExperimentConfig two = MustParse(with_nodes("2"));
+  EXPECT_EQ(two.resources.nodes, 2);
+  EXPECT_NE(ContentHash(two), ContentHash(one));
+  EXPECT_NE(CanonicalYaml(two).find("resources:\n  nodes: 2\n  gpus: 2\n"), std::string::npos)
+      << CanonicalYaml(two);
+  EXPECT_TRUE(MustParse(CanonicalYaml(two)) == two);
+  EXPECT_EQ(testing::CanonicalYamlByEmitter(two), CanonicalYaml(two));
+  EXPECT_TRUE(ValidateExperiment(two).ok());  // 128 over 2 x 2 ranks.
+  EXPECT_EQ(ParseError("resources: {nodes: 0}\n"),
+            "exp.yaml:1: resources.nodes: value 0 is out of range: must be in [1, 1024]");
+  EXPECT_EQ(
+      ValidateError("model: {name: vit_nano_patch7_28}\ndata: {batch_size: 100}\n"
+                    "resources: {nodes: 3, gpus: 2}\n"),
+      "data.batch_size: value 100 is not divisible by resources.nodes x resources.gpus (3 x 2 = 6): the "
+      "global batch is split evenly over ranks");
+  EXPECT_EQ(
+      ValidateError(absl::StrReplaceAll(
+          with_nodes("2"), {{"  batch_size: 128\n", "  batch_size: 132\n"},
+                            {"  weight_decay: 0.05\n", "  weight_decay: 0.05\n  mixup_alpha: 0.8\n"}})),
+      "data.batch_size: value 132 gives each rank batches of 33 images (batch_size / (resources.nodes x "
+      "resources.gpus)), which must be even with Mixup/CutMix (timm mixes image i with image B-1-i)");
 }
 
 TEST(ExperimentConfigTest, ValidationChecksModelDataAndShapes) {

@@ -260,7 +260,7 @@ const KeyTable<DataConfig>& DataKeys() {
           .Validated(),
       IntKey<D>("eval_subset", &D::eval_subset, 0).Doc("Use only the first N evaluation images (0: all)."),
       IntKey<D>("batch_size", &D::batch_size, 1)
-          .Doc("Global batch size, split evenly over resources.gpus ranks.")
+          .Doc("Global batch size, split evenly over resources.nodes x resources.gpus ranks.")
           .Alias("batch_size")
           .Validated(),
       IntKey<D>("eval_batch_size", &D::eval_batch_size, 1)
@@ -477,8 +477,11 @@ SpecKey<R> CpuThreadsKey() {
 
 const KeyTable<ResourceConfig>& ResourceKeys() {
   static const auto* keys = new KeyTable<R>({
+      OmittedAtDefault(IntKey<R>("nodes", &R::nodes, 1, 1024))
+          .Doc("Nodes (workers sharing one work directory) the run spans, each with resources.gpus ranks; "
+               "nodes x gpus must divide data.batch_size. Written only when not 1."),
       IntKey<R>("gpus", &R::gpus, 1)
-          .Doc("Ranks on one node (on a CPU worker, CPU slots); must divide data.batch_size.")
+          .Doc("Ranks on each node (on a CPU worker, CPU slots); nodes x gpus must divide data.batch_size.")
           .Validated(),
       CpuThreadsKey().Doc("Intra-op threads per rank (0 means 1)."),
       OmittedAtDefault(WordKey<R>("precision", &R::precision, {"fp32", "bf16", "fp16"}))

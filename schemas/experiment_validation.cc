@@ -124,6 +124,21 @@ absl::Status ValidateDynamicGroups(const ExperimentConfig& c, const ModelArch& a
   return AssignParamGroups(params, c.sparsity.dynamic).status();
 }
 
+// The global batch is split evenly over every rank of every node. A single-node spec keeps its old message.
+absl::Status CheckBatchOverRanks(const ExperimentConfig& c) {
+  const ResourceConfig& r = c.resources;
+  if (c.data.batch_size % Ranks(r) == 0) return absl::OkStatus();
+  if (r.nodes == 1) {
+    return Invalid("data.batch_size",
+                   absl::StrCat("value ", c.data.batch_size, " is not divisible by resources.gpus (", r.gpus,
+                                "): the global batch is split evenly over ranks"));
+  }
+  return Invalid("data.batch_size",
+                 absl::StrCat("value ", c.data.batch_size,
+                              " is not divisible by resources.nodes x resources.gpus (", r.nodes, " x ",
+                              r.gpus, " = ", Ranks(r), "): the global batch is split evenly over ranks"));
+}
+
 // timm's Mixup: cutmix_minmax is both bounds or neither, and each mixed batch (a rank's batch,
 // batch_size / gpus; each micro-batch of grad_accum_steps is one) pairs element i with element B-1-i, so B
 // must be even.
@@ -135,12 +150,15 @@ absl::Status ValidateMixup(const ExperimentConfig& c) {
                                                         yaml_util::FormatDouble(o.cutmix_min), ")"));
   }
   if (!o.MixupActive()) return absl::OkStatus();
-  const int local_batch = c.data.batch_size / c.resources.gpus;
+  const int local_batch = c.data.batch_size / Ranks(c.resources);
   if (local_batch % 2 != 0) {
-    return Invalid("data.batch_size",
-                   absl::StrCat("value ", c.data.batch_size, " gives each rank batches of ", local_batch,
-                                " images (batch_size / resources.gpus), which must be even with Mixup/CutMix "
-                                "(timm mixes image i with image B-1-i)"));
+    return Invalid(
+        "data.batch_size",
+        absl::StrCat("value ", c.data.batch_size, " gives each rank batches of ", local_batch, " images (",
+                     c.resources.nodes == 1 ? "batch_size / resources.gpus"
+                                            : "batch_size / (resources.nodes x resources.gpus)",
+                     "), which must be even with Mixup/CutMix "
+                     "(timm mixes image i with image B-1-i)"));
   }
   return absl::OkStatus();
 }
@@ -178,11 +196,7 @@ absl::Status ValidateExperiment(const ExperimentConfig& c) {
   auto arch = ResolveModel(c.model);
   if (!arch.ok()) return Invalid("model.name", std::string(arch.status().message()));
   if (auto st = ValidateModelAndData(c, *arch); !st.ok()) return st;
-  if (c.data.batch_size % c.resources.gpus != 0) {
-    return Invalid("data.batch_size",
-                   absl::StrCat("value ", c.data.batch_size, " is not divisible by resources.gpus (",
-                                c.resources.gpus, "): the global batch is split evenly over ranks"));
-  }
+  if (auto st = CheckBatchOverRanks(c); !st.ok()) return st;
   if (auto st = CheckEpochHasSteps(c); !st.ok()) return st;
   if (auto st = ValidateMixup(c); !st.ok()) return st;
   if (c.schedule.warmup_epochs > c.schedule.epochs) {

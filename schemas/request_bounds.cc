@@ -97,6 +97,8 @@ const absl::flat_hash_map<std::string, Bound>& Table() {
       {"nmsparse.v1.RegisterRequest.slots", Count(kMaxRepeatedCount)},
       {"nmsparse.v1.RegisterRequest.running", Count(kMaxRepeatedCount)},
       {"nmsparse.v1.RegisterRequest.job", Bytes(kMaxNameBytes)},
+      {"nmsparse.v1.RegisterRequest.advertise_addr", Bytes(kMaxNameBytes)},
+      {"nmsparse.v1.RegisterRequest.storage", Bytes(kMaxNameBytes)},
       {"nmsparse.v1.Slot.name", Bytes(kMaxNameBytes)},
       {"nmsparse.v1.HeartbeatRequest.running", Count(kMaxRepeatedCount)},
       {"nmsparse.v1.MetricPoint.kind", Bytes(kMaxNameBytes)},

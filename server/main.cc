@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/numbers.h"
 #include "common/coordinator_address.h"
 #include "common/program_flags.h"
 #include "schemas/limits.h"
@@ -28,6 +29,8 @@ ABSL_FLAG(int64_t, lease_ms, 10000, "a worker silent this long is considered unr
 ABSL_FLAG(int64_t, grace_ms, 5000,
           "after the lease, wait this long before requeueing an unreachable worker's runs");
 ABSL_FLAG(int64_t, schedule_interval_ms, 1000, "periodic scheduling pass (passes also run on every event)");
+ABSL_FLAG(std::string, rendezvous_ports, "29500-29999",
+          "FIRST-LAST: multi-node runs meet at a fresh port of this range on their node 0, one per attempt");
 ABSL_FLAG(int64_t, max_runs_per_sweep, nmsparse::limits::kDefaultMaxRunsPerSweep,
           "refuse a sweep that expands to more runs than this (counted before expanding)");
 ABSL_FLAG(int64_t, max_log_lines_per_run, nmsparse::limits::kDefaultMaxLogLinesPerRun,
@@ -64,6 +67,15 @@ std::string WorkerFacingAddress(const std::string& listen) {
     host = name;
   }
   return host + listen.substr(colon);
+}
+
+// "FIRST-LAST" within 1..65535.
+bool ParsePortRange(const std::string& text, uint32_t* first, uint32_t* last) {
+  const size_t dash = text.find('-');
+  if (dash == std::string::npos) return false;
+  if (!absl::SimpleAtoi(text.substr(0, dash), first) || !absl::SimpleAtoi(text.substr(dash + 1), last))
+    return false;
+  return *first >= 1 && *first <= *last && *last <= 65535;
 }
 
 }  // namespace
@@ -109,6 +121,14 @@ int main(int argc, char** argv) {
                                                       static_cast<int>(std::thread::hardware_concurrency()));
   if (options.lease_ms <= 0 || options.grace_ms < 0 || options.schedule_interval_ms <= 0) {
     std::fprintf(stderr, "nmserver: --lease_ms and --schedule_interval_ms must be > 0, --grace_ms >= 0\n");
+    return 2;
+  }
+  if (!ParsePortRange(absl::GetFlag(FLAGS_rendezvous_ports), &options.rendezvous_first_port,
+                      &options.rendezvous_last_port)) {
+    std::fprintf(
+        stderr,
+        "nmserver: --rendezvous_ports: value '%s' is not FIRST-LAST with 1 <= FIRST <= LAST <= 65535\n",
+        absl::GetFlag(FLAGS_rendezvous_ports).c_str());
     return 2;
   }
   if (options.max_runs_per_sweep <= 0 || options.caps.max_log_lines < 0 ||

@@ -75,6 +75,7 @@ absl::StatusOr<std::unique_ptr<NmServer>> NmServer::Start(ServerOptions options)
   NM_RETURN_IF_ERROR(p->store->Write([](Database* db) { return RenewAllLeases(db, NowMs()); }));
   p->scheduler =
       std::make_unique<Scheduler>(p->store.get(), &p->hub, absl::Milliseconds(options.schedule_interval_ms));
+  p->scheduler->SetRendezvousPorts(options.rendezvous_first_port, options.rendezvous_last_port);
   LeaseOptions lease{options.lease_ms, options.grace_ms};
   Scheduler* scheduler = p->scheduler.get();
   ChangeSignal* changes = &p->changes;

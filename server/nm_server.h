@@ -30,7 +30,10 @@ struct ServerOptions {
   int64_t lease_ms = 10000;
   int64_t grace_ms = 5000;
   int64_t schedule_interval_ms = 1000;  // Periodic scheduling pass (passes also run on every event).
-  SweepExpander expand;                 // Validates and expands sweeps (nmserver: ExpandWithSchemas).
+  // Multi-node runs meet at a port of this range on their node 0, a fresh one per attempt.
+  uint32_t rendezvous_first_port = 29500;
+  uint32_t rendezvous_last_port = 29999;
+  SweepExpander expand;  // Validates and expands sweeps (nmserver: ExpandWithSchemas).
   int64_t max_runs_per_sweep = limits::kDefaultMaxRunsPerSweep;  // Larger sweeps are refused unexpanded.
   EventCaps caps;                                                // Log lines and metric points per run.
   // TLS files and --insecure; `listen` is filled in from the field above (server/auth/transport_security.h).

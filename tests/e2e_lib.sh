@@ -91,6 +91,17 @@ sys.exit(0 if runs and ($condition) else 1)"; then return 0; fi
   return 1
 }
 
+run_state() { ctl run "$1" --json | json "d['run']['state']"; }
+wait_state() {  # wait_state RUN STATE TIMEOUT_S: until the run is in STATE
+  local deadline=$((SECONDS + $3))
+  while ((SECONDS < deadline)); do
+    [[ "$(run_state "$1")" == "$2" ]] && return 0
+    sleep 0.3
+  done
+  log "run $1 is $(run_state "$1"), not $2"
+  return 1
+}
+
 final_points() {  # The number of "final" metric points of a run.
   ctl run "$1" --json | json "sum(1 for p in d['metrics'] if p['kind']=='final')"
 }

@@ -36,16 +36,6 @@ expect_error() {  # expect_error DESCRIPTION EXIT_CODE PATTERN COMMAND...: fails
   if grep -q -- "$pattern" <<<"$err"; then log "ok: $what"; else fail "$what: got '$err'"; fi
 }
 
-run_state() { ctl run "$1" --json | json "d['run']['state']"; }
-wait_state() {  # wait_state RUN STATE TIMEOUT_S
-  local deadline=$((SECONDS + $3))
-  while ((SECONDS < deadline)); do
-    [[ "$(run_state "$1")" == "$2" ]] && return 0
-    sleep 0.3
-  done
-  log "run $1 is $(run_state "$1"), not $2"
-  return 1
-}
 # The step in the first log line of an attempt that matches a pattern ending in "step N".
 logged_step() {  # logged_step RUN ATTEMPT PATTERN
   ctl logs "$1" | grep "^\[$2:0\] .*$3" | head -1 | sed -n 's/.*step \([0-9]*\).*/\1/p'

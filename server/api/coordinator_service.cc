@@ -106,6 +106,7 @@ grpc::Status CoordinatorService::ListRuns(grpc::ServerContext*, const v1::ListRu
     f.offset = req->offset();
     NM_ASSIGN_OR_RETURN(std::vector<RunRecord> runs, QueryRuns(db, f, RunDetail::kSummary));
     NM_RETURN_IF_ERROR(FillQueuePositions(db, &runs));
+    NM_RETURN_IF_ERROR(FillGangWaits(db, &runs));
     for (RunRecord& r : runs) *resp->add_runs() = std::move(r.run);
     return absl::OkStatus();
   }));
@@ -118,6 +119,7 @@ grpc::Status CoordinatorService::GetRun(grpc::ServerContext*, const v1::GetRunRe
     NM_ASSIGN_OR_RETURN(RunRecord r, LoadRun(db, req->run_id(), RunDetail::kFull));
     std::vector<RunRecord> one = {std::move(r)};
     NM_RETURN_IF_ERROR(FillQueuePositions(db, &one));
+    NM_RETURN_IF_ERROR(FillGangWaits(db, &one));
     *resp->mutable_run() = std::move(one[0].run);
     NM_ASSIGN_OR_RETURN(std::vector<v1::StateChange> history, StateHistory(db, req->run_id()));
     for (v1::StateChange& c : history) *resp->add_history() = std::move(c);
@@ -347,7 +349,24 @@ grpc::Status CoordinatorService::GetCluster(grpc::ServerContext*, const v1::GetC
                                             v1::ClusterStatus* resp) {
   if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
   if (pool_) *resp = pool_->Status();
-  return grpc::Status::OK;
+  // Why waiting multi-node runs wait, on the live workers (with or without a pool).
+  return ToGrpc(store_->Read([&](Database* db) -> absl::Status {
+    NM_ASSIGN_OR_RETURN(auto reasons, scheduler_->GangWaitReasons(db));
+    for (const auto& [run, why] : reasons) resp->add_waiting(absl::StrCat("run ", run, " waits: ", why));
+    return absl::OkStatus();
+  }));
+}
+
+absl::Status CoordinatorService::FillGangWaits(Database* db, std::vector<RunRecord>* runs) const {
+  bool any = false;
+  for (const RunRecord& r : *runs) any |= r.run.state() == v1::QUEUED && r.nodes > 1;
+  if (!any) return absl::OkStatus();
+  NM_ASSIGN_OR_RETURN(auto reasons, scheduler_->GangWaitReasons(db));
+  for (RunRecord& r : *runs) {
+    auto it = reasons.find(r.run.id());
+    if (r.run.state() == v1::QUEUED && it != reasons.end()) r.run.set_waiting(it->second);
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace nmsparse::server

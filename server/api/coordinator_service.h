@@ -54,6 +54,8 @@ class CoordinatorService final : public v1::Coordinator::Service {
                           v1::ClusterStatus* resp) override;
 
  private:
+  // Sets `waiting` on the waiting multi-node runs among `runs`: why they wait.
+  absl::Status FillGangWaits(Database* db, std::vector<RunRecord>* runs) const;
   // Runs were queued: the scheduler, the worker pool and watchers look again.
   void Queued();
 

@@ -4,6 +4,7 @@
 #include <set>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "schemas/content_hash.h"
 #include "schemas/request_bounds.h"
@@ -22,13 +23,35 @@ namespace {
 
 constexpr absl::Duration kStreamPoll = absl::Milliseconds(200);
 
-// CheckAttempt plus the session: only the worker holding the attempt may report on it.
-absl::StatusOr<RunRecord> CheckReport(Database* db, const grpc::ServerContext* ctx,
-                                      const v1::RunAttempt& ra) {
+// A report's run, and which node of the attempt sent it (0 for a single-node run).
+struct Reporter {
+  RunRecord run;
+  uint32_t node_rank = 0;
+};
+
+// CheckAttempt plus the session: only a worker holding (a node of) the attempt may report on it.
+absl::StatusOr<Reporter> CheckReport(Database* db, const grpc::ServerContext* ctx, const v1::RunAttempt& ra) {
   NM_ASSIGN_OR_RETURN(RunRecord r, CheckAttempt(db, ra));
-  NM_RETURN_IF_ERROR(CheckWorkerSession(db, ctx, r.run.worker_id(),
-                                        absl::StrCat("run ", ra.run_id(), " attempt ", ra.attempt())));
-  return r;
+  const std::string what = absl::StrCat("run ", ra.run_id(), " attempt ", ra.attempt());
+  for (const v1::GangMember& m : r.run.gang().members()) {
+    if (m.node_rank() != 0 && CheckWorkerSession(db, ctx, m.worker_id(), what).ok())
+      return Reporter{std::move(r), m.node_rank()};
+  }
+  NM_RETURN_IF_ERROR(CheckWorkerSession(db, ctx, r.run.worker_id(), what));
+  return Reporter{std::move(r), 0};
+}
+
+// The worker's address as the coordinator sees the call: gRPC's peer "ipv4:10.0.0.5:41234" or
+// "ipv6:[fd00::5]:41234" gives the host part; "" for any other transport.
+std::string PeerAddress(const grpc::ServerContext* ctx) {
+  const std::string peer = ctx->peer();
+  std::string host;
+  if (absl::StartsWith(peer, "ipv4:")) {
+    host = peer.substr(5, peer.rfind(':') - 5);
+  } else if (absl::StartsWith(peer, "ipv6:[")) {
+    host = peer.substr(6, peer.find(']') - 6);
+  }
+  return host;
 }
 
 // A call for worker `worker_id` itself (heartbeat, leave, assignment stream): NotFound for an unknown id, so
@@ -43,7 +66,7 @@ absl::StatusOr<bool> StillHeld(Database* db, int64_t worker_id, const v1::RunAtt
   absl::StatusOr<RunRecord> r = LoadRun(db, ra.run_id(), RunDetail::kSummary);
   if (absl::IsNotFound(r.status())) return false;
   if (!r.ok()) return r.status();
-  return r->run.worker_id() == worker_id && r->run.attempt() == ra.attempt() && IsActive(r->run.state()) &&
+  return HoldsAttempt(r->run, worker_id) && r->run.attempt() == ra.attempt() && IsActive(r->run.state()) &&
          !r->cancel_requested;
 }
 
@@ -60,10 +83,8 @@ absl::Status Reconcile(Database* db, int64_t worker_id, const v1::RegisterReques
       *resp->add_stop() = ra;
     }
   }
-  RunFilter f;
-  f.worker_id = worker_id;
-  f.state = v1::RUNNING;
-  NM_ASSIGN_OR_RETURN(std::vector<RunRecord> running, QueryRuns(db, f, RunDetail::kSummary));
+  NM_ASSIGN_OR_RETURN(std::vector<RunRecord> running,
+                      ActiveRunsHeldBy(db, worker_id, v1::RUNNING, RunDetail::kSummary));
   for (const RunRecord& r : running) {
     if (kept.count({r.run.id(), r.run.attempt()})) continue;
     NM_RETURN_IF_ERROR(LoseAttempt(
@@ -82,10 +103,8 @@ absl::StatusOr<bool> Leave(Database* db, int64_t worker_id,
   NM_RETURN_IF_ERROR(MarkWorkerGone(db, worker_id, now));
   std::set<std::pair<int64_t, uint32_t>> listed;
   for (const v1::RunAttempt& ra : running) listed.emplace(ra.run_id(), ra.attempt());
-  RunFilter f;
-  f.worker_id = worker_id;
-  f.active_only = true;
-  NM_ASSIGN_OR_RETURN(std::vector<RunRecord> runs, QueryRuns(db, f, RunDetail::kSummary));
+  NM_ASSIGN_OR_RETURN(std::vector<RunRecord> runs,
+                      ActiveRunsHeldBy(db, worker_id, v1::RUN_STATE_UNSPECIFIED, RunDetail::kSummary));
   bool any = false;
   for (const RunRecord& r : runs) {
     if (listed.count({r.run.id(), r.run.attempt()})) continue;
@@ -98,19 +117,10 @@ absl::StatusOr<bool> Leave(Database* db, int64_t worker_id,
 
 // This worker's ASSIGNED runs, with the assignment to (re)send.
 absl::StatusOr<std::vector<v1::Assignment>> PendingAssignments(Database* db, int64_t worker_id) {
-  RunFilter f;
-  f.worker_id = worker_id;
-  f.state = v1::ASSIGNED;
-  NM_ASSIGN_OR_RETURN(std::vector<RunRecord> runs, QueryRuns(db, f, RunDetail::kFull));
+  NM_ASSIGN_OR_RETURN(std::vector<RunRecord> runs,
+                      ActiveRunsHeldBy(db, worker_id, v1::ASSIGNED, RunDetail::kFull));
   std::vector<v1::Assignment> out;
-  for (const RunRecord& r : runs) {
-    v1::Assignment& a = out.emplace_back();
-    a.set_run_id(r.run.id());
-    a.set_attempt(r.run.attempt());
-    a.set_resolved_spec(r.run.resolved_spec());
-    *a.mutable_slots() = r.run.slots();
-    a.set_resume(r.run.attempt() > 1);
-  }
+  for (const RunRecord& r : runs) out.push_back(AssignmentFor(r.run, worker_id));
   return out;
 }
 
@@ -149,11 +159,12 @@ grpc::Status WorkerGatewayService::Register(grpc::ServerContext* ctx, const v1::
                         "slots: empty; a worker must offer at least one slot");
   }
   const std::string presented = PresentedWorkerSession(ctx);
+  const std::string advertise_addr = req->advertise_addr().empty() ? PeerAddress(ctx) : req->advertise_addr();
   absl::Status s = store_->Write([&](Database* db) -> absl::Status {
     resp->Clear();
     NM_ASSIGN_OR_RETURN(RegistrationBinding binding, BindRegistration(db, req->worker_id(), presented));
-    NM_ASSIGN_OR_RETURN(int64_t id,
-                        UpsertWorker(db, binding.worker_id, req->host(), req->slots(), req->job(), NowMs()));
+    NM_ASSIGN_OR_RETURN(int64_t id, UpsertWorker(db, binding.worker_id, req->host(), req->slots(), req->job(),
+                                                 NowMs(), advertise_addr, req->storage()));
     if (!binding.new_session.empty()) {
       NM_RETURN_IF_ERROR(SetWorkerSession(db, id, Sha256Hex(binding.new_session)));
       resp->set_session(binding.new_session);
@@ -231,7 +242,8 @@ grpc::Status WorkerGatewayService::StartRun(grpc::ServerContext* ctx, const v1::
                                             v1::Ack* resp) {
   if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
   absl::Status s = store_->Write([&](Database* db) -> absl::Status {
-    NM_RETURN_IF_ERROR(CheckReport(db, ctx, req->run()).status());
+    NM_ASSIGN_OR_RETURN(Reporter from, CheckReport(db, ctx, req->run()));
+    if (from.node_rank != 0) return absl::OkStatus();  // A gang runs once node 0's ranks have started.
     return MarkRunning(db, req->run(), NowMs());
   });
   if (s.ok()) resp->set_accepted(1);
@@ -251,8 +263,8 @@ grpc::Status WorkerGatewayService::ReportMetrics(grpc::ServerContext* ctx,
     }
     bool stored = false;
     absl::Status s = store_->Write([&](Database* db) -> absl::Status {
-      NM_ASSIGN_OR_RETURN(RunRecord run, CheckReport(db, ctx, report.run()));
-      NM_ASSIGN_OR_RETURN(stored, TakeMetricReport(db, run, report, caps_, NowMs()));
+      NM_ASSIGN_OR_RETURN(Reporter from, CheckReport(db, ctx, report.run()));
+      NM_ASSIGN_OR_RETURN(stored, TakeMetricReport(db, from.run, report, caps_, NowMs()));
       return absl::OkStatus();
     });
     if (!s.ok()) {
@@ -295,9 +307,15 @@ grpc::Status WorkerGatewayService::CompleteRun(grpc::ServerContext* ctx, const v
   }
   int64_t sweep_id = 0;
   absl::Status s = store_->Write([&](Database* db) -> absl::Status {
-    NM_ASSIGN_OR_RETURN(RunRecord run, CheckReport(db, ctx, req->run()));
-    sweep_id = run.run.sweep_id();
-    return CompleteAttempt(db, *req, NowMs());
+    NM_ASSIGN_OR_RETURN(Reporter from, CheckReport(db, ctx, req->run()));
+    sweep_id = from.run.run.sweep_id();
+    if (from.node_rank == 0) return CompleteAttempt(db, *req, NowMs());
+    // Node 0 (global rank 0) decides a gang's success; any other node's failure, cancel or hand-back ends
+    // the attempt for all: the other nodes are told to stop in their next heartbeat.
+    if (req->outcome() == v1::SUCCEEDED) return absl::OkStatus();
+    v1::CompleteRunRequest named = *req;
+    named.set_message(absl::StrCat("node ", from.node_rank, ": ", req->message()));
+    return CompleteAttempt(db, named, NowMs());
   });
   changes_->Notify();
   if (!s.ok()) return ToGrpc(s);

@@ -24,10 +24,9 @@ absl::StatusOr<int> LeaseManager::Check(int64_t now_ms) {
     NM_RETURN_IF_ERROR(ExpireWorkers(db, now_ms - options_.lease_ms, now_ms).status());
     NM_ASSIGN_OR_RETURN(std::vector<int64_t> lost, DeadWorkersHoldingRuns(db, now_ms - options_.grace_ms));
     for (int64_t worker : lost) {
-      RunFilter f;
-      f.worker_id = worker;
-      f.active_only = true;
-      NM_ASSIGN_OR_RETURN(std::vector<RunRecord> runs, QueryRuns(db, f, RunDetail::kSummary));
+      // Every run it holds, as its only node or as any node of a gang: a gang fails as one.
+      NM_ASSIGN_OR_RETURN(std::vector<RunRecord> runs,
+                          ActiveRunsHeldBy(db, worker, v1::RUN_STATE_UNSPECIFIED, RunDetail::kSummary));
       for (const RunRecord& r : runs) {
         NM_RETURN_IF_ERROR(LoseAttempt(
             db, r, absl::StrCat("worker ", worker, " lost its lease (attempt ", r.run.attempt(), ")"),

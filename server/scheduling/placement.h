@@ -11,13 +11,23 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace nmsparse::server {
 
+constexpr int kGpuSlot = 1;  // v1::Slot::GPU
+constexpr int kCpuSlot = 2;  // v1::Slot::CPU
+
 struct NodeFree {
   int64_t worker_id = 0;
   std::vector<uint32_t> free_slots;  // Ascending slot indices.
+  // For runs over several nodes (gang_placement.h).
+  uint32_t total_slots = 0;
+  std::string storage;    // The shared storage its work directory is on; empty: none.
+  int kind = kCpuSlot;    // Its slots' kind.
+  std::string addr;       // Where the other nodes reach it.
+  bool loopback = false;  // addr is a loopback address: it forms gangs only with other loopback nodes.
 };
 
 struct Placement {

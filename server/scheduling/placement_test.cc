@@ -7,7 +7,11 @@ namespace {
 
 std::vector<NodeFree> Nodes(std::vector<std::pair<int64_t, std::vector<uint32_t>>> spec) {
   std::vector<NodeFree> out;
-  for (auto& [id, free] : spec) out.push_back(NodeFree{id, free});
+  for (auto& [id, free] : spec) {
+    NodeFree& n = out.emplace_back();
+    n.worker_id = id;
+    n.free_slots = free;
+  }
   return out;
 }
 

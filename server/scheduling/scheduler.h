@@ -4,6 +4,10 @@
 #ifndef NMSPARSE_SERVER_SCHEDULING_SCHEDULER_H_
 #define NMSPARSE_SERVER_SCHEDULING_SCHEDULER_H_
 
+#include <cstdint>
+#include <map>
+#include <string>
+
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -24,15 +28,24 @@ class Scheduler {
   // Asks for a pass soon (coalesced).
   void Kick();
   // One pass now, on the caller's thread (passes never overlap): stores the placements in one transaction,
-  // then pushes them. Returns how many were made. CompleteRun calls it directly, so a freed slot is refilled
-  // without a thread hop.
+  // then pushes them. Returns how many runs were placed (a run over several nodes counts once). CompleteRun
+  // calls it directly, so a freed slot is refilled without a thread hop.
   absl::StatusOr<int> RunPass();
+  // Multi-node runs meet at a fresh port of [first, last] per attempt (nmserver --rendezvous_ports).
+  void SetRendezvousPorts(uint32_t first, uint32_t last);
+  // Why each waiting multi-node run waits (run id -> "needs 2 nodes with ..."), on the live connected
+  // workers as the next pass sees them.
+  absl::StatusOr<std::map<int64_t, std::string>> GangWaitReasons(Database* db) const;
 
  private:
+  uint32_t NextPort();
+
   Store* store_;
   AssignmentHub* hub_;
   absl::Duration interval_;
   absl::Mutex pass_mu_;  // Serialises passes.
+  uint32_t first_port_ = 29500, last_port_ = 29999;
+  uint32_t next_port_ ABSL_GUARDED_BY(pass_mu_) = 0;  // Offset of the next attempt's port in the range.
   BackgroundLoop loop_;
 };
 

@@ -26,13 +26,14 @@ class SchedulerTest : public ::testing::Test {
     scheduler_ = std::make_unique<Scheduler>(store_.get(), &hub_, absl::Seconds(1));
   }
 
-  int64_t AddWorker(int slots, bool connect = true) {
+  int64_t AddWorker(int slots, bool connect = true, const std::string& storage = "",
+                    const std::string& addr = "") {
     int64_t id = 0;
     google::protobuf::RepeatedPtrField<v1::Slot> s;
     for (const v1::Slot& slot : testing::GpuSlots(slots)) *s.Add() = slot;
     EXPECT_TRUE(store_
                     ->Write([&](Database* db) -> absl::Status {
-                      NM_ASSIGN_OR_RETURN(id, UpsertWorker(db, 0, "h", s, "", NowMs()));
+                      NM_ASSIGN_OR_RETURN(id, UpsertWorker(db, 0, "h", s, "", NowMs(), addr, storage));
                       return absl::OkStatus();
                     })
                     .ok());
@@ -40,7 +41,7 @@ class SchedulerTest : public ::testing::Test {
     return id;
   }
 
-  int64_t AddRun(uint32_t gpus, int32_t priority) {
+  int64_t AddRun(uint32_t gpus, int32_t priority, uint32_t nodes = 1) {
     int64_t id = 0;
     EXPECT_TRUE(store_
                     ->Write([&](Database* db) -> absl::Status {
@@ -48,6 +49,8 @@ class SchedulerTest : public ::testing::Test {
                       NewRun r;
                       r.content_hash = "h";
                       r.gpus = gpus;
+                      r.nodes = nodes;
+                      r.max_retries = nodes > 1 ? 1 : 0;  // A lost gang attempt goes back to the queue.
                       r.priority = priority;
                       NM_ASSIGN_OR_RETURN(id, InsertRun(db, sweep, r, 1, nullptr));
                       return absl::OkStatus();
@@ -66,6 +69,14 @@ class SchedulerTest : public ::testing::Test {
                     })
                     .ok());
     return run;
+  }
+
+  void Succeed(int64_t run) {
+    v1::CompleteRunRequest req;
+    req.mutable_run()->set_run_id(run);
+    req.mutable_run()->set_attempt(Load(run).attempt());
+    req.set_outcome(v1::SUCCEEDED);
+    ASSERT_TRUE(store_->Write([&](Database* db) { return CompleteAttempt(db, req, NowMs()); }).ok());
   }
 
   int Pass() {
@@ -133,6 +144,103 @@ TEST_F(SchedulerTest, GangWaitsForWholeNodeThenTakesIt) {
   v1::Run g = Load(gang);
   EXPECT_EQ(g.state(), v1::ASSIGNED);
   EXPECT_EQ(g.slots_size(), 4);
+}
+
+// A 2-node run is assigned on two workers of one shared storage at once, one attempt, each node told its
+// rank, node 0's address and a port of the configured range; workers of another storage or none never join
+// it.
+TEST_F(SchedulerTest, MultiNodeRunTakesWholeGangAtOnce) {
+  scheduler_->SetRendezvousPorts(31000, 31001);
+  int64_t alone = AddWorker(1);  // No shared storage.
+  int64_t a = AddWorker(1, true, "nfs", "10.0.0.1");
+  int64_t other = AddWorker(1, true, "other", "10.0.0.9");
+  int64_t b = AddWorker(1, true, "nfs", "10.0.0.2");
+  int64_t run = AddRun(1, 0, 2);
+  EXPECT_EQ(Pass(), 1);
+  v1::Run r = Load(run);
+  EXPECT_EQ(r.state(), v1::ASSIGNED);
+  EXPECT_EQ(r.worker_id(), a);
+  ASSERT_EQ(r.gang().members_size(), 2);
+  EXPECT_EQ(r.gang().members(1).worker_id(), b);
+  EXPECT_EQ(r.gang().master_addr(), "10.0.0.1");
+  EXPECT_EQ(r.gang().master_port(), 31000u);
+  auto to_a = Pushed(a), to_b = Pushed(b);
+  ASSERT_EQ(to_a.size(), 1u);
+  ASSERT_EQ(to_b.size(), 1u);
+  EXPECT_EQ(to_a[0].node_rank(), 0u);
+  EXPECT_EQ(to_b[0].node_rank(), 1u);
+  EXPECT_EQ(to_b[0].nodes(), 2u);
+  EXPECT_EQ(to_b[0].master_addr(), "10.0.0.1");
+  EXPECT_EQ(to_b[0].master_port(), 31000u);
+  EXPECT_EQ(to_b[0].attempt(), to_a[0].attempt());
+  EXPECT_TRUE(Pushed(alone).empty());
+  EXPECT_TRUE(Pushed(other).empty());
+  // Both nodes' slots are held: a 1-node run goes elsewhere.
+  int64_t single = AddRun(1, 0);
+  EXPECT_EQ(Pass(), 1);
+  EXPECT_NE(Load(single).worker_id(), a);
+  EXPECT_NE(Load(single).worker_id(), b);
+}
+
+// Reservation: a waiting 2-node run keeps a stream of 1-node runs (submitted after it) off the workers it
+// reserved, so it starts as soon as their runs end instead of never.
+TEST_F(SchedulerTest, StreamOfSmallRunsDoesNotStarveAGang) {
+  int64_t a = AddWorker(1, true, "nfs", "10.0.0.1");
+  int64_t b = AddWorker(1, true, "nfs", "10.0.0.2");
+  int64_t busy = AddRun(1, 0);
+  EXPECT_EQ(Pass(), 1);  // `busy` holds one of the two workers.
+  int64_t gang = AddRun(1, 0, 2);
+  std::map<int64_t, std::string> why;
+  ASSERT_TRUE(store_
+                  ->Read([&](Database* db) -> absl::Status {
+                    NM_ASSIGN_OR_RETURN(why, scheduler_->GangWaitReasons(db));
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  EXPECT_EQ(why[gang], "needs 2 nodes with 1 free GPU slot each on one shared storage; 1 has them");
+  for (int i = 0; i < 3; ++i) {
+    int64_t small = AddRun(1, 0);
+    EXPECT_EQ(Pass(), 0) << "small run " << i << " took a reserved worker";
+    EXPECT_EQ(Load(small).state(), v1::QUEUED);
+  }
+  Succeed(busy);
+  EXPECT_EQ(Pass(), 1);  // The gang, not the small runs queued after it.
+  EXPECT_EQ(Load(gang).state(), v1::ASSIGNED);
+  EXPECT_EQ(Load(gang).gang().members_size(), 2);
+  (void)a;
+  (void)b;
+}
+
+// Losing any worker of a gang loses the attempt as one: it goes back to the queue, the other node is no
+// longer its holder (told to stop), and its slots are free again.
+TEST_F(SchedulerTest, LosingOneNodeOfAGangLosesTheWholeAttempt) {
+  int64_t a = AddWorker(1, true, "nfs", "10.0.0.1");
+  int64_t b = AddWorker(1, true, "nfs", "10.0.0.2");
+  int64_t run = AddRun(1, 0, 2);
+  EXPECT_EQ(Pass(), 1);
+  RunRecord before;
+  ASSERT_TRUE(store_
+                  ->Write([&](Database* db) -> absl::Status {
+                    NM_ASSIGN_OR_RETURN(auto held_by_b, ActiveRunsHeldBy(db, b, v1::RUN_STATE_UNSPECIFIED,
+                                                                         RunDetail::kSummary));
+                    EXPECT_EQ(held_by_b.size(), 1u);
+                    before = held_by_b.at(0);
+                    NM_RETURN_IF_ERROR(MarkWorkerGone(db, b, 1));
+                    NM_ASSIGN_OR_RETURN(auto dead, DeadWorkersHoldingRuns(db, 2));
+                    EXPECT_EQ(dead, std::vector<int64_t>{b});
+                    return LoseAttempt(db, before, "worker lost", NowMs());
+                  })
+                  .ok());
+  v1::Run r = Load(run);
+  EXPECT_EQ(r.state(), v1::QUEUED);
+  EXPECT_FALSE(HoldsAttempt(r, a) && IsActive(r.state()));
+  ASSERT_TRUE(store_
+                  ->Read([&](Database* db) -> absl::Status {
+                    NM_ASSIGN_OR_RETURN(auto held, HeldSlots(db));
+                    EXPECT_TRUE(held.empty());
+                    return absl::OkStatus();
+                  })
+                  .ok());
 }
 
 }  // namespace

@@ -204,6 +204,13 @@ ALTER TABLE sweeps ADD COLUMN owner_token TEXT NOT NULL DEFAULT '';
 UPDATE sweeps SET owner_token = IFNULL((SELECT token_sha256 FROM tokens WHERE tokens.name = sweeps.submitted_by), '')
   WHERE submitted_by != '';
 )sql",
+      // 12: runs over several nodes (docs/cluster.md, "One run on several nodes"): how many nodes a run
+      // needs, and its current attempt's gang (a serialized v1.Gang: every node's worker and slots, where its
+      // ranks meet); NULL for a single-node attempt, whose worker_id and slots say it all.
+      R"sql(
+ALTER TABLE runs ADD COLUMN nodes INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE runs ADD COLUMN gang BLOB;
+)sql",
   };
   return *kMigrations;
 }

@@ -1,5 +1,6 @@
 #include "server/store/run_table.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "absl/strings/numbers.h"
@@ -14,7 +15,7 @@ namespace {
 constexpr char kSummaryColumns[] =
     "id, sweep_id, idx, content_hash, state, attempt, worker_id, slots, created_at_ms, started_at_ms, "
     "finished_at_ms, final_metrics, priority, max_retries, message, reused_from, gpus, retries_used, "
-    "cancel_requested, submitted_by, early_stop_reason, lineage";
+    "cancel_requested, submitted_by, early_stop_reason, lineage, nodes, gang";
 constexpr char kFullColumns[] = ", spec, resolved_spec";
 
 std::vector<uint32_t> ParseSlots(const std::string& text) {
@@ -55,9 +56,12 @@ RunRecord RecordFromRow(const Statement& st, RunDetail detail) {
   run.set_submitted_by(st.Text(19));
   r.early_stop_reason = st.Text(20);
   if (!st.IsNull(21)) run.mutable_lineage()->ParseFromString(st.Text(21));
+  r.nodes = static_cast<uint32_t>(std::max<int64_t>(1, st.Int(22)));
+  if (r.nodes > 1) run.set_nodes(r.nodes);
+  if (!st.IsNull(23)) run.mutable_gang()->ParseFromString(st.Text(23));
   if (detail == RunDetail::kFull) {
-    run.mutable_spec()->ParseFromString(st.Text(22));
-    run.set_resolved_spec(st.Text(23));
+    run.mutable_spec()->ParseFromString(st.Text(24));
+    run.set_resolved_spec(st.Text(25));
   }
   return r;
 }
@@ -104,10 +108,11 @@ absl::StatusOr<int64_t> InsertRun(Database* db, int64_t sweep_id, const NewRun& 
                                   const ReuseSource* reuse) {
   NM_ASSIGN_OR_RETURN(
       Stmt st,
-      db->Prepare("INSERT INTO runs (sweep_id, idx, content_hash, state, gpus, resolved_spec, spec, "
-                  "priority, max_retries, created_at_ms, queued_at_ms, finished_at_ms, final_metrics, "
-                  "reused_from, message, parent_run_id, lineage, submitted_by) VALUES "
-                  "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, (SELECT submitted_by FROM sweeps WHERE id = ?1))"));
+      db->Prepare(
+          "INSERT INTO runs (sweep_id, idx, content_hash, state, gpus, resolved_spec, spec, "
+          "priority, max_retries, created_at_ms, queued_at_ms, finished_at_ms, final_metrics, "
+          "reused_from, message, parent_run_id, lineage, submitted_by, nodes) VALUES "
+          "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, (SELECT submitted_by FROM sweeps WHERE id = ?1), ?18)"));
   st->Bind(1, sweep_id)
       .Bind(2, run.index)
       .BindText(3, run.content_hash)
@@ -118,7 +123,8 @@ absl::StatusOr<int64_t> InsertRun(Database* db, int64_t sweep_id, const NewRun& 
       .Bind(8, run.priority)
       .Bind(9, run.max_retries)
       .Bind(10, now_ms)
-      .Bind(11, now_ms);
+      .Bind(11, now_ms)
+      .Bind(18, std::max<uint32_t>(run.nodes, 1));
   if (reuse) {
     st->Bind(12, now_ms).BindBlob(13, reuse->final_metrics).Bind(14, reuse->run_id);
     st->BindText(15, absl::StrCat("reused results of run ", reuse->run_id, " (same content hash)"));
@@ -208,15 +214,15 @@ absl::StatusOr<std::vector<QueuedRun>> QueuedInOrder(Database* db) {
 }
 
 absl::Status ScanQueue(Database* db, uint32_t max_gpus, const std::function<bool(const QueuedRun&)>& visit) {
-  NM_ASSIGN_OR_RETURN(Stmt st,
-                      db->Prepare("SELECT id, gpus, sweep_id, content_hash FROM runs WHERE state = 1 "
-                                  "AND gpus <= ? ORDER BY priority DESC, id"));
+  NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("SELECT id, gpus, nodes, sweep_id, content_hash FROM runs "
+                                           "WHERE state = 1 AND gpus <= ? ORDER BY priority DESC, id"));
   st->Bind(1, max_gpus);
   while (true) {
     NM_ASSIGN_OR_RETURN(bool row, st->Step());
-    if (!row || !visit(QueuedRun{st->Int(0), static_cast<uint32_t>(st->Int(1)), st->Int(2), st->Text(3)})) {
-      return absl::OkStatus();
-    }
+    if (!row) return absl::OkStatus();
+    QueuedRun q{st->Int(0), static_cast<uint32_t>(st->Int(1)),
+                static_cast<uint32_t>(std::max<int64_t>(1, st->Int(2))), st->Int(3), st->Text(4)};
+    if (!visit(q)) return absl::OkStatus();
   }
 }
 
@@ -235,12 +241,19 @@ absl::StatusOr<std::set<std::string>> ActiveRunKeys(Database* db) {
 }
 
 absl::StatusOr<std::vector<std::pair<int64_t, std::vector<uint32_t>>>> HeldSlots(Database* db) {
-  NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("SELECT worker_id, slots FROM runs WHERE state IN (2, 3)"));
+  NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("SELECT worker_id, slots, gang FROM runs WHERE state IN (2, 3)"));
   std::vector<std::pair<int64_t, std::vector<uint32_t>>> out;
   while (true) {
     NM_ASSIGN_OR_RETURN(bool row, st->Step());
     if (!row) return out;
-    out.emplace_back(st->Int(0), ParseSlots(st->Text(1)));
+    if (st->IsNull(2)) {
+      out.emplace_back(st->Int(0), ParseSlots(st->Text(1)));
+      continue;
+    }
+    v1::Gang gang;  // Every node's slots, node 0's included.
+    gang.ParseFromString(st->Text(2));
+    for (const v1::GangMember& m : gang.members())
+      out.emplace_back(m.worker_id(), std::vector<uint32_t>(m.slots().begin(), m.slots().end()));
   }
 }
 
@@ -257,6 +270,29 @@ absl::Status FillQueuePositions(Database* db, std::vector<RunRecord>* runs) {
     r.run.set_queue_position(it == position.end() ? 0 : it->second);
   }
   return absl::OkStatus();
+}
+
+bool HoldsAttempt(const v1::Run& run, int64_t worker_id) { return NodeRankOf(run, worker_id) >= 0; }
+
+int NodeRankOf(const v1::Run& run, int64_t worker_id) {
+  if (run.worker_id() == worker_id) return 0;
+  for (const v1::GangMember& m : run.gang().members()) {
+    if (m.worker_id() == worker_id) return static_cast<int>(m.node_rank());
+  }
+  return -1;
+}
+
+absl::StatusOr<std::vector<RunRecord>> ActiveRunsHeldBy(Database* db, int64_t worker_id, v1::RunState state,
+                                                        RunDetail detail) {
+  RunFilter f;
+  f.state = state;
+  f.active_only = state == v1::RUN_STATE_UNSPECIFIED;
+  NM_ASSIGN_OR_RETURN(std::vector<RunRecord> runs, QueryRuns(db, f, detail));
+  std::vector<RunRecord> out;
+  for (RunRecord& r : runs) {
+    if (HoldsAttempt(r.run, worker_id)) out.push_back(std::move(r));
+  }
+  return out;
 }
 
 }  // namespace nmsparse::server

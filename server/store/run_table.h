@@ -26,7 +26,8 @@ struct NewRun {
   std::string legacy_content_hash;
   std::string resolved_spec;
   v1::ExperimentSpec spec;
-  uint32_t gpus = 1;
+  uint32_t gpus = 1;   // Ranks on each node.
+  uint32_t nodes = 1;  // Nodes (workers) the run spans.
   int32_t priority = 0;
   uint32_t max_retries = 0;
   v1::RunLineage lineage;  // Set (parent_run_id != 0) for a fork.
@@ -36,6 +37,7 @@ struct NewRun {
 struct RunRecord {
   v1::Run run;
   uint32_t gpus = 1;
+  uint32_t nodes = 1;
   uint32_t retries_used = 0;
   bool cancel_requested = false;
   std::string early_stop_reason;  // Set with cancel_requested by early stopping: the run ends STOPPED_EARLY.
@@ -81,7 +83,8 @@ absl::StatusOr<std::vector<RunRecord>> QueryRuns(Database* db, const RunFilter& 
 // The waiting runs in scheduling order: priority descending, then submission (id).
 struct QueuedRun {
   int64_t run_id = 0;
-  uint32_t gpus = 1;
+  uint32_t gpus = 1;  // On each node.
+  uint32_t nodes = 1;
   int64_t sweep_id = 0;
   std::string content_hash;
 };
@@ -91,11 +94,20 @@ absl::StatusOr<std::vector<QueuedRun>> QueuedInOrder(Database* db);
 // false.
 absl::Status ScanQueue(Database* db, uint32_t max_gpus, const std::function<bool(const QueuedRun&)>& visit);
 
-// The slots held by ASSIGNED and RUNNING runs, per worker id.
+// The slots held by ASSIGNED and RUNNING runs, per worker id (every node of a multi-node run's gang).
 absl::StatusOr<std::vector<std::pair<int64_t, std::vector<uint32_t>>>> HeldSlots(Database* db);
 
 // Sets queue_position on the QUEUED runs among `runs` (1-based within the whole queue).
 absl::Status FillQueuePositions(Database* db, std::vector<RunRecord>* runs);
+
+// Whether worker `worker_id` holds (a node of) the run's current attempt, and as which node (-1: none; a
+// single-node run's worker is node 0).
+bool HoldsAttempt(const v1::Run& run, int64_t worker_id);
+int NodeRankOf(const v1::Run& run, int64_t worker_id);
+// The active runs (in `state`, or ASSIGNED and RUNNING when unspecified) whose attempt the worker holds, as
+// the single node or as any node of a gang. Active runs are few: they are filtered here, not in SQL.
+absl::StatusOr<std::vector<RunRecord>> ActiveRunsHeldBy(Database* db, int64_t worker_id, v1::RunState state,
+                                                        RunDetail detail);
 
 std::string FormatSlots(const std::vector<uint32_t>& slots);
 

@@ -142,8 +142,8 @@ absl::StatusOr<v1::Assignment> AssignRun(Database* db, int64_t run_id, int64_t w
   uint32_t attempt = cur.run.attempt() + 1;
   NM_RETURN_IF_ERROR(
       SetState(db, cur, v1::ASSIGNED, attempt, absl::StrCat("assigned to worker ", worker_id), now_ms));
-  NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("UPDATE runs SET worker_id = ?, slots = ?, assigned_at_ms = ? "
-                                           "WHERE id = ?"));
+  NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("UPDATE runs SET worker_id = ?, slots = ?, assigned_at_ms = ?, "
+                                           "gang = NULL WHERE id = ?"));
   NM_RETURN_IF_ERROR(
       st->Bind(1, worker_id).BindText(2, FormatSlots(slots)).Bind(3, now_ms).Bind(4, run_id).Run());
   v1::Assignment a;
@@ -153,6 +153,51 @@ absl::StatusOr<v1::Assignment> AssignRun(Database* db, int64_t run_id, int64_t w
   for (uint32_t s : slots) a.add_slots(s);
   a.set_resume(attempt > 1);
   a.set_init_from_run(cur.run.lineage().parent_run_id());  // A fork starts from its parent's checkpoint.
+  return a;
+}
+
+absl::StatusOr<std::vector<std::pair<int64_t, v1::Assignment>>> AssignGang(Database* db, int64_t run_id,
+                                                                           const v1::Gang& gang,
+                                                                           int64_t now_ms) {
+  if (gang.members_size() < 2 || gang.members(0).node_rank() != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("run ", run_id, ": a gang needs node 0 first and 2 nodes"));
+  }
+  const v1::GangMember& first = gang.members(0);
+  NM_ASSIGN_OR_RETURN(v1::Assignment a,
+                      AssignRun(db, run_id, first.worker_id(),
+                                std::vector<uint32_t>(first.slots().begin(), first.slots().end()), now_ms));
+  NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("UPDATE runs SET gang = ? WHERE id = ?"));
+  NM_RETURN_IF_ERROR(st->BindBlob(1, gang.SerializeAsString()).Bind(2, run_id).Run());
+  std::vector<std::pair<int64_t, v1::Assignment>> out;
+  for (const v1::GangMember& m : gang.members()) {
+    v1::Assignment& mine = out.emplace_back(m.worker_id(), a).second;
+    *mine.mutable_slots() = m.slots();
+    mine.set_nodes(static_cast<uint32_t>(gang.members_size()));
+    mine.set_node_rank(m.node_rank());
+    mine.set_master_addr(gang.master_addr());
+    mine.set_master_port(gang.master_port());
+  }
+  return out;
+}
+
+v1::Assignment AssignmentFor(const v1::Run& run, int64_t worker_id) {
+  v1::Assignment a;
+  a.set_run_id(run.id());
+  a.set_attempt(run.attempt());
+  a.set_resolved_spec(run.resolved_spec());
+  *a.mutable_slots() = run.slots();
+  a.set_resume(run.attempt() > 1);
+  a.set_init_from_run(run.lineage().parent_run_id());
+  if (run.gang().members_size() < 2) return a;
+  for (const v1::GangMember& m : run.gang().members()) {
+    if (m.worker_id() != worker_id) continue;
+    *a.mutable_slots() = m.slots();
+    a.set_node_rank(m.node_rank());
+  }
+  a.set_nodes(static_cast<uint32_t>(run.gang().members_size()));
+  a.set_master_addr(run.gang().master_addr());
+  a.set_master_port(run.gang().master_port());
   return a;
 }
 

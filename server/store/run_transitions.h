@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -27,6 +28,14 @@ absl::StatusOr<RunRecord> CheckAttempt(Database* db, const v1::RunAttempt& ra);
 // QUEUED -> ASSIGNED with the next attempt number. Returns the assignment to send to the worker.
 absl::StatusOr<v1::Assignment> AssignRun(Database* db, int64_t run_id, int64_t worker_id,
                                          const std::vector<uint32_t>& slots, int64_t now_ms);
+// A multi-node run: QUEUED -> ASSIGNED on every node of `gang` at once (node 0 first; one attempt), with
+// each node's assignment (its slots, node rank, where the ranks meet), by worker id.
+absl::StatusOr<std::vector<std::pair<int64_t, v1::Assignment>>> AssignGang(Database* db, int64_t run_id,
+                                                                           const v1::Gang& gang,
+                                                                           int64_t now_ms);
+// The current attempt's assignment for `worker_id` (a node of its gang, or its only worker), to send again
+// after a reconnect. `run` read with RunDetail::kFull.
+v1::Assignment AssignmentFor(const v1::Run& run, int64_t worker_id);
 // ASSIGNED -> RUNNING (a repeated StartRun of the same attempt is accepted unchanged).
 absl::Status MarkRunning(Database* db, const v1::RunAttempt& ra, int64_t now_ms);
 // Ends the current attempt with the agent's outcome: SUCCEEDED stores final metrics (or those of the

@@ -1,6 +1,8 @@
 #include "server/store/worker_table.h"
 
+#include <algorithm>
 #include <map>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "server/store/run_table.h"
@@ -35,10 +37,14 @@ absl::StatusOr<std::vector<int64_t>> Ids(Stmt st) {
 
 absl::StatusOr<int64_t> UpsertWorker(Database* db, int64_t id, const std::string& host,
                                      const google::protobuf::RepeatedPtrField<v1::Slot>& slots,
-                                     const std::string& job, int64_t now_ms) {
-  v1::Worker blob;  // The slots column holds a v1.Worker with only its slots and job.
+                                     const std::string& job, int64_t now_ms,
+                                     const std::string& advertise_addr, const std::string& storage) {
+  // The slots column holds a v1.Worker with only its slots, job, address and storage.
+  v1::Worker blob;
   *blob.mutable_slots() = slots;
   blob.set_job(job);
+  blob.set_advertise_addr(advertise_addr);
+  blob.set_storage(storage);
   if (id != 0) {
     NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("UPDATE workers SET host = ?, slots = ?, last_heartbeat_ms = ?, "
                                              "alive = 1, dead_since_ms = 0 WHERE id = ?"));
@@ -123,7 +129,24 @@ absl::StatusOr<std::vector<int64_t>> DeadWorkersHoldingRuns(Database* db, int64_
                                   "AND EXISTS (SELECT 1 FROM runs r WHERE r.worker_id = w.id AND "
                                   "r.state IN (2, 3))"));
   st->Bind(1, deadline_ms);
-  return Ids(std::move(st));
+  NM_ASSIGN_OR_RETURN(std::vector<int64_t> ids, Ids(std::move(st)));
+  // Nodes 1.. of multi-node runs: few active gangs, read whole.
+  NM_ASSIGN_OR_RETURN(Stmt gangs,
+                      db->Prepare("SELECT gang FROM runs WHERE state IN (2, 3) AND gang IS NOT NULL"));
+  std::set<int64_t> members;
+  while (true) {
+    NM_ASSIGN_OR_RETURN(bool row, gangs->Step());
+    if (!row) break;
+    v1::Gang gang;
+    gang.ParseFromString(gangs->Text(0));
+    for (const v1::GangMember& m : gang.members()) members.insert(m.worker_id());
+  }
+  for (int64_t id : members) {
+    if (std::find(ids.begin(), ids.end(), id) != ids.end()) continue;
+    NM_ASSIGN_OR_RETURN(WorkerRecord w, LoadWorker(db, id));
+    if (!w.worker.alive() && w.dead_since_ms < deadline_ms) ids.push_back(id);
+  }
+  return ids;
 }
 
 absl::Status RenewAllLeases(Database* db, int64_t now_ms) {
@@ -148,14 +171,21 @@ absl::StatusOr<std::vector<v1::Worker>> WorkersWithRuns(Database* db) {
   RunFilter f;
   f.active_only = true;
   NM_ASSIGN_OR_RETURN(std::vector<RunRecord> active, QueryRuns(db, f, RunDetail::kSummary));
-  std::map<int64_t, std::vector<const v1::Run*>> by_worker;
-  for (const RunRecord& r : active) by_worker[r.run.worker_id()].push_back(&r.run);
+  std::map<int64_t, std::vector<std::pair<int64_t, int>>> by_worker;  // Run id, slots used.
+  for (const RunRecord& r : active) {
+    if (r.run.gang().members_size() == 0) {
+      by_worker[r.run.worker_id()].emplace_back(r.run.id(), r.run.slots_size());
+      continue;
+    }
+    for (const v1::GangMember& m : r.run.gang().members())
+      by_worker[m.worker_id()].emplace_back(r.run.id(), m.slots_size());
+  }
   std::vector<v1::Worker> out;
   for (WorkerRecord& w : records) {
     uint32_t used = 0;
-    for (const v1::Run* r : by_worker[w.worker.id()]) {
-      w.worker.add_running_runs(r->id());
-      used += r->slots_size();
+    for (const auto& [run_id, slots] : by_worker[w.worker.id()]) {
+      w.worker.add_running_runs(run_id);
+      used += slots;
     }
     uint32_t total = static_cast<uint32_t>(w.worker.slots_size());
     w.worker.set_free_slots(w.worker.alive() && used < total ? total - used : 0);

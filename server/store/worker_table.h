@@ -18,10 +18,12 @@ struct WorkerRecord {
 };
 
 // Registers a worker: updates row `id` when it exists, else inserts a new one. Returns its id. `job` is the
-// batch job it runs in ("slurm:<id>"; empty when started by hand).
+// batch job it runs in ("slurm:<id>"; empty when started by hand); `advertise_addr` where other nodes of a
+// multi-node run reach it, `storage` the shared storage its work directory is on (empty: none).
 absl::StatusOr<int64_t> UpsertWorker(Database* db, int64_t id, const std::string& host,
                                      const google::protobuf::RepeatedPtrField<v1::Slot>& slots,
-                                     const std::string& job, int64_t now_ms);
+                                     const std::string& job, int64_t now_ms,
+                                     const std::string& advertise_addr = "", const std::string& storage = "");
 // NotFound names the id.
 absl::StatusOr<WorkerRecord> LoadWorker(Database* db, int64_t id);
 // The SHA-256 (hex) of worker `id`'s registration session ('' for one registered before sessions); NotFound

@@ -1,5 +1,6 @@
 #include "server/sweeps/schemas_expander.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "schemas/sweep.h"
@@ -19,6 +20,7 @@ absl::StatusOr<std::vector<NewRun>> ExpandWithSchemas(const v1::SweepSpec& spec)
     run.legacy_content_hash = std::move(r.legacy_content_hash);
     run.resolved_spec = std::move(r.canonical_yaml);
     run.gpus = r.spec.resources().gpus();
+    run.nodes = static_cast<uint32_t>(std::max(1, r.config.resources.nodes));
     run.spec = std::move(r.spec);
   }
   return out;

@@ -162,6 +162,8 @@ absl::Status Agent::RegisterOnce() {
   }
   request.set_host(options_.host);
   request.set_job(options_.job);
+  request.set_advertise_addr(options_.advertise_addr);
+  request.set_storage(options_.storage);
   for (const v1::Slot& slot : options_.slots.slots) *request.add_slots() = slot;
   for (const v1::RunAttempt& run : RunningAttempts()) *request.add_running() = run;
   absl::StatusOr<v1::RegisterResponse> response = client_->Register(request);

@@ -34,7 +34,10 @@ struct AgentOptions {
   size_t outbox_capacity = 100000;
   std::chrono::milliseconds kill_grace{5000};
   std::chrono::milliseconds max_backoff{3000};
-  std::string job;  // The batch job this worker runs in ("slurm:<id>"), sent on Register.
+  std::string job;             // The batch job this worker runs in ("slurm:<id>"), sent on Register.
+  std::string advertise_addr;  // Where other nodes reach it (empty: the coordinator's view of it).
+  std::string storage;         // The shared storage work_dir is on (empty: none).
+  std::string socket_ifname;   // The ranks' GLOO_SOCKET_IFNAME / NCCL_SOCKET_IFNAME (empty: unset).
   std::chrono::milliseconds idle_exit{0};  // > 0: with no run for this long, ask to leave (RequestExit).
 };
 

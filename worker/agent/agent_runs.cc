@@ -48,7 +48,11 @@ void Agent::HandleAssignment(const v1::Assignment& assignment) {
     return;
   }
   AgentLog(absl::StrCat("starting ", AttemptName(run), " with ", launch.ranks.size(), " rank(s) in ",
-                        launch.run_dir, assignment.resume() ? " (resume)" : ""));
+                        launch.run_dir, assignment.resume() ? " (resume)" : "",
+                        launch.nodes > 1
+                            ? absl::StrCat(" as node ", launch.node_rank, " of ", launch.nodes,
+                                           ", meeting at ", launch.master_addr, ":", launch.master_port)
+                            : ""));
   StartSupervisor(run, std::move(launch));
 }
 
@@ -101,6 +105,13 @@ RunLaunch Agent::MakeLaunch(const v1::Assignment& assignment) const {
     launch.ranks.push_back(device);
   }
   if (launch.ranks.empty()) launch.ranks.push_back(RankDevice{});
+  launch.socket_ifname = options_.socket_ifname;
+  if (assignment.nodes() > 1) {  // Node `node_rank` of a gang: its ranks meet the others' at node 0.
+    launch.nodes = assignment.nodes();
+    launch.node_rank = assignment.node_rank();
+    launch.master_addr = assignment.master_addr();
+    launch.master_port = static_cast<int>(assignment.master_port());
+  }
   return launch;
 }
 

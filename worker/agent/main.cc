@@ -32,6 +32,15 @@ ABSL_FLAG(std::string, gpus, "auto",
 ABSL_FLAG(int, cpu_slots, -1,
           "CPU slots to offer (also --cpu-slots). Default: 1 if there is no GPU, else 0.");
 ABSL_FLAG(int, trainer_threads, 0, "Intra-op threads per rank, passed as nmtrain --threads (0: the spec's).");
+ABSL_FLAG(
+    std::string, advertise_addr, "",
+    "Address the other nodes of a multi-node run reach this worker at (its ranks' rendezvous when it is "
+    "node 0); default: the address this worker reached the coordinator from.");
+ABSL_FLAG(std::string, storage, "",
+          "Name of the shared storage --work_dir is on (the same directory on every worker naming it); only "
+          "workers declaring the same name form one multi-node run. Default: none (single-node runs only).");
+ABSL_FLAG(std::string, socket_ifname, "",
+          "Network interface for the ranks' collectives: set as GLOO_SOCKET_IFNAME and NCCL_SOCKET_IFNAME.");
 ABSL_FLAG(std::string, host, "", "Host name reported to the coordinator (default: gethostname).");
 ABSL_FLAG(int, kill_grace_ms, 5000, "Time between SIGTERM and SIGKILL when stopping ranks.");
 ABSL_FLAG(std::vector<std::string>, data_root, {},
@@ -135,6 +144,9 @@ int main(int argc, char** argv) {
   options.trainer_threads = absl::GetFlag(FLAGS_trainer_threads);
   options.kill_grace = std::chrono::milliseconds(absl::GetFlag(FLAGS_kill_grace_ms));
   options.job = absl::GetFlag(FLAGS_job);
+  options.advertise_addr = absl::GetFlag(FLAGS_advertise_addr);
+  options.storage = absl::GetFlag(FLAGS_storage);
+  options.socket_ifname = absl::GetFlag(FLAGS_socket_ifname);
   options.idle_exit = std::chrono::milliseconds(std::max<int64_t>(absl::GetFlag(FLAGS_idle_exit_ms), 0));
   options.outbox_capacity = static_cast<size_t>(std::max<int64_t>(absl::GetFlag(FLAGS_outbox_capacity), 2));
   if (options.work_dir.empty() || options.work_dir[0] != '/') {

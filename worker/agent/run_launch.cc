@@ -1,5 +1,7 @@
 #include "worker/agent/run_launch.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/client_security.h"
@@ -25,6 +27,10 @@ absl::Status CheckRankDevices(const RunLaunch& launch) {
   return absl::OkStatus();
 }
 
+size_t GlobalRank(const RunLaunch& launch, size_t local) {
+  return static_cast<size_t>(launch.node_rank) * launch.ranks.size() + local;
+}
+
 RankCommand MakeRankCommand(const RunLaunch& launch, size_t rank, int master_port,
                             const std::vector<std::string>& base_env, const std::string& spec_path) {
   const bool gpus = OnGpus(launch);
@@ -41,13 +47,22 @@ RankCommand MakeRankCommand(const RunLaunch& launch, size_t rank, int master_por
     if (device.gpu >= 0) devices.push_back(device.gpu);
   }
   command.env = base_env;
-  command.env.push_back(absl::StrCat(contract::kRankVariable, "=", rank));
-  // All ranks of a run are on this node.
+  command.env.push_back(absl::StrCat(contract::kRankVariable, "=", GlobalRank(launch, rank)));
   command.env.push_back(absl::StrCat(contract::kLocalRankVariable, "=", rank));
-  command.env.push_back(absl::StrCat(contract::kWorldSizeVariable, "=", launch.ranks.size()));
+  command.env.push_back(absl::StrCat(contract::kWorldSizeVariable, "=",
+                                     std::max<uint32_t>(launch.nodes, 1) * launch.ranks.size()));
   command.env.push_back(absl::StrCat(contract::kMasterAddrVariable, "=", launch.master_addr));
   command.env.push_back(absl::StrCat(contract::kMasterPortVariable, "=", master_port));
   command.env.push_back(absl::StrCat("CUDA_VISIBLE_DEVICES=", absl::StrJoin(devices, ",")));
+  if (!launch.socket_ifname.empty()) {  // Replaces what nmworker's own environment says.
+    for (const char* name : contract::kSocketInterfaceVariables) {
+      const std::string prefix = absl::StrCat(name, "=");
+      command.env.erase(std::remove_if(command.env.begin(), command.env.end(),
+                                       [&prefix](const std::string& e) { return e.rfind(prefix, 0) == 0; }),
+                        command.env.end());
+      command.env.push_back(prefix + launch.socket_ifname);
+    }
+  }
   // GPU indices come from nvidia-smi, which numbers GPUs by PCI bus; CUDA's default order is fastest first.
   command.env.push_back("CUDA_DEVICE_ORDER=PCI_BUS_ID");
   command.cwd = launch.run_dir;

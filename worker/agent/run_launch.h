@@ -29,6 +29,12 @@ struct RunLaunch {
   std::vector<std::string> trainer_args;  // Extra arguments (e.g. --threads N).
   std::vector<RankDevice> ranks;          // One per rank; rank 0 first.
   std::string master_addr = "127.0.0.1";
+  // A multi-node run: this node's place in its gang and the port node 0's rank 0 listens on (0: a single
+  // node, which picks a free loopback port itself).
+  uint32_t nodes = 1;
+  uint32_t node_rank = 0;
+  int master_port = 0;
+  std::string socket_ifname;  // GLOO_SOCKET_IFNAME and NCCL_SOCKET_IFNAME of the ranks when set.
   std::chrono::milliseconds kill_grace{5000};  // SIGTERM -> SIGKILL.
 };
 
@@ -36,9 +42,13 @@ struct RunLaunch {
 bool OnGpus(const RunLaunch& launch);
 absl::Status CheckRankDevices(const RunLaunch& launch);
 
-// Rank `rank`'s command: `trainer --spec <spec_path> --out <run_dir> --resume [--init-from <init_from>]
+// The global rank of local rank `local`: node_rank x ranks per node + local.
+size_t GlobalRank(const RunLaunch& launch, size_t local);
+
+// Local rank `rank`'s command: `trainer --spec <spec_path> --out <run_dir> --resume [--init-from <init_from>]
 // --device cpu|cuda [args]`, in
-// the run directory, with `base_env` plus RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT,
+// the run directory, with `base_env` plus RANK (GlobalRank), LOCAL_RANK, WORLD_SIZE (nodes x ranks per
+// node), MASTER_ADDR, MASTER_PORT, GLOO_SOCKET_IFNAME and NCCL_SOCKET_IFNAME when set,
 // CUDA_VISIBLE_DEVICES: the run's GPUs in rank order (so that rank r's cuda:r is its own GPU), or empty on
 // CPU slots (no GPU visible at all), and CUDA_DEVICE_ORDER=PCI_BUS_ID (CUDA then numbers the GPUs as
 // nvidia-smi, where the slots' indices come from, does).

@@ -51,6 +51,30 @@ TEST(MakeRankCommand, CpuRunsHideEveryGpuAndSayCpu) {
   EXPECT_FALSE(OnGpus(launch));
 }
 
+// Node 1 of a 3-node run of 2 GPUs per node: global ranks 2 and 3 of 6, local ranks 0 and 1, meeting at node
+// 0's address; --socket_ifname replaces the agent's own interface variables.
+TEST(MakeRankCommand, GangNodesNumberRanksAfterTheNodesBefore) {
+  RunLaunch launch = Launch({4, 5});
+  launch.nodes = 3;
+  launch.node_rank = 1;
+  launch.master_addr = "10.0.0.1";
+  launch.master_port = 29517;
+  launch.socket_ifname = "ib0";
+  for (size_t local = 0; local < 2; ++local) {
+    auto env = EnvOf(MakeRankCommand(launch, local, launch.master_port, {"GLOO_SOCKET_IFNAME=eth0"},
+                                     "/work/runs/5/spec.yaml"));
+    EXPECT_EQ(env.at("RANK"), absl::StrCat(2 + local));
+    EXPECT_EQ(env.at("LOCAL_RANK"), absl::StrCat(local));
+    EXPECT_EQ(env.at("WORLD_SIZE"), "6");
+    EXPECT_EQ(env.at("MASTER_ADDR"), "10.0.0.1");
+    EXPECT_EQ(env.at("MASTER_PORT"), "29517");
+    EXPECT_EQ(env.at("GLOO_SOCKET_IFNAME"), "ib0");
+    EXPECT_EQ(env.at("NCCL_SOCKET_IFNAME"), "ib0");
+    EXPECT_EQ(env.at("CUDA_VISIBLE_DEVICES"), "4,5");
+  }
+  EXPECT_EQ(GlobalRank(launch, 1), 3u);
+}
+
 TEST(MakeRankCommand, AForkNamesItsParentsRunDirectory) {
   RunLaunch launch = Launch({-1});
   launch.init_from = "/work/runs/3";

@@ -108,8 +108,9 @@ void RunSupervisor::OnStdout(uint32_t rank, absl::string_view line) {
 void RunSupervisor::OnStderr(uint32_t rank, absl::string_view line) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    stderr_tail_.push_back(launch_.ranks.size() > 1 ? absl::StrCat("[rank ", rank, "] ", line)
-                                                    : std::string(line));
+    stderr_tail_.push_back(launch_.ranks.size() > 1 || launch_.nodes > 1
+                               ? absl::StrCat("[rank ", rank, "] ", line)
+                               : std::string(line));
     if (stderr_tail_.size() > kStderrTailLines) stderr_tail_.pop_front();
   }
   if (callbacks_.on_log) callbacks_.on_log(rank, line);
@@ -118,7 +119,7 @@ void RunSupervisor::OnStderr(uint32_t rank, absl::string_view line) {
 RunOutcome RunSupervisor::Supervise() {
   RunOutcome outcome;
   const size_t world = launch_.ranks.empty() ? 1 : launch_.ranks.size();
-  const std::string spec_path = launch_.run_dir + "/" + contract::kSpecFileName;
+  const std::string spec_path = launch_.run_dir + "/" + contract::NodeSpecFileName(launch_.node_rank);
   // A full or read-only disk fails the attempt, which is retried (exit code -1 is not permanent); the
   // trainer never sees a short spec.
   absl::Status written = MakeDirs(launch_.run_dir);
@@ -139,11 +140,12 @@ RunOutcome RunSupervisor::Supervise() {
 
   // Ranks are started from this thread, which lives until they have ended (PR_SET_PDEATHSIG follows it).
   const std::vector<std::string> base_env = AgentEnvironmentForRanks();
-  const int port = PickFreePort();
+  // A gang's port comes from the coordinator (the same on every node); one node picks a free one.
+  const int port = launch_.master_port > 0 ? launch_.master_port : PickFreePort();
   std::vector<std::unique_ptr<RankProcess>> ranks;
   for (size_t r = 0; r < world && stop_.load() == StopReason::kNone; ++r) {
     RankCommand command = MakeRankCommand(launch_, r, port, base_env, spec_path);
-    const uint32_t rank = static_cast<uint32_t>(r);
+    const uint32_t rank = static_cast<uint32_t>(GlobalRank(launch_, r));  // Logs are tagged by global rank.
     absl::StatusOr<std::unique_ptr<RankProcess>> process = RankProcess::Start(
         command, [this, rank](absl::string_view line) { OnStdout(rank, line); },
         [this, rank](absl::string_view line) { OnStderr(rank, line); });
@@ -170,7 +172,7 @@ RunOutcome RunSupervisor::Supervise() {
       if (!codes[r].has_value()) {
         ++running;
       } else if (*codes[r] != 0 && !first_failure.has_value()) {
-        first_failure = {static_cast<uint32_t>(r), *codes[r]};
+        first_failure = {static_cast<uint32_t>(GlobalRank(launch_, r)), *codes[r]};
       }
     }
     if (running == 0) break;

@@ -40,10 +40,6 @@ std::string Message(const std::exception& e) {
   return e.what();
 }
 
-bool IsLoopback(const std::string& addr) {
-  return addr == "localhost" || addr == "127.0.0.1" || addr.rfind("127.", 0) == 0;
-}
-
 }  // namespace
 
 DistributedEnv ReadDistributedEnv() {
@@ -114,7 +110,7 @@ Distributed::Distributed(const DistributedEnv& env, std::chrono::milliseconds ti
     auto gloo = c10d::ProcessGroupGloo::Options::create(timeout);
     if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"); ifname != nullptr && *ifname != '\0') {
       gloo->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(ifname));
-    } else if (IsLoopback(env_.master_addr)) {
+    } else if (contract::IsLoopbackAddress(env_.master_addr)) {
       gloo->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
     } else {
       gloo->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());

@@ -675,8 +675,9 @@ int DescribeRun(const ExperimentConfig& config, std::ostream& out) {
     RunData data = LoadData(config, arch);
     // The loader's count (repeated augmentation changes it) on the spec's ranks; a validated spec's batch
     // divides evenly over them.
-    const TrainLoader loader(data.train.get(), config.data.batch_size, 0, std::max(1, config.resources.gpus),
-                             config.seed, AugmentOptions{}, data.norm, config.data.aug_repeats);
+    const TrainLoader loader(data.train.get(), config.data.batch_size, 0,
+                             std::max(1, Ranks(config.resources)), config.seed, AugmentOptions{}, data.norm,
+                             config.data.aug_repeats);
     steps_per_epoch =
         std::max<int64_t>(1, loader.steps_per_epoch() / std::max(1, config.optimizer.grad_accum_steps));
     out << "data " << config.data.dataset << ": " << data.train->size() << " training / " << data.eval->size()
