@@ -29,6 +29,21 @@ torch::Tensor AuthorsTransposableMask(const torch::Tensor& weight) {
   return TransposableTwoFourMask(weight, TransposableOrder::kAuthors);
 }
 
+torch::Tensor SoftThresholdTwoFour(const torch::Tensor& x) {
+  TORCH_CHECK(x.numel() % 4 == 0, "SoftThresholdTwoFour: ", x.numel(), " elements are not groups of 4");
+  torch::NoGradGuard no_grad;
+  const torch::Tensor groups = x.detach().reshape({-1, 4});
+  const torch::Tensor magnitude = groups.abs();
+  const torch::Tensor t = std::get<0>(magnitude.sort(-1)).narrow(-1, 1, 1);  // Second smallest |x|.
+  return (groups.sign() * (magnitude - t).clamp_min(0)).view(x.sizes());
+}
+
+double SoftThresholdScale(const torch::Tensor& weight) {
+  const torch::Tensor w = weight.detach().to(torch::kDouble);
+  const torch::Tensor s = SoftThresholdTwoFour(weight).to(torch::kDouble);
+  return static_cast<float>((w * s).sum().item<double>() / (s * s).sum().item<double>());
+}
+
 torch::Tensor MvueInclusionProbability(const torch::Tensor& x) {
   TORCH_CHECK(x.dim() == 2 && x.size(1) % 4 == 0, "MvueInclusionProbability: ", x.sizes(),
               " is not [rows, 4g]");
@@ -48,9 +63,11 @@ torch::Tensor MvueTwoFour(const torch::Tensor& x, torch::Generator generator) {
   const torch::Tensor body = x.detach().narrow(1, 0, grouped).to(torch::kDouble);
   const torch::Tensor a = body.abs().add_(kMvueEps).view({rows, -1, 4});
   const auto draws_shape = std::vector<int64_t>{rows, grouped / 4, 1};
-  const auto options = torch::TensorOptions().dtype(torch::kDouble).device(x.device());
-  const torch::Tensor u_first = torch::rand(draws_shape, generator, options);
-  const torch::Tensor u_second = torch::rand(draws_shape, generator, options);
+  // Drawn where the generator lives (a CPU generator for a GPU tensor costs one copy; a CUDA kernel would
+  // draw in place), so that a run's samples depend on its seed and step only.
+  const auto options = torch::TensorOptions().dtype(torch::kDouble).device(generator.device());
+  const torch::Tensor u_first = torch::rand(draws_shape, generator, options).to(x.device());
+  const torch::Tensor u_second = torch::rand(draws_shape, generator, options).to(x.device());
   // First index with probability a_i / S, then j != i with probability a_j / (S - a_i).
   const torch::Tensor first = DrawIndex(a.cumsum(-1), u_first * a.sum(-1, true));
   const torch::Tensor rest = a.scatter(-1, first, 0.0);

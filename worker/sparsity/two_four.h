@@ -27,6 +27,15 @@ torch::Tensor HardTwoFourMask(const torch::Tensor& x);
 // kept along every row group and every column group of each 4x4 tile, so both W~ and W~^T are 2:4.
 torch::Tensor AuthorsTransposableMask(const torch::Tensor& weight);
 
+// S-STE's 2:4 soft threshold (same groups as HardTwoFourMask): sign(x) max(|x| - t, 0) with t the second
+// smallest |x| of the group, so the top 2 keep |x| - t and the rest are 0; continuous in x, and the tie rule
+// never shows (tied entries are both t, so both 0).
+torch::Tensor SoftThresholdTwoFour(const torch::Tensor& x);
+
+// S-STE's scale beta = <W, S(W)> / <S(W), S(W)> (the least-squares factor from S(W) to W), summed in fp64
+// and rounded to fp32 once. The recipe computes it once, from the initial weight, and freezes it.
+double SoftThresholdScale(const torch::Tensor& weight);
+
 // MVUE 2:4 of `x` [rows, k] along dim 1: each group of 4 consecutive entries keeps 2, drawn without
 // replacement with probability proportional to a = |x| + kMvueEps, and a kept entry is divided by its
 // inclusion probability p (InclusionProbability), so E[out] = sign(x) * a. The draw comes from `generator`
