@@ -88,11 +88,11 @@ TEST(ExperimentConfigTest, ErrorsNameFileLineKeyAndValue) {
             "cifar10, cifar100");
   EXPECT_EQ(ParseError("optimizer:\n  name: sgd\n"),
             "exp.yaml:2: optimizer.name: value 'sgd' is not one of adamw");
-  EXPECT_EQ(
-      ParseError("schedule:\n  epochs: 3\n  warmup: 1\n"),
-      "exp.yaml:3: schedule.warmup: unknown key; known keys: epochs, warmup_epochs, min_lr, warmup_lr, "
-      "log_every_steps, sparsity_diagnostics, sched, cooldown_epochs, warmup_prefix, sched_on_updates, lr_k_decay, lr_cycle_mul, "
-      "lr_cycle_decay, lr_cycle_limit, decay_epochs, decay_milestones, decay_rate, patience_epochs");
+  EXPECT_EQ(ParseError("schedule:\n  epochs: 3\n  warmup: 1\n"),
+            "exp.yaml:3: schedule.warmup: unknown key; known keys: epochs, warmup_epochs, min_lr, warmup_lr, "
+            "log_every_steps, sparsity_diagnostics, sched, cooldown_epochs, warmup_prefix, sched_on_updates, "
+            "lr_k_decay, lr_cycle_mul, "
+            "lr_cycle_decay, lr_cycle_limit, decay_epochs, decay_milestones, decay_rate, patience_epochs");
   EXPECT_EQ(
       ParseError("modle: {name: x}\n"),
       "exp.yaml:1: modle: unknown key; known keys: name, seed, model, data, optimizer, schedule, resources, "
@@ -290,6 +290,25 @@ TEST(ExperimentConfigTest, StepsPerEpochWhereTheSpecTells) {
             4);
   EXPECT_EQ(StepsPerEpoch(parse("data: {dataset: shards, path: /x}\n")), std::nullopt);
   EXPECT_EQ(StepsPerEpoch(parse("data: {path: /my/fmnist}\n")), std::nullopt);
+}
+
+// S-STE (docs/sparsity-method.md §12) is 2:4 on linears: the recipe writes 2:4, and anything else is refused
+// with the key that asks for it.
+TEST(ExperimentConfigTest, SsteIsTwoFourOnLinearsOnly) {
+  const std::string vit = "model: {name: vit_nano_patch7_28}\nsparsity: {";
+  const ExperimentConfig sste = MustParse(vit + "recipe: SSTE, sparsity_loc: \"FF,Q,K,V,O\"}\n");
+  EXPECT_EQ(sste.sparsity.sparsity_type, SparsityType::kSste);
+  EXPECT_EQ(sste.sparsity.nm, (NM{2, 4}));
+  EXPECT_TRUE(ValidateExperiment(sste).ok()) << ValidateExperiment(sste);
+  EXPECT_NE(
+      ValidateError(vit + "sparsity_type: SSTE, n_sparsity: 1, m_sparsity: 4}\n").find("sparsity.n_sparsity"),
+      std::string::npos);
+  EXPECT_NE(ValidateError(vit + "sparsity_type: SSTE, sparsity_loc: FFC}\n").find("sparsity.sparsity_loc"),
+            std::string::npos);
+  EXPECT_NE(ValidateError(vit + "sparsity_type: SSTE, sparse_dim: COL}\n").find("sparsity.sparse_dim"),
+            std::string::npos);
+  EXPECT_NE(ParseError(vit + "recipe: SSTE, n_sparsity: 1}\n").find("sparsity.n_sparsity"),
+            std::string::npos);
 }
 
 TEST(ExperimentConfigTest, ValidationChecksEveryNMEverUsed) {
