@@ -223,7 +223,8 @@ int RunValidateCommand(const CommandContext& context) {
     const ResolvedRun& run = (*runs)[i];
     const SparsityConfig& s = run.config.sparsity;
     std::string sparsity = report::RecipeOf(ToProto(run.config).sparsity());
-    if (s.sparsity_type == SparsityType::kStructuredNM || s.sparsity_type == SparsityType::kSrste) {
+    if (s.sparsity_type == SparsityType::kStructuredNM || s.sparsity_type == SparsityType::kSrste ||
+        s.sparsity_type == SparsityType::kSste) {
       absl::StrAppend(&sparsity, " ", s.nm.n, ":", s.nm.m);
       if (s.nm_qkv != s.nm) absl::StrAppend(&sparsity, " (qkv ", s.nm_qkv.n, ":", s.nm_qkv.m, ")");
     }

@@ -36,6 +36,9 @@ std::optional<SparsityConfig> FinalSparsityOf(const v1::SparsitySpec& s) {
     case v1::SparsitySpec::SRSTE:
       c.sparsity_type = SparsityType::kSrste;
       break;
+    case v1::SparsitySpec::SSTE:
+      c.sparsity_type = SparsityType::kSste;
+      break;
     case v1::SparsitySpec::STRUCTURED_NM:
       c.sparsity_type = SparsityType::kStructuredNM;
       break;
@@ -87,6 +90,8 @@ std::string RecipeOf(const v1::SparsitySpec& s) {
   switch (s.sparsity_type()) {
     case v1::SparsitySpec::SRSTE:
       return "SRSTE";
+    case v1::SparsitySpec::SSTE:
+      return "SSTE";
     case v1::SparsitySpec::UNSTRUCTURED:
       return "UNSTRUCTURED";
     case v1::SparsitySpec::STRUCTURED_NM:

@@ -328,6 +328,25 @@ TEST(ExperimentConfigTest, StepsPerEpochWhereTheSpecTells) {
   EXPECT_EQ(StepsPerEpoch(parse("data: {path: /my/fmnist}\n")), std::nullopt);
 }
 
+// S-STE (docs/sparsity-method.md §12) is 2:4 on linears: the recipe writes 2:4, and anything else is refused
+// with the key that asks for it.
+TEST(ExperimentConfigTest, SsteIsTwoFourOnLinearsOnly) {
+  const std::string vit = "model: {name: vit_nano_patch7_28}\nsparsity: {";
+  const ExperimentConfig sste = MustParse(vit + "recipe: SSTE, sparsity_loc: \"FF,Q,K,V,O\"}\n");
+  EXPECT_EQ(sste.sparsity.sparsity_type, SparsityType::kSste);
+  EXPECT_EQ(sste.sparsity.nm, (NM{2, 4}));
+  EXPECT_TRUE(ValidateExperiment(sste).ok()) << ValidateExperiment(sste);
+  EXPECT_NE(
+      ValidateError(vit + "sparsity_type: SSTE, n_sparsity: 1, m_sparsity: 4}\n").find("sparsity.n_sparsity"),
+      std::string::npos);
+  EXPECT_NE(ValidateError(vit + "sparsity_type: SSTE, sparsity_loc: FFC}\n").find("sparsity.sparsity_loc"),
+            std::string::npos);
+  EXPECT_NE(ValidateError(vit + "sparsity_type: SSTE, sparse_dim: COL}\n").find("sparsity.sparse_dim"),
+            std::string::npos);
+  EXPECT_NE(ParseError(vit + "recipe: SSTE, n_sparsity: 1}\n").find("sparsity.n_sparsity"),
+            std::string::npos);
+}
+
 TEST(ExperimentConfigTest, ValidationChecksEveryNMEverUsed) {
   // Patch embedding [32, 1, 7, 7] = 1568 weights: a multiple of 32, not of 64.
   const std::string conv = "model: {name: vit_nano_patch7_28}\nsparsity: {sparsity_type: STRUCTURED_NM, ";

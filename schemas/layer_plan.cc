@@ -23,6 +23,8 @@ std::string SparseText(const SparsityConfig& s, const NM& nm, bool hard) {
   switch (s.sparsity_type) {
     case SparsityType::kSrste:
       return "SR-STE " + NMText(nm);
+    case SparsityType::kSste:
+      return "S-STE " + NMText(nm);
     case SparsityType::kUnstructured:
       return absl::StrCat("prune ", std::round(s.prune_rate * 1000) / 10, "%");
     default:
@@ -46,7 +48,8 @@ std::vector<LayerPlanStage> DefaultTimeline(const SparsityConfig& s, int span, i
   const int f = FineTuneEpochs(s, span);
   // Fine-tune covers epochs > T - f (strictly greater, as the reference does), after T too.
   const int fine_start = std::min(total, std::max(d, span - f + 1));
-  const bool srste = s.sparsity_type == SparsityType::kSrste;
+  // SR-STE and S-STE have no structure decay, and no hard mask in a fine-tune.
+  const bool srste = s.sparsity_type == SparsityType::kSrste || s.sparsity_type == SparsityType::kSste;
   const auto decay =
       srste ? std::vector<std::pair<int, NM>>{{d, target}} : StructureDecayStages(s, span, target);
   Add(&stages, 0, d, "dense", {0, 0}, "dense");

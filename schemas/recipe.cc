@@ -53,6 +53,10 @@ const std::vector<Recipe>& Recipes() {
        "structure decay gradient flow: the N:M itself decays in stages towards the target "
        "(structure_decay_type)",
        {{"sparsity_type", {"STRUCTURED_NM"}}, {"decay_type", {"STEP"}}, {"structure_decay_flag", {"TRUE"}}}},
+      {"SSTE",
+       "S-STE (Hu, Zhu, Chen, NeurIPS 2024): 2:4 soft threshold scaled by a factor frozen at initialisation, "
+       "gradient straight through, weight gradient by MVUE 2:4; no decay, no fine-tune",
+       {{"sparsity_type", {"SSTE"}}, {"n_sparsity", {"2"}}, {"m_sparsity", {"4"}}}},
   };
   return *recipes;
 }

@@ -196,7 +196,8 @@ struct SparsityEnumNames {
   EnumTable<SparsityType> types{{"DENSE", SparsityType::kDense},
                                 {"STRUCTURED_NM", SparsityType::kStructuredNM},
                                 {"SRSTE", SparsityType::kSrste},
-                                {"UNSTRUCTURED", SparsityType::kUnstructured}};
+                                {"UNSTRUCTURED", SparsityType::kUnstructured},
+                                {"SSTE", SparsityType::kSste}};
   EnumTable<DecayType> decay_types{
       {"STEP", DecayType::kStep}, {"LINEAR", DecayType::kLinear}, {"EXP", DecayType::kExp}};
   EnumTable<StructureDecayType> structure_decay_types{{"SPARSIFY", StructureDecayType::kSparsify},
@@ -239,7 +240,8 @@ const KeyTable<SparsityConfig>& SparsityKeys() {
           "sparsity_type DENSE; STE = STRUCTURED_NM, decay_type STEP, no structure decay; SRSTE = "
           "sparsity_type SRSTE; MDGF = STRUCTURED_NM, decay_type EXP (or LINEAR when given), no "
           "structure decay; SDGF = STRUCTURED_NM, decay_type STEP, structure_decay_flag true "
-          "(structure_decay_type as given). An explicit key that disagrees with the recipe is an "
+          "(structure_decay_type as given); SSTE = sparsity_type SSTE (S-STE, 2:4 only). An explicit key "
+          "that disagrees with the recipe is an "
           "error naming both. Case-insensitive; never stored: runs keep the expanded keys, so a "
           "recipe and its keys hash alike."),
       EnumKey<S>("sparsity_type", &S::sparsity_type, SparsityTypes())

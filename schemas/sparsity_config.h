@@ -16,7 +16,8 @@
 
 namespace nmsparse {
 
-enum class SparsityType { kDense, kStructuredNM, kSrste, kUnstructured };
+// kSste: S-STE, the 2:4 soft threshold with a scale frozen at initialisation (docs/sparsity-method.md §12).
+enum class SparsityType { kDense, kStructuredNM, kSrste, kUnstructured, kSste };
 enum class DecayType { kStep, kLinear, kExp };
 enum class StructureDecayType { kSparsify, kFine, kDensify };
 enum class SparseDim { kRow, kCol };

@@ -9,6 +9,7 @@
 #   jpeg_decoder_test: Pillow's decode of JPEGs it made, convert('RGB') as timm's loader (issue 23)
 #   rand_augment_test: each RandAugment op's output and level argument (issue 23)
 #   model_ema_test:    ModelEmaV2 on a fixed sequence of weights (issue 24)
+#   lion_test:         timm.optim.Lion (foreach and per-tensor) on a fixed sequence of gradients (issue 42)
 #   repeat_aug_test:   RepeatAugSampler's per-rank order for a given permutation (issue 24)
 #   layer_decay_test:  param_groups_layer_decay's groups, lr_scale and weight decay per parameter (issue 24)
 #   models_test:       SwinV2 fine-tunes' forward (pretrained_window_sizes) for fixed weights (issue 24)
@@ -56,6 +57,7 @@ check worker/trainer/testdata/timm_lr_schedules.txt tools/timm_sched_golden.py w
 check worker/trainer/data/testdata/pillow_jpeg_decode.txt tools/pillow_jpeg_golden.py worker/trainer/data/jpeg_decoder.cc
 check worker/trainer/data/randaugment/testdata/timm_randaugment.txt tools/timm_randaugment_golden.py worker/trainer/data/randaugment/
 check worker/trainer/testdata/timm_ema.txt tools/timm_ema_golden.py worker/trainer/model_ema.cc
+check worker/trainer/testdata/timm_lion.txt tools/timm_lion_golden.py worker/trainer/lion.cc
 check worker/trainer/data/testdata/timm_repeat_aug.txt tools/timm_repeat_aug_golden.py worker/trainer/data/repeat_aug_sampler.cc
 check worker/trainer/testdata/timm_layer_decay.txt tools/timm_layer_decay_golden.py "worker/trainer/layer_decay.cc, optimizer.cc"
 check worker/trainer/data/transforms/testdata/timm_transforms.txt tools/timm_transforms_golden.py worker/trainer/data/transforms/

@@ -2,12 +2,14 @@
 
 #include "worker/sparsity/dynamic/dynamic_sparsity_method.h"
 #include "worker/sparsity/nm_sparsity_method.h"
+#include "worker/sparsity/sste_method.h"
 
 namespace nmsparse {
 
 absl::StatusOr<std::unique_ptr<SparsityMethod>> CreateSparsityMethod(const SparsityConfig& config,
                                                                      torch::nn::Module& model,
                                                                      const SparsityMethodOptions& options) {
+  if (config.sparsity_type == SparsityType::kSste) return CreateSsteMethod(config, model, options);
   if (config.IsDynamic()) {
     return CreateDynamicSparsityMethod(config.dynamic, model, options.optimizer(), options.seed());
   }

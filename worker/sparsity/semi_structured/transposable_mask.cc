@@ -2,9 +2,11 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <array>
 #include <map>
 #include <mutex>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -16,8 +18,13 @@ constexpr std::array<int, 6> kRowChoices = {0b0011, 0b0101, 0b0110, 0b1001, 0b10
 constexpr std::array<int64_t, 6> kFirstColumn = {0, 0, 1, 0, 1, 2};
 constexpr std::array<int64_t, 6> kSecondColumn = {1, 2, 2, 3, 3, 3};
 
-// The valid patterns as the choice (an index into kRowChoices) of each of the 4 rows, in enumeration order.
-std::vector<std::array<int, 4>> EnumerateChoices() {
+// Pattern p's entry e = 4 r + c (row-major in its tile).
+int PatternBit(const std::array<int, 4>& choice, int e) {
+  return (kRowChoices[choice[e / 4]] >> (e % 4)) & 1;
+}
+
+// The valid patterns as the choice (an index into kRowChoices) of each of the 4 rows, in `order`.
+std::vector<std::array<int, 4>> EnumerateChoices(TransposableOrder order) {
   std::vector<std::array<int, 4>> valid;
   for (int a = 0; a < 6; ++a) {
     for (int b = 0; b < 6; ++b) {
@@ -35,6 +42,15 @@ std::vector<std::array<int, 4>> EnumerateChoices() {
       }
     }
   }
+  if (order == TransposableOrder::kAuthors) {
+    // Descending lexicographic on the 16 entries (the patterns are distinct, so the order is total).
+    std::sort(valid.begin(), valid.end(), [](const std::array<int, 4>& a, const std::array<int, 4>& b) {
+      for (int e = 0; e < 16; ++e) {
+        if (PatternBit(a, e) != PatternBit(b, e)) return PatternBit(a, e) > PatternBit(b, e);
+      }
+      return false;
+    });
+  }
   return valid;
 }
 
@@ -45,8 +61,8 @@ struct Tables {
   torch::Tensor row_choice;     // [4, 90] int64: pattern p keeps row choice row_choice[r][p] - 6 r in row r.
 };
 
-Tables CpuTables() {
-  const std::vector<std::array<int, 4>> choices = EnumerateChoices();
+Tables CpuTables(TransposableOrder order) {
+  const std::vector<std::array<int, 4>> choices = EnumerateChoices(order);
   const int64_t count = static_cast<int64_t>(choices.size());
   Tables t;
   t.patterns = torch::zeros({count, 16}, torch::kFloat32);
@@ -56,7 +72,7 @@ Tables CpuTables() {
   for (int64_t p = 0; p < count; ++p) {
     for (int r = 0; r < 4; ++r) {
       row_choice[r][p] = 6 * r + choices[p][r];
-      for (int col = 0; col < 4; ++col) patterns[p][4 * r + col] = (kRowChoices[choices[p][r]] >> col) & 1;
+      for (int col = 0; col < 4; ++col) patterns[p][4 * r + col] = PatternBit(choices[p], 4 * r + col);
     }
   }
   t.first = torch::tensor(std::vector<int64_t>(kFirstColumn.begin(), kFirstColumn.end()), torch::kInt64);
@@ -64,14 +80,16 @@ Tables CpuTables() {
   return t;
 }
 
-Tables TablesOn(const torch::Device& device) {
+Tables TablesOn(const torch::Device& device, TransposableOrder order) {
   static std::mutex mutex;
-  static auto* tables = new std::map<std::pair<int, int>, Tables>;  // Never destroyed: used until exit.
-  const std::pair<int, int> key{static_cast<int>(device.type()), device.has_index() ? device.index() : -1};
+  // Never destroyed: used until exit.
+  static auto* tables = new std::map<std::tuple<int, int, TransposableOrder>, Tables>;
+  const std::tuple<int, int, TransposableOrder> key{static_cast<int>(device.type()),
+                                                    device.has_index() ? device.index() : -1, order};
   std::lock_guard<std::mutex> lock(mutex);
   auto it = tables->find(key);
   if (it == tables->end()) {
-    const Tables cpu = CpuTables();
+    const Tables cpu = CpuTables(order);
     it = tables
              ->emplace(key, Tables{cpu.patterns.to(device), cpu.first.to(device), cpu.second.to(device),
                                    cpu.row_choice.to(device)})
@@ -82,15 +100,18 @@ Tables TablesOn(const torch::Device& device) {
 
 }  // namespace
 
-torch::Tensor TransposableTwoFourPatterns() { return CpuTables().patterns; }
+torch::Tensor TransposableTwoFourPatterns(TransposableOrder order) { return CpuTables(order).patterns; }
 
-void PrepareTransposableMask(const torch::Device& device) { TablesOn(device); }
+void PrepareTransposableMask(const torch::Device& device) {
+  TablesOn(device, TransposableOrder::kEnumeration);
+  TablesOn(device, TransposableOrder::kAuthors);
+}
 
-torch::Tensor TransposableTwoFourMask(const torch::Tensor& weight) {
+torch::Tensor TransposableTwoFourMask(const torch::Tensor& weight, TransposableOrder order) {
   TORCH_CHECK(weight.dim() == 2 && weight.size(0) % 4 == 0 && weight.size(1) % 4 == 0,
               "TransposableTwoFourMask: weight ", weight.sizes(), " is not [4a, 4b]");
   torch::NoGradGuard no_grad;
-  const Tables t = TablesOn(weight.device());
+  const Tables t = TablesOn(weight.device(), order);
   const int64_t out = weight.size(0), in = weight.size(1);
   // [out/4, 4, in/4, 4] -> tiles [out/4 * in/4, 4 rows, 4 columns] in row-major tile order.
   const torch::Tensor tiles = weight.detach()

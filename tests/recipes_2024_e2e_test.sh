@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The 2024 recipes end to end (issue 42): a sweep of STE 2:4 and S-STE (on the MLP, and on every linear of the
+# blocks) through the real nmserver, one nmworker and nmtrain; every run SUCCEEDS, its stored spec has
+# sparsity_type SSTE at 2:4, its epoch lines are in the sparse phase, and `nmctl compare` has one row per
+# recipe.
+#
+# Usage: recipes_2024_e2e_test.sh NMSERVER NMWORKER NMCTL NMTRAIN SWEEP_YAML
+set -uo pipefail
+
+nmserver=$(realpath "$1"); nmworker=$(realpath "$2"); nmctl=$(realpath "$3"); nmtrain=$(realpath "$4")
+sweep_yaml=$(realpath "$5")
+tmp=$(mktemp -d "${TEST_TMPDIR:-/tmp}/recipes_2024_e2e.XXXXXX")
+db="$tmp/nmsparse.db"
+work="$tmp/work"
+
+source "$(dirname "${BASH_SOURCE[0]}")/e2e_lib.sh"
+
+start_server 0
+start_worker w1
+
+sweep=$(ctl submit "$sweep_yaml" --json | json "d['sweep']['id']")
+check "the sweep is submitted" test -n "$sweep"
+check "its 3 runs end SUCCEEDED" wait_runs "$sweep" \
+  "len(runs) == 3 and all(r['state'] == 'SUCCEEDED' for r in runs)" 180
+ctl runs --sweep "$sweep" >"$tmp/runs.out" 2>&1
+log "nmctl runs:"; cat "$tmp/runs.out" >&2
+for run in $(ctl runs --sweep "$sweep" --json | json "' '.join(str(r['id']) for r in d['runs'])"); do
+  ctl run "$run" >"$tmp/run_$run.out" 2>&1
+  ctl run "$run" --json >"$tmp/run_$run.json"
+  check "run $run trained its last epoch in the sparse phase" test "$(json \
+    "[p['labels'].get('phase') for p in d['metrics'] if p['kind'] == 'epoch'][-1]" <"$tmp/run_$run.json")" = sparse
+done
+check "two runs' stored specs say SSTE" test "$(grep -l "sparsity_type: SSTE" "$tmp"/run_*.out | wc -l)" -eq 2
+ctl compare "$sweep" --metric top1 >"$tmp/compare.out" 2>&1
+log "nmctl compare:"; cat "$tmp/compare.out" >&2
+for label in ste_2_4 sste sste_all_linears; do
+  check "compare has a row for $label" grep -qw "$label" "$tmp/compare.out"
+done
+finish

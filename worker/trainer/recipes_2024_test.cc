@@ -1,0 +1,63 @@
+// The 2024 recipes (docs/sparsity-method.md §12) through the real training loop on the tiny ViT and SwinV2:
+// a run stopped mid-epoch and resumed ends with the weights of an uninterrupted one, which needs the frozen
+// S-STE scale from the checkpoint and the MVUE draws of each step from (seed, step).
+#include <torch/torch.h>
+
+#include <sstream>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "schemas/experiment_config.h"
+#include "worker/trainer/checkpoint.h"
+#include "worker/trainer/exit_codes.h"
+#include "worker/trainer/models/model_factory.h"
+#include "worker/trainer/trainer.h"
+#include "worker/trainer/trainer_testing.h"
+
+namespace nmsparse {
+namespace {
+
+void ExpectResumeIsExact(const std::string& model, const std::string& sparsity, const std::string& name) {
+  const auto config = ParseValidExperiment(R"(
+seed: 7
+model: {name: )" + model + R"(}
+data: {dataset: fashion_mnist, train_subset: 128, eval_subset: 32, batch_size: 32}
+optimizer: {lr: 0.002, clip_grad_norm: 1.0}
+schedule: {epochs: 2, warmup_epochs: 0.5}
+sparsity: )" + sparsity + "\n");
+  std::ostringstream sink;
+  TrainerOptions straight;
+  straight.out_dir = TestTempDir(name + "_straight");
+  straight.metrics = straight.log = &sink;
+  ASSERT_EQ(RunTraining(config, straight), kExitOk) << sink.str();
+
+  TrainerOptions interrupted = straight;
+  interrupted.out_dir = TestTempDir(name + "_interrupted");
+  interrupted.stop_after_steps = 6;  // Mid-way through the second epoch (4 steps per epoch).
+  interrupted.resume = true;
+  ASSERT_EQ(RunTraining(config, interrupted), kExitTerminated) << sink.str();
+  interrupted.stop_after_steps = -1;
+  ASSERT_EQ(RunTraining(config, interrupted), kExitOk) << sink.str();
+
+  auto arch = *LookupModel(model);
+  auto a = CreateModel(arch);
+  auto b = CreateModel(arch);
+  LoadModelFromCheckpoint(CheckpointPath(straight.out_dir), *a);
+  LoadModelFromCheckpoint(CheckpointPath(interrupted.out_dir), *b);
+  auto pb = b->named_parameters();
+  for (const auto& item : a->named_parameters()) {
+    EXPECT_TRUE(torch::equal(item.value(), pb[item.key()])) << name << " " << item.key();
+  }
+  EXPECT_NE(sink.str().find("\"phase\":\"sparse\""), std::string::npos) << sink.str();
+}
+
+TEST(Recipes2024Test, SsteResumesExactlyOnVit) {
+  ExpectResumeIsExact("vit_nano_patch7_28", "{recipe: SSTE, sparsity_loc: \"FF,Q,K,V,O\"}", "sste_vit");
+}
+
+TEST(Recipes2024Test, SsteResumesExactlyOnSwinV2) {
+  ExpectResumeIsExact("swinv2_micro_window7_28", "{recipe: SSTE, sparsity_loc: FF}", "sste_swin");
+}
+
+}  // namespace
+}  // namespace nmsparse
