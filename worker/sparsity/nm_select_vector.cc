@@ -1,16 +1,7 @@
 #include "worker/sparsity/nm_select_vector.h"
 
-#include "worker/trainer/kernels/avx2_math.h"
-#include "worker/trainer/kernels/avx512_math.h"
-
-#ifdef NMSPARSE_X86
-#define NMSPARSE_LANES_ISA avx2
-#define NMSPARSE_LANES_TARGET NMSPARSE_AVX2
-#include "worker/sparsity/nm_select_vector_lanes.inc"
-#define NMSPARSE_LANES_ISA avx512
-#define NMSPARSE_LANES_TARGET NMSPARSE_AVX512
-#include "worker/sparsity/nm_select_vector_lanes.inc"
-#endif
+#define NMSPARSE_LANES_FILE "worker/sparsity/nm_select_vector_lanes.inc"
+#include "worker/trainer/kernels/lanes_for_each_isa.inc"
 
 namespace nmsparse {
 

@@ -3,17 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "worker/trainer/kernels/avx2_math.h"
-#include "worker/trainer/kernels/avx512_math.h"
-
-#ifdef NMSPARSE_X86
-#define NMSPARSE_LANES_ISA avx2
-#define NMSPARSE_LANES_TARGET NMSPARSE_AVX2
-#include "worker/trainer/kernels/softmax_rows_lanes.inc"
-#define NMSPARSE_LANES_ISA avx512
-#define NMSPARSE_LANES_TARGET NMSPARSE_AVX512
-#include "worker/trainer/kernels/softmax_rows_lanes.inc"
-#endif
+#define NMSPARSE_LANES_FILE "worker/trainer/kernels/softmax_rows_lanes.inc"
+#include "worker/trainer/kernels/lanes_for_each_isa.inc"
 
 namespace nmsparse {
 

@@ -22,7 +22,7 @@ bool SoftmaxRowsVectorised();
 
 // Rows shorter than this stay on AVX2 on an AVX-512 CPU: there the 16-lane reductions cost more than the
 // wider lanes save (docs/benchmarks.md, "Issue 37").
-constexpr int64_t kSoftmaxAvx512MinCols = 0;
+constexpr int64_t kSoftmaxAvx512MinCols = 64;
 
 // The path the functions above take for rows of `cols` values.
 KernelIsa SoftmaxRowsIsa(int64_t cols);
