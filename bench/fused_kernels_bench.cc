@@ -5,6 +5,7 @@
 // paths the CPU lacks are left out) and prints median milliseconds per call and the ratios: ATen / fused
 // (above 1: the fused kernel is faster) and AVX2 / AVX-512 (above 1: AVX-512 is faster). Usage:
 // bazel run //bench:fused_kernels_bench -- [ROUNDS] [THREADS]
+#include <malloc.h>
 #include <torch/torch.h>
 
 #include <cmath>
@@ -116,6 +117,10 @@ void SoftmaxCase(const char* name, int64_t heads, int64_t tokens, int rounds) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // As nmtrain (worker/trainer/main.cc): activation buffers stay in glibc's heap instead of being mapped and
+  // unmapped at every call, whose page faults would otherwise fall on whichever variant allocates first.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 30;
   torch::set_num_threads(argc > 2 ? std::atoi(argv[2]) : 1);
   torch::manual_seed(0);

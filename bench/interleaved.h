@@ -14,11 +14,14 @@
 namespace nmsparse::bench {
 
 // Median milliseconds of each of `variants` over `rounds` interleaved rounds, after `warmup` untimed ones.
+// Odd rounds run the variants in reverse order, so that none always follows the same one (whose caches,
+// allocations or clock it would inherit).
 inline std::vector<double> InterleavedMedianMs(const std::vector<std::function<void()>>& variants, int rounds,
                                                int warmup = 2) {
   std::vector<std::vector<double>> ms(variants.size());
   for (int round = 0; round < warmup + rounds; ++round) {
-    for (size_t v = 0; v < variants.size(); ++v) {
+    for (size_t i = 0; i < variants.size(); ++i) {
+      const size_t v = round % 2 == 0 ? i : variants.size() - 1 - i;
       const auto start = std::chrono::steady_clock::now();
       variants[v]();
       const auto end = std::chrono::steady_clock::now();
