@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "bench/interleaved.h"
+#include "worker/trainer/kernels/bias_rows.h"
 #include "worker/trainer/kernels/fused_attention.h"
 #include "worker/trainer/kernels/fused_gelu.h"
 #include "worker/trainer/kernels/fused_kernels_switch.h"
@@ -114,6 +115,22 @@ void SoftmaxCase(const char* name, int64_t heads, int64_t tokens, int rounds) {
   PrintLine(name, nmsparse::bench::InterleavedMedianMs(variants, rounds), false);
 }
 
+// The Mlp's fc2 bias loops alone on a [rows, cols] block: the bias added to every row, then the column sums
+// (its gradient), 20 times per call (one call is a few microseconds).
+void BiasCase(const char* name, int64_t rows, int64_t cols, int rounds) {
+  torch::Tensor y = torch::randn({rows, cols}), bias = torch::randn({cols}), sums = torch::zeros({cols});
+  std::vector<std::function<void()>> variants;
+  for (KernelIsa isa : Paths()) {
+    variants.push_back([=]() mutable {
+      for (int i = 0; i < 20; ++i) {
+        nmsparse::AddBiasRowsOn(isa, y.data_ptr<float>(), bias.data_ptr<float>(), rows, cols);
+        nmsparse::AddColumnSumsOn(isa, y.data_ptr<float>(), sums.data_ptr<float>(), rows, cols);
+      }
+    });
+  }
+  PrintLine(name, nmsparse::bench::InterleavedMedianMs(variants, rounds), false);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -133,6 +150,8 @@ int main(int argc, char** argv) {
   MlpCase("mlp (fc1, gelu, fc2), ViT-S/16 [16, 197, 384]", 16, 197, 384, 1536, rounds);
   Report("gelu, micro ViT mlp [128, 50, 256]", nmsparse::Gelu, torch::randn({128, 50, 256}), rounds);
   Report("gelu, ViT-S/16 mlp [16, 197, 1536]", nmsparse::Gelu, torch::randn({16, 197, 1536}), rounds);
+  BiasCase("fc2 bias + its gradient x20, micro ViT [6400, 64]", 6400, 64, rounds);
+  BiasCase("fc2 bias + its gradient x20, ViT-S/16 [1024, 384]", 1024, 384, rounds);
   SoftmaxCase("softmax rows, micro ViT 512 x [50, 50]", 512, 50, rounds);
   SoftmaxCase("softmax rows, [65, 65] x 256", 256, 65, rounds);
   SoftmaxCase("softmax rows, ViT-S/16 96 x [197, 197]", 96, 197, rounds);
