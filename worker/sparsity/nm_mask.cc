@@ -192,11 +192,7 @@ void SelectGroupsScalar(const float* src, float* dst, int64_t begin, int64_t end
 void SelectGroups(const float* src, float* dst, int64_t begin, int64_t end, int64_t n, int64_t m,
                   float pruned, bool multiply) {
   const int64_t first = begin * m, count = (end - begin) * m;
-  const KernelIsa isa = ActiveKernelIsa();
-  // On 8 lanes, 1:8 by rank (7 rotations) is no faster than the scalar arg-max (docs/benchmarks.md).
-  const bool arg_max_wins = isa == KernelIsa::kAvx2 && m == 8 && (n == 1 || n == m - 1);
-  if (!arg_max_wins && SelectGroupsOnLanes(isa, src + first, dst + first, count, n, m, pruned, multiply))
-    return;
+  if (SelectGroupsOnLanes(ActiveKernelIsa(), src + first, dst + first, count, n, m, pruned, multiply)) return;
   SelectGroupsScalar(src, dst, begin, end, n, m, pruned);
   if (!multiply) return;
   for (int64_t i = first; i < first + count; ++i) dst[i] *= src[i];
