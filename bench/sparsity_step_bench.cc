@@ -14,10 +14,12 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "bench/interleaved.h"
 #include "worker/sparsity/layer_rule.h"
 #include "worker/sparsity/nm_mask.h"
 #include "worker/sparsity/sparse_functions.h"
 #include "worker/sparsity/sparsity_engine.h"
+#include "worker/trainer/kernels/kernel_isa.h"
 #include "worker/trainer/models/vision_transformer.h"
 
 ABSL_FLAG(int, depth, 4, "ViT-S blocks in the stack");
@@ -117,25 +119,47 @@ double MicroMs(const std::function<void()>& fn) {
   return Median(ms);
 }
 
+// `fn` on each path of the N:M selection (plain C++, AVX2, AVX-512 where the CPU has them) in interleaved
+// rounds: one line of medians and the ratios to the plain path and AVX2 / AVX-512.
+void PathsLine(const std::string& name, const std::function<void()>& fn) {
+  std::vector<KernelIsa> paths = {KernelIsa::kScalar};
+  for (KernelIsa isa : {KernelIsa::kAvx2, KernelIsa::kAvx512}) {
+    if (CpuKernelIsa() >= isa) paths.push_back(isa);
+  }
+  std::vector<std::function<void()>> variants;
+  for (KernelIsa isa : paths) {
+    variants.push_back([=] {
+      SetKernelIsaCap(isa);
+      fn();
+      SetKernelIsaCap(KernelIsa::kAvx512);
+    });
+  }
+  const std::vector<double> ms = bench::InterleavedMedianMs(variants, absl::GetFlag(FLAGS_mask_reps), 20);
+  std::printf("  %-44s", name.c_str());
+  for (size_t i = 0; i < paths.size(); ++i) std::printf(" %s %7.3f", KernelIsaName(paths[i]), ms[i]);
+  std::printf("   scalar/best %5.2fx", ms[0] / ms.back());
+  if (paths.size() == 3) std::printf("   avx2/avx512 %5.2fx", ms[1] / ms[2]);
+  std::printf("\n");
+}
+
 void MaskMicroBenchmark() {
   torch::manual_seed(1);
   const torch::Tensor w = torch::randn({1536, 384});
   LayerRule rule;
   rule.recipe = nmsparse::Recipe::kDecay;
   rule.decay = 0.5f;
-  std::printf("\nmask of one [1536, 384] weight (median of %d):\n", absl::GetFlag(FLAGS_mask_reps));
+  std::printf("\nmask of one [1536, 384] weight (median of %d interleaved rounds, ms; load %s):\n",
+              absl::GetFlag(FLAGS_mask_reps), bench::LoadAverage().c_str());
   for (NM nm : std::vector<NM>{{2, 4}, {1, 8}, {4, 8}, {8, 64}, {16, 32}, {16, 128}, {8, 256}, {8, 1024}}) {
-    const double ms = MicroMs([&] { NMMask(w, nm, SparseDim::kRow, false); });
-    const double col = MicroMs([&] { NMMask(w, nm, SparseDim::kCol, false); });
-    std::printf("  NMMask %d:%-4d row %7.3f ms   col %7.3f ms\n", nm.n, nm.m, ms, col);
+    const std::string name = std::to_string(nm.n) + ":" + std::to_string(nm.m);
+    PathsLine("NMMask " + name + " row", [&] { NMMask(w, nm, SparseDim::kRow, false); });
+    PathsLine("NMMask " + name + " col", [&] { NMMask(w, nm, SparseDim::kCol, false); });
   }
   rule.blocks = {BlockRule{true, {1, 8}}};
-  std::printf("  W~ = W * (mask + D(1-mask)), 1:8, mask included: %.3f ms\n",
-              MicroMs([&] { ApplyLayerRule(w, &rule); }));
+  PathsLine("W~ = W * (mask + D(1-mask)), 1:8, mask incl.", [&] { ApplyLayerRule(w, &rule); });
   rule.blocks = {BlockRule{true, {2, 4}}};
-  std::printf("  W~ = W * (mask + D(1-mask)), 2:4, mask included: %.3f ms\n",
-              MicroMs([&] { ApplyLayerRule(w, &rule); }));
-  std::printf("  LayerMask 2:4: %.3f ms\n", MicroMs([&] { LayerMask(w, rule, 0.5f); }));
+  PathsLine("W~ = W * (mask + D(1-mask)), 2:4, mask incl.", [&] { ApplyLayerRule(w, &rule); });
+  PathsLine("LayerMask 2:4", [&] { LayerMask(w, rule, 0.5f); });
   const torch::Tensor mult = LayerMask(w, rule, 0.5f);
   std::printf("  W * multiplier alone: %.3f ms\n", MicroMs([&] { w* mult; }));
   std::printf("  unstructured 0.9 (one group of 589824): %.3f ms\n",
@@ -154,6 +178,8 @@ int main(int argc, char** argv) {
       absl::GetFlag(FLAGS_depth), absl::GetFlag(FLAGS_batch), static_cast<long long>(nmsparse::kTokens),
       static_cast<long long>(nmsparse::kDim), torch::get_num_threads(), absl::GetFlag(FLAGS_warmup),
       absl::GetFlag(FLAGS_reps));
+  std::printf("load average at start: %s; N:M selection up to %s\n", nmsparse::bench::LoadAverage().c_str(),
+              nmsparse::KernelIsaName(nmsparse::ActiveKernelIsa()));
   if (absl::GetFlag(FLAGS_masks_only)) {
     nmsparse::MaskMicroBenchmark();
     return 0;
@@ -175,6 +201,7 @@ int main(int argc, char** argv) {
     std::printf("  %-14s %9.1f ms/step (min %.1f)   ratio to dense %.3f\n", recipes[r].name.c_str(), median,
                 *std::min_element(ms[r].begin(), ms[r].end()), median / dense_ms);
   }
+  std::printf("load average after the steps: %s\n", nmsparse::bench::LoadAverage().c_str());
   std::fflush(stdout);
   nmsparse::MaskMicroBenchmark();
   return 0;

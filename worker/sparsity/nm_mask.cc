@@ -13,6 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "worker/sparsity/nm_group_select.h"
+#include "worker/sparsity/nm_select_vector.h"
+#include "worker/trainer/kernels/kernel_isa.h"
 
 #if defined(NMSPARSE_WITH_CUDA)
 #include <c10/cuda/CUDAGuard.h>
@@ -159,8 +161,8 @@ void SelectByInsertion(const float* src, float* dst, int64_t begin, int64_t end,
   }
 }
 
-void SelectGroups(const float* src, float* dst, int64_t begin, int64_t end, int64_t n, int64_t m,
-                  float pruned) {
+void SelectGroupsScalar(const float* src, float* dst, int64_t begin, int64_t end, int64_t n, int64_t m,
+                        float pruned) {
   if (n == 1) return SelectArgMax(src, dst, begin, end, m, pruned);
   if (n == m - 1) return SelectAllButArgMin(src, dst, begin, end, m, pruned);
   switch (m) {
@@ -185,20 +187,31 @@ void SelectGroups(const float* src, float* dst, int64_t begin, int64_t end, int6
   return SelectByThreshold(src, dst, begin, end, n, m, pruned);
 }
 
-// Keeps the n largest |src| of every group of m consecutive elements: dst = 1 there, `pruned` elsewhere.
-void SelectTopN(const float* src, float* dst, int64_t numel, int64_t n, int64_t m, float pruned) {
-  if (n >= m) {
-    std::fill(dst, dst + numel, 1.f);
-    return;
-  }
-  if (n <= 0) {
-    std::fill(dst, dst + numel, pruned);
+// Groups [begin, end): on the CPU's vector lanes where they hold the group size (nm_select_vector.h), else
+// by the scalar paths above, then the product with src while the block is in cache.
+void SelectGroups(const float* src, float* dst, int64_t begin, int64_t end, int64_t n, int64_t m,
+                  float pruned, bool multiply) {
+  const int64_t first = begin * m, count = (end - begin) * m;
+  if (SelectGroupsOnLanes(ActiveKernelIsa(), src + first, dst + first, count, n, m, pruned, multiply)) return;
+  SelectGroupsScalar(src, dst, begin, end, n, m, pruned);
+  if (!multiply) return;
+  for (int64_t i = first; i < first + count; ++i) dst[i] *= src[i];
+}
+
+// Keeps the n largest |src| of every group of m consecutive elements: dst = 1 there, `pruned` elsewhere, or
+// src times that when `multiply`.
+void SelectTopN(const float* src, float* dst, int64_t numel, int64_t n, int64_t m, float pruned,
+                bool multiply = false) {
+  if (n >= m || n <= 0) {
+    const float value = n >= m ? 1.f : pruned;
+    for (int64_t i = 0; i < numel; ++i) dst[i] = multiply ? src[i] * value : value;
     return;
   }
   const int64_t groups = numel / m;
   const int64_t grain = std::max<int64_t>(1, 32768 / m);
-  at::parallel_for(0, groups, grain,
-                   [&](int64_t begin, int64_t end) { SelectGroups(src, dst, begin, end, n, m, pruned); });
+  at::parallel_for(0, groups, grain, [&](int64_t begin, int64_t end) {
+    SelectGroups(src, dst, begin, end, n, m, pruned, multiply);
+  });
 }
 
 std::string ShapeString(const std::vector<int64_t>& shape) {
@@ -231,6 +244,17 @@ void CheckGroupable(const torch::Tensor& weight, NM nm, const torch::Tensor& out
   TORCH_CHECK(nm.m >= 1 && weight.numel() % nm.m == 0, "weight of shape ", weight.sizes(),
               " cannot be split into groups of M=", nm.m);
   TORCH_CHECK(out.sizes() == weight.sizes(), "mask output must have the weight's shape");
+}
+
+// SelectTopN of a CPU group buffer into `out` (float32, the weight's shape): in place where out's rows are
+// the groups, else through a buffer in group layout.
+void SelectOnCpu(const torch::Tensor& buffer, NM nm, SparseDim dim, bool is_conv, float pruned_value,
+                 bool multiply, torch::Tensor& out) {
+  const bool direct = !is_conv && dim == SparseDim::kRow && out.is_contiguous() && out.is_cpu();
+  torch::Tensor target = direct ? out : torch::empty_like(buffer);
+  SelectTopN(buffer.data_ptr<float>(), target.data_ptr<float>(), buffer.numel(), nm.n, nm.m, pruned_value,
+             multiply);
+  if (!direct) out.copy_(FromGroupLayout(target, dim, is_conv));
 }
 
 #if defined(NMSPARSE_WITH_CUDA)
@@ -317,10 +341,7 @@ void FillNMMask(const torch::Tensor& weight, NM nm, SparseDim dim, bool is_conv,
     out.copy_(FromGroupLayout(SelectTopNWithTensorOps(buffer, nm.n, nm.m, pruned_value), dim, is_conv));
     return;
   }
-  const bool direct = !is_conv && dim == SparseDim::kRow && out.is_contiguous() && out.is_cpu();
-  torch::Tensor target = direct ? out : torch::empty_like(buffer);
-  SelectTopN(buffer.data_ptr<float>(), target.data_ptr<float>(), buffer.numel(), nm.n, nm.m, pruned_value);
-  if (!direct) out.copy_(FromGroupLayout(target, dim, is_conv));
+  SelectOnCpu(buffer, nm, dim, is_conv, pruned_value, /*multiply=*/false, out);
 }
 
 void FillNMSparseWeight(const torch::Tensor& weight, NM nm, SparseDim dim, bool is_conv, float pruned_value,
@@ -328,6 +349,12 @@ void FillNMSparseWeight(const torch::Tensor& weight, NM nm, SparseDim dim, bool 
   CheckGroupable(weight, nm, out);
   torch::NoGradGuard no_grad;
   if (FillOnGpu(weight.detach(), nm, dim, is_conv, pruned_value, /*multiply=*/true, out)) return;
+  if (weight.is_cpu() && weight.scalar_type() == torch::kFloat && out.is_cpu() &&
+      out.scalar_type() == torch::kFloat && !out.is_alias_of(weight)) {
+    // W~ in the selection's pass: w * 1.f or w * pruned, the bits mul_out would give.
+    SelectOnCpu(GroupBuffer(weight, dim, is_conv), nm, dim, is_conv, pruned_value, /*multiply=*/true, out);
+    return;
+  }
   torch::Tensor mask = torch::empty(weight.sizes(), weight.options().dtype(torch::kFloat));
   FillNMMask(weight, nm, dim, is_conv, pruned_value, mask);
   torch::mul_out(out, weight.detach(), mask.to(weight.scalar_type()));

@@ -61,6 +61,56 @@ NMSPARSE_AVX2 inline __m256i TailMask(int64_t count) {
                             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
+// The 8-lane vocabulary the kernels' loops are written in (softmax_rows, bias_rows, the N:M mask selection):
+// the same loop text compiled once with these lanes and once with avx512::Lanes (*_lanes.inc files). F holds
+// floats, I int32, M a lane mask (here a float vector of all-ones or zero lanes).
+struct Lanes {
+  using F = __m256;
+  using I = __m256i;
+  using M = __m256;
+  static constexpr int kWidth = 8;
+
+  NMSPARSE_AVX2 static F Load(const float* p) { return _mm256_loadu_ps(p); }
+  NMSPARSE_AVX2 static void Store(float* p, F v) { _mm256_storeu_ps(p, v); }
+  // The lanes of `tail` from p (zeros elsewhere, nothing read there), and a store of those lanes only.
+  NMSPARSE_AVX2 static F LoadTail(const float* p, M tail) {
+    return _mm256_maskload_ps(p, _mm256_castps_si256(tail));
+  }
+  NMSPARSE_AVX2 static void StoreTail(float* p, M tail, F v) {
+    _mm256_maskstore_ps(p, _mm256_castps_si256(tail), v);
+  }
+  NMSPARSE_AVX2 static M FirstLanes(int64_t count) { return _mm256_castsi256_ps(TailMask(count)); }
+
+  NMSPARSE_AVX2 static F Set(float v) { return _mm256_set1_ps(v); }
+  NMSPARSE_AVX2 static F Add(F a, F b) { return _mm256_add_ps(a, b); }
+  NMSPARSE_AVX2 static F Sub(F a, F b) { return _mm256_sub_ps(a, b); }
+  NMSPARSE_AVX2 static F Mul(F a, F b) { return _mm256_mul_ps(a, b); }
+  NMSPARSE_AVX2 static F MulAdd(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
+  NMSPARSE_AVX2 static F Max(F a, F b) { return _mm256_max_ps(a, b); }
+  NMSPARSE_AVX2 static F Exp(F x) { return avx2::Exp(x); }
+  NMSPARSE_AVX2 static float ReduceSum(F v) { return HorizontalSum(v); }
+  NMSPARSE_AVX2 static float ReduceMax(F v) { return HorizontalMax(v); }
+  // yes where m is set, no elsewhere.
+  NMSPARSE_AVX2 static F Select(M m, F yes, F no) { return _mm256_blendv_ps(no, yes, m); }
+
+  // |v| as int32 bits (nm_group_select.h's MagnitudeBits, lane by lane).
+  NMSPARSE_AVX2 static I MagnitudeBits(F v) {
+    return _mm256_and_si256(_mm256_castps_si256(v), _mm256_set1_epi32(0x7fffffff));
+  }
+  NMSPARSE_AVX2 static I SetInt(int32_t v) { return _mm256_set1_epi32(v); }
+  NMSPARSE_AVX2 static I LoadInt(const int32_t* p) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  }
+  // Lane j of the result is lane index[j] of v.
+  NMSPARSE_AVX2 static I Permute(I v, I index) { return _mm256_permutevar8x32_epi32(v, index); }
+  NMSPARSE_AVX2 static M Greater(I a, I b) { return _mm256_castsi256_ps(_mm256_cmpgt_epi32(a, b)); }
+  NMSPARSE_AVX2 static M Equal(I a, I b) { return _mm256_castsi256_ps(_mm256_cmpeq_epi32(a, b)); }
+  NMSPARSE_AVX2 static M And(M a, M b) { return _mm256_and_ps(a, b); }
+  NMSPARSE_AVX2 static M Or(M a, M b) { return _mm256_or_ps(a, b); }
+  // acc + 1 where m is set (a set lane is -1 as an integer).
+  NMSPARSE_AVX2 static I CountWhere(I acc, M m) { return _mm256_sub_epi32(acc, _mm256_castps_si256(m)); }
+};
+
 }  // namespace avx2
 }  // namespace nmsparse
 

@@ -1,6 +1,6 @@
-// AVX-512 building blocks of the CPU kernels, the 16-lane counterparts of avx2_math.h: exp, tail masks.
-// Every function is compiled for AVX-512 (F, DQ, BW, VL) whatever the build's -march, so callers must check
-// CpuHasAvx512() first (run-time dispatch, as for AVX2).
+// AVX-512 building blocks of the CPU kernels, the 16-lane counterparts of avx2_math.h: exp, tail masks,
+// Lanes. Every function is compiled for AVX-512 (F, DQ, BW, VL) whatever the build's -march, so callers must
+// check CpuHasAvx512() first (run-time dispatch, as for AVX2).
 #ifndef NMSPARSE_WORKER_TRAINER_KERNELS_AVX512_MATH_H_
 #define NMSPARSE_WORKER_TRAINER_KERNELS_AVX512_MATH_H_
 
@@ -8,6 +8,8 @@
 #include <immintrin.h>
 
 #include <cstdint>
+
+#include "worker/trainer/kernels/avx2_math.h"
 
 namespace nmsparse {
 namespace avx512 {
@@ -48,6 +50,50 @@ NMSPARSE_AVX512 inline __m512 Exp(__m512 x) {
 
 // The first `count` (0..15) of 16 lanes, for the tail of a row.
 inline __mmask16 TailMask(int64_t count) { return static_cast<__mmask16>((1u << count) - 1u); }
+
+// avx2::Lanes on 16 lanes (the same operations, lane by lane), for the loops in the *_lanes.inc files. M is
+// an AVX-512 mask register.
+struct Lanes {
+  using F = __m512;
+  using I = __m512i;
+  using M = __mmask16;
+  static constexpr int kWidth = 16;
+
+  NMSPARSE_AVX512 static F Load(const float* p) { return _mm512_loadu_ps(p); }
+  NMSPARSE_AVX512 static void Store(float* p, F v) { _mm512_storeu_ps(p, v); }
+  NMSPARSE_AVX512 static F LoadTail(const float* p, M tail) { return _mm512_maskz_loadu_ps(tail, p); }
+  NMSPARSE_AVX512 static void StoreTail(float* p, M tail, F v) { _mm512_mask_storeu_ps(p, tail, v); }
+  static M FirstLanes(int64_t count) { return TailMask(count); }
+
+  NMSPARSE_AVX512 static F Set(float v) { return _mm512_set1_ps(v); }
+  NMSPARSE_AVX512 static F Add(F a, F b) { return _mm512_add_ps(a, b); }
+  NMSPARSE_AVX512 static F Sub(F a, F b) { return _mm512_sub_ps(a, b); }
+  NMSPARSE_AVX512 static F Mul(F a, F b) { return _mm512_mul_ps(a, b); }
+  NMSPARSE_AVX512 static F MulAdd(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
+  NMSPARSE_AVX512 static F Max(F a, F b) { return _mm512_maskz_max_ps(kAll, a, b); }
+  NMSPARSE_AVX512 static F Exp(F x) { return avx512::Exp(x); }
+  // Halves folded onto 8 lanes, then avx2's reductions (zero-masked extracts: see Exp; GCC 12's
+  // _mm512_castps512_ps256 is an extract too).
+  NMSPARSE_AVX512 static __m256 Low(F v) { return _mm512_maskz_extractf32x8_ps(0xFF, v, 0); }
+  NMSPARSE_AVX512 static __m256 High(F v) { return _mm512_maskz_extractf32x8_ps(0xFF, v, 1); }
+  NMSPARSE_AVX512 static float ReduceSum(F v) { return avx2::HorizontalSum(_mm256_add_ps(Low(v), High(v))); }
+  NMSPARSE_AVX512 static float ReduceMax(F v) { return avx2::HorizontalMax(_mm256_max_ps(Low(v), High(v))); }
+  NMSPARSE_AVX512 static F Select(M m, F yes, F no) { return _mm512_mask_blend_ps(m, no, yes); }
+
+  NMSPARSE_AVX512 static I MagnitudeBits(F v) {
+    return _mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(0x7fffffff));
+  }
+  NMSPARSE_AVX512 static I SetInt(int32_t v) { return _mm512_set1_epi32(v); }
+  NMSPARSE_AVX512 static I LoadInt(const int32_t* p) { return _mm512_loadu_si512(p); }
+  NMSPARSE_AVX512 static I Permute(I v, I index) { return _mm512_maskz_permutexvar_epi32(kAll, index, v); }
+  NMSPARSE_AVX512 static M Greater(I a, I b) { return _mm512_cmpgt_epi32_mask(a, b); }
+  NMSPARSE_AVX512 static M Equal(I a, I b) { return _mm512_cmpeq_epi32_mask(a, b); }
+  static M And(M a, M b) { return a & b; }
+  static M Or(M a, M b) { return a | b; }
+  NMSPARSE_AVX512 static I CountWhere(I acc, M m) {
+    return _mm512_mask_add_epi32(acc, m, acc, _mm512_set1_epi32(1));
+  }
+};
 
 }  // namespace avx512
 }  // namespace nmsparse

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "worker/compat/torch_compat.h"
+#include "worker/trainer/kernels/bias_rows.h"
 #include "worker/trainer/kernels/blas_gemm.h"
 #include "worker/trainer/kernels/fused_kernels_switch.h"
 #include "worker/trainer/kernels/gelu_rows.h"
@@ -38,18 +39,6 @@ void ForEachBlockRange(const MlpShape& s, int64_t tasks, const Fn& fn) {
   at::parallel_for(0, tasks, 1, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) fn(t, blocks * t / tasks, blocks * (t + 1) / tasks);
   });
-}
-
-void AddBiasRows(float* y, const float* bias, int64_t rows, int64_t cols) {
-  for (int64_t r = 0; r < rows; ++r, y += cols) {
-    for (int64_t j = 0; j < cols; ++j) y[j] += bias[j];
-  }
-}
-
-void AddColumnSums(const float* g, float* sums, int64_t rows, int64_t cols) {
-  for (int64_t r = 0; r < rows; ++r, g += cols) {
-    for (int64_t j = 0; j < cols; ++j) sums[j] += g[j];
-  }
 }
 
 struct ForwardResult {

@@ -1,9 +1,6 @@
 #include "worker/trainer/kernels/gelu_rows.h"
 
-#include <algorithm>
 #include <cmath>
-#include <cstdlib>
-#include <string>
 
 #include "worker/trainer/kernels/avx2_math.h"
 #include "worker/trainer/kernels/avx512_math.h"
@@ -206,39 +203,9 @@ NMSPARSE_AVX512 void BackwardRows(const float* h, float* grad, float* bias_grad,
 
 }  // namespace
 
-// NMSPARSE_KERNELS_MAX_ISA=avx2 (or scalar) caps the path, to measure one against the other in the same
-// binary (bench/, docs/benchmarks.md) or to rule the wider one out when chasing a numerical question.
-GeluPath CappedPath(GeluPath widest) {
-  const char* cap = std::getenv("NMSPARSE_KERNELS_MAX_ISA");
-  if (cap == nullptr) return widest;
-  const std::string name = cap;
-  if (name == "scalar") return GeluPath::kScalar;
-  if (name == "avx2") return std::min(widest, GeluPath::kAvx2);
-  return widest;
-}
+GeluPath BestGeluPath() { return ActiveKernelIsa(); }
 
-GeluPath BestGeluPath() {
-#ifdef NMSPARSE_X86
-  static const GeluPath best = CappedPath(avx512::CpuHasAvx512()  ? GeluPath::kAvx512
-                                          : avx2::CpuHasAvx2Fma() ? GeluPath::kAvx2
-                                                                  : GeluPath::kScalar);
-  return best;
-#else
-  return GeluPath::kScalar;
-#endif
-}
-
-const char* GeluPathName(GeluPath path) {
-  switch (path) {
-    case GeluPath::kAvx512:
-      return "avx512";
-    case GeluPath::kAvx2:
-      return "avx2";
-    case GeluPath::kScalar:
-      break;
-  }
-  return "scalar";
-}
+const char* GeluPathName(GeluPath path) { return KernelIsaName(path); }
 
 bool GeluRowsVectorised() { return BestGeluPath() != GeluPath::kScalar; }
 

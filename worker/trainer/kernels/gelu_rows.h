@@ -7,17 +7,18 @@
 
 #include <cstdint>
 
+#include "worker/trainer/kernels/kernel_isa.h"
+
 namespace nmsparse {
 
-// The code paths: plain C++ (always there), AVX2 + FMA, AVX-512 (F, DQ, BW, VL: 1.3-1.7x AVX2 on the micro
-// ViT's and ViT-S's Mlp blocks, docs/benchmarks.md).
-enum class GeluPath { kScalar, kAvx2, kAvx512 };
+// The code paths (kernel_isa.h): plain C++ (always there), AVX2 + FMA, AVX-512 (F, DQ, BW, VL: 1.3-1.7x
+// AVX2 on the micro ViT's and ViT-S's Mlp blocks, docs/benchmarks.md).
+using GeluPath = KernelIsa;
 
-// The widest path this CPU runs, capped by $NMSPARSE_KERNELS_MAX_ISA (avx2, scalar): the one the functions
-// below take.
+// ActiveKernelIsa(): the path the functions below take.
 GeluPath BestGeluPath();
 
-// "scalar", "avx2", "avx512".
+// KernelIsaName().
 const char* GeluPathName(GeluPath path);
 
 // Whether the vectorised loops run on this CPU (the plain ones are slower than ATen's gelu).
@@ -36,7 +37,7 @@ void BiasGeluRows(float* h, const float* bias, float* y, int64_t rows, int64_t c
 // For a [rows, cols] block: grad = grad * gelu'(h) in place, and bias_grad[j] += sum over rows of the result.
 void GeluBackwardRowsWithBiasGrad(const float* h, float* grad, float* bias_grad, int64_t rows, int64_t cols);
 
-// The same on a given path, for tests and benchmarks; `path` must not be wider than BestGeluPath().
+// The same on a given path, for tests and benchmarks; `path` must not be wider than CpuKernelIsa().
 void GeluForwardOn(GeluPath path, const float* x, float* y, int64_t n);
 void GeluBackwardOn(GeluPath path, const float* x, const float* grad, float* out, int64_t n);
 void BiasGeluRowsOn(GeluPath path, float* h, const float* bias, float* y, int64_t rows, int64_t cols);
