@@ -1,4 +1,4 @@
-// Every case of ../shared/testdata/pgf_golden.json (numbers from the paper's reference code) against the
+// Every case of testdata/pgf/pgf_golden.json (numbers from the paper's reference code, README there) against the
 // engine: masks exact, floats rtol 1e-6 with exact zeros kept, backward through autograd.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -16,7 +16,6 @@
 #include "worker/sparsity/decay.h"
 #include "worker/sparsity/layer_rule.h"
 #include "worker/sparsity/nm_mask.h"
-#include "worker/sparsity/shared_testdata.h"
 #include "worker/sparsity/sparse_functions.h"
 
 namespace nmsparse {
@@ -26,8 +25,8 @@ using nlohmann::json;
 
 const json& Golden() {
   static const json* golden = [] {
-    const std::string path = FindSharedFile("testdata/pgf_golden.json");
-    std::ifstream in(path);
+    // Read from the repository root (Bazel's runfiles and CMake's test working directory).
+    std::ifstream in("worker/sparsity/testdata/pgf/pgf_golden.json");
     auto* parsed = new json(in.good() ? json::parse(in) : json());
     return parsed;
   }();
