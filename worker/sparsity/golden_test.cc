@@ -1,5 +1,5 @@
-// Every case of testdata/pgf/pgf_golden.json (numbers from the paper's reference code, README there) against the
-// engine: masks exact, floats rtol 1e-6 with exact zeros kept, backward through autograd.
+// Every case of testdata/pgf/pgf_golden.json (numbers from the paper's reference code; README there) against
+// the engine: masks exact, floats rtol 1e-6 with exact zeros kept, backward through autograd.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
