@@ -3,7 +3,7 @@
 # nmworker with one CPU slot and real nmtrain runs.
 #  - ASHA (tests/testdata/asha_sweep.yaml): with one slot the runs reach each rung in index order, so the
 #    decisions are fixed by the sweep. The first run (the only one that learns) trains every epoch and
-#    SUCCEEDS; the other two end STOPPED_EARLY at rung 0 with the rule's reason in `nmctl runs --json`,
+#    SUCCEEDS; the other two end STOPPED_EARLY at rung 1 with the rule's reason in `nmctl runs --json`,
 #    `nmctl runs` and `nmctl run`, after one attempt (never retried), with their checkpoints kept; the
 #    decisions are in the runs' logs; `follow` exits 0.
 #  - TPE (tests/testdata/tpe_sweep.yaml): budget 4, parallel 1: the sweep starts with one run, the coordinator
@@ -36,14 +36,14 @@ check "the run that learns (first at every rung) succeeds" test "$(field "runs[0
 log "runs: $(field "[(r['state'], r['message']) for r in runs]")"
 check "the two runs that barely learn are stopped early" \
   test "$(field "[r['state'] for r in runs[1:]]")" = "['STOPPED_EARLY', 'STOPPED_EARLY']"
-check "each at rung 0 with the rule's numbers as reason" \
-  test "$(field "all(r['message'].startswith('asha: rung 0 (epoch 1): top1 ') and '< cutoff' in r['message'] for r in runs[1:])")" = True
+check "each at rung 1 with the rule's numbers as reason" \
+  test "$(field "all(r['message'].startswith('asha: rung 1 (epoch 1): top1 ') and '< cutoff' in r['message'] for r in runs[1:])")" = True
 check "after one attempt: a stopped run is not retried" test "$(field "[r['attempt'] for r in runs[1:]]")" = "[1, 1]"
 stopped=$(field "runs[1]['id']")
 check "a stopped run keeps its checkpoint" test -f "$work/runs/$stopped/checkpoint.pt"
-check "nmctl runs shows why" bash -c "'$nmctl' runs --sweep $sweep | grep STOPPED_EARLY | grep -q 'asha: rung 0'"
-check "nmctl run shows the reason" bash -c "'$nmctl' run $stopped | grep -q 'message: *asha: rung 0 (epoch 1): top1'"
-check "the decision is in the stopped run's log" bash -c "'$nmctl' logs $stopped | grep -q '\[nmserver\] asha: rung 0 (epoch 1).*stopped'"
+check "nmctl runs shows why" bash -c "'$nmctl' runs --sweep $sweep | grep STOPPED_EARLY | grep -q 'asha: rung 1'"
+check "nmctl run shows the reason" bash -c "'$nmctl' run $stopped | grep -q 'message: *asha: rung 1 (epoch 1): top1'"
+check "the decision is in the stopped run's log" bash -c "'$nmctl' logs $stopped | grep -q '\[nmserver\] asha: rung 1 (epoch 1).*stopped'"
 check "and the promotions in the first run's log" \
   test "$(ctl logs "$first" | grep -c '\[nmserver\] asha: rung .*promoted')" = 2
 check "follow of the sweep exits 0 (stopped early is no failure)" ctl follow "$sweep"

@@ -24,9 +24,10 @@ AshaDecision DecideAsha(const v1::EarlyStopping& policy, int rung, uint32_t reso
   // A non-finite value never goes on, not even as the first at its rung.
   d.promoted = std::isfinite(value) && !contract::RanksBefore(d.cutoff, value, maximize);
   const char* op = d.promoted ? (maximize ? ">=" : "<=") : (maximize ? "<" : ">");
-  d.reason = absl::StrFormat("asha: rung %d (%s %d): %s %.4g %s cutoff %.4g (best %d of %d go on)%s", rung,
-                             policy.resource(), resource, policy.metric(), value, op, d.cutoff, d.keep,
-                             d.competitors, d.promoted ? ": promoted" : ": stopped");
+  // Rungs are numbered from 1 for people, as validate numbers them (issue 40); `rung` counts from 0.
+  d.reason = absl::StrFormat("asha: rung %d (%s %d): %s %.4g %s cutoff %.4g (best %d of %d go on)%s",
+                             rung + 1, policy.resource(), resource, policy.metric(), value, op, d.cutoff,
+                             d.keep, d.competitors, d.promoted ? ": promoted" : ": stopped");
   return d;
 }
 

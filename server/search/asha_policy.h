@@ -20,7 +20,7 @@ struct AshaDecision {
   int keep = 0;         // How many of the results at the rung go on: max(1, floor(n / reduction_factor)).
   int competitors = 0;  // n: the results at the rung, this one included.
   double cutoff = 0;    // The keep-th best value: the worst value that still goes on.
-  std::string reason;   // "asha: rung 0 (epoch 1): top1 0.61 < cutoff 0.68 (best 1 of 2 go on)".
+  std::string reason;   // "asha: rung 1 (epoch 1): top1 0.61 < cutoff 0.68 (best 1 of 2 go on)".
 };
 
 // Decides for a run reaching rung `rung` (at `resource` epochs) with `value`, given the values that earlier

@@ -84,7 +84,7 @@ TEST(AshaPolicyTest, ReasonNamesRungMetricValueAndCutoff) {
   EXPECT_EQ(d.keep, 1);
   EXPECT_EQ(d.competitors, 2);
   EXPECT_DOUBLE_EQ(d.cutoff, 0.68);
-  EXPECT_EQ(d.reason, "asha: rung 0 (epoch 1): top1 0.61 < cutoff 0.68 (best 1 of 2 go on): stopped");
+  EXPECT_EQ(d.reason, "asha: rung 1 (epoch 1): top1 0.61 < cutoff 0.68 (best 1 of 2 go on): stopped");
 }
 
 // A NaN or infinite value (a diverged run, or a store written before the gateway refused them) ranks worst:

@@ -116,7 +116,7 @@ TEST_F(EarlyStoppingTest, StopsTheLosersAtEachRungOnceAndForAll) {
   End(b, v1::CANCELLED);  // What nmworker reports once it stopped the trainer.
   v1::Run stopped = Get(b.run_id());
   EXPECT_EQ(stopped.state(), v1::STOPPED_EARLY);
-  EXPECT_EQ(stopped.message(), "asha: rung 0 (epoch 1): top1 0.4 < cutoff 0.5 (best 1 of 2 go on): stopped");
+  EXPECT_EQ(stopped.message(), "asha: rung 1 (epoch 1): top1 0.4 < cutoff 0.5 (best 1 of 2 go on): stopped");
 
   // Rung 1 (epoch 2): c 0.9 goes on; a 0.7 (n=2, keep 1, cutoff 0.9) is stopped. Its attempt then fails: with
   // retries left it is still not requeued.
