@@ -194,7 +194,7 @@ TEST(CompareTableTest, EmaAndDeployableColumnsBesideTheMetric) {
   EXPECT_EQ(report::PaperTableMetric({runs[0]}, "ema_top1"), "ema_top1");
   const v1::SweepSpec spec = report::testing::RecipeByNmSweep();
   PaperTableOptions options;
-  options.beside = report::CounterpartPivots(spec, runs, "top1");
+  options.beside = report::CounterpartPivots(spec, runs, counterparts);
   absl::StatusOr<PaperTable> table = BuildPaperTable(BuildComparePivot(spec, runs, "top1"), options);
   ASSERT_TRUE(table.ok()) << table.status();
   EXPECT_EQ(RenderPaperTable(*table, "t", TableFormat::kText),

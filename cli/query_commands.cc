@@ -435,9 +435,7 @@ int RunCompareCommand(const CommandContext& context) {
     if (!runs->best || !c.final_only) counterparts.push_back(c);
   }
   report::PaperTableOptions options;
-  for (const report::Counterpart& c : counterparts) {
-    options.beside.push_back({c.label, report::BuildComparePivot(sweep->spec(), runs->runs, c.metric)});
-  }
+  options.beside = report::CounterpartPivots(sweep->spec(), runs->runs, counterparts);
   options.delta_row = context.args->Get("delta").value_or("");
   absl::StatusOr<report::PaperTable> table = report::BuildPaperTable(pivot, options);
   if (!table.ok()) return Fail(context, table.status());

@@ -86,7 +86,7 @@ mstch::map PivotContext(const SweepData& data, const std::string& metric) {
   const std::string table_metric = PaperTableMetric(runs, metric);
   const ComparePivot pivot = BuildComparePivot(data.sweep.spec(), runs, table_metric);
   PaperTableOptions options;
-  options.beside = CounterpartPivots(data.sweep.spec(), runs, table_metric);
+  options.beside = CounterpartPivots(data.sweep.spec(), runs, Counterparts(runs, table_metric));
   const PaperTable table = *BuildPaperTable(pivot, options);  // Fails only for a missing delta row.
   mstch::array columns, rows;
   for (const PaperColumn& c : table.columns) columns.push_back(ColumnHeaderText(table, c));

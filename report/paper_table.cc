@@ -96,11 +96,9 @@ absl::StatusOr<PaperTable> BuildPaperTable(const ComparePivot& pivot, const Pape
 }
 
 std::vector<BesidePivot> CounterpartPivots(const v1::SweepSpec& spec, const std::vector<v1::Run>& runs,
-                                           const std::string& metric) {
+                                           const std::vector<Counterpart>& counterparts) {
   std::vector<BesidePivot> out;
-  for (const Counterpart& c : Counterparts(runs, metric)) {
-    out.push_back({c.label, BuildComparePivot(spec, runs, c.metric)});
-  }
+  for (const Counterpart& c : counterparts) out.push_back({c.label, BuildComparePivot(spec, runs, c.metric)});
   return out;
 }
 

@@ -49,9 +49,9 @@ struct BesidePivot {
   ComparePivot pivot;
 };
 
-// The pivots of `metric`'s counterparts that some of `runs` report, in Counterparts' order.
+// The pivots of `counterparts` (Counterparts of the table's metric, or some of them) over `runs`, in order.
 std::vector<BesidePivot> CounterpartPivots(const v1::SweepSpec& spec, const std::vector<v1::Run>& runs,
-                                           const std::string& metric);
+                                           const std::vector<Counterpart>& counterparts);
 
 struct PaperTableOptions {
   std::vector<BesidePivot> beside;
