@@ -46,6 +46,7 @@ log=$(mktemp)
 bazel test --disk_cache="${HOME}/.cache/nmsparse-bazel-disk" //:all_tests //... "$@" 2>&1 |
   tee "$log" | grep -vE 'linux-sandbox|^\[[0-9,]+ / [0-9,]+\]'
 bazel_rc=${PIPESTATUS[0]}
+bazel_cache=$(grep -oE '[0-9]+ processes: .*' "$log" | tail -1)
 passed=$((passed + $(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log")))
 failed=$((failed + $(grep -cE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|FLAKY)' "$log")))
 [[ $bazel_rc -ne 0 ]] && ! grep -qE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|FLAKY)' "$log" && count 1
@@ -62,6 +63,7 @@ libtorch2_rc=0
 if [[ "${NMSPARSE_SKIP_LIBTORCH2:-0}" != 1 ]]; then
   bash tools/test_libtorch2.sh 2>&1 | tee "$log"
   libtorch2_rc=${PIPESTATUS[0]}
+  ccache_hits=$(grep -m1 -E '^ *Hits:' "$log" | tr -s ' ')
   ctest_passed=$(grep -cE 'Test +#[0-9]+: .* Passed' "$log")
   ctest_failed=$(grep -cE 'Test +#[0-9]+: .*(\*\*\*|Not Run)' "$log")
   passed=$((passed + ctest_passed))
@@ -77,6 +79,14 @@ rm -f "$log"
 
 echo "stage times:"
 printf '  %s\n' "${stage_times[@]}"
+# CI keeps no output of a green run: each run leaves its times and cache hits on the machine, where the next
+# session can see why a run was slow (a cold cache is the usual reason).
+times_log="${HOME}/.cache/nmsparse/test-times.log"
+mkdir -p "$(dirname "$times_log")" &&
+  {
+    echo "$(date -u +%FT%TZ) $PWD CI=${CI:-} commit=$(git rev-parse --short HEAD 2>/dev/null) total=${SECONDS}s"
+    printf '  %s\n' "${stage_times[@]}" "bazel: ${bazel_cache:-}" "ccache: ${ccache_hits:-}"
+  } >> "$times_log"
 # One plain closing line with the counts, as any CI reader understands it.
 echo "${passed} passed, ${failed} failed"
 [[ $failed -eq 0 && $bazel_rc -eq 0 && $fuzz_rc -eq 0 && $libtorch2_rc -eq 0 ]]

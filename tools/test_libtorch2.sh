@@ -26,6 +26,8 @@ if command -v ccache > /dev/null; then
   export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
   export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+  # The statistics printed after the build are then this build's alone.
+  ccache --zero-stats > /dev/null
 fi
 cmake -S worker/trainer -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$torch_dir" \
   "${launcher[@]}" \
