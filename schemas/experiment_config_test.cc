@@ -408,6 +408,17 @@ TEST(ExperimentConfigTest, ValidationChecksDynamicFiltersAgainstModelParameters)
             0u);
 }
 
+// optimizer.name: adamw or lion; dynamic sparsity masks AdamW's moments only, so it refuses Lion by name.
+TEST(ExperimentConfigTest, LionIsAnOptimizerButNotWithDynamicSparsity) {
+  EXPECT_EQ(MustParse("model: vit_nano_patch7_28\noptimizer: {name: Lion}\n").optimizer.name, "lion");
+  EXPECT_TRUE(ValidateExperiment(MustParse("model: vit_nano_patch7_28\noptimizer: {name: lion}\n")).ok());
+  EXPECT_EQ(ValidateError("model: {name: vit_nano_patch7_28}\noptimizer: {name: lion}\nsparsity:\n"
+                          "  - {param_filter: 'blocks.*.mlp.*', algorithm: rigl, sparsity: 0.9}\n"),
+            "optimizer.name: value 'lion' with dynamic sparsity (sparsity.dynamic): only adamw");
+  EXPECT_NE(ParseError("model: vit_nano_patch7_28\noptimizer: {name: sgd}\n").find("optimizer.name"),
+            std::string::npos);
+}
+
 TEST(ExperimentConfigTest, SwinV2GridMustTile) {
   EXPECT_TRUE(ValidateExperiment(MustParse("model: {name: swinv2_micro_window7_28}\n")).ok());
   EXPECT_TRUE(

@@ -337,7 +337,10 @@ const KeyTable<DataConfig>& DataKeys() {
 
 const KeyTable<OptimizerConfig>& OptimizerKeys() {
   static const auto* keys = new KeyTable<O>({
-      WordKey<O>("name", &O::name, {"adamw"}).Doc("Only adamw. Case-insensitive.").Alias("opt"),
+      WordKey<O>("name", &O::name, {"adamw", "lion"})
+          .Doc("adamw, or lion (timm's Lion: set beta2, whose timm default for Lion is 0.99, and a lr about "
+               "3-10x smaller). Case-insensitive.")
+          .Alias("opt"),
       NumberKey<O>("lr", &O::lr, 0.0).Doc("Peak learning rate.").Alias("lr"),
       NumberKey<O>("weight_decay", &O::weight_decay, 0.0)
           .Doc("Decoupled weight decay.")

@@ -141,6 +141,11 @@ absl::Status ValidateSparsity(const ExperimentConfig& c, const ModelArch& arch) 
 // LibTorch.
 absl::Status ValidateDynamicGroups(const ExperimentConfig& c, const ModelArch& arch) {
   if (!c.sparsity.IsDynamic()) return absl::OkStatus();
+  // The controller zeroes the pruned weights' moments, which it knows for AdamW (and Adam and SGD) only.
+  if (c.optimizer.name != "adamw") {
+    return Invalid("optimizer.name", absl::StrCat("value '", c.optimizer.name,
+                                                  "' with dynamic sparsity (sparsity.dynamic): only adamw"));
+  }
   std::vector<ParamInfo> params;
   for (const ParameterShape& p : ModelParameters(arch)) {
     params.push_back({p.name, static_cast<int64_t>(p.shape.size())});

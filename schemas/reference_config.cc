@@ -247,10 +247,14 @@ absl::Status MapSpecialKeys(const YAML::Node& node, YAML::Node* nested, std::vec
   if (!yaml_util::IsNullish(node["opt"])) {
     auto opt = yaml_util::ReadString(node["opt"], "opt");
     if (!opt.ok()) return opt.status();
-    if (absl::AsciiStrToLower(*opt) != "adamw") {
+    const std::string name = absl::AsciiStrToLower(*opt);
+    if (name != "adamw" && name != "lion") {
       return Error(node["opt"], "opt",
-                   "value '" + *opt + "' is not supported: nmsparse implements adamw only");
+                   "value '" + *opt + "' is not supported: nmsparse implements adamw and lion");
     }
+    (*nested)["optimizer"]["name"] = name;
+    // timm.optim.Lion's own default betas, which train.py keeps when opt_betas is not given.
+    if (name == "lion" && yaml_util::IsNullish(node["opt_betas"])) (*nested)["optimizer"]["beta2"] = 0.99;
   }
   if (!yaml_util::IsNullish(node["clip_mode"])) {
     auto mode = yaml_util::ReadString(node["clip_mode"], "clip_mode");

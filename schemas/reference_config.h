@@ -26,12 +26,13 @@ bool IsFlatReferenceConfig(const YAML::Node& node);
 //   (timm's per-process batch, read as the global batch of a 1-rank run); validation_batch_size ->
 //   data.eval_batch_size; hflip -> data.hflip; data_dir -> data.path; dataset -> data.dataset (fashion_mnist
 //   / synthetic as such, anything else, e.g. torch/imagenet-1k, is read as nmsparse shards at data_dir, with
-//   a warning); opt (adamw only); opt_eps, opt_betas, weight_decay, clip_grad (clip_mode norm only),
-//   smoothing, mixup, cutmix, cutmix_minmax (-> cutmix_min, cutmix_max), mixup_prob, mixup_switch_prob,
-//   mixup_mode, mixup_off_epoch, bce_loss, bce_target_thresh, bce_sum -> optimizer; lr, or when lr is null
-//   lr_base * ratio with ratio = batch_size * grad_accum_steps / lr_base_size, square-rooted when
-//   lr_base_scale is sqrt (timm's default for adaptive optimizers such as adamw) -> optimizer.lr; epochs,
-//   warmup_epochs, warmup_lr, min_lr, log_interval -> schedule; seed; experiment -> name; sparsity keys (§6)
+//   a warning); opt (adamw or lion; lion without opt_betas takes timm's Lion betas 0.9, 0.99); opt_eps,
+//   opt_betas, weight_decay, clip_grad (clip_mode norm only), smoothing, mixup, cutmix, cutmix_minmax (->
+//   cutmix_min, cutmix_max), mixup_prob, mixup_switch_prob, mixup_mode, mixup_off_epoch, bce_loss,
+//   bce_target_thresh, bce_sum -> optimizer; lr, or when lr is null lr_base * ratio with ratio = batch_size *
+//   grad_accum_steps / lr_base_size, square-rooted when lr_base_scale is sqrt (timm's default for adaptive
+//   optimizers such as adamw) -> optimizer.lr; epochs, warmup_epochs, warmup_lr, min_lr, log_interval ->
+//   schedule; seed; experiment -> name; sparsity keys (§6)
 //   -> sparsity; amp with amp_dtype bfloat16 -> resources.precision bf16, with float16 (train.py's default
 //   dtype) -> fp16 (autocast with GradScaler loss scaling); layer_decay -> optimizer; aug_repeats ->
 //   data.aug_repeats; model_ema, model_ema_decay -> model; timm's transform keys -> data

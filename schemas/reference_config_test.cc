@@ -287,6 +287,17 @@ TEST(ReferenceConfigTest, LrScalingAndErrors) {
   EXPECT_DOUBLE_EQ(betas->optimizer.beta2, 0.95);
   EXPECT_EQ(betas->sparsity.locations.size(), 4u);
 
+  // timm's Lion keeps its own betas (0.9, 0.99) unless opt_betas is given.
+  auto lion = ParseExperimentYaml("model: vit_nano_patch7_28\nopt: lion\n", "");
+  ASSERT_TRUE(lion.ok()) << lion.status();
+  EXPECT_EQ(lion->optimizer.name, "lion");
+  EXPECT_DOUBLE_EQ(lion->optimizer.beta1, 0.9);
+  EXPECT_DOUBLE_EQ(lion->optimizer.beta2, 0.99);
+  auto lion_betas =
+      ParseExperimentYaml("model: vit_nano_patch7_28\nopt: Lion\nopt_betas: [0.95, 0.98]\n", "");
+  ASSERT_TRUE(lion_betas.ok()) << lion_betas.status();
+  EXPECT_DOUBLE_EQ(lion_betas->optimizer.beta2, 0.98);
+
   auto err = [](const std::string& text) {
     auto c = ParseExperimentYaml(text, "flat.yaml");
     EXPECT_FALSE(c.ok()) << text;
@@ -295,7 +306,7 @@ TEST(ReferenceConfigTest, LrScalingAndErrors) {
   EXPECT_EQ(err("model: vit_nano_patch7_28\nfoo: 1\n"),
             "flat.yaml:2: foo: unknown key: neither a timm train.py key nor an nmsparse key");
   EXPECT_EQ(err("model: vit_nano_patch7_28\nopt: sgd\n"),
-            "flat.yaml:2: opt: value 'sgd' is not supported: nmsparse implements adamw only");
+            "flat.yaml:2: opt: value 'sgd' is not supported: nmsparse implements adamw and lion");
   EXPECT_EQ(err("model: vit_nano_patch7_28\nclip_grad: -1\n"),
             "flat.yaml:2: clip_grad: value -1 is out of range: must be >= 0");
   EXPECT_EQ(err("model: vit_nano_patch7_28\nlr: fast\n"),

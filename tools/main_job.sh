@@ -46,7 +46,8 @@ echo "main job: sweep $sweep_id submitted from $sweep" >&2
 "$nmctl" follow "$sweep_id"
 "$nmctl" runs --sweep "$sweep_id"
 echo
-"$nmctl" compare "$sweep_id" --metric top1
+# The default metric: the deployable (hard-masked) top-1 where the runs report it, the raw top-1 beside it.
+"$nmctl" compare "$sweep_id"
 # The figures and the table as an HTML page (docs/dashboard.md); not fatal: the table above is the result.
 if "$nmctl" report "$sweep_id" -o "$state/report-$sweep_id" >/dev/null; then
   echo "main job: report in $state/report-$sweep_id/index.html" >&2

@@ -7,24 +7,29 @@
 
 #include <torch/optim/adamw.h>
 
+#include <string>
 #include <vector>
+
+#include "worker/trainer/optimizer_update.h"
 
 namespace nmsparse {
 
-class AdamWStep {
+class AdamWStep : public OptimizerUpdate {
  public:
   // `fused`: use the fused kernel where this LibTorch has one (compat::kHaveFusedAdamW).
   AdamWStep(torch::optim::AdamW& optimizer, bool fused);
 
   // One update of every parameter that has a gradient. Allocates only the first time a parameter is seen.
   // `found_inf` (the loss scaler's [1] flag; fused only): where it is 1 the kernel changes nothing.
-  void operator()(const torch::Tensor& found_inf = torch::Tensor());
+  void operator()(const torch::Tensor& found_inf = torch::Tensor()) override;
 
   // The fused step's device counters into the optimizer state's host counts (which checkpoints store): after
   // steps skipped on the device they differ. One host read; called when saving. Nothing when not fused.
-  void SyncHostSteps();
+  void SyncHostSteps() override;
 
   bool fused() const { return fused_; }
+  bool skips_on_device() const override { return fused_; }
+  std::string Describe() const override { return fused_ ? "fused AdamW" : "AdamW"; }
 
  private:
   void FusedStep(const torch::Tensor& found_inf);

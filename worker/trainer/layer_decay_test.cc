@@ -67,7 +67,7 @@ TEST(LayerDecayTest, GroupsScalesAndWeightDecayEqualTimms) {
     auto arch = LookupModel(g.name);
     ASSERT_TRUE(arch.ok()) << arch.status();
     auto model = CreateModel(*arch);
-    const std::vector<ParamGroup> groups = AdamWParamGroups(*model, LayerDecayConfig());
+    const std::vector<ParamGroup> groups = TimmParamGroups(*model, LayerDecayConfig());
     ASSERT_EQ(groups.size(), g.groups);
     std::map<std::string, size_t> group_of;
     for (size_t i = 0; i < groups.size(); ++i) {
@@ -106,7 +106,7 @@ TEST(LayerDecayTest, OffKeepsTheTwoWeightDecayGroups) {
   auto model = CreateModel(*LookupModel("vit_tiny_patch16_224"));
   OptimizerConfig config = LayerDecayConfig();
   config.layer_decay = 0.0;
-  const std::vector<ParamGroup> groups = AdamWParamGroups(*model, config);
+  const std::vector<ParamGroup> groups = TimmParamGroups(*model, config);
   ASSERT_EQ(groups.size(), 2u);
   EXPECT_EQ(groups[0].weight_decay, 0.05);
   EXPECT_EQ(groups[1].weight_decay, 0.0);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -49,6 +50,93 @@ TEST(LionTest, MatchesTimmStepByStep) {
     ++steps;
   }
   EXPECT_EQ(steps, 80);
+}
+
+// A tiny model's parameters with fixed gradients, for the optimizer tests below.
+struct Fixture {
+  torch::nn::Linear layer{torch::nn::LinearOptions(4, 3)};
+  Fixture() {
+    torch::manual_seed(3);
+    layer->reset_parameters();
+  }
+  void SetGrads(int step) {
+    torch::manual_seed(100 + step);
+    for (auto& p : layer->parameters()) p.mutable_grad() = torch::randn_like(p);
+  }
+};
+
+Lion MakeLionOver(Fixture& f, double weight_decay) {
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  groups.emplace_back(std::vector<torch::Tensor>{f.layer->weight},
+                      std::make_unique<LionOptions>(LionOptions(1e-2).weight_decay(weight_decay)));
+  groups.emplace_back(std::vector<torch::Tensor>{f.layer->bias}, std::make_unique<LionOptions>(1e-2));
+  return Lion(std::move(groups), LionOptions(1e-2));
+}
+
+// The optimizer applies LionUpdate (proved against timm above) to each group with that group's settings.
+TEST(LionTest, OptimizerStepsEachGroupWithItsSettings) {
+  Fixture f;
+  Lion lion = MakeLionOver(f, 0.1);
+  torch::Tensor w = f.layer->weight.detach().clone(), b = f.layer->bias.detach().clone();
+  torch::Tensor mw = torch::zeros_like(w), mb = torch::zeros_like(b);
+  for (int step = 0; step < 3; ++step) {
+    f.SetGrads(step);
+    LionUpdate(w, f.layer->weight.grad(), mw, {1e-2, 0.9, 0.99, 0.1});
+    LionUpdate(b, f.layer->bias.grad(), mb, {1e-2, 0.9, 0.99, 0.0});
+    lion.step();
+  }
+  EXPECT_TRUE(torch::equal(f.layer->weight, w));
+  EXPECT_TRUE(torch::equal(f.layer->bias, b));
+}
+
+// The loss scaler's found-inf flag: 1 leaves weights and momentum as they were; 0 updates as without the
+// flag, within the rounding of the two formulations: (1 - lr wd) as one double rounded to float, against
+// 1 + float(-lr wd) in float (one rounding each: 2 ulp of a weight below 1, and of the momentum).
+TEST(LionTest, FoundInfFlagSkipsOnTheDeviceWithoutAHostRead) {
+  Fixture skipped, flagged, plain;
+  Lion a = MakeLionOver(skipped, 0.1), b = MakeLionOver(flagged, 0.1), c = MakeLionOver(plain, 0.1);
+  for (Fixture* f : {&skipped, &flagged, &plain}) f->SetGrads(0);
+  a.Update(torch::zeros({1}));
+  b.Update(torch::zeros({1}));
+  c.step();
+  const torch::Tensor before = skipped.layer->weight.detach().clone();
+  for (Fixture* f : {&skipped, &flagged, &plain}) f->SetGrads(1);
+  a.Update(torch::ones({1}));
+  EXPECT_TRUE(torch::equal(skipped.layer->weight, before));
+  b.Update(torch::zeros({1}));
+  c.step();
+  const float ulp = std::nextafter(1.0f, 2.0f) - 1.0f;
+  EXPECT_LE((flagged.layer->weight - plain.layer->weight).abs().max().item<float>(), 2 * ulp);
+  EXPECT_LE((flagged.layer->bias - plain.layer->bias).abs().max().item<float>(), 2 * ulp);
+  EXPECT_FALSE(torch::equal(flagged.layer->weight, before));
+}
+
+// Checkpoints keep Lion's momentum and settings: a restored optimizer takes the same next step.
+TEST(LionTest, SaveAndLoadKeepMomentumAndSettings) {
+  Fixture f;
+  Lion lion = MakeLionOver(f, 0.1);
+  f.SetGrads(0);
+  lion.step();
+  torch::serialize::OutputArchive out;
+  lion.save(out);
+  std::ostringstream bytes;
+  out.save_to(bytes);
+
+  Fixture g;
+  g.layer->weight.set_data(f.layer->weight.detach().clone());
+  g.layer->bias.set_data(f.layer->bias.detach().clone());
+  Lion restored = MakeLionOver(g, 0.0);  // Settings come from the archive.
+  torch::serialize::InputArchive in;
+  std::istringstream read(bytes.str());
+  in.load_from(read);
+  restored.load(in);
+  EXPECT_DOUBLE_EQ(static_cast<LionOptions&>(restored.param_groups()[0].options()).weight_decay(), 0.1);
+  f.SetGrads(1);
+  g.SetGrads(1);
+  lion.step();
+  restored.step();
+  EXPECT_TRUE(torch::equal(f.layer->weight, g.layer->weight));
+  EXPECT_TRUE(torch::equal(f.layer->bias, g.layer->bias));
 }
 
 }  // namespace

@@ -9,7 +9,9 @@
 
 #include "absl/strings/match.h"
 #include "worker/compat/torch_compat.h"
+#include "worker/trainer/adamw_step.h"
 #include "worker/trainer/layer_decay.h"
+#include "worker/trainer/lion.h"
 #include "worker/trainer/models/classifier.h"
 
 namespace nmsparse {
@@ -46,7 +48,7 @@ std::vector<ParamGroup> LayerDecayGroups(torch::nn::Module& model, const Optimiz
 
 }  // namespace
 
-std::vector<ParamGroup> AdamWParamGroups(torch::nn::Module& model, const OptimizerConfig& config) {
+std::vector<ParamGroup> TimmParamGroups(torch::nn::Module& model, const OptimizerConfig& config) {
   if (config.layer_decay > 0.0) return LayerDecayGroups(model, config);
   std::vector<ParamGroup> groups(2);
   groups[0].weight_decay = config.weight_decay;
@@ -60,14 +62,13 @@ std::vector<ParamGroup> AdamWParamGroups(torch::nn::Module& model, const Optimiz
 
 std::unique_ptr<torch::optim::AdamW> MakeAdamW(torch::nn::Module& model, const OptimizerConfig& config,
                                                std::vector<double>* lr_scales) {
-  if (config.name != "adamw") throw std::invalid_argument("optimizer.name: only adamw is implemented");
   auto options = torch::optim::AdamWOptions(config.lr)
                      .betas({config.beta1, config.beta2})
                      .eps(config.eps)
                      .weight_decay(config.weight_decay);
   std::vector<torch::optim::OptimizerParamGroup> groups;
   if (lr_scales != nullptr) lr_scales->clear();
-  for (const ParamGroup& group : AdamWParamGroups(model, config)) {
+  for (const ParamGroup& group : TimmParamGroups(model, config)) {
     auto group_options = std::make_unique<torch::optim::AdamWOptions>(options);
     group_options->lr(config.lr * group.lr_scale).weight_decay(group.weight_decay);
     groups.emplace_back(group.params, std::move(group_options));
@@ -76,11 +77,47 @@ std::unique_ptr<torch::optim::AdamW> MakeAdamW(torch::nn::Module& model, const O
   return std::make_unique<torch::optim::AdamW>(std::move(groups), options);
 }
 
+namespace {
+
+// Lion over TimmParamGroups: timm builds every optimizer's groups alike (param_groups_weight_decay or
+// param_groups_layer_decay).
+std::unique_ptr<Lion> MakeLion(torch::nn::Module& model, const OptimizerConfig& config,
+                               std::vector<double>* lr_scales) {
+  auto options = LionOptions(config.lr).betas({config.beta1, config.beta2}).weight_decay(config.weight_decay);
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  lr_scales->clear();
+  for (const ParamGroup& group : TimmParamGroups(model, config)) {
+    auto group_options = std::make_unique<LionOptions>(options);
+    group_options->lr(config.lr * group.lr_scale).weight_decay(group.weight_decay);
+    groups.emplace_back(group.params, std::move(group_options));
+    lr_scales->push_back(group.lr_scale);
+  }
+  return std::make_unique<Lion>(std::move(groups), options);
+}
+
+}  // namespace
+
+TrainingOptimizer MakeOptimizer(torch::nn::Module& model, const OptimizerConfig& config, bool on_gpu) {
+  TrainingOptimizer made;
+  if (config.name == "adamw") {
+    auto adamw = MakeAdamW(model, config, &made.lr_scales);
+    made.update = std::make_unique<AdamWStep>(*adamw, /*fused=*/on_gpu);
+    made.optimizer = std::move(adamw);
+  } else if (config.name == "lion") {
+    auto lion = MakeLion(model, config, &made.lr_scales);
+    made.update = std::make_unique<LionStep>(*lion, on_gpu);
+    made.optimizer = std::move(lion);
+  } else {
+    throw std::invalid_argument("optimizer.name: '" + config.name + "' is not adamw or lion");
+  }
+  return made;
+}
+
 void SetLearningRate(torch::optim::Optimizer& optimizer, double lr, const std::vector<double>& lr_scales) {
   auto& groups = optimizer.param_groups();
   for (size_t g = 0; g < groups.size(); ++g) {
     const double scale = lr_scales.empty() ? 1.0 : lr_scales.at(g);
-    static_cast<torch::optim::AdamWOptions&>(groups[g].options()).lr(lr * scale);
+    groups[g].options().set_lr(lr * scale);
   }
 }
 

@@ -1,7 +1,8 @@
-// AdamW with timm's two parameter groups: weight decay on weight matrices, none on 1-D parameters (norms,
-// biases), pos_embed, cls_token, and SwinV2's logit_scale and cpb_mlp (timm's no_weight_decay). With
-// optimizer.layer_decay, timm's param_groups_layer_decay instead: one group per (layer, decay or not), in
-// order of first appearance, each with its learning-rate scale (layer_decay.h).
+// The optimizer of optimizer.name (AdamW, or timm's Lion: lion.h) over timm's two parameter groups: weight
+// decay on weight matrices, none on 1-D parameters (norms, biases), pos_embed, cls_token, and SwinV2's
+// logit_scale and cpb_mlp (timm's no_weight_decay). With optimizer.layer_decay, timm's
+// param_groups_layer_decay instead: one group per (layer, decay or not), in order of first appearance, each
+// with its learning-rate scale (layer_decay.h).
 #ifndef NMSPARSE_WORKER_TRAINER_OPTIMIZER_H_
 #define NMSPARSE_WORKER_TRAINER_OPTIMIZER_H_
 
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "schemas/experiment_config.h"
+#include "worker/trainer/optimizer_update.h"
 
 namespace nmsparse {
 
@@ -29,12 +31,21 @@ struct ParamGroup {
 
 // Without layer decay group 0 decays, group 1 does not, both at scale 1. With it, `model` must be a
 // ClassifierImpl (its group_matcher() gives the layers).
-std::vector<ParamGroup> AdamWParamGroups(torch::nn::Module& model, const OptimizerConfig& config);
+std::vector<ParamGroup> TimmParamGroups(torch::nn::Module& model, const OptimizerConfig& config);
 
-// AdamW over AdamWParamGroups, each group starting at config.lr times its scale (the schedule sets it every
+// AdamW over TimmParamGroups, each group starting at config.lr times its scale (the schedule sets it every
 // step). `lr_scales`, when given, receives each group's scale, for SetLearningRate.
 std::unique_ptr<torch::optim::AdamW> MakeAdamW(torch::nn::Module& model, const OptimizerConfig& config,
                                                std::vector<double>* lr_scales = nullptr);
+
+// The optimizer of config.name with its update (fused AdamW on a GPU where LibTorch has it) and each group's
+// learning-rate scale. Throws std::invalid_argument for a name it does not know.
+struct TrainingOptimizer {
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  std::unique_ptr<OptimizerUpdate> update;
+  std::vector<double> lr_scales;
+};
+TrainingOptimizer MakeOptimizer(torch::nn::Module& model, const OptimizerConfig& config, bool on_gpu);
 
 // Sets the learning rate of every group: `lr`, times lr_scales[g] for group g when lr_scales is not empty
 // (timm's Scheduler: lr * param_group['lr_scale']).

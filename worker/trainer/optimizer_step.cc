@@ -7,10 +7,10 @@
 
 namespace nmsparse {
 
-OptimizerStep::OptimizerStep(std::vector<torch::Tensor> params, AdamWStep& adamw, SparsityMethod& sparsity,
-                             double clip_grad_norm, LossScaler* scaler)
+OptimizerStep::OptimizerStep(std::vector<torch::Tensor> params, OptimizerUpdate& update,
+                             SparsityMethod& sparsity, double clip_grad_norm, LossScaler* scaler)
     : params_(std::move(params)),
-      adamw_(adamw),
+      update_(update),
       sparsity_(sparsity),
       clip_grad_norm_(clip_grad_norm),
       scaler_(scaler) {}
@@ -24,7 +24,7 @@ void OptimizerStep::operator()(int64_t global_step, const std::function<void()>&
     // On a device-side skip clipping still runs; inf gradients make it NaN, which the skipped update and the
     // next zero_grad discard.
     if (clip_grad_norm_ > 0) ClipGradNorm(params_, clip_grad_norm_);
-    adamw_(scaler_ != nullptr ? scaler_->found_inf() : torch::Tensor());
+    update_(scaler_ != nullptr && !host_skip() ? scaler_->found_inf() : torch::Tensor());
     sparsity_.AfterOptimizerStep(global_step);
   }
   if (scaler_ != nullptr) scaler_->Update();

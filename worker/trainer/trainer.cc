@@ -22,7 +22,6 @@
 #include "worker/sparsity/semi_structured/semi_structured_layers_setup.h"
 #include "worker/sparsity/sparsity_diagnostics.h"
 #include "worker/sparsity/sparsity_method.h"
-#include "worker/trainer/adamw_step.h"
 #include "worker/trainer/autocast_guard.h"
 #include "worker/trainer/blas_check.h"
 #include "worker/trainer/checkpoint.h"
@@ -134,8 +133,10 @@ class Run {
       LoadInitialWeights(config.model.initial_checkpoint, arch_, *model_, Log());
     }
     model_->to(device_);
-    optimizer_ = MakeAdamW(*model_, config.optimizer, &lr_scales_);
-    adamw_step_ = std::make_unique<AdamWStep>(*optimizer_, /*fused=*/device_.is_cuda());
+    TrainingOptimizer made = MakeOptimizer(*model_, config.optimizer, /*on_gpu=*/device_.is_cuda());
+    optimizer_ = std::move(made.optimizer);
+    update_ = std::move(made.update);
+    lr_scales_ = std::move(made.lr_scales);
     schedule_ = MakeLrScheduler(config.schedule, config.optimizer.lr, steps_per_epoch_);
     epochs_ = schedule_->TrainedEpochs();
     sparsity_ = MakeSparsity(config, epochs_, steps_per_epoch_, *model_, optimizer_.get(),
@@ -146,8 +147,8 @@ class Run {
       diagnostics_ = std::make_unique<SparsityDiagnostics>(*model_);
     params_ = model_->parameters();
     averager_ = std::make_unique<GradientAverager>(*dist_, params_);
-    step_ = std::make_unique<OptimizerStep>(params_, *adamw_step_, *sparsity_,
-                                            config.optimizer.clip_grad_norm, scaler_.get());
+    step_ = std::make_unique<OptimizerStep>(params_, *update_, *sparsity_, config.optimizer.clip_grad_norm,
+                                            scaler_.get());
     if (scaler_ && !step_->host_skip() && config.sparsity.IsDynamic()) {
       throw TrainerError(
           kExitUsage,
@@ -173,8 +174,8 @@ class Run {
           << torch::get_num_threads() << " thread(s), " << loader_threads_ << " loader thread(s), "
           << PrecisionText() << ", " << loss_.Describe()
           << (loss_.dense_targets() ? " over " + mixup_.mode + "-mode Mixup/CutMix" : "")
-          << (ema_ ? ", model EMA (decay " + std::to_string(ema_->decay()) + ")" : "")
-          << (adamw_step_->fused() ? ", fused AdamW" : "")
+          << (ema_ ? ", model EMA (decay " + std::to_string(ema_->decay()) + ")" : "") << ", "
+          << update_->Describe()
           << (sync_debug_.on() ? ", CUDA sync debug mode (a synchronising call in a step is an error)" : "")
           << "\n";
     for (int epoch = state_.epoch; epoch < epochs_; ++epoch) {
@@ -496,7 +497,7 @@ class Run {
     if (dist_->world_size() > 1) state_.rank_rngs = dist_->AllGatherBytes(CpuRngState());
     if (scaler_) {
       state_.loss_scaler = scaler_->State();
-      adamw_step_->SyncHostSteps();  // Steps skipped on the device left the host counts ahead.
+      update_->SyncHostSteps();  // Steps skipped on the device left the host counts ahead.
     }
     state_.lr_scheduler = schedule_->State();
     if (!dist_->is_root()) return;
@@ -643,8 +644,8 @@ class Run {
   int accum_ = 1;
   int64_t steps_per_epoch_ = 0;
   std::shared_ptr<ClassifierImpl> model_;
-  std::unique_ptr<torch::optim::AdamW> optimizer_;
-  std::unique_ptr<AdamWStep> adamw_step_;  // Fused on a GPU (LibTorch 2.4+).
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::unique_ptr<OptimizerUpdate> update_;  // AdamW's fused on a GPU (LibTorch 2.4+).
   std::unique_ptr<SparsityMethod> sparsity_;
   std::unique_ptr<SparsityDiagnostics> diagnostics_;  // Root; null when schedule.sparsity_diagnostics off.
   std::unique_ptr<SemiStructuredLayers> semi_structured_;  // After sparsity_: detaches before the model goes.

@@ -169,6 +169,43 @@ sparsity: {sparsity_type: STRUCTURED_NM, decay_type: EXP, decay_coef: 0.05, n_sp
   EXPECT_EQ(final_resumed["ema_eval_loss"], final_straight["ema_eval_loss"]);
 }
 
+// optimizer.name: lion trains with timm's Lion, and its momentum is in the checkpoint: a run stopped
+// mid-way and resumed ends with the weights of an uninterrupted one.
+TEST(TrainerTest, LionResumesWithIdenticalWeights) {
+  const auto config = ParseValidExperiment(R"(
+seed: 7
+model: {name: vit_nano_patch7_28}
+data: {dataset: fashion_mnist, train_subset: 128, eval_subset: 32, batch_size: 32}
+optimizer: {name: lion, lr: 0.0003, beta2: 0.99, weight_decay: 0.05}
+schedule: {epochs: 2}
+sparsity: {sparsity_type: SRSTE, n_sparsity: 2, m_sparsity: 4, sparsity_loc: "FF"}
+)");
+  std::ostringstream sink;
+  TrainerOptions straight;
+  straight.out_dir = TestTempDir("lion_straight");
+  straight.metrics = straight.log = &sink;
+  ASSERT_EQ(RunTraining(config, straight), kExitOk) << sink.str();
+  EXPECT_NE(sink.str().find(", Lion"), std::string::npos) << sink.str();
+
+  TrainerOptions interrupted = straight;
+  interrupted.out_dir = TestTempDir("lion_interrupted");
+  interrupted.stop_after_steps = 6;  // Mid-way through the second epoch (4 steps per epoch).
+  interrupted.resume = true;
+  ASSERT_EQ(RunTraining(config, interrupted), kExitTerminated) << sink.str();
+  interrupted.stop_after_steps = -1;
+  ASSERT_EQ(RunTraining(config, interrupted), kExitOk) << sink.str();
+
+  auto arch = *LookupModel("vit_nano_patch7_28");
+  auto a = CreateModel(arch);
+  auto b = CreateModel(arch);
+  LoadModelFromCheckpoint(CheckpointPath(straight.out_dir), *a);
+  LoadModelFromCheckpoint(CheckpointPath(interrupted.out_dir), *b);
+  auto pb = b->named_parameters();
+  for (const auto& item : a->named_parameters()) {
+    EXPECT_TRUE(torch::equal(item.value(), pb[item.key()])) << item.key();
+  }
+}
+
 // The plateau scheduler's state (best top-1, bad epochs, cooldown counter, current rate) is in the
 // checkpoint: a run resumed after its second epoch trains its last two epochs at the rates of an
 // uninterrupted run. With patience 0 and a rate too small to change an argmax, every epoch after the first is

@@ -86,6 +86,9 @@ struct Lanes {
   NMSPARSE_AVX2 static F Sub(F a, F b) { return _mm256_sub_ps(a, b); }
   NMSPARSE_AVX2 static F Mul(F a, F b) { return _mm256_mul_ps(a, b); }
   NMSPARSE_AVX2 static F MulAdd(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
+  NMSPARSE_AVX2 static F Div(F a, F b) { return _mm256_div_ps(a, b); }
+  NMSPARSE_AVX2 static F Abs(F v) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v); }
+  NMSPARSE_AVX2 static M Negative(F v) { return _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ); }
   NMSPARSE_AVX2 static F Max(F a, F b) { return _mm256_max_ps(a, b); }
   NMSPARSE_AVX2 static F Exp(F x) { return avx2::Exp(x); }
   NMSPARSE_AVX2 static float ReduceSum(F v) { return HorizontalSum(v); }

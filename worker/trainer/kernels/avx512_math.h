@@ -70,6 +70,9 @@ struct Lanes {
   NMSPARSE_AVX512 static F Sub(F a, F b) { return _mm512_sub_ps(a, b); }
   NMSPARSE_AVX512 static F Mul(F a, F b) { return _mm512_mul_ps(a, b); }
   NMSPARSE_AVX512 static F MulAdd(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
+  NMSPARSE_AVX512 static F Div(F a, F b) { return _mm512_div_ps(a, b); }
+  NMSPARSE_AVX512 static F Abs(F v) { return _mm512_abs_ps(v); }
+  NMSPARSE_AVX512 static M Negative(F v) { return _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ); }
   NMSPARSE_AVX512 static F Max(F a, F b) { return _mm512_maskz_max_ps(kAll, a, b); }
   NMSPARSE_AVX512 static F Exp(F x) { return avx512::Exp(x); }
   // Halves folded onto 8 lanes, then avx2's reductions (zero-masked extracts: see Exp; GCC 12's
