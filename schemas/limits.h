@@ -74,6 +74,12 @@ inline constexpr int64_t kMaxModelFlopsPerImage = 1'000'000'000'000'000;
 // Boxes random erasing may cut from one image (data.re_count): each is a pass over the image.
 inline constexpr int64_t kMaxEraseCount = 64;
 
+// A run's exported model (nmctl export-model): the bytes of all its files together, sized for the largest
+// model a spec may ask for (4 bytes per fp32 parameter) with room for the JSON files, and the chunks they
+// travel in from the worker through the coordinator to nmctl, far below the request and response limits.
+inline constexpr int64_t kMaxModelExportBytes = 4 * kMaxModelParameters + (64 << 20);
+inline constexpr int64_t kModelExportChunkBytes = 1 << 20;
+
 // A limit as docs/reliability.md lists it.
 struct Limit {
   std::string name;  // What is bounded, e.g. "runs per sweep".

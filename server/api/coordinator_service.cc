@@ -11,6 +11,7 @@
 #include "schemas/sweep_blocks.h"
 #include "server/api/export.h"
 #include "server/api/grpc_status.h"
+#include "server/api/model_export_call.h"
 #include "server/auth/caller.h"
 #include "server/store/clock.h"
 #include "server/store/event_table.h"
@@ -333,6 +334,14 @@ grpc::Status CoordinatorService::Export(grpc::ServerContext*, const v1::ExportRe
                           : ExportCsv(rows, req->include_curves()));
     return absl::OkStatus();
   }));
+}
+
+grpc::Status CoordinatorService::ExportModel(grpc::ServerContext* ctx, const v1::ExportModelRequest* req,
+                                             grpc::ServerWriter<v1::ModelFileChunk>* writer) {
+  if (hub_ == nullptr || exports_ == nullptr) {
+    return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "this coordinator exports no models");
+  }
+  return RelayModelExport(store_, hub_, exports_, ctx, *req, writer);
 }
 
 grpc::Status CoordinatorService::ListWorkers(grpc::ServerContext*, const v1::ListWorkersRequest* req,

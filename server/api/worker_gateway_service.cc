@@ -10,6 +10,7 @@
 #include "schemas/request_bounds.h"
 #include "server/api/grpc_status.h"
 #include "server/api/metric_intake.h"
+#include "server/api/model_export_call.h"
 #include "server/auth/worker_session.h"
 #include "server/store/clock.h"
 #include "server/store/event_table.h"
@@ -221,11 +222,12 @@ grpc::Status WorkerGatewayService::Assignments(grpc::ServerContext* ctx, const v
     return absl::OkStatus();
   });
   scheduler_->Kick();
-  // A run assigned between Connect and the read above arrives twice; send each attempt once.
+  // A run assigned between Connect and the read above arrives twice; send each attempt once. Model export
+  // orders come from the hub only, each once.
   std::set<std::pair<int64_t, uint32_t>> sent;
   while (s.ok() && !ctx->IsCancelled()) {
     for (const v1::Assignment& a : batch) {
-      if (!sent.emplace(a.run_id(), a.attempt()).second) continue;
+      if (!a.has_export_model() && !sent.emplace(a.run_id(), a.attempt()).second) continue;
       if (!writer->Write(a)) {
         s = absl::CancelledError("worker stream closed");
         break;
@@ -324,6 +326,15 @@ grpc::Status WorkerGatewayService::CompleteRun(grpc::ServerContext* ctx, const v
   absl::StatusOr<int> placed = scheduler_->RunPass();     // Refill the freed slots now.
   if (!placed.ok()) scheduler_->Kick();                   // Retried by the scheduler thread.
   return grpc::Status::OK;
+}
+
+grpc::Status WorkerGatewayService::UploadModelExport(grpc::ServerContext* ctx,
+                                                     grpc::ServerReader<v1::ModelExportUpload>* reader,
+                                                     v1::Ack* resp) {
+  if (exports_ == nullptr) return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "no model exports here");
+  grpc::Status s = TakeModelExportUpload(store_, exports_, ctx, reader);
+  if (s.ok()) resp->set_accepted(1);
+  return s;
 }
 
 }  // namespace nmsparse::server

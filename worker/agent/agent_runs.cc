@@ -13,6 +13,7 @@
 #include "worker/agent/agent.h"
 #include "worker/agent/agent_log.h"
 #include "worker/agent/data_roots.h"
+#include "worker/agent/model_export_upload.h"
 #include "worker/agent/run_attempt.h"
 
 namespace nmsparse::agent {
@@ -35,6 +36,10 @@ Report LogReport(const v1::RunAttempt& run, uint32_t rank, absl::string_view tex
 }  // namespace
 
 void Agent::HandleAssignment(const v1::Assignment& assignment) {
+  if (assignment.has_export_model()) {
+    StartModelExport(assignment.export_model());
+    return;
+  }
   const v1::RunAttempt run = MakeAttempt(assignment.run_id(), assignment.attempt());
   if (!ClaimRun(run)) return;
   RunLaunch launch = MakeLaunch(assignment);
@@ -54,6 +59,19 @@ void Agent::HandleAssignment(const v1::Assignment& assignment) {
                                            ", meeting at ", launch.master_addr, ":", launch.master_port)
                             : ""));
   StartSupervisor(run, std::move(launch));
+}
+
+void Agent::StartModelExport(const v1::ModelExportOrder& order) {
+  ModelExportJob job{options_.trainer, options_.work_dir, options_.host, 0, order};
+  std::lock_guard<std::mutex> lock(mu_);
+  if (Stopping()) return;  // The coordinator's wait for the upload ends when this worker's stream does.
+  job.worker_id = worker_id_;
+  AgentLog(absl::StrCat("exporting run ", order.run_id(), "'s model (export ", order.export_id(), ")"));
+  export_threads_.emplace_back([this, job = std::move(job)] {
+    absl::Status s = ExportAndUpload(job, client_.get());
+    AgentLog(absl::StrCat("export ", job.order.export_id(), " of run ", job.order.run_id(), ": ",
+                          s.ok() ? "sent" : s.ToString()));
+  });
 }
 
 bool Agent::ClaimRun(const v1::RunAttempt& run) {

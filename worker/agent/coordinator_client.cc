@@ -103,6 +103,21 @@ absl::Status CoordinatorClient::CompleteRun(const v1::CompleteRunRequest& reques
   return ToAbsl(stub_->CompleteRun(&context, request, &ack));
 }
 
+absl::Status CoordinatorClient::UploadModelExport(const std::function<bool(v1::ModelExportUpload*)>& next) {
+  grpc::ClientContext context;
+  AttachCredentials(&context);
+  v1::Ack ack;
+  std::unique_ptr<grpc::ClientWriter<v1::ModelExportUpload>> writer =
+      stub_->UploadModelExport(&context, &ack);
+  v1::ModelExportUpload message;
+  while (next(&message)) {
+    if (!writer->Write(message)) break;  // The coordinator refused or the caller left; Finish says why.
+    message.Clear();
+  }
+  writer->WritesDone();
+  return ToAbsl(writer->Finish());
+}
+
 absl::Status CoordinatorClient::StreamAssignments(
     int64_t worker_id, const std::function<void(const v1::Assignment&)>& on_assignment) {
   grpc::ClientContext context;
