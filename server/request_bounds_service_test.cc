@@ -285,7 +285,7 @@ TEST_F(RequestBoundsServiceTest, EveryMethodOfBothServicesChecksItsRequest) {
       ++methods;
     }
   }
-  EXPECT_EQ(methods, 23);
+  EXPECT_EQ(methods, 25);
   ExpectNothingStored();
 }
 

@@ -121,6 +121,8 @@ grpc::Status TakeModelExportUpload(Store* store, ModelExportRelay* relay, grpc::
                                    grpc::ServerReader<v1::ModelExportUpload>* reader) {
   v1::ModelExportUpload msg;
   if (!reader->Read(&msg)) return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "empty upload");
+  // Bounds first, as every call checks its request before anything else (request_bounds.h).
+  if (absl::Status s = CutAndCheckReportBounds(&msg); !s.ok()) return ToGrpc(s);
   const uint64_t id = msg.export_id();
   absl::Status attached = store->Read([&](Database* db) -> absl::Status {
     return CheckWorkerSession(db, ctx, msg.worker_id(), absl::StrCat("worker ", msg.worker_id()));
