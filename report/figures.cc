@@ -324,13 +324,14 @@ Figure PrunedKeptGradientCurves(const SweepData& data) {
 
 std::vector<Figure> SweepFigures(const SweepData& data, const std::string& metric) {
   std::vector<Figure> figures = {LossCurves(data), EvalCurves(data, metric)};
-  // A final metric against an x that has one value says nothing (every run the same size, one density).
+  // A final metric against an x that has one value says nothing (every run the same size, one density); a
+  // figure of no point yet stays, an empty frame that fills as runs end (the dashboard of a live sweep).
   std::vector<Figure> finals = {MetricVsDensity(data, metric), MetricVsFlops(data, metric, /*training=*/true),
                                 MetricVsFlops(data, metric, /*training=*/false),
                                 MetricVsParameters(data, metric)};
   for (Figure& f : MetricVsAxes(data, metric)) finals.push_back(std::move(f));
   for (Figure& f : finals) {
-    if (DistinctX(f) >= 2) figures.push_back(std::move(f));
+    if (DistinctX(f) != 1) figures.push_back(std::move(f));
   }
   figures.push_back(FlipRateCurves(data));
   figures.push_back(PrunedKeptGradientCurves(data));

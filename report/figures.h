@@ -40,8 +40,8 @@ Figure MetricVsParameters(const SweepData& data, const std::string& metric);
 Figure FlipRateCurves(const SweepData& data);
 Figure PrunedKeptGradientCurves(const SweepData& data);
 
-// All of the above, in the report's order (the final-metric figures only where their x takes two values or
-// more), then the search views of a sweep with swept parameters
+// All of the above, in the report's order (a final-metric figure is left out when its x takes exactly one
+// value), then the search views of a sweep with swept parameters
 // (search_views.h).
 std::vector<Figure> SweepFigures(const SweepData& data, const std::string& metric);
 
