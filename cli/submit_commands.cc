@@ -14,6 +14,7 @@
 #include "cli/exit_codes.h"
 #include "cli/row_summary.h"
 #include "cli/run_format.h"
+#include "cli/run_preview.h"
 #include "cli/spec_file.h"
 #include "cli/table_printer.h"
 #include "common/unicode_text.h"
@@ -160,6 +161,7 @@ int RunValidateCommand(const CommandContext& context) {
   // together.
   std::vector<std::pair<std::string, std::vector<int>>> plans;
   std::vector<std::pair<std::string, std::vector<int>>> pipelines;
+  std::vector<std::pair<std::string, std::vector<int>>> trainings;  // run_preview.h.
   auto group = [](std::vector<std::pair<std::string, std::vector<int>>>& groups, const std::string& text,
                   int index) {
     auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == text; });
@@ -179,10 +181,11 @@ int RunValidateCommand(const CommandContext& context) {
     if (!rows.ok()) return Fail(context, in_run(rows.status()));
     absl::StatusOr<std::string> semi = DescribeSemiStructuredLayers(run.config);
     if (!semi.ok()) return Fail(context, in_run(semi.status()));
-    const std::string text =
-        absl::StrCat(run.config.model.name, "\n",
-                     rows->empty() ? "  dense: no layer is sparsified\n" : FormatLayerPlan(*rows), *semi);
+    const std::string text = absl::StrCat(
+        run.config.model.name, "\n",
+        rows->empty() ? "  dense: no layer is sparsified\n" : FormatCollapsedLayerPlan(*rows), *semi);
     group(plans, text, run.index);
+    group(trainings, DescribeTraining(run.config), run.index);
     absl::StatusOr<DataPipeline> pipeline = ResolveDataPipeline(run.config);
     if (!pipeline.ok()) return Fail(context, in_run(pipeline.status()));
     group(pipelines, DescribeDataPipeline(*pipeline), run.index);
@@ -200,6 +203,9 @@ int RunValidateCommand(const CommandContext& context) {
     }
     for (const auto& [text, indices] : plans)
       doc["layer_plans"].push_back({{"plan", text}, {"runs", indices}});
+    doc["training"] = Json::array();
+    for (const auto& [text, indices] : trainings)
+      doc["training"].push_back({{"text", text}, {"runs", indices}});
     doc["transforms"] = Json::array();
     for (const auto& [text, indices] : pipelines)
       doc["transforms"].push_back({{"pipeline", text}, {"runs", indices}});
@@ -209,7 +215,10 @@ int RunValidateCommand(const CommandContext& context) {
 
   std::ostream& out = *context.out;
   out << context.args->positional[0] << ": sweep '" << VisibleText(spec->name(), kMaxCellChars) << "', "
-      << runs->size() << " run(s)\n";
+      << (spec->search().algorithm().empty()
+              ? absl::StrCat(runs->size(), " run(s)")
+              : absl::StrCat("a search of budget ", spec->search().budget(), " run(s)"))
+      << "\n";
   if (!spec->search().algorithm().empty()) {
     out << "search " << spec->search().algorithm() << ": the coordinator proposes " << spec->search().budget()
         << " run(s) as results come in; one draw of the random axes is checked here\n";
@@ -233,6 +242,9 @@ int RunValidateCommand(const CommandContext& context) {
                   run.config.resources.precision, run.content_hash.substr(0, kHashPrefix)});
   }
   out << table.Render() << summary.Note("run") << MultiNodeNote(*runs);
+  for (const auto& [text, indices] : trainings) {
+    out << "\ntraining of run(s) " << FormatIndexRanges(indices) << ":\n" << text;
+  }
   for (const auto& [text, indices] : plans) {
     out << "\nlayer plan of run(s) " << FormatIndexRanges(indices) << ": " << text;
   }

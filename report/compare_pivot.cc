@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/metric_text.h"
 #include "contract/metric_names.h"
+#include "report/sample_stats.h"
 
 namespace nmsparse::report {
 namespace {
@@ -86,34 +87,24 @@ std::string CellText(const ComparePivot& pivot, const ComparePivot::Cell& cell) 
   return text;
 }
 
-double ComparePivot::Cell::mean() const {
-  if (values.empty()) return 0.0;
-  double sum = 0.0;
-  for (double v : values) sum += v;
-  return sum / static_cast<double>(values.size());
-}
+double ComparePivot::Cell::mean() const { return Mean(values); }
 
-double ComparePivot::Cell::stddev() const {
-  if (values.size() < 2) return 0.0;
-  const double m = mean();
-  double squares = 0.0;
-  for (double v : values) squares += (v - m) * (v - m);
-  return std::sqrt(squares / static_cast<double>(values.size() - 1));
+double ComparePivot::Cell::stddev() const { return SampleStd(values); }
+
+bool IsReplicateAxis(const v1::GridAxis& axis) {
+  return axis.values_size() > 0 &&
+         std::all_of(axis.values().begin(), axis.values().end(), [](const v1::AxisValue& v) {
+           return v.set_size() == 1 && v.set().begin()->first == "seed";
+         });
 }
 
 namespace {
-
-bool SetsOnlySeed(const v1::GridAxis& axis) {
-  return std::all_of(axis.values().begin(), axis.values().end(), [](const v1::AxisValue& v) {
-    return v.set_size() == 1 && v.set().begin()->first == "seed";
-  });
-}
 
 // The grid axes past the second that are (`replicates`) or are not replicates.
 std::vector<std::string> AxesPastSecond(const v1::SweepSpec& spec, bool replicates) {
   std::vector<std::string> axes;
   for (int i = 2; i < spec.grid_size(); ++i) {
-    if (SetsOnlySeed(spec.grid(i)) == replicates) axes.push_back(spec.grid(i).name());
+    if (IsReplicateAxis(spec.grid(i)) == replicates) axes.push_back(spec.grid(i).name());
   }
   return axes;
 }
