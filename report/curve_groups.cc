@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "contract/metric_direction.h"
 #include "report/run_facts.h"
+#include "schemas/recipe.h"
 
 namespace nmsparse::report {
 namespace {
@@ -56,10 +57,10 @@ std::vector<const RunCurve*> TopRuns(const std::vector<RunCurve>& curves, const 
 }  // namespace
 
 std::string CurveGroupOf(const v1::Run& run) {
-  const v1::SparsitySpec& s = run.spec().sparsity();
-  const std::string recipe = RecipeOf(s);
-  if (s.m_sparsity() == 0) return recipe;
-  return absl::StrCat(recipe, " ", s.n_sparsity(), ":", s.m_sparsity());
+  const SparsityConfig s = RunSparsity(run);
+  const bool nm = s.sparsity_type == SparsityType::kStructuredNM || s.sparsity_type == SparsityType::kSrste ||
+                  s.sparsity_type == SparsityType::kSste;  // Dense and unstructured runs ignore their N:M.
+  return nm ? absl::StrCat(RecipeOf(s), " ", s.nm.n, ":", s.nm.m) : RecipeOf(s);
 }
 
 void AddRunCurves(std::vector<RunCurve> curves, const std::string& metric, Figure* figure) {

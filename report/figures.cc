@@ -13,6 +13,7 @@
 #include "report/run_facts.h"
 #include "report/run_marks_cap.h"
 #include "report/search_views.h"
+#include "schemas/recipe.h"
 
 namespace nmsparse::report {
 namespace {
@@ -106,9 +107,10 @@ Figure MetricVsDensity(const SweepData& data, const std::string& metric) {
   for (const RunData& run : data.runs) {
     const double value = FinalMetric(run.run, metric);
     if (!std::isfinite(value)) continue;
-    const std::string recipe = RecipeOf(run.run.spec().sparsity());
+    const SparsityConfig sparsity = RunSparsity(run.run);
+    const std::string recipe = RecipeOf(sparsity);
     if (!cells.count(recipe)) recipes.push_back(recipe);
-    cells[recipe][DensityOf(run.run.spec().sparsity())].values.push_back(value);
+    cells[recipe][DensityOf(sparsity)].values.push_back(value);
   }
   for (const std::string& recipe : recipes) {
     Series& s = SeriesNamed(&f, recipe, Series::Style::kErrorBars);
@@ -142,7 +144,7 @@ Figure MetricVsFlops(const SweepData& data, const std::string& metric, bool trai
     const double value = FinalMetric(run.run, metric);
     const double flops = training ? TrainingFlops(run.run) : InferenceFlops(run.run);
     if (!std::isfinite(value) || !std::isfinite(flops) || flops <= 0) continue;
-    Series& s = SeriesNamed(&f, RecipeOf(run.run.spec().sparsity()), Series::Style::kPoints);
+    Series& s = SeriesNamed(&f, RecipeOf(RunSparsity(run.run)), Series::Style::kPoints);
     s.x.push_back(flops);
     s.y.push_back(value);
     s.run_ids.push_back(run.run.id());
@@ -174,7 +176,7 @@ Figure MetricVsParameters(const SweepData& data, const std::string& metric) {
     const double value = FinalMetric(run.run, metric);
     const double params = ReportedParameters(run.run);
     if (!std::isfinite(value) || !std::isfinite(params) || params <= 0) continue;
-    Series& s = SeriesNamed(&f, RecipeOf(run.run.spec().sparsity()), Series::Style::kPoints);
+    Series& s = SeriesNamed(&f, RecipeOf(RunSparsity(run.run)), Series::Style::kPoints);
     s.x.push_back(params);
     s.y.push_back(value);
     s.run_ids.push_back(run.run.id());
