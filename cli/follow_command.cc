@@ -31,7 +31,7 @@ struct SweepProgress {
     auto it = runs.find(run.id());
     if (it != runs.end()) return it->second;
     absl::StatusOr<v1::GetRunResponse> full = GetRun(context, run.id());
-    const v1::ExperimentSpec spec = full.ok() ? full->run().spec() : run.spec();
+    const std::string& spec = full.ok() ? full->run().resolved_spec() : run.resolved_spec();
     return runs.emplace(run.id(), RunProgress::ForSpec(spec)).first->second;
   }
 

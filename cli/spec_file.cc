@@ -7,8 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "common/unicode_text.h"
 #include "common/visible_text.h"
+#include "schemas/base_spec.h"
 #include "schemas/experiment_config.h"
-#include "schemas/proto_bridge.h"
 #include "schemas/spec_overrides.h"
 #include "schemas/spec_text.h"
 #include "schemas/sweep.h"
@@ -59,18 +59,22 @@ absl::StatusOr<v1::SweepSpec> LoadSpecFile(const std::string& path, const std::v
       return utf8;
   }
   v1::SweepSpec spec;
+  absl::StatusOr<ExperimentConfig> base;
   if (IsSweepText(*text)) {
     absl::StatusOr<v1::SweepSpec> sweep = ParseSweepYaml(*text, path, warnings);
     if (!sweep.ok()) return sweep.status();
     spec = *std::move(sweep);
+    if (sets.empty()) return spec;
+    base = ParseExperimentYaml(spec.base(), "base");  // BaseSpecYaml's text: it parses.
   } else {
-    absl::StatusOr<ExperimentConfig> config = ParseExperimentYaml(*text, path, warnings);
-    if (!config.ok()) return config.status();
-    spec.set_name(config->name.empty() ? FileStem(path) : config->name);
-    *spec.mutable_base() = ToProto(*config);
+    base = ParseExperimentYaml(*text, path, warnings);
+    if (!base.ok()) return base.status();
+    spec.set_name(base->name.empty() ? FileStem(path) : base->name);
   }
-  absl::Status status = ApplySetOverrides(sets, spec.mutable_base());
-  if (!status.ok()) return status;
+  if (!base.ok()) return base.status();
+  absl::StatusOr<ExperimentConfig> overridden = ApplySetOverrides(sets, *base);
+  if (!overridden.ok()) return overridden.status();
+  spec.set_base(BaseSpecYaml(*overridden));
   return spec;
 }
 

@@ -19,12 +19,11 @@
 #include "cli/table_printer.h"
 #include "common/unicode_text.h"
 #include "common/visible_text.h"
-#include "report/run_facts.h"
 #include "schemas/asha_rungs.h"
 #include "schemas/data_pipeline.h"
 #include "schemas/layer_plan.h"
 #include "schemas/limits.h"
-#include "schemas/proto_bridge.h"
+#include "schemas/recipe.h"
 #include "schemas/structure_decay.h"
 #include "schemas/sweep.h"
 #include "schemas/sweep_blocks.h"
@@ -231,7 +230,7 @@ int RunValidateCommand(const CommandContext& context) {
     if (summary.AfterGap(i)) table.AddRow({"...", "", "", "", "", "", "", ""});
     const ResolvedRun& run = (*runs)[i];
     const SparsityConfig& s = run.config.sparsity;
-    std::string sparsity = report::RecipeOf(ToProto(run.config).sparsity());
+    std::string sparsity = RecipeOf(s);
     if (s.sparsity_type == SparsityType::kStructuredNM || s.sparsity_type == SparsityType::kSrste ||
         s.sparsity_type == SparsityType::kSste) {
       absl::StrAppend(&sparsity, " ", s.nm.n, ":", s.nm.m);

@@ -9,6 +9,7 @@
 #include "report/replicates.h"
 #include "report/run_facts.h"
 #include "report/sample_stats.h"
+#include "schemas/recipe.h"
 
 namespace nmsparse::report {
 namespace {
@@ -40,7 +41,7 @@ void AddConfigurationBands(std::vector<RunCurve> curves, const std::vector<Confi
     std::vector<const RunCurve*> members;
     for (size_t i : c.members) members.push_back(&curves[i]);
     const v1::Run& first = *members.front()->run;
-    const std::string recipe = RecipeOf(first.spec().sparsity());
+    const std::string recipe = RecipeOf(RunSparsity(first));
     Series band = GroupLine(c.name.empty() ? CurveGroupOf(first) : c.name, members, Series::Style::kBand);
     band.group = recipe;
     for (const RunCurve* m : members) {
@@ -78,10 +79,10 @@ std::vector<const RunCurve*> TopRuns(const std::vector<RunCurve>& curves, const 
 }  // namespace
 
 std::string CurveGroupOf(const v1::Run& run) {
-  const v1::SparsitySpec& s = run.spec().sparsity();
-  const std::string recipe = RecipeOf(s);
-  if (s.m_sparsity() == 0) return recipe;
-  return absl::StrCat(recipe, " ", s.n_sparsity(), ":", s.m_sparsity());
+  const SparsityConfig s = RunSparsity(run);
+  const bool nm = s.sparsity_type == SparsityType::kStructuredNM || s.sparsity_type == SparsityType::kSrste ||
+                  s.sparsity_type == SparsityType::kSste;  // Dense and unstructured runs ignore their N:M.
+  return nm ? absl::StrCat(RecipeOf(s), " ", s.nm.n, ":", s.nm.m) : RecipeOf(s);
 }
 
 void AddRunCurves(std::vector<RunCurve> curves, const std::string& metric,
@@ -98,7 +99,7 @@ void AddRunCurves(std::vector<RunCurve> curves, const std::string& metric,
   }
   if (curves.size() <= kMaxRunCurves) {
     for (RunCurve& c : curves) {
-      c.series.group = RecipeOf(c.run->spec().sparsity());
+      c.series.group = RecipeOf(RunSparsity(*c.run));
       figure->series.push_back(std::move(c.series));
     }
     return;

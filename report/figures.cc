@@ -19,6 +19,7 @@
 #include "report/run_marks_cap.h"
 #include "report/sample_stats.h"
 #include "report/search_views.h"
+#include "schemas/recipe.h"
 
 namespace nmsparse::report {
 namespace {
@@ -150,9 +151,10 @@ Figure MetricVsDensity(const SweepData& data, const std::string& metric) {
   for (const RunData& run : data.runs) {
     const double value = FinalMetric(run.run, metric);
     if (!std::isfinite(value)) continue;
-    const std::string recipe = RecipeOf(run.run.spec().sparsity());
+    const SparsityConfig sparsity = RunSparsity(run.run);
+    const std::string recipe = RecipeOf(sparsity);
     if (!cells.count(recipe)) recipes.push_back(recipe);
-    cells[recipe][DensityOf(run.run.spec().sparsity())].values.push_back(value);
+    cells[recipe][DensityOf(sparsity)].values.push_back(value);
   }
   for (const std::string& recipe : recipes) {
     Series& s = SeriesNamed(&f, recipe, Series::Style::kErrorBars);
@@ -194,7 +196,7 @@ std::vector<Figure> MetricVsAxes(const SweepData& data, const std::string& metri
       if (!std::isfinite(value) || label == run.run.labels().end() || !absl::SimpleAtod(label->second, &x))
         continue;
       std::string line = ConfigurationOf(run.run, ignored);
-      const std::string recipe = RecipeOf(run.run.spec().sparsity());
+      const std::string recipe = RecipeOf(RunSparsity(run.run));
       if (line.empty()) line = recipe;
       if (!cells.count(line)) lines.push_back(line);
       cells[line].first = recipe;
@@ -236,7 +238,7 @@ Figure MetricVsFlops(const SweepData& data, const std::string& metric, bool trai
     const double value = FinalMetric(run.run, metric);
     const double flops = training ? TrainingFlops(run.run) : InferenceFlops(run.run);
     if (!std::isfinite(value) || !std::isfinite(flops) || flops <= 0) continue;
-    Series& s = SeriesNamed(&f, RecipeOf(run.run.spec().sparsity()), Series::Style::kPoints);
+    Series& s = SeriesNamed(&f, RecipeOf(RunSparsity(run.run)), Series::Style::kPoints);
     s.x.push_back(flops);
     s.y.push_back(value);
     s.run_ids.push_back(run.run.id());
@@ -268,7 +270,7 @@ Figure MetricVsParameters(const SweepData& data, const std::string& metric) {
     const double value = FinalMetric(run.run, metric);
     const double params = ReportedParameters(run.run);
     if (!std::isfinite(value) || !std::isfinite(params) || params <= 0) continue;
-    Series& s = SeriesNamed(&f, RecipeOf(run.run.spec().sparsity()), Series::Style::kPoints);
+    Series& s = SeriesNamed(&f, RecipeOf(RunSparsity(run.run)), Series::Style::kPoints);
     s.x.push_back(params);
     s.y.push_back(value);
     s.run_ids.push_back(run.run.id());

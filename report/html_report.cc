@@ -16,6 +16,7 @@
 #include "report/run_facts.h"
 #include "report/svg_pdf.h"
 #include "report/web_assets.h"
+#include "schemas/recipe.h"
 
 namespace nmsparse::report {
 namespace {
@@ -112,7 +113,7 @@ mstch::array RunsContext(const SweepData& data, const std::string& metric,
                          const std::vector<Counterpart>& counterparts) {
   mstch::array out;
   for (const RunData& r : data.runs) {
-    const v1::SparsitySpec& s = r.run.spec().sparsity();
+    const SparsityConfig s = RunSparsity(r.run);
     mstch::array beside;  // One cell per counterpart column.
     for (const Counterpart& c : counterparts) beside.push_back(Number(FinalMetric(r.run, c.metric), "%.4g"));
     out.push_back(mstch::map{{"name", RunName(r.run)},

@@ -47,6 +47,9 @@ inline constexpr int64_t kMaxStringBytes = 4 << 10;
 inline constexpr int64_t kMaxRepeatedCount = 1 << 10;
 // Values of one grid axis; choices of one random axis.
 inline constexpr int64_t kMaxAxisValues = 100'000;
+// One string of a spec (a name, a path, a glob): the spec travels as one YAML text (bounded as a spec file),
+// and each of its strings is bounded by the key table that reads it (schemas/spec_keys.h).
+inline constexpr int64_t kMaxSpecStringBytes = kMaxPathBytes;
 // A sweep spec as SubmitSweep carries it. Larger than kMaxSpecFileBytes on purpose: in the wire form each
 // value of a scalar axis repeats the axis's key path, so a 1 MiB file of 100,000 values can take about 6 MB.
 inline constexpr int64_t kMaxSweepSpecBytes = 8 << 20;

@@ -55,7 +55,7 @@ TEST(RequestBoundsTableTest, EveryRequestFieldHasABoundChosenForIt) {
 v1::SweepSpec OneAxis() {
   v1::SweepSpec spec;
   spec.set_name("s");
-  spec.mutable_base()->mutable_model()->set_name("vit_micro_patch4_28");
+  spec.set_base("model: {name: vit_micro_patch4_28}\n");
   v1::GridAxis* axis = spec.add_grid();
   axis->set_name("lr");
   for (const char* v : {"1e-4", "1e-3"}) {
@@ -81,8 +81,9 @@ TEST(RequestBoundsTest, NamesTheFieldItsSizeAndTheLimit) {
             "spec.grid[0].values[1].label: 300 bytes, more than the limit of 256 bytes");
 
   *req.mutable_spec() = OneAxis();
-  req.mutable_spec()->mutable_base()->set_name(std::string(257, 'b'));
-  EXPECT_EQ(Message(CheckRequestBounds(req)), "spec.base.name: 257 bytes, more than the limit of 256 bytes");
+  req.mutable_spec()->set_base(std::string(limits::kMaxSpecFileBytes + 1, 'b'));
+  EXPECT_EQ(Message(CheckRequestBounds(req)),
+            "spec.base: 1,048,577 bytes, more than the limit of 1,048,576 bytes");
 
   *req.mutable_spec() = OneAxis();
   req.mutable_spec()->set_idempotency_key(std::string(129, 'k'));

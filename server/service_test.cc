@@ -2,6 +2,8 @@
 #include <limits>
 #include <set>
 
+#include "common/version.h"
+#include "google/protobuf/unknown_field_set.h"
 #include "gtest/gtest.h"
 #include "server/test_support.h"
 
@@ -108,8 +110,43 @@ TEST_F(ServiceTest, SubmitStoresRunsQueuedWithQueuePositions) {
     EXPECT_EQ(runs[i].queue_position(), i + 1);
   }
   v1::Run full = GetRun(runs[2].id());
-  EXPECT_EQ(full.spec().sparsity().m_sparsity(), 16u);
+  EXPECT_NE(full.resolved_spec().find("m_sparsity: 16"), std::string::npos) << full.resolved_spec();
   EXPECT_FALSE(full.resolved_spec().empty());
+}
+
+// Wire version 1's nmctl named no version and sent a sweep's base as an ExperimentSpec message (field 2 of
+// v1.SweepSpec, now reserved); a caller naming another version is refused on any call. Both refusals name
+// both versions, and every answer carries nmserver's.
+TEST_F(ServiceTest, OtherWireVersionsAreRefusedNamingBoth) {
+  server_ = std::make_unique<TestServer>(db_);
+  v1::SweepSpec old = MSweep("old", {"4"});
+  old.clear_base();
+  const std::string model_section("\x12\x15\x0a\x13vit_micro_patch4_28", 23);  // {model: {name: ...}}
+  old.GetReflection()->MutableUnknownFields(&old)->AddLengthDelimited(2, model_section);
+  v1::SubmitSweepResponse resp;
+  grpc::Status s = Submit(old, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(s.error_message(), WireVersionMismatch(1, kWireVersion));
+  EXPECT_NE(s.error_message().find("nmctl speaks wire version 1 and nmserver speaks wire version 2"),
+            std::string::npos);
+
+  v1::ListSweepsRequest list;
+  v1::ListSweepsResponse sweeps;
+  grpc::ClientContext newer;
+  newer.AddMetadata(kWireVersionMetadata, "3");
+  s = server_->coordinator().ListSweeps(&newer, list, &sweeps);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(s.error_message(), WireVersionMismatch(3, kWireVersion));
+
+  grpc::ClientContext same;
+  same.AddMetadata(kWireVersionMetadata, std::to_string(kWireVersion));
+  ASSERT_TRUE(server_->coordinator().ListSweeps(&same, list, &sweeps).ok());
+  const auto& answer = same.GetServerInitialMetadata();
+  auto it = answer.find(kWireVersionMetadata);
+  ASSERT_NE(it, answer.end());
+  EXPECT_EQ(std::string(it->second.data(), it->second.size()), std::to_string(kWireVersion));
+  server_->Stop();
+  EXPECT_EQ(CountRows(db_, "sweeps"), 0);
 }
 
 TEST_F(ServiceTest, SameIdempotencyKeyReturnsTheFirstSweep) {
@@ -140,7 +177,7 @@ TEST_F(ServiceTest, SameIdempotencyKeyReturnsTheFirstSweep) {
 TEST_F(ServiceTest, InvalidSpecIsRefusedAndLeavesNoTrace) {
   server_ = std::make_unique<TestServer>(db_);
   v1::SweepSpec spec = MSweep("bad", {"4"});
-  spec.mutable_base()->mutable_model()->clear_name();
+  spec.set_base("resources: {gpus: 1}\n");  // No model.
   spec.set_idempotency_key("bad-key");
   v1::SubmitSweepResponse resp;
   grpc::Status s = Submit(spec, &resp);
@@ -159,7 +196,8 @@ TEST_F(ServiceTest, DryRunReturnsTheExpansionAndStoresNothing) {
   ASSERT_EQ(resp.runs_size(), 2);
   EXPECT_EQ(resp.runs(0).id(), 0);
   EXPECT_FALSE(resp.runs(0).resolved_spec().empty());
-  EXPECT_EQ(resp.runs(1).spec().sparsity().m_sparsity(), 8u);
+  EXPECT_NE(resp.runs(1).resolved_spec().find("m_sparsity: 8"), std::string::npos)
+      << resp.runs(1).resolved_spec();
   server_->Stop();
   EXPECT_EQ(CountRows(db_, "sweeps"), 0);
   EXPECT_EQ(CountRows(db_, "runs"), 0);

@@ -800,7 +800,7 @@ TEST(SweepTableTest, LoadSweepWithoutGridKeepsEveryOtherField) {
   ASSERT_TRUE(store.ok());
   v1::SweepSpec spec;
   spec.set_name("g");
-  spec.mutable_base()->set_seed(7);
+  spec.set_base("seed: 7\n");
   for (int i = 0; i < 3; ++i) {
     v1::AxisValue* v = spec.add_grid()->add_values();
     v->set_label(absl::StrCat(i));

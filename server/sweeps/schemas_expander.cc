@@ -19,9 +19,8 @@ absl::StatusOr<std::vector<NewRun>> ExpandWithSchemas(const v1::SweepSpec& spec)
     run.content_hash = std::move(r.content_hash);
     run.legacy_content_hash = std::move(r.legacy_content_hash);
     run.resolved_spec = std::move(r.canonical_yaml);
-    run.gpus = r.spec.resources().gpus();
+    run.gpus = static_cast<uint32_t>(r.config.resources.gpus);
     run.nodes = static_cast<uint32_t>(std::max(1, r.config.resources.nodes));
-    run.spec = std::move(r.spec);
   }
   return out;
 }

@@ -17,6 +17,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "schemas/experiment_config.h"
 #include "server/store/clock.h"
 #include "server/store/sweep_table.h"
 #include "server/sweeps/schemas_expander.h"
@@ -409,11 +410,13 @@ TEST(SearchProposerTest, ModelSizeAxesAreSearched) {
     const int d = std::stoi(labels.at("model.depth"));
     EXPECT_TRUE(d >= 1 && d <= 4) << labels.at("model.depth");
     // A size equal to the model's own (depth 4, width 64) is stored as 0: the canonical spec omits it.
-    const uint32_t stored_depth = run.run().spec().model().depth();
+    const absl::StatusOr<ExperimentConfig> stored = ParseExperimentYaml(run.run().resolved_spec(), "run");
+    ASSERT_TRUE(stored.ok()) << stored.status();
+    const auto stored_depth = static_cast<uint32_t>(stored->model.depth);
     EXPECT_EQ(stored_depth == 0 ? 4u : stored_depth, static_cast<uint32_t>(d));
     const std::string w = labels.at("model.embed_dim");
     EXPECT_TRUE(w == "64" || w == "128") << w;
-    const uint32_t stored_width = run.run().spec().model().embed_dim();
+    const auto stored_width = static_cast<uint32_t>(stored->model.embed_dim);
     EXPECT_EQ(std::to_string(stored_width == 0 ? 64u : stored_width), w);
   }
 

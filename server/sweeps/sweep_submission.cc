@@ -86,10 +86,7 @@ v1::Run RunView(const NewRun& r, int64_t id, int64_t sweep_id, int64_t now_ms, c
     finals.ParseFromString(reuse->final_metrics);
     *run.mutable_final_metrics() = finals.values();
   }
-  if (with_spec) {
-    *run.mutable_spec() = r.spec;
-    run.set_resolved_spec(r.resolved_spec);
-  }
+  if (with_spec) run.set_resolved_spec(r.resolved_spec);
   return run;
 }
 
