@@ -87,18 +87,14 @@ absl::StatusOr<report::SweepData> SweepReader::SweepData(int64_t sweep_id) const
       Call<v1::GetSweepRequest, v1::Sweep>(coordinator_, &CoordinatorService::GetSweep, sweep_request);
   if (!sweep.ok()) return sweep.status();
   data.sweep = std::move(*sweep);
-  // The runs with their points a page at a time: one store read per page, not one per run.
-  v1::ListRunCurvesRequest request;
-  request.set_sweep_id(sweep_id);
-  while (true) {
-    auto page = Call<v1::ListRunCurvesRequest, v1::ListRunCurvesResponse>(
-        coordinator_, &CoordinatorService::ListRunCurves, request);
-    if (!page.ok()) return page.status();
-    report::AddCurvePage(&*page, &data);
-    if (!page->more()) break;
-    request.set_from_run(page->next_from_run());
-    request.set_after_seq(page->next_after_seq());
-  }
+  const absl::Status read = report::ReadRunCurves(
+      sweep_id,
+      [this](const v1::ListRunCurvesRequest& request) {
+        return Call<v1::ListRunCurvesRequest, v1::ListRunCurvesResponse>(
+            coordinator_, &CoordinatorService::ListRunCurves, request);
+      },
+      &data);
+  if (!read.ok()) return read;
   return data;
 }
 
