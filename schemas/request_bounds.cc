@@ -110,8 +110,6 @@ const absl::flat_hash_map<std::string, Bound>& Table() {
       {"nmsparse.v1.LogReport.lines", Count(kMaxRepeatedCount)},
       {"nmsparse.v1.LogLine.text", Cut(kMaxLogLineBytes)},
       {"nmsparse.v1.CompleteRunRequest.message", Cut(kMaxRunMessageBytes)},
-      {"nmsparse.v1.CompleteRunRequest.final_metrics", Count(kMaxRepeatedCount)},
-      {"nmsparse.v1.CompleteRunRequest.FinalMetricsEntry.key", Bytes(kMaxNameBytes)},
   };
   return *table;
 }

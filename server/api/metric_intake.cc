@@ -74,17 +74,4 @@ absl::StatusOr<bool> TakeMetricReport(Database* db, const RunRecord& run, const 
   return seq != 0;
 }
 
-std::string DropNonFiniteFinalMetrics(v1::CompleteRunRequest* request) {
-  std::vector<std::string> dropped;
-  auto* finals = request->mutable_final_metrics();
-  const std::map<std::string, double> sorted(finals->begin(), finals->end());
-  for (const auto& [name, value] : sorted) {
-    if (std::isfinite(value)) continue;
-    dropped.push_back(absl::StrCat(name, " ", NonFiniteText(value)));
-    finals->erase(name);
-  }
-  if (dropped.empty()) return "";
-  return absl::StrCat("diverged: final metrics not finite (", absl::StrJoin(dropped, ", "), "), not stored");
-}
-
 }  // namespace nmsparse::server

@@ -124,13 +124,6 @@ absl::StatusOr<std::vector<v1::Assignment>> PendingAssignments(Database* db, int
   return out;
 }
 
-bool AllFinalMetricsFinite(const v1::CompleteRunRequest& req) {
-  for (const auto& [name, value] : req.final_metrics()) {
-    if (!std::isfinite(value)) return false;
-  }
-  return true;
-}
-
 // Every handler starts with its request's bounds (schemas/request_bounds.h): past one it is refused before
 // anything is read or stored.
 grpc::Status CheckBounds(const google::protobuf::Message& request) {
@@ -298,13 +291,6 @@ grpc::Status WorkerGatewayService::CompleteRun(grpc::ServerContext* ctx, const v
                                                v1::Ack* resp) {
   v1::CompleteRunRequest cut;
   if (grpc::Status s = BoundReport(&req, &cut); !s.ok()) return s;
-  v1::CompleteRunRequest finite;
-  if (!AllFinalMetricsFinite(*req)) {
-    finite = *req;
-    const std::string note = DropNonFiniteFinalMetrics(&finite);
-    finite.set_message(finite.message().empty() ? note : absl::StrCat(note, "; ", finite.message()));
-    req = &finite;
-  }
   int64_t sweep_id = 0;
   absl::Status s = store_->Write([&](Database* db) -> absl::Status {
     NM_ASSIGN_OR_RETURN(Reporter from, CheckReport(db, ctx, req->run()));

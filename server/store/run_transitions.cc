@@ -89,13 +89,10 @@ absl::Status ReuseForQueuedTwins(Database* db, const RunRecord& cur, const std::
 }
 
 absl::Status Succeed(Database* db, const RunRecord& cur, const v1::CompleteRunRequest& req, int64_t now_ms) {
+  // The final metrics are the attempt's `final` point, which the worker reported before CompleteRun.
   v1::MetricPoint finals;
-  if (req.final_metrics().empty()) {
-    NM_ASSIGN_OR_RETURN(v1::MetricPoint last, LastFinalPoint(db, cur.run.id(), cur.run.attempt()));
-    *finals.mutable_values() = last.values();
-  } else {
-    *finals.mutable_values() = req.final_metrics();
-  }
+  NM_ASSIGN_OR_RETURN(v1::MetricPoint last, LastFinalPoint(db, cur.run.id(), cur.run.attempt()));
+  *finals.mutable_values() = last.values();
   // A run asked to stop whose training finished before its worker stopped it still ends CANCELLED, as the
   // cancel's answer counted it; its final metrics are kept.
   if (cur.cancel_requested) {

@@ -200,8 +200,7 @@ void Agent::OnRunDone(const v1::RunAttempt& run, const RunOutcome& outcome) {
   report.complete.set_outcome(outcome.state);
   report.complete.set_exit_code(outcome.exit_code);
   report.complete.set_message(ValidUtf8(outcome.message));  // It may quote the trainer's stderr.
-  for (const auto& [name, value] : outcome.final_metrics)
-    (*report.complete.mutable_final_metrics())[name] = value;
+  // The final metrics went ahead of it as the attempt's `final` point (the outbox keeps its order).
   outbox_.Push(std::move(report));
 }
 

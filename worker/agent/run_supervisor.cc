@@ -93,7 +93,6 @@ void RunSupervisor::OnStdout(uint32_t rank, absl::string_view line) {
     if (std::optional<MetricLine> metric = ParseMetricLine(line)) {
       if (metric->is_final) {
         std::lock_guard<std::mutex> lock(mu_);
-        for (const auto& [name, value] : metric->point.values()) final_metrics_[name] = value;
         final_labels_.insert(metric->point.labels().begin(), metric->point.labels().end());
       }
       metric->point.set_run_id(launch_.run_id);
@@ -191,7 +190,6 @@ RunOutcome RunSupervisor::Supervise() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     tail = absl::StrJoin(stderr_tail_, "\n");
-    outcome.final_metrics = final_metrics_;
   }
   if (tail.size() > kStderrTailChars) tail = "..." + tail.substr(tail.size() - kStderrTailChars);
 
