@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "cli/cancel_command.h"
 #include "cli/cluster_commands.h"
-#include "cli/exit_codes.h"
+#include "cli/nmctl_exit_codes.h"
 #include "cli/lineage_commands.h"
 #include "cli/live_commands.h"
 #include "cli/query_commands.h"

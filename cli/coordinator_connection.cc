@@ -5,7 +5,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
-#include "cli/exit_codes.h"
+#include "cli/nmctl_exit_codes.h"
 #include "common/coordinator_address.h"
 #include "common/coordinator_answer.h"
 #include "schemas/limits.h"

@@ -1,7 +1,7 @@
 #include <ostream>
 #include <thread>
 
-#include "cli/exit_codes.h"
+#include "cli/nmctl_exit_codes.h"
 #include "cli/live_commands.h"
 #include "cli/live_view.h"
 #include "cli/run_format.h"

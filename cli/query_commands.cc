@@ -14,7 +14,7 @@
 #include "absl/time/clock.h"
 #include "cli/cluster_commands.h"
 #include "cli/compare_table.h"
-#include "cli/exit_codes.h"
+#include "cli/nmctl_exit_codes.h"
 #include "cli/lineage_commands.h"
 #include "cli/pooling_check.h"
 #include "cli/report_commands.h"

@@ -1,7 +1,7 @@
 #include "server/store/run_transitions.h"
 
 #include "absl/strings/str_cat.h"
-#include "contract/exit_codes.h"
+#include "contract/nmtrain_exit_codes.h"
 #include "server/store/event_table.h"
 #include "server/store/status_macros.h"
 #include "server/store/sweep_table.h"

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/unicode_text.h"
-#include "contract/exit_codes.h"
+#include "contract/nmtrain_exit_codes.h"
 #include "contract/run_directory.h"
 #include "contract/trainer_flags.h"
 #include "schemas/limits.h"

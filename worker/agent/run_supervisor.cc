@@ -17,7 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/checked_file.h"
-#include "contract/exit_codes.h"
+#include "contract/nmtrain_exit_codes.h"
 #include "contract/metric_names.h"
 #include "contract/run_directory.h"
 #include "contract/trainer_flags.h"
@@ -90,7 +90,7 @@ void RunSupervisor::Main() {
 
 void RunSupervisor::OnStdout(uint32_t rank, absl::string_view line) {
   if (rank == 0) {
-    if (std::optional<MetricLine> metric = ParseMetricLine(line)) {
+    if (std::optional<ParsedMetricLine> metric = ParseMetricLine(line)) {
       if (metric->is_final) {
         std::lock_guard<std::mutex> lock(mu_);
         final_labels_.insert(metric->point.labels().begin(), metric->point.labels().end());

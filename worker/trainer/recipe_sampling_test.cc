@@ -5,7 +5,7 @@
 #include <sstream>
 #include <string>
 
-#include "worker/trainer/exit_codes.h"
+#include "worker/trainer/trainer_error.h"
 #include "worker/trainer/trainer.h"
 #include "worker/trainer/trainer_testing.h"
 

@@ -34,7 +34,7 @@
 #include "worker/trainer/device_setup.h"
 #include "worker/trainer/distributed.h"
 #include "worker/trainer/evaluator.h"
-#include "worker/trainer/exit_codes.h"
+#include "worker/trainer/trainer_error.h"
 #include "worker/trainer/flops.h"
 #include "worker/trainer/gradient_averager.h"
 #include "worker/trainer/host_reads.h"

@@ -18,7 +18,7 @@
 #include "worker/trainer/data/synthetic_dataset.h"
 #include "worker/trainer/decode_failures_across_ranks.h"
 #include "worker/trainer/evaluator.h"
-#include "worker/trainer/exit_codes.h"
+#include "worker/trainer/trainer_error.h"
 #include "worker/trainer/flops.h"
 #include "worker/trainer/host_reads.h"
 #include "worker/trainer/loss.h"

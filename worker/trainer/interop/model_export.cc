@@ -13,7 +13,7 @@
 #include "schemas/data_pipeline.h"
 #include "worker/sparsity/sparsity_engine.h"
 #include "worker/trainer/checkpoint.h"
-#include "worker/trainer/exit_codes.h"
+#include "worker/trainer/trainer_error.h"
 #include "worker/trainer/interop/safetensors.h"
 #include "worker/trainer/interop/timm_config.h"
 #include "worker/trainer/lr_scheduler.h"

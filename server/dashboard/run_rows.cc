@@ -1,4 +1,4 @@
-#include "server/dashboard/run_table.h"
+#include "server/dashboard/run_rows.h"
 
 #include <algorithm>
 #include <cmath>
