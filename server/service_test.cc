@@ -389,7 +389,7 @@ TEST_F(ServiceTest, FullLifecycleWatchBestAndExport) {
     logs += e.has_log();
   }
   ASSERT_TRUE(stream->Finish().ok());
-  EXPECT_EQ(metrics, 2);
+  EXPECT_EQ(metrics, 3);  // Two epoch points and the final point (the run's final metrics).
   EXPECT_EQ(states, 4);  // submitted, ASSIGNED, RUNNING, SUCCEEDED.
   EXPECT_EQ(logs, 1);
 
