@@ -27,7 +27,7 @@ constexpr char kEmaEvalLoss[] = "ema_eval_loss";
 constexpr char kDeployTop1[] = "deploy_top1";
 constexpr char kEmaDeployTop1[] = "ema_deploy_top1";
 constexpr char kParams[] = "params";  // The model's parameters (final line): size sweeps compare on it.
-constexpr char kEpochs[] = "epochs";               // Epochs trained (final line).
+constexpr char kEpochs[] = "epochs";  // Epochs trained (final line).
 constexpr char kTrainSeconds[] = "train_seconds";  // Training time over epochs, before a resume too (final).
 // Images of the epoch that could not be decoded and were replaced by the next, over all ranks (epoch lines of
 // runs on stored images; worker/trainer/data/decode_failure_log.h): in training, and in the evaluation of

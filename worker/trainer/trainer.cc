@@ -34,7 +34,6 @@
 #include "worker/trainer/device_setup.h"
 #include "worker/trainer/distributed.h"
 #include "worker/trainer/evaluator.h"
-#include "worker/trainer/trainer_error.h"
 #include "worker/trainer/flops.h"
 #include "worker/trainer/gradient_averager.h"
 #include "worker/trainer/host_reads.h"
@@ -53,6 +52,7 @@
 #include "worker/trainer/run_metric_fields.h"
 #include "worker/trainer/run_parts.h"
 #include "worker/trainer/sync_debug.h"
+#include "worker/trainer/trainer_error.h"
 #include "worker/trainer/training_flops.h"
 
 namespace nmsparse {
