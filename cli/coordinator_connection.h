@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/client_security.h"
+#include "common/status_macros.h"
 #include "nmsparse/v1/coordinator.grpc.pb.h"
 
 namespace nmsparse::cli {
@@ -42,8 +43,7 @@ class CoordinatorConnection {
                                 const Request& request) {
     std::unique_ptr<grpc::ClientContext> context = Context();
     Response response;
-    absl::Status status = Check((stub_.get()->*method)(context.get(), request, &response));
-    if (!status.ok()) return status;
+    NM_RETURN_IF_ERROR(Check((stub_.get()->*method)(context.get(), request, &response)));
     return response;
   }
 

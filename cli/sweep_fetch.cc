@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/status_macros.h"
 
 namespace nmsparse::cli {
 
@@ -25,25 +26,21 @@ absl::StatusOr<std::vector<v1::Run>> ListRuns(const CommandContext& context, int
   request.set_state(state);
   request.set_limit(limit);
   request.set_offset(offset);
-  absl::StatusOr<v1::ListRunsResponse> response =
-      context.connection().Call(&v1::Coordinator::Stub::ListRuns, request);
-  if (!response.ok()) return response.status();
-  return std::vector<v1::Run>(response->runs().begin(), response->runs().end());
+  NM_ASSIGN_OR_RETURN(v1::ListRunsResponse response,
+                      context.connection().Call(&v1::Coordinator::Stub::ListRuns, request));
+  return std::vector<v1::Run>(response.runs().begin(), response.runs().end());
 }
 
 absl::StatusOr<report::SweepData> FetchSweepData(const CommandContext& context, int64_t sweep_id,
                                                  RunsFetched which) {
   report::SweepData data;
-  absl::StatusOr<v1::Sweep> sweep = GetSweep(context, sweep_id);
-  if (!sweep.ok()) return sweep.status();
-  data.sweep = std::move(*sweep);
-  const absl::Status read = report::ReadRunCurves(
+  NM_ASSIGN_OR_RETURN(data.sweep, GetSweep(context, sweep_id));
+  NM_RETURN_IF_ERROR(report::ReadRunCurves(
       sweep_id,
       [&](const v1::ListRunCurvesRequest& request) {
         return context.connection().Call(&v1::Coordinator::Stub::ListRunCurves, request);
       },
-      &data);
-  if (!read.ok()) return read;
+      &data));
   if (which ==
       RunsFetched::kReported) {  // Never-assigned runs, and runs that reported nothing, draw nothing.
     data.runs.erase(std::remove_if(data.runs.begin(), data.runs.end(),

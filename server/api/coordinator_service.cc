@@ -4,6 +4,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "contract/metric_direction.h"
 #include "schemas/limits.h"
 #include "schemas/metric_objective.h"
@@ -17,7 +18,6 @@
 #include "server/store/run_curves.h"
 #include "server/store/run_table.h"
 #include "server/store/run_transitions.h"
-#include "server/store/status_macros.h"
 #include "server/store/sweep_table.h"
 #include "server/store/worker_table.h"
 #include "server/sweeps/run_fork.h"

@@ -6,11 +6,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/status_macros.h"
 #include "contract/metric_line.h"
 #include "schemas/json_string.h"
 #include "schemas/limits.h"
 #include "server/search/early_stopping.h"
-#include "server/store/status_macros.h"
 
 namespace nmsparse::server {
 namespace {

@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "schemas/content_hash.h"
 #include "schemas/request_bounds.h"
 #include "server/api/grpc_status.h"
@@ -15,7 +16,6 @@
 #include "server/store/event_table.h"
 #include "server/store/run_table.h"
 #include "server/store/run_transitions.h"
-#include "server/store/status_macros.h"
 #include "server/store/worker_table.h"
 
 namespace nmsparse::server {

@@ -1,9 +1,9 @@
 #include "server/store/run_transitions.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "contract/nmtrain_exit_codes.h"
 #include "server/store/event_table.h"
-#include "server/store/status_macros.h"
 #include "server/store/sweep_table.h"
 
 namespace nmsparse::server {

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/status_macros.h"
 #include "schemas/content_hash.h"
 #include "schemas/model_arch_text.h"
 #include "schemas/model_resolution.h"
@@ -17,7 +18,6 @@
 #include "schemas/train_steps.h"
 #include "schemas/trained_epochs.h"
 #include "server/store/run_transitions.h"
-#include "server/store/status_macros.h"
 #include "server/store/sweep_table.h"
 #include "server/sweeps/sweep_submission.h"
 
@@ -118,10 +118,9 @@ absl::Status CheckSameArchitecture(const v1::Run& parent, const v1::ExperimentSp
 // where the spec tells the steps per epoch, else in epochs.
 absl::Status CheckScheduleReaches(int64_t parent_id, const v1::ExperimentSpec& fork,
                                   const RecordedProgress& progress) {
-  absl::StatusOr<ExperimentConfig> config = FromProto(fork);
-  if (!config.ok()) return config.status();
-  const int epochs = TrainedEpochs(config->schedule);
-  const std::optional<int64_t> per_epoch = StepsPerEpoch(*config);
+  NM_ASSIGN_OR_RETURN(ExperimentConfig config, FromProto(fork));
+  const int epochs = TrainedEpochs(config.schedule);
+  const std::optional<int64_t> per_epoch = StepsPerEpoch(config);
   if (per_epoch) {
     const int64_t total = *per_epoch * epochs;
     if (total >= static_cast<int64_t>(progress.step)) return absl::OkStatus();

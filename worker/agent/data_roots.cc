@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/status_macros.h"
 #include "contract/dataset_location.h"
 #include "schemas/experiment_config.h"
 
@@ -41,9 +42,8 @@ std::vector<std::string> DefaultDataRoots(const std::string& work_dir) {
 
 absl::StatusOr<std::string> DatasetDirectory(const std::string& resolved_spec, const std::string& run_dir) {
   // Read through the key table, as nmtrain reads it: the same defaults and the same errors.
-  absl::StatusOr<ExperimentConfig> config = ParseExperimentYaml(resolved_spec, "the run's resolved spec");
-  if (!config.ok()) return config.status();
-  const DataConfig& data = config->data;
+  NM_ASSIGN_OR_RETURN(ExperimentConfig config, ParseExperimentYaml(resolved_spec, "the run's resolved spec"));
+  const DataConfig& data = config.data;
   if (data.dataset == "synthetic") return std::string();
   std::string path = data.dataset == "fashion_mnist" ? FashionMnistDir(data.path) : data.path;
   if (!path.empty() && path[0] != '/') path = absl::StrCat(run_dir, "/", path);
@@ -52,15 +52,14 @@ absl::StatusOr<std::string> DatasetDirectory(const std::string& resolved_spec, c
 
 absl::Status CheckRunDataAccess(const std::string& resolved_spec, const std::string& run_dir,
                                 const std::vector<std::string>& roots) {
-  absl::StatusOr<std::string> directory = DatasetDirectory(resolved_spec, run_dir);
-  if (!directory.ok()) return directory.status();
-  if (directory->empty()) return absl::OkStatus();  // No files to read (synthetic data).
-  if (absl::StartsWith(*directory, run_dir + "/")) {
+  NM_ASSIGN_OR_RETURN(std::string directory, DatasetDirectory(resolved_spec, run_dir));
+  if (directory.empty()) return absl::OkStatus();  // No files to read (synthetic data).
+  if (absl::StartsWith(directory, run_dir + "/")) {
     std::error_code error;
     std::filesystem::create_directories(run_dir, error);
     if (error) return absl::UnavailableError(absl::StrCat("cannot create ", run_dir, ": ", error.message()));
   }
-  return CheckUnderDataRoots(*directory, roots);
+  return CheckUnderDataRoots(directory, roots);
 }
 
 absl::Status CheckUnderDataRoots(const std::string& path, const std::vector<std::string>& roots) {
