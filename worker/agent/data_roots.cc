@@ -13,7 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
 #include "contract/dataset_location.h"
-#include "schemas/experiment_config.h"
+#include "yaml-cpp/yaml.h"
 
 namespace nmsparse::agent {
 namespace {
@@ -41,11 +41,16 @@ std::vector<std::string> DefaultDataRoots(const std::string& work_dir) {
 }
 
 absl::StatusOr<std::string> DatasetDirectory(const std::string& resolved_spec, const std::string& run_dir) {
-  // Read through the key table, as nmtrain reads it: the same defaults and the same errors.
-  NM_ASSIGN_OR_RETURN(ExperimentConfig config, ParseExperimentYaml(resolved_spec, "the run's resolved spec"));
-  const DataConfig& data = config.data;
-  if (data.dataset == "synthetic") return std::string();
-  std::string path = data.dataset == "fashion_mnist" ? FashionMnistDir(data.path) : data.path;
+  std::string dataset = "fashion_mnist", path;
+  try {
+    const YAML::Node data = YAML::Load(resolved_spec)["data"];
+    if (data && data["dataset"]) dataset = data["dataset"].as<std::string>();
+    if (data && data["path"]) path = data["path"].as<std::string>();
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("the run's resolved spec cannot be read: ", e.what()));
+  }
+  if (dataset == "synthetic") return std::string();
+  if (dataset == "fashion_mnist") path = FashionMnistDir(path);
   if (!path.empty() && path[0] != '/') path = absl::StrCat(run_dir, "/", path);
   return path;
 }

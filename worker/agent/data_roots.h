@@ -17,8 +17,8 @@ namespace nmsparse::agent {
 // Without --data_root: Debian's Fashion-MNIST directory, $NMSPARSE_FASHION_MNIST when set, and the work dir.
 std::vector<std::string> DefaultDataRoots(const std::string& work_dir);
 
-// The directory nmtrain reads for `resolved_spec` (canonical YAML, read through the key table) when started
-// in `run_dir`; "" for a dataset with no files (synthetic). InvalidArgument when the spec cannot be read.
+// The directory nmtrain reads for `resolved_spec` (canonical YAML) when started in `run_dir`; "" for a
+// dataset with no files (synthetic). InvalidArgument when the spec cannot be read.
 absl::StatusOr<std::string> DatasetDirectory(const std::string& resolved_spec, const std::string& run_dir);
 
 // The check nmworker runs before a run starts: OK when the run reads no files, or when its dataset directory
