@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
-#include "cli/exit_codes.h"
+#include "cli/nmctl_exit_codes.h"
 #include "common/version.h"
 #include "gtest/gtest.h"
 

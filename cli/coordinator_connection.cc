@@ -6,7 +6,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "cli/exit_codes.h"
+#include "cli/nmctl_exit_codes.h"
 #include "common/coordinator_address.h"
 #include "common/coordinator_answer.h"
 #include "common/version.h"

@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/client_security.h"
+#include "common/status_macros.h"
 #include "nmsparse/v1/coordinator.grpc.pb.h"
 
 namespace nmsparse::cli {

@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/deploy_warnings.h"
-#include "cli/exit_codes.h"
+#include "cli/nmctl_exit_codes.h"
 #include "cli/row_summary.h"
 #include "cli/run_format.h"
 #include "cli/run_preview.h"

@@ -7,9 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "cli/exit_codes.h"
 #include "cli/live_commands.h"
 #include "cli/live_view.h"
+#include "cli/nmctl_exit_codes.h"
 #include "cli/progress_bar.h"
 #include "cli/run_format.h"
 #include "cli/run_progress.h"

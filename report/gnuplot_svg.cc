@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/status_macros.h"
 #include "common/visible_text.h"
 #include "report/tool_run.h"
 
@@ -232,7 +233,7 @@ absl::StatusOr<std::string> RenderSvg(const Figure& figure) {
   ToolRun run("gnuplot");
   if (run.path().empty()) return absl::InternalError("cannot create a temporary directory for gnuplot");
   const GnuplotScript script = BuildGnuplotScript(figure);
-  if (absl::Status s = run.Write(kScriptFile, script.text); !s.ok()) return s;
+  NM_RETURN_IF_ERROR(run.Write(kScriptFile, script.text));
   // The script names no path: gnuplot writes figure.svg in its private folder.
   const int rc = run.Run("gnuplot", "NMSPARSE_GNUPLOT", {kScriptFile});
   if (rc < 0) {

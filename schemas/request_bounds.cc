@@ -81,8 +81,6 @@ const absl::flat_hash_map<std::string, Bound>& Table() {
       {"nmsparse.v1.LogReport.lines", Count(kMaxRepeatedCount)},
       {"nmsparse.v1.LogLine.text", Cut(kMaxLogLineBytes)},
       {"nmsparse.v1.CompleteRunRequest.message", Cut(kMaxRunMessageBytes)},
-      {"nmsparse.v1.CompleteRunRequest.final_metrics", Count(kMaxRepeatedCount)},
-      {"nmsparse.v1.CompleteRunRequest.FinalMetricsEntry.key", Bytes(kMaxNameBytes)},
       {"nmsparse.v1.ModelFileChunk.file", Bytes(kMaxNameBytes)},
       {"nmsparse.v1.ModelFileChunk.data", Bytes(kModelExportChunkBytes)},
       {"nmsparse.v1.ModelFileChunk.sha256", Bytes(kMaxNameBytes)},

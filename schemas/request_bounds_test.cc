@@ -165,15 +165,11 @@ TEST(RequestBoundsTest, AReportsLongTextIsCutNotRefused) {
   v1::CompleteRunRequest done;
   done.set_outcome(v1::FAILED);
   done.set_message(std::string(limits::kMaxRunMessageBytes + 1, 'm'));
-  (*done.mutable_final_metrics())["top1"] = 0.5;
   ASSERT_TRUE(CutAndCheckReportBounds(&done).ok());
   EXPECT_LE(static_cast<int64_t>(done.message().size()), limits::kMaxRunMessageBytes);
   EXPECT_NE(done.message().find(" bytes cut]"), std::string::npos);
-  EXPECT_EQ(done.final_metrics().at("top1"), 0.5);
 
   // Only text the contract cuts: any other field of a report past its bound is refused.
-  (*done.mutable_final_metrics())[std::string(300, 't')] = 1;
-  EXPECT_EQ(CutAndCheckReportBounds(&done).code(), absl::StatusCode::kInvalidArgument);
   v1::MetricReport metric;
   (*metric.mutable_point()->mutable_labels())["phase"] = std::string(300, 'p');
   EXPECT_EQ(Message(CutAndCheckReportBounds(&metric)),

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/status_macros.h"
 #include "grpcpp/grpcpp.h"
 #include "server/api/coordinator_service.h"
 #include "server/api/model_export_relay.h"
@@ -15,7 +16,6 @@
 #include "server/scheduling/lease_manager.h"
 #include "server/scheduling/scheduler.h"
 #include "server/store/clock.h"
-#include "server/store/status_macros.h"
 #include "server/store/store.h"
 #include "server/store/token_table.h"
 #include "server/store/worker_table.h"

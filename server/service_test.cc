@@ -219,8 +219,8 @@ TEST_F(ServiceTest, RunThatCanNeverFitIsRefusedOnceWorkersExist) {
 }
 
 // Probes of issue 36: three runs end with top1 0.3, NaN and 0.9, and `nmctl best -k 1` answered the 0.3 run
-// (NaN broke the sort). The NaN is not stored as a number: the run's message says it diverged, and best ranks
-// the finite values; a second final point of an attempt is refused naming the field.
+// (NaN broke the sort). The NaN is not stored as a number: its final point is refused naming the value, and
+// best ranks the finite values.
 TEST_F(ServiceTest, ANonFiniteFinalMetricIsNotStoredAndBestRanksTheFiniteOnes) {
   server_ = std::make_unique<TestServer>(db_);
   v1::SubmitSweepResponse resp;
@@ -232,13 +232,26 @@ TEST_F(ServiceTest, ANonFiniteFinalMetricIsNotStoredAndBestRanksTheFiniteOnes) {
   for (int i = 0; i < 3; ++i) {
     const v1::RunAttempt ra = Attempt(got[i].run_id(), 1);
     ASSERT_TRUE(Start(ra).ok());
-    ASSERT_TRUE(Complete(ra, v1::SUCCEEDED, top1[i]).ok());
+    const grpc::Status point = testing::ReportPoint(server_->gateway(), ra, "final", 1, {{"top1", top1[i]}});
+    if (i == 1) {
+      EXPECT_EQ(point.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+      EXPECT_NE(point.error_message().find("point.values[\"top1\"]: NaN is not a finite number"),
+                std::string::npos)
+          << point.error_message();
+    } else {
+      ASSERT_TRUE(point.ok()) << point.error_message();
+    }
+    v1::CompleteRunRequest done;
+    *done.mutable_run() = ra;
+    done.set_outcome(v1::SUCCEEDED);
+    v1::Ack ack;
+    grpc::ClientContext ctx;
+    testing::AsHolderOf(&ctx, ra.run_id());
+    ASSERT_TRUE(server_->gateway().CompleteRun(&ctx, done, &ack).ok());
   }
   const v1::Run diverged = GetRun(got[1].run_id());
-  EXPECT_EQ(diverged.final_metrics().count("top1"), 0u);
-  EXPECT_NE(diverged.message().find("diverged: final metrics not finite (top1 NaN), not stored"),
-            std::string::npos)
-      << diverged.message();
+  EXPECT_EQ(diverged.state(), v1::SUCCEEDED);
+  EXPECT_TRUE(diverged.final_metrics().empty());
   v1::GetBestRequest req;
   req.set_sweep_id(resp.sweep().id());
   req.set_metric("top1");
@@ -295,11 +308,12 @@ TEST_F(ServiceTest, BestRanksByTheMetricsDeclaredDirection) {
   for (int i = 0; i < 2; ++i) {
     v1::RunAttempt ra = Attempt(got[i].run_id(), 1);
     ASSERT_TRUE(Start(ra).ok());
+    ASSERT_TRUE(testing::ReportPoint(server_->gateway(), ra, "final", 1,
+                                     {{"loss", i == 0 ? 0.3 : 0.6}, {"acc", i == 0 ? 0.3 : 0.6}})
+                    .ok());
     v1::CompleteRunRequest req;
     *req.mutable_run() = ra;
     req.set_outcome(v1::SUCCEEDED);
-    (*req.mutable_final_metrics())["loss"] = i == 0 ? 0.3 : 0.6;
-    (*req.mutable_final_metrics())["acc"] = i == 0 ? 0.3 : 0.6;
     v1::Ack ack;
     grpc::ClientContext ctx;
     testing::AsHolderOf(&ctx, req.run().run_id());
@@ -413,7 +427,7 @@ TEST_F(ServiceTest, FullLifecycleWatchBestAndExport) {
     logs += e.has_log();
   }
   ASSERT_TRUE(stream->Finish().ok());
-  EXPECT_EQ(metrics, 2);
+  EXPECT_EQ(metrics, 3);  // Two epoch points and the final point (the run's final metrics).
   EXPECT_EQ(states, 4);  // submitted, ASSIGNED, RUNNING, SUCCEEDED.
   EXPECT_EQ(logs, 1);
 

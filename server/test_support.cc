@@ -142,13 +142,18 @@ int64_t CountRows(const std::string& db_path, const std::string& table) {
 
 grpc::Status ReportEpoch(v1::WorkerGateway::Stub& gateway, const v1::RunAttempt& ra, int epoch,
                          const std::map<std::string, double>& values) {
+  return ReportPoint(gateway, ra, "epoch", epoch, values);
+}
+
+grpc::Status ReportPoint(v1::WorkerGateway::Stub& gateway, const v1::RunAttempt& ra, const std::string& kind,
+                         int epoch, const std::map<std::string, double>& values) {
   grpc::ClientContext ctx;
   v1::Ack ack;
   AsHolderOf(&ctx, ra.run_id());
   auto writer = gateway.ReportMetrics(&ctx, &ack);
   v1::MetricReport r;
   *r.mutable_run() = ra;
-  r.mutable_point()->set_kind("epoch");
+  r.mutable_point()->set_kind(kind);
   r.mutable_point()->set_epoch(epoch);
   for (const auto& [name, value] : values) (*r.mutable_point()->mutable_values())[name] = value;
   writer->Write(r);
@@ -171,7 +176,7 @@ grpc::Status GatewayComplete(v1::WorkerGateway::Stub& gateway, const v1::RunAtte
   *req.mutable_run() = ra;
   req.set_outcome(outcome);
   req.set_exit_code(exit_code);
-  if (outcome == v1::SUCCEEDED) (*req.mutable_final_metrics())["top1"] = top1;
+  if (outcome == v1::SUCCEEDED) ReportPoint(gateway, ra, "final", 1, {{"top1", top1}});
   v1::Ack ack;
   grpc::ClientContext ctx;
   AsHolderOf(&ctx, ra.run_id());

@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "schemas/content_hash.h"
 #include "schemas/request_bounds.h"
 #include "server/api/grpc_status.h"
@@ -16,7 +17,6 @@
 #include "server/store/event_table.h"
 #include "server/store/run_table.h"
 #include "server/store/run_transitions.h"
-#include "server/store/status_macros.h"
 #include "server/store/worker_table.h"
 
 namespace nmsparse::server {
@@ -123,13 +123,6 @@ absl::StatusOr<std::vector<v1::Assignment>> PendingAssignments(Database* db, int
   std::vector<v1::Assignment> out;
   for (const RunRecord& r : runs) out.push_back(AssignmentFor(r.run, worker_id));
   return out;
-}
-
-bool AllFinalMetricsFinite(const v1::CompleteRunRequest& req) {
-  for (const auto& [name, value] : req.final_metrics()) {
-    if (!std::isfinite(value)) return false;
-  }
-  return true;
 }
 
 // Every handler starts with its request's bounds (schemas/request_bounds.h): past one it is refused before
@@ -300,13 +293,6 @@ grpc::Status WorkerGatewayService::CompleteRun(grpc::ServerContext* ctx, const v
                                                v1::Ack* resp) {
   v1::CompleteRunRequest cut;
   if (grpc::Status s = BoundReport(&req, &cut); !s.ok()) return s;
-  v1::CompleteRunRequest finite;
-  if (!AllFinalMetricsFinite(*req)) {
-    finite = *req;
-    const std::string note = DropNonFiniteFinalMetrics(&finite);
-    finite.set_message(finite.message().empty() ? note : absl::StrCat(note, "; ", finite.message()));
-    req = &finite;
-  }
   int64_t sweep_id = 0;
   absl::Status s = store_->Write([&](Database* db) -> absl::Status {
     NM_ASSIGN_OR_RETURN(Reporter from, CheckReport(db, ctx, req->run()));

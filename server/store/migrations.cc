@@ -2,7 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/store/legacy_sweep_base.h"
-#include "server/store/status_macros.h"
+#include "common/status_macros.h"
 
 namespace nmsparse::server {
 

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "server/store/status_macros.h"
+#include "common/status_macros.h"
 
 namespace nmsparse::server {
 namespace {

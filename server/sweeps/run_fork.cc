@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "schemas/base_spec.h"
+#include "common/status_macros.h"
 #include "schemas/content_hash.h"
 #include "schemas/experiment_config.h"
 #include "schemas/model_arch_text.h"
@@ -18,7 +19,6 @@
 #include "schemas/train_steps.h"
 #include "schemas/trained_epochs.h"
 #include "server/store/run_transitions.h"
-#include "server/store/status_macros.h"
 #include "server/store/sweep_table.h"
 #include "server/sweeps/sweep_submission.h"
 

@@ -114,10 +114,12 @@ std::vector<std::string> RunSearch(const std::string& name) {
     grpc::ClientContext sctx;
     testing::AsHolderOf(&sctx, start.run().run_id());
     EXPECT_TRUE(server.gateway().StartRun(&sctx, start, &ack).ok());
+    EXPECT_TRUE(testing::ReportPoint(server.gateway(), ra, "final", 1,
+                                     {{"top1", 1 - std::abs(std::log10(std::stod(lr)) + 2)}})
+                    .ok());
     v1::CompleteRunRequest done_req;
     *done_req.mutable_run() = ra;
     done_req.set_outcome(v1::SUCCEEDED);
-    (*done_req.mutable_final_metrics())["top1"] = 1 - std::abs(std::log10(std::stod(lr)) + 2);
     grpc::ClientContext cctx;
     testing::AsHolderOf(&cctx, done_req.run().run_id());
     EXPECT_TRUE(server.gateway().CompleteRun(&cctx, done_req, &ack).ok());
@@ -217,10 +219,10 @@ void CompleteAssignment(TestServer& server, FakeWorker& worker, size_t n) {
   grpc::ClientContext sctx;
   testing::AsHolderOf(&sctx, start.run().run_id());
   ASSERT_TRUE(server.gateway().StartRun(&sctx, start, &ack).ok());
+  ASSERT_TRUE(testing::ReportPoint(server.gateway(), ra, "final", 1, {{"top1", 0.5}}).ok());
   v1::CompleteRunRequest done;
   *done.mutable_run() = ra;
   done.set_outcome(v1::SUCCEEDED);
-  (*done.mutable_final_metrics())["top1"] = 0.5;
   grpc::ClientContext cctx;
   SetDeadline(&cctx, kAnswerDeadlineS);
   testing::AsHolderOf(&cctx, done.run().run_id());

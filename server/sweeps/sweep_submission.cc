@@ -3,13 +3,13 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "schemas/sweep_blocks.h"
 #include "schemas/sweep_size.h"
 #include "server/store/clock.h"
 #include "server/store/event_table.h"
 #include "server/store/run_table.h"
-#include "server/store/status_macros.h"
 #include "server/store/sweep_table.h"
 #include "server/store/worker_table.h"
 #include "server/sweeps/search_proposer.h"

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/unicode_text.h"
-#include "contract/exit_codes.h"
+#include "contract/nmtrain_exit_codes.h"
 #include "contract/run_directory.h"
 #include "contract/trainer_flags.h"
 #include "schemas/limits.h"
@@ -218,8 +218,7 @@ void Agent::OnRunDone(const v1::RunAttempt& run, const RunOutcome& outcome) {
   report.complete.set_outcome(outcome.state);
   report.complete.set_exit_code(outcome.exit_code);
   report.complete.set_message(ValidUtf8(outcome.message));  // It may quote the trainer's stderr.
-  for (const auto& [name, value] : outcome.final_metrics)
-    (*report.complete.mutable_final_metrics())[name] = value;
+  // The final metrics went ahead of it as the attempt's `final` point (the outbox keeps its order).
   outbox_.Push(std::move(report));
 }
 

@@ -2,6 +2,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "common/status_macros.h"
 #include "contract/worker_session.h"
 #include "schemas/limits.h"
 
@@ -54,8 +55,7 @@ absl::StatusOr<v1::RegisterResponse> CoordinatorClient::Register(const v1::Regis
   grpc::ClientContext context;
   SetDeadline(&context);
   v1::RegisterResponse response;
-  absl::Status status = ToAbsl(stub_->Register(&context, request, &response));
-  if (!status.ok()) return status;
+  NM_RETURN_IF_ERROR(ToAbsl(stub_->Register(&context, request, &response)));
   return response;
 }
 
@@ -63,8 +63,7 @@ absl::StatusOr<v1::HeartbeatResponse> CoordinatorClient::Heartbeat(const v1::Hea
   grpc::ClientContext context;
   SetDeadline(&context);
   v1::HeartbeatResponse response;
-  absl::Status status = ToAbsl(stub_->Heartbeat(&context, request, &response));
-  if (!status.ok()) return status;
+  NM_RETURN_IF_ERROR(ToAbsl(stub_->Heartbeat(&context, request, &response)));
   return response;
 }
 
