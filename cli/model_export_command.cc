@@ -4,7 +4,7 @@
 #include <ostream>
 
 #include "absl/strings/str_cat.h"
-#include "cli/exit_codes.h"
+#include "cli/nmctl_exit_codes.h"
 #include "cli/model_export_receiver.h"
 #include "contract/model_export_files.h"
 

@@ -12,7 +12,7 @@
 #include "server/auth/worker_session.h"
 #include "server/store/run_table.h"
 #include "server/store/run_transitions.h"
-#include "server/store/status_macros.h"
+#include "common/status_macros.h"
 #include "server/store/worker_table.h"
 
 namespace nmsparse::server {
