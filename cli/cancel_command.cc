@@ -3,7 +3,7 @@
 #include <optional>
 #include <string>
 
-#include "cli/exit_codes.h"
+#include "cli/nmctl_exit_codes.h"
 #include "cli/run_format.h"
 
 namespace nmsparse::cli {

@@ -6,9 +6,10 @@
 #include "absl/strings/str_cat.h"
 #include "cli/cancel_command.h"
 #include "cli/cluster_commands.h"
-#include "cli/exit_codes.h"
 #include "cli/lineage_commands.h"
 #include "cli/live_commands.h"
+#include "cli/model_export_command.h"
+#include "cli/nmctl_exit_codes.h"
 #include "cli/query_commands.h"
 #include "cli/report_commands.h"
 #include "cli/run_format.h"
@@ -94,6 +95,9 @@ const std::vector<OptionSpec>& AllOptions() {
        "export: write to the file PATH instead of stdout; report and export --format tensorboard: the "
        "directory PATH to write into (created)"},
       {"logs", false, 0, false, "", "also the run's log lines"},
+      {"weights", true, 0, false, "final|ema",
+       "export-model: the checkpoint's final weights (default) or its model EMA's"},
+      {"dtype", true, 0, false, "fp32|bf16", "export-model: the tensors' dtype (default fp32)"},
       {"pdf", false, 0, false, "",
        "also each figure as PDF, from its SVG (rsvg-convert, Debian librsvg2-bin)"},
       {"max-runs-per-sweep", true, 0, false, "N",
@@ -175,6 +179,12 @@ const std::vector<CommandInfo>& Commands() {
        "a sweep's runs and final metrics (and curves); tensorboard: one event file per run under DIR",
        {"format", "curves", "output"},
        RunExportCommand},
+      {"export-model",
+       "RUN -o DIR [--weights final|ema] [--dtype fp32|bf16]",
+       "a finished run's deployable model in timm's format (model.safetensors, config.json, sparsity.json, "
+       "README.md), fetched from the worker that holds it",
+       {"output", "weights", "dtype"},
+       RunExportModelCommand},
       {"report",
        "SWEEP [-o DIR] [--metric top1] [--pdf] [--pool AXIS]...",
        "an HTML report with interactive figures (plotly.js): learning curves, metric vs N:M density and vs "

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
-#include "cli/exit_codes.h"
+#include "cli/nmctl_exit_codes.h"
 #include "common/version.h"
 #include "gtest/gtest.h"
 
@@ -167,7 +167,9 @@ TEST(CommandsTest, ValidatePrintsRunsAndLayerPlansOffline) {
   EXPECT_NE(r.out.find("recipe=srste"), std::string::npos);
   EXPECT_NE(r.out.find("SRSTE 1:4"), std::string::npos);
   EXPECT_EQ(r.out.find("early_stopping"), std::string::npos);  // No ASHA block, no rungs.
-  EXPECT_NE(r.out.find("blocks.0.mlp.fc1.weight"), std::string::npos);
+  // Identical layers are one line with a count (issue 40, item 4): the nano ViT's 2 blocks.
+  EXPECT_NE(r.out.find("blocks.{0-1}.mlp.fc1.weight (2 layers)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("blocks.0.mlp.fc1.weight"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("PRECISION"), std::string::npos);
   // The inputs the runs will use: synthetic images as stored, normalised by 0.5 / 0.5.
   EXPECT_NE(r.out.find("image transforms of run(s) 0-1:\ntrain (images as stored):\n"), std::string::npos)
@@ -183,6 +185,47 @@ TEST(CommandsTest, ValidatePrintsRunsAndLayerPlansOffline) {
   EXPECT_NE(json.out.find("\"content_hash\""), std::string::npos);
   EXPECT_NE(json.out.find("epochs: 5"), std::string::npos);
   EXPECT_NE(json.out.find("\"transforms\""), std::string::npos);
+}
+
+// Issue 40, item 4: validate shows what each run will do: the optimizer's lr as trained and the batch, the
+// steps per epoch and in all (1,024 synthetic images / batch 8 = 128 per epoch, 2 epochs), the schedule, the
+// phases (1-based epochs) and D at the last step; runs that do the same share one block.
+TEST(CommandsTest, ValidateShowsWhatEachRunWillDo) {
+  const std::string path = TempFile("tiny_sweep_training.yaml", kSweep);
+  const Result r = Nmctl({"validate", path, "--set", "optimizer.lr=0.0025"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(
+      r.out.find("training of run(s) 0:\n  optimizer adamw: lr 0.0025 (as trained: after a reference "
+                 "config's lr_base scaling), weight_decay 0.05; batch 8 x 1 step(s) of accumulation over 1 "
+                 "rank(s)\n  steps: 128 per epoch (1024 images), 256 in all (2 epoch(s))\n"),
+      std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  phases: dense throughout\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("training of run(s) 1:\n"), std::string::npos) << r.out;
+  EXPECT_NE(
+      r.out.find("  phases: epochs 1-2 sparse (SR-STE 1:4)\n  D at the last step: 0 (a hard mask there)\n"),
+      std::string::npos)
+      << r.out;
+  // MDGF decays D over the 256 steps of its sparse phase: D is shown at the last of them, the value the
+  // deployable-model warning names.
+  const std::string mdgf_path = TempFile("mdgf_sweep.yaml", R"(name: mdgf
+base:
+  model: {name: vit_nano_patch7_28}
+  data: {dataset: synthetic, batch_size: 8}
+  schedule: {epochs: 2}
+  sparsity: {sparsity_loc: FF, n_sparsity: 1, m_sparsity: 8}
+grid:
+  recipe:
+    mdgf: {sparsity.recipe: MDGF, sparsity.decay_coef: 0.0002}
+)");
+  const Result mdgf = Nmctl({"validate", mdgf_path});
+  ASSERT_EQ(mdgf.code, kExitOk) << mdgf.err;
+  EXPECT_NE(
+      mdgf.out.find("  phases: epochs 1-2 sparse (1:8 MDGF-Exp)\n  D at the last step: 0.95 (decay_type EXP, "
+                    "decay_coef 0.0002, step 256 of the sparse phase)\n"),
+      std::string::npos)
+      << mdgf.out;
+  EXPECT_NE(mdgf.err.find("leaves D = 0.95 at the last of the 256 steps"), std::string::npos) << mdgf.err;
 }
 
 // A run over several nodes: validate shows its ranks as nodes x gpus and says that its workers must share

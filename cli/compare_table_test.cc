@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "report/compare_pivot.h"
 #include "report/compare_pivot_testing.h"
@@ -43,10 +44,8 @@ v1::Run PaperRun(int64_t id, const std::string& recipe, int m, int seed, v1::Run
   v1::Run run = report::testing::RecipeRun(id, recipe, "", state, top1);
   (*run.mutable_labels())["sparsity.m_sparsity"] = std::to_string(m);
   (*run.mutable_labels())["seed"] = std::to_string(seed);
-  v1::SparsitySpec* s = run.mutable_spec()->mutable_sparsity();
-  s->set_sparsity_type(recipe == "dense" ? v1::SparsitySpec::DENSE : v1::SparsitySpec::SRSTE);
-  s->set_n_sparsity(1);
-  s->set_m_sparsity(m);
+  run.set_resolved_spec(absl::StrCat("sparsity: {sparsity_type: ", recipe == "dense" ? "DENSE" : "SRSTE",
+                                     ", n_sparsity: 1, m_sparsity: ", m, "}\n"));
   return run;
 }
 

@@ -4,10 +4,12 @@
 
 #include <cstdlib>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "cli/exit_codes.h"
+#include "cli/nmctl_exit_codes.h"
 #include "common/coordinator_address.h"
 #include "common/coordinator_answer.h"
+#include "common/version.h"
 #include "schemas/limits.h"
 
 namespace nmsparse::cli {
@@ -34,7 +36,33 @@ std::unique_ptr<grpc::ClientContext> CoordinatorConnection::Context(bool streami
   auto context = std::make_unique<grpc::ClientContext>();
   if (!streaming) context->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
   AttachToken(token_, context.get());
+  context->AddMetadata(kWireVersionMetadata, std::to_string(kWireVersion));
   return context;
+}
+
+absl::Status CoordinatorConnection::Check(const grpc::ClientContext& context,
+                                          const grpc::Status& status) const {
+  switch (status.error_code()) {  // No answer from nmserver's handlers to read its version from.
+    case grpc::StatusCode::UNAVAILABLE:
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+    case grpc::StatusCode::UNAUTHENTICATED:
+    case grpc::StatusCode::PERMISSION_DENIED:
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+    case grpc::StatusCode::CANCELLED:
+      return Check(status);
+    default:
+      break;
+  }
+  const auto& metadata = context.GetServerInitialMetadata();
+  int version = 1;  // Wire version 1's nmserver sent none.
+  if (auto it = metadata.find(kWireVersionMetadata); it != metadata.end()) {
+    if (!absl::SimpleAtoi(absl::string_view(it->second.data(), it->second.size()), &version)) version = 0;
+  }
+  if (version != kWireVersion) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the coordinator at ", address_, ": ", WireVersionMismatch(kWireVersion, version)));
+  }
+  return Check(status);
 }
 
 absl::Status CoordinatorConnection::Check(const grpc::Status& status) const {

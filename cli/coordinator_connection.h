@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/client_security.h"
+#include "common/status_macros.h"
 #include "nmsparse/v1/coordinator.grpc.pb.h"
 
 namespace nmsparse::cli {
@@ -35,6 +36,11 @@ class CoordinatorConnection {
   // become "cannot reach the coordinator at ADDR ...".
   absl::Status Check(const grpc::Status& status) const;
 
+  // Check of a finished call whose answer came from nmserver: one that speaks another wire version
+  // (common/version.h; an nmserver of wire version 1 says none) is refused, naming both versions, whatever
+  // the call's own status said.
+  absl::Status Check(const grpc::ClientContext& context, const grpc::Status& status) const;
+
   // One unary call with the default deadline, e.g. Call(&v1::Coordinator::Stub::GetRun, request).
   template <typename Request, typename Response>
   absl::StatusOr<Response> Call(grpc::Status (v1::Coordinator::Stub::*method)(grpc::ClientContext*,
@@ -42,7 +48,8 @@ class CoordinatorConnection {
                                 const Request& request) {
     std::unique_ptr<grpc::ClientContext> context = Context();
     Response response;
-    absl::Status status = Check((stub_.get()->*method)(context.get(), request, &response));
+    const grpc::Status answer = (stub_.get()->*method)(context.get(), request, &response);
+    absl::Status status = Check(*context, answer);
     if (!status.ok()) return status;
     return response;
   }

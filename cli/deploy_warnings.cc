@@ -13,22 +13,6 @@
 namespace nmsparse::cli {
 namespace {
 
-// D at the run's last optimizer step when that step is in a sparse phase of a decaying recipe; nullopt when
-// it uses a hard mask (SR-STE, fine-tune, STEP decay) or the steps per epoch are not known from the spec.
-std::optional<double> LastStepDecay(const ExperimentConfig& config, int64_t* sparse_steps) {
-  const SparsityConfig& s = config.sparsity;
-  if (s.sparsity_type == SparsityType::kSrste || s.decay_type == DecayType::kStep) return std::nullopt;
-  const std::vector<LayerPlanStage> stages = RunTimeline(config, s.nm);
-  if (stages.empty() || stages.back().phase != "sparse") return std::nullopt;
-  const std::optional<int64_t> steps_per_epoch = StepsPerEpoch(config);
-  if (!steps_per_epoch) return std::nullopt;
-  // j counts from the first step of the sparse run the last step belongs to (phase_schedule.h).
-  size_t first = stages.size() - 1;
-  while (first > 0 && stages[first - 1].phase != "dense") --first;
-  *sparse_steps = (stages.back().end_epoch - stages[first].start_epoch) * *steps_per_epoch;
-  return DecayValue(s.decay_type, s.decay_coef, static_cast<double>(*sparse_steps - 1));
-}
-
 void AddDecayWarning(const ExperimentConfig& config, std::vector<std::string>* out) {
   int64_t sparse_steps = 0;
   const std::optional<double> d = LastStepDecay(config, &sparse_steps);
@@ -65,6 +49,20 @@ void AddFineTuneWarnings(const ExperimentConfig& config, std::vector<std::string
 }
 
 }  // namespace
+
+std::optional<double> LastStepDecay(const ExperimentConfig& config, int64_t* sparse_steps) {
+  const SparsityConfig& s = config.sparsity;
+  if (s.sparsity_type == SparsityType::kSrste || s.decay_type == DecayType::kStep) return std::nullopt;
+  const std::vector<LayerPlanStage> stages = RunTimeline(config, s.nm);
+  if (stages.empty() || stages.back().phase != "sparse") return std::nullopt;
+  const std::optional<int64_t> steps_per_epoch = StepsPerEpoch(config);
+  if (!steps_per_epoch) return std::nullopt;
+  // j counts from the first step of the sparse run the last step belongs to (phase_schedule.h).
+  size_t first = stages.size() - 1;
+  while (first > 0 && stages[first - 1].phase != "dense") --first;
+  *sparse_steps = (stages.back().end_epoch - stages[first].start_epoch) * *steps_per_epoch;
+  return DecayValue(s.decay_type, s.decay_coef, static_cast<double>(*sparse_steps - 1));
+}
 
 std::vector<std::string> DeployWarnings(const ExperimentConfig& config) {
   std::vector<std::string> out;

@@ -4,6 +4,8 @@
 #ifndef NMSPARSE_CLI_DEPLOY_WARNINGS_H_
 #define NMSPARSE_CLI_DEPLOY_WARNINGS_H_
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,11 @@ namespace nmsparse::cli {
 // Above this D at the last step, the deployable model differs from the trained one: every pruned weight
 // still passes more than 0.1% of itself.
 inline constexpr double kDeployDecayTolerance = 1e-3;
+
+// D at the run's last optimizer step when that step is in a sparse phase of a decaying recipe (MDGF,
+// unstructured decay), with the steps of that sparse phase; nullopt when it uses a hard mask (SR-STE,
+// fine-tune, STEP decay) or the steps per epoch are not known from the spec (shards).
+std::optional<double> LastStepDecay(const ExperimentConfig& config, int64_t* sparse_steps);
 
 // For a run of the N:M engine (not dense, not dynamic):
 //  - the last step is in a sparse phase of a decaying recipe (MDGF, unstructured decay) whose D there is

@@ -7,9 +7,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "cli/exit_codes.h"
 #include "cli/live_commands.h"
 #include "cli/live_view.h"
+#include "cli/nmctl_exit_codes.h"
 #include "cli/progress_bar.h"
 #include "cli/run_format.h"
 #include "cli/run_progress.h"
@@ -31,7 +31,7 @@ struct SweepProgress {
     auto it = runs.find(run.id());
     if (it != runs.end()) return it->second;
     absl::StatusOr<v1::GetRunResponse> full = GetRun(context, run.id());
-    const v1::ExperimentSpec spec = full.ok() ? full->run().spec() : run.spec();
+    const std::string& spec = full.ok() ? full->run().resolved_spec() : run.resolved_spec();
     return runs.emplace(run.id(), RunProgress::ForSpec(spec)).first->second;
   }
 

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "cli/exit_codes.h"
+#include "cli/nmctl_exit_codes.h"
 #include "cli/submit_commands.h"
 #include "cli/table_printer.h"
 #include "common/visible_text.h"

@@ -1,9 +1,9 @@
 #include <ostream>
 #include <thread>
 
-#include "cli/exit_codes.h"
 #include "cli/live_commands.h"
 #include "cli/live_view.h"
+#include "cli/nmctl_exit_codes.h"
 #include "cli/run_format.h"
 #include "cli/sweep_fetch.h"
 #include "common/visible_text.h"

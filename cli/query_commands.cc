@@ -14,14 +14,15 @@
 #include "absl/time/clock.h"
 #include "cli/cluster_commands.h"
 #include "cli/compare_table.h"
-#include "cli/exit_codes.h"
 #include "cli/lineage_commands.h"
+#include "cli/nmctl_exit_codes.h"
 #include "cli/pooling_check.h"
 #include "cli/report_commands.h"
 #include "cli/run_format.h"
 #include "cli/sweep_fetch.h"
 #include "cli/table_printer.h"
 #include "common/metric_text.h"
+#include "common/status_macros.h"
 #include "common/visible_text.h"
 #include "contract/metric_line.h"
 #include "contract/metric_names.h"
@@ -364,23 +365,20 @@ absl::StatusOr<CompareRuns> RunsForCompare(const CommandContext& context, int64_
         absl::StrCat("--epoch: '", VisibleText(epoch), "' is not final or best"));
   }
   if (epoch == "final") {
-    absl::StatusOr<std::vector<v1::Run>> runs = ListRuns(context, sweep_id, v1::RUN_STATE_UNSPECIFIED);
-    if (!runs.ok()) return runs.status();
-    return CompareRuns{*std::move(runs), false};
+    NM_ASSIGN_OR_RETURN(std::vector<v1::Run> runs, ListRuns(context, sweep_id, v1::RUN_STATE_UNSPECIFIED));
+    return CompareRuns{std::move(runs), false};
   }
-  absl::StatusOr<bool> maximize =
-      ObjectiveMaximizes(metric, "", "--metric", "--epoch best needs a metric with a direction");
-  if (!maximize.ok()) return maximize.status();
-  absl::StatusOr<report::SweepData> data = FetchSweepData(context, sweep_id);
-  if (!data.ok()) return data.status();
+  NM_ASSIGN_OR_RETURN(bool maximize, ObjectiveMaximizes(metric, "", "--metric",
+                                                        "--epoch best needs a metric with a direction"));
+  NM_ASSIGN_OR_RETURN(report::SweepData data, FetchSweepData(context, sweep_id));
   std::vector<std::string> metrics = {metric};
   std::vector<v1::Run> plain;
-  for (const report::RunData& r : data->runs) plain.push_back(r.run);
+  for (const report::RunData& r : data.runs) plain.push_back(r.run);
   // The EMA's value at the best epoch beside the model's; the deployable model has only its final value.
   for (const report::Counterpart& c : report::Counterparts(plain, metric)) {
     if (!c.final_only) metrics.push_back(c.metric);
   }
-  return CompareRuns{report::AtBestEpoch(*data, metrics, *maximize), true};
+  return CompareRuns{report::AtBestEpoch(data, metrics, maximize), true};
 }
 
 // "sweep 1 NAME: final top1 (%) by recipe x N:M, pooled over seed".

@@ -10,9 +10,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "cli/exit_codes.h"
+#include "cli/nmctl_exit_codes.h"
 #include "cli/pooling_check.h"
 #include "cli/sweep_fetch.h"
+#include "common/status_macros.h"
 #include "common/visible_text.h"
 #include "contract/metric_names.h"
 #include "report/html_report.h"
@@ -34,7 +35,7 @@ absl::Status MakeDirs(const std::string& dir) {
 }  // namespace
 
 absl::Status WriteFiles(const std::string& dir, const std::map<std::string, std::string>& files) {
-  if (absl::Status made = MakeDirs(dir); !made.ok()) return made;
+  NM_RETURN_IF_ERROR(MakeDirs(dir));
   for (const auto& [name, content] : files) {
     const std::string path = absl::StrCat(dir, "/", name);
     std::ofstream file(path, std::ios::trunc | std::ios::binary);

@@ -9,7 +9,7 @@
 #include "common/metric_text.h"
 #include "contract/metric_line.h"
 #include "contract/metric_names.h"
-#include "schemas/proto_bridge.h"
+#include "schemas/experiment_config.h"
 #include "schemas/train_steps.h"
 #include "schemas/trained_epochs.h"
 
@@ -18,9 +18,9 @@ namespace nmsparse::cli {
 RunProgress::RunProgress(std::optional<int64_t> steps_per_epoch, int epochs)
     : steps_per_epoch_(steps_per_epoch), epochs_(std::max(epochs, 0)) {}
 
-RunProgress RunProgress::ForSpec(const v1::ExperimentSpec& spec) {
-  absl::StatusOr<ExperimentConfig> config = FromProto(spec);
-  if (!config.ok()) return RunProgress(std::nullopt, static_cast<int>(spec.schedule().epochs()));
+RunProgress RunProgress::ForSpec(const std::string& resolved_spec) {
+  absl::StatusOr<ExperimentConfig> config = ParseExperimentYaml(resolved_spec, "run spec");
+  if (!config.ok()) return RunProgress(std::nullopt, 0);
   return RunProgress(StepsPerEpoch(*config), TrainedEpochs(config->schedule));
 }
 

@@ -18,8 +18,9 @@ class RunProgress {
  public:
   // `steps_per_epoch`: nullopt when the spec does not tell (shards).
   RunProgress(std::optional<int64_t> steps_per_epoch, int epochs);
-  // From a run's spec (an unparsable spec gives no step total until its first epoch point).
-  static RunProgress ForSpec(const v1::ExperimentSpec& spec);
+  // From a run's spec, its canonical YAML (v1.Run.resolved_spec); a spec that does not parse (a run listed
+  // without it) gives no step total until its first epoch point.
+  static RunProgress ForSpec(const std::string& resolved_spec);
 
   // Takes a metric point (step, epoch or final). Points of a later attempt restart the rate's window.
   void Add(const v1::MetricPoint& point);
@@ -30,6 +31,7 @@ class RunProgress {
   std::optional<double> eta_s() const;  // Remaining steps at the current rate.
   std::optional<double> images_per_s() const { return images_per_s_; }
   bool finished() const { return finished_; }
+  int epochs() const { return epochs_; }  // The epochs the run trains (0: unknown).
 
   // "step 120/468 (25%)  45.2 steps/s  1.5k img/s  ETA 8s" (parts that are not known yet left out).
   std::string Text() const;

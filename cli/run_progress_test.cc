@@ -2,7 +2,7 @@
 #include "cli/run_progress.h"
 
 #include "gtest/gtest.h"
-#include "schemas/proto_bridge.h"
+#include "schemas/experiment_config.h"
 
 namespace nmsparse::cli {
 namespace {
@@ -69,7 +69,7 @@ TEST(RunProgressTest, ForSpecUsesTheSpecsSteps) {
       "schedule: {epochs: 3}\n",
       "exp.yaml");
   ASSERT_TRUE(config.ok()) << config.status();
-  EXPECT_EQ(RunProgress::ForSpec(ToProto(*config)).total_steps(), 24);
+  EXPECT_EQ(RunProgress::ForSpec(CanonicalYaml(*config)).total_steps(), 24);
 }
 
 // The total spans the epochs the run trains, cooldown included, as the trainer's (issue 24).
@@ -79,7 +79,7 @@ TEST(RunProgressTest, ForSpecCountsTheCooldownEpochs) {
       "schedule: {epochs: 3, sched: cosine, cooldown_epochs: 2}\n",
       "exp.yaml");
   ASSERT_TRUE(config.ok()) << config.status();
-  EXPECT_EQ(RunProgress::ForSpec(ToProto(*config)).total_steps(), 40);
+  EXPECT_EQ(RunProgress::ForSpec(CanonicalYaml(*config)).total_steps(), 40);
 }
 
 }  // namespace

@@ -5,10 +5,11 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "common/unicode_text.h"
 #include "common/visible_text.h"
+#include "schemas/base_spec.h"
 #include "schemas/experiment_config.h"
-#include "schemas/proto_bridge.h"
 #include "schemas/spec_overrides.h"
 #include "schemas/spec_text.h"
 #include "schemas/sweep.h"
@@ -51,26 +52,28 @@ absl::Status CheckUtf8(const std::string& text, const std::string& where) {
 absl::StatusOr<v1::SweepSpec> LoadSpecFile(const std::string& path, const std::vector<std::string>& sets,
                                            std::vector<std::string>* warnings) {
   // Read once, bounded by the spec file size limit before any parsing.
-  absl::StatusOr<std::string> text = ReadSpecText(path);
-  if (!text.ok()) return text.status();
-  if (absl::Status utf8 = CheckUtf8(*text, path); !utf8.ok()) return utf8;
+  NM_ASSIGN_OR_RETURN(std::string text, ReadSpecText(path));
+  NM_RETURN_IF_ERROR(CheckUtf8(text, path));
   for (const std::string& set : sets) {
-    if (absl::Status utf8 = CheckUtf8(set, absl::StrCat("--set '", VisibleText(set, 80), "'")); !utf8.ok())
-      return utf8;
+    NM_RETURN_IF_ERROR(CheckUtf8(set, absl::StrCat("--set '", VisibleText(set, 80), "'")));
   }
   v1::SweepSpec spec;
-  if (IsSweepText(*text)) {
-    absl::StatusOr<v1::SweepSpec> sweep = ParseSweepYaml(*text, path, warnings);
+  absl::StatusOr<ExperimentConfig> base;
+  if (IsSweepText(text)) {
+    absl::StatusOr<v1::SweepSpec> sweep = ParseSweepYaml(text, path, warnings);
     if (!sweep.ok()) return sweep.status();
     spec = *std::move(sweep);
+    if (sets.empty()) return spec;
+    base = ParseExperimentYaml(spec.base(), "base");  // BaseSpecYaml's text: it parses.
   } else {
-    absl::StatusOr<ExperimentConfig> config = ParseExperimentYaml(*text, path, warnings);
-    if (!config.ok()) return config.status();
-    spec.set_name(config->name.empty() ? FileStem(path) : config->name);
-    *spec.mutable_base() = ToProto(*config);
+    base = ParseExperimentYaml(text, path, warnings);
+    if (!base.ok()) return base.status();
+    spec.set_name(base->name.empty() ? FileStem(path) : base->name);
   }
-  absl::Status status = ApplySetOverrides(sets, spec.mutable_base());
-  if (!status.ok()) return status;
+  if (!base.ok()) return base.status();
+  absl::StatusOr<ExperimentConfig> overridden = ApplySetOverrides(sets, *base);
+  if (!overridden.ok()) return overridden.status();
+  spec.set_base(BaseSpecYaml(*overridden));
   return spec;
 }
 

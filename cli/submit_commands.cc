@@ -11,19 +11,19 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/deploy_warnings.h"
-#include "cli/exit_codes.h"
+#include "cli/nmctl_exit_codes.h"
 #include "cli/row_summary.h"
 #include "cli/run_format.h"
+#include "cli/run_preview.h"
 #include "cli/spec_file.h"
 #include "cli/table_printer.h"
 #include "common/unicode_text.h"
 #include "common/visible_text.h"
-#include "report/run_facts.h"
 #include "schemas/asha_rungs.h"
 #include "schemas/data_pipeline.h"
 #include "schemas/layer_plan.h"
 #include "schemas/limits.h"
-#include "schemas/proto_bridge.h"
+#include "schemas/recipe.h"
 #include "schemas/structure_decay.h"
 #include "schemas/sweep.h"
 #include "schemas/sweep_blocks.h"
@@ -160,6 +160,7 @@ int RunValidateCommand(const CommandContext& context) {
   // together.
   std::vector<std::pair<std::string, std::vector<int>>> plans;
   std::vector<std::pair<std::string, std::vector<int>>> pipelines;
+  std::vector<std::pair<std::string, std::vector<int>>> trainings;  // run_preview.h.
   auto group = [](std::vector<std::pair<std::string, std::vector<int>>>& groups, const std::string& text,
                   int index) {
     auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == text; });
@@ -179,10 +180,11 @@ int RunValidateCommand(const CommandContext& context) {
     if (!rows.ok()) return Fail(context, in_run(rows.status()));
     absl::StatusOr<std::string> semi = DescribeSemiStructuredLayers(run.config);
     if (!semi.ok()) return Fail(context, in_run(semi.status()));
-    const std::string text =
-        absl::StrCat(run.config.model.name, "\n",
-                     rows->empty() ? "  dense: no layer is sparsified\n" : FormatLayerPlan(*rows), *semi);
+    const std::string text = absl::StrCat(
+        run.config.model.name, "\n",
+        rows->empty() ? "  dense: no layer is sparsified\n" : FormatCollapsedLayerPlan(*rows), *semi);
     group(plans, text, run.index);
+    group(trainings, DescribeTraining(run.config), run.index);
     absl::StatusOr<DataPipeline> pipeline = ResolveDataPipeline(run.config);
     if (!pipeline.ok()) return Fail(context, in_run(pipeline.status()));
     group(pipelines, DescribeDataPipeline(*pipeline), run.index);
@@ -200,6 +202,9 @@ int RunValidateCommand(const CommandContext& context) {
     }
     for (const auto& [text, indices] : plans)
       doc["layer_plans"].push_back({{"plan", text}, {"runs", indices}});
+    doc["training"] = Json::array();
+    for (const auto& [text, indices] : trainings)
+      doc["training"].push_back({{"text", text}, {"runs", indices}});
     doc["transforms"] = Json::array();
     for (const auto& [text, indices] : pipelines)
       doc["transforms"].push_back({{"pipeline", text}, {"runs", indices}});
@@ -209,7 +214,10 @@ int RunValidateCommand(const CommandContext& context) {
 
   std::ostream& out = *context.out;
   out << context.args->positional[0] << ": sweep '" << VisibleText(spec->name(), kMaxCellChars) << "', "
-      << runs->size() << " run(s)\n";
+      << (spec->search().algorithm().empty()
+              ? absl::StrCat(runs->size(), " run(s)")
+              : absl::StrCat("a search of budget ", spec->search().budget(), " run(s)"))
+      << "\n";
   if (!spec->search().algorithm().empty()) {
     out << "search " << spec->search().algorithm() << ": the coordinator proposes " << spec->search().budget()
         << " run(s) as results come in; one draw of the random axes is checked here\n";
@@ -222,7 +230,7 @@ int RunValidateCommand(const CommandContext& context) {
     if (summary.AfterGap(i)) table.AddRow({"...", "", "", "", "", "", "", ""});
     const ResolvedRun& run = (*runs)[i];
     const SparsityConfig& s = run.config.sparsity;
-    std::string sparsity = report::RecipeOf(ToProto(run.config).sparsity());
+    std::string sparsity = RecipeOf(s);
     if (s.sparsity_type == SparsityType::kStructuredNM || s.sparsity_type == SparsityType::kSrste ||
         s.sparsity_type == SparsityType::kSste) {
       absl::StrAppend(&sparsity, " ", s.nm.n, ":", s.nm.m);
@@ -233,6 +241,9 @@ int RunValidateCommand(const CommandContext& context) {
                   run.config.resources.precision, run.content_hash.substr(0, kHashPrefix)});
   }
   out << table.Render() << summary.Note("run") << MultiNodeNote(*runs);
+  for (const auto& [text, indices] : trainings) {
+    out << "\ntraining of run(s) " << FormatIndexRanges(indices) << ":\n" << text;
+  }
   for (const auto& [text, indices] : plans) {
     out << "\nlayer plan of run(s) " << FormatIndexRanges(indices) << ": " << text;
   }

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace nmsparse::cli {
 
@@ -26,35 +26,21 @@ absl::StatusOr<std::vector<v1::Run>> ListRuns(const CommandContext& context, int
   request.set_state(state);
   request.set_limit(limit);
   request.set_offset(offset);
-  absl::StatusOr<v1::ListRunsResponse> response =
-      context.connection().Call(&v1::Coordinator::Stub::ListRuns, request);
-  if (!response.ok()) return response.status();
-  return std::vector<v1::Run>(response->runs().begin(), response->runs().end());
+  NM_ASSIGN_OR_RETURN(v1::ListRunsResponse response,
+                      context.connection().Call(&v1::Coordinator::Stub::ListRuns, request));
+  return std::vector<v1::Run>(response.runs().begin(), response.runs().end());
 }
 
 absl::StatusOr<report::SweepData> FetchSweepData(const CommandContext& context, int64_t sweep_id,
                                                  RunsFetched which) {
   report::SweepData data;
-  absl::StatusOr<v1::Sweep> sweep = GetSweep(context, sweep_id);
-  if (!sweep.ok()) return sweep.status();
-  data.sweep = std::move(*sweep);
-  // The runs with their points a page at a time (bounded by nmserver): a sweep of 10k runs takes a few
-  // round trips, not one GetRun per run.
-  v1::ListRunCurvesRequest request;
-  request.set_sweep_id(sweep_id);
-  while (true) {
-    absl::StatusOr<v1::ListRunCurvesResponse> page =
-        context.connection().Call(&v1::Coordinator::Stub::ListRunCurves, request);
-    if (!page.ok()) {
-      return absl::Status(page.status().code(),
-                          absl::StrCat("runs of sweep ", sweep_id, " from run ", request.from_run() + 1, ": ",
-                                       page.status().message()));
-    }
-    report::AddCurvePage(&*page, &data);
-    if (!page->more()) break;
-    request.set_from_run(page->next_from_run());
-    request.set_after_seq(page->next_after_seq());
-  }
+  NM_ASSIGN_OR_RETURN(data.sweep, GetSweep(context, sweep_id));
+  NM_RETURN_IF_ERROR(report::ReadRunCurves(
+      sweep_id,
+      [&](const v1::ListRunCurvesRequest& request) {
+        return context.connection().Call(&v1::Coordinator::Stub::ListRunCurves, request);
+      },
+      &data));
   if (which ==
       RunsFetched::kReported) {  // Never-assigned runs, and runs that reported nothing, draw nothing.
     data.runs.erase(std::remove_if(data.runs.begin(), data.runs.end(),

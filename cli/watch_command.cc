@@ -7,9 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "cli/exit_codes.h"
 #include "cli/live_commands.h"
 #include "cli/live_view.h"
+#include "cli/nmctl_exit_codes.h"
 #include "cli/progress_bar.h"
 #include "cli/run_format.h"
 #include "cli/run_progress.h"
@@ -17,7 +17,6 @@
 #include "cli/table_printer.h"
 #include "common/visible_text.h"
 #include "contract/metric_line.h"
-#include "schemas/proto_bridge.h"
 
 namespace nmsparse::cli {
 namespace {
@@ -61,8 +60,8 @@ int RunWatchCommand(const CommandContext& context) {
   if (!id.ok()) return Fail(context, id.status());
   absl::StatusOr<v1::GetRunResponse> initial = GetRun(context, *id);
   if (!initial.ok()) return Fail(context, initial.status());
-  const int epochs = TrainedEpochs(initial->run().spec());
-  RunProgress progress = RunProgress::ForSpec(initial->run().spec());
+  RunProgress progress = RunProgress::ForSpec(initial->run().resolved_spec());
+  const int epochs = progress.epochs();
   const bool show_logs = context.args->Has("logs");
   std::ostream& out = *context.out;
   if (!context.json) {

@@ -9,6 +9,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace nmsparse {
 
@@ -56,10 +57,10 @@ absl::Status CheckedFile::Close() {
 
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view content) {
   CheckedFile file;
-  if (absl::Status s = CheckedFile::Create(path + ".tmp", &file); !s.ok()) return s;
-  if (absl::Status s = file.Write(content.data(), content.size()); !s.ok()) return s;
-  if (absl::Status s = file.Close(); !s.ok()) return s;
-  if (absl::Status s = RenameFile(file.path(), path); !s.ok()) return s;
+  NM_RETURN_IF_ERROR(CheckedFile::Create(path + ".tmp", &file));
+  NM_RETURN_IF_ERROR(file.Write(content.data(), content.size()));
+  NM_RETURN_IF_ERROR(file.Close());
+  NM_RETURN_IF_ERROR(RenameFile(file.path(), path));
   file.Release();
   return absl::OkStatus();
 }

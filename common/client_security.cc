@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/pem_file.h"
+#include "common/status_macros.h"
 
 namespace nmsparse {
 namespace {
@@ -45,16 +46,13 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentials(
     return grpc::InsecureChannelCredentials();
   }
   grpc::SslCredentialsOptions ssl;
-  absl::StatusOr<std::string> root = ReadPemFile(ca, ca_source);
-  if (!root.ok()) return root.status();
-  ssl.pem_root_certs = *root;
+  NM_ASSIGN_OR_RETURN(std::string root, ReadPemFile(ca, ca_source));
+  ssl.pem_root_certs = root;
   if (!cert.empty()) {
-    absl::StatusOr<std::string> chain = ReadPemFile(cert, cert_source);
-    if (!chain.ok()) return chain.status();
-    absl::StatusOr<std::string> private_key = ReadPemFile(key, key_source);
-    if (!private_key.ok()) return private_key.status();
-    ssl.pem_cert_chain = *chain;
-    ssl.pem_private_key = *private_key;
+    NM_ASSIGN_OR_RETURN(std::string chain, ReadPemFile(cert, cert_source));
+    NM_ASSIGN_OR_RETURN(std::string private_key, ReadPemFile(key, key_source));
+    ssl.pem_cert_chain = chain;
+    ssl.pem_private_key = private_key;
   }
   return grpc::SslCredentials(ssl);
 }
@@ -94,9 +92,8 @@ absl::StatusOr<ClientSecurity> ResolveClientSecurity(const ClientSecurityFlags& 
   } else if (const char* env = std::getenv(kTokenVariable); env != nullptr) {
     out.token = std::string(absl::StripAsciiWhitespace(env));
   }
-  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials = ChannelCredentials(flags);
-  if (!credentials.ok()) return credentials.status();
-  out.credentials = *credentials;
+  NM_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ChannelCredentials> credentials, ChannelCredentials(flags));
+  out.credentials = credentials;
   std::string ca_source;
   out.tls = !FlagOrEnv(flags.tls_ca, "--tls-ca", kTlsCaVariable, &ca_source).empty();
   return out;

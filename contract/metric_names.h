@@ -27,6 +27,8 @@ constexpr char kEmaEvalLoss[] = "ema_eval_loss";
 constexpr char kDeployTop1[] = "deploy_top1";
 constexpr char kEmaDeployTop1[] = "ema_deploy_top1";
 constexpr char kParams[] = "params";  // The model's parameters (final line): size sweeps compare on it.
+constexpr char kEpochs[] = "epochs";  // Epochs trained (final line).
+constexpr char kTrainSeconds[] = "train_seconds";  // Training time over epochs, before a resume too (final).
 // Images of the epoch that could not be decoded and were replaced by the next, over all ranks (epoch lines of
 // runs on stored images; worker/trainer/data/decode_failure_log.h): in training, and in the evaluation of
 // the trained weights (the EMA's reads the same images).
@@ -58,6 +60,8 @@ constexpr char kGradNormKept[] = "grad_norm_kept";
 // every rank's, joined with "; " in rank order.
 constexpr char kDeviceLabel[] = "device";
 constexpr char kDevicesLabel[] = "devices";
+// Label of the epoch and final lines: the arithmetic the run trained in ("fp32", "bf16", "fp16").
+constexpr char kPrecisionLabel[] = "precision";
 // Labels of the epoch and final lines: rank 0's BLAS ("OpenBLAS 0.3.21 (libblas.so.3)"), the kernels it runs
 // ("SkylakeX"; "n/a" for a BLAS that does not say) and the CPU's widest vector ISA ("avx512", "avx2", ...):
 // a run on a generic BLAS core trains several times slower (docs/nmtrain.md "BLAS").

@@ -9,7 +9,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const absl::string_view line(reinterpret_cast<const char*>(data), size);
-  const std::optional<nmsparse::agent::MetricLine> metric = nmsparse::agent::ParseMetricLine(line);
+  const std::optional<nmsparse::agent::ParsedMetricLine> metric = nmsparse::agent::ParseMetricLine(line);
   if (metric) FUZZ_CHECK(metric->is_final == (metric->point.kind() == "final"), metric->point.DebugString());
   return 0;
 }

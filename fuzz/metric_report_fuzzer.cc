@@ -9,13 +9,13 @@
 #include <cstdint>
 #include <memory>
 
+#include "common/status_macros.h"
 #include "fuzz/fuzz_check.h"
 #include "nmsparse/v1/worker_gateway.pb.h"
 #include "schemas/request_bounds.h"
 #include "server/api/metric_intake.h"
 #include "server/store/event_table.h"
 #include "server/store/run_table.h"
-#include "server/store/status_macros.h"
 #include "server/store/store.h"
 #include "server/store/sweep_table.h"
 #include "server/sweeps/sweep_submission.h"

@@ -9,6 +9,9 @@
 #include "absl/strings/str_cat.h"
 #include "common/metric_text.h"
 #include "contract/metric_names.h"
+#include "report/sample_stats.h"
+#include "report/run_spec.h"
+#include "schemas/experiment_config.h"
 
 namespace nmsparse::report {
 namespace {
@@ -86,34 +89,24 @@ std::string CellText(const ComparePivot& pivot, const ComparePivot::Cell& cell) 
   return text;
 }
 
-double ComparePivot::Cell::mean() const {
-  if (values.empty()) return 0.0;
-  double sum = 0.0;
-  for (double v : values) sum += v;
-  return sum / static_cast<double>(values.size());
-}
+double ComparePivot::Cell::mean() const { return Mean(values); }
 
-double ComparePivot::Cell::stddev() const {
-  if (values.size() < 2) return 0.0;
-  const double m = mean();
-  double squares = 0.0;
-  for (double v : values) squares += (v - m) * (v - m);
-  return std::sqrt(squares / static_cast<double>(values.size() - 1));
+double ComparePivot::Cell::stddev() const { return SampleStd(values); }
+
+bool IsReplicateAxis(const v1::GridAxis& axis) {
+  return axis.values_size() > 0 &&
+         std::all_of(axis.values().begin(), axis.values().end(), [](const v1::AxisValue& v) {
+           return v.set_size() == 1 && v.set().begin()->first == "seed";
+         });
 }
 
 namespace {
-
-bool SetsOnlySeed(const v1::GridAxis& axis) {
-  return std::all_of(axis.values().begin(), axis.values().end(), [](const v1::AxisValue& v) {
-    return v.set_size() == 1 && v.set().begin()->first == "seed";
-  });
-}
 
 // The grid axes past the second that are (`replicates`) or are not replicates.
 std::vector<std::string> AxesPastSecond(const v1::SweepSpec& spec, bool replicates) {
   std::vector<std::string> axes;
   for (int i = 2; i < spec.grid_size(); ++i) {
-    if (SetsOnlySeed(spec.grid(i)) == replicates) axes.push_back(spec.grid(i).name());
+    if (IsReplicateAxis(spec.grid(i)) == replicates) axes.push_back(spec.grid(i).name());
   }
   return axes;
 }
@@ -129,9 +122,10 @@ bool SetsNm(const v1::GridAxis& axis) {
 std::string ColumnNm(const std::vector<const v1::Run*>& runs) {
   std::string nm;
   for (const v1::Run* run : runs) {
-    const v1::SparsitySpec& s = run->spec().sparsity();
-    if (s.sparsity_type() == v1::SparsitySpec::DENSE || s.m_sparsity() == 0) continue;
-    const std::string text = absl::StrCat(s.n_sparsity(), ":", s.m_sparsity());
+    if (!RunSpec(*run).ok()) continue;
+    const SparsityConfig s = RunSparsity(*run);
+    if (s.sparsity_type == SparsityType::kDense) continue;
+    const std::string text = absl::StrCat(s.nm.n, ":", s.nm.m);
     if (!nm.empty() && nm != text) return "";
     nm = text;
   }
@@ -160,15 +154,15 @@ namespace {
 // "1:8" from the sweep's base and the axis value's overrides, for runs listed without their specs
 // (ListRuns); the experiment's defaults (2:4) where neither says.
 std::string SpecNm(const v1::SweepSpec& spec, const v1::AxisValue& value) {
-  const auto from = [&value](const char* key, uint32_t base, int fallback) {
+  const absl::StatusOr<ExperimentConfig> base = ParseExperimentYaml(spec.base(), "base");
+  const NM nm = base.ok() ? base->sparsity.nm : SparsityConfig().nm;
+  const auto from = [&value](const char* key, int base_value) {
     auto it = value.set().find(key);
     int parsed = 0;
     if (it != value.set().end() && absl::SimpleAtoi(it->second, &parsed)) return parsed;
-    return base > 0 ? static_cast<int>(base) : fallback;
+    return base_value;
   };
-  const v1::SparsitySpec& base = spec.base().sparsity();
-  return absl::StrCat(from("sparsity.n_sparsity", base.n_sparsity(), 2), ":",
-                      from("sparsity.m_sparsity", base.m_sparsity(), 4));
+  return absl::StrCat(from("sparsity.n_sparsity", nm.n), ":", from("sparsity.m_sparsity", nm.m));
 }
 
 // Heads each column by its label, or by its runs' N:M when the column axis sets N or M.
@@ -184,9 +178,8 @@ void SetColumnHeaders(const v1::SweepSpec& spec, const std::vector<v1::Run>& run
   }
   const v1::GridAxis& axis = spec.grid(1);
   for (size_t c = 0; c < by_column.size(); ++c) {
-    const bool with_specs = std::any_of(by_column[c].begin(), by_column[c].end(), [](const v1::Run* r) {
-      return r->spec().sparsity().m_sparsity() > 0;
-    });
+    const bool with_specs = std::any_of(by_column[c].begin(), by_column[c].end(),
+                                        [](const v1::Run* r) { return RunSpec(*r).ok(); });
     std::string nm = ColumnNm(by_column[c]);
     if (!with_specs && c < static_cast<size_t>(axis.values_size())) nm = SpecNm(spec, axis.values(c));
     if (!nm.empty()) pivot->column_headers[c] = nm;

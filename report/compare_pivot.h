@@ -47,6 +47,10 @@ ComparePivot BuildComparePivot(const v1::SweepSpec& spec, const std::vector<v1::
 // (--pool AXIS).
 std::vector<std::string> PooledGridAxes(const v1::SweepSpec& spec);
 
+// True when every value of `axis` sets only `seed`: its runs are replicates of one configuration, never a
+// hyperparameter (report/replicates.h).
+bool IsReplicateAxis(const v1::GridAxis& axis);
+
 // The grid axes past the second whose every value sets only `seed`: replicates, which the table pools
 // without being asked (its title says "pooled over seed").
 std::vector<std::string> ReplicateGridAxes(const v1::SweepSpec& spec);

@@ -6,35 +6,58 @@
 
 #include "absl/strings/str_cat.h"
 #include "contract/metric_direction.h"
+#include "report/replicates.h"
 #include "report/run_facts.h"
+#include "report/sample_stats.h"
+#include "schemas/recipe.h"
 
 namespace nmsparse::report {
 namespace {
 
 // Mean ± sample std of every group's runs at each x the group's runs share, thinned to kMaxGroupPoints.
-Series GroupLine(const std::string& group, const std::vector<const RunCurve*>& members) {
+Series GroupLine(const std::string& group, const std::vector<const RunCurve*>& members, Series::Style style) {
   std::map<double, std::vector<double>> at;
   for (const RunCurve* c : members) {
     for (size_t i = 0; i < c->series.x.size(); ++i) at[c->series.x[i]].push_back(c->series.y[i]);
   }
-  Series s{absl::StrCat(group, " mean \u00b1 std (", members.size(), " runs)"),
-           Series::Style::kErrorBars,
-           {},
-           {},
-           {}};
+  Series s{absl::StrCat(group, " mean \u00b1 std (", members.size(), " runs)"), style, {}, {}, {}};
   const size_t stride = (at.size() + kMaxGroupPoints - 1) / kMaxGroupPoints;
   size_t i = 0;
   for (const auto& [x, ys] : at) {
     if (i++ % stride != 0 && i != at.size()) continue;
-    double sum = 0, squares = 0;
-    for (double y : ys) sum += y;
-    const double mean = sum / ys.size();
-    for (double y : ys) squares += (y - mean) * (y - mean);
     s.x.push_back(x);
-    s.y.push_back(mean);
-    s.err.push_back(ys.size() > 1 ? std::sqrt(squares / (ys.size() - 1)) : 0.0);
+    s.y.push_back(Mean(ys));
+    s.err.push_back(SampleStd(ys));
   }
   return s;
+}
+
+// One band per configuration (replicates.h) coloured by its recipe, and behind each, hidden, its runs' own
+// lines under one legend entry.
+void AddConfigurationBands(std::vector<RunCurve> curves, const std::vector<Configuration>& configurations,
+                           const std::string& replicates, Figure* figure) {
+  std::vector<Series> runs;
+  for (const Configuration& c : configurations) {
+    std::vector<const RunCurve*> members;
+    for (size_t i : c.members) members.push_back(&curves[i]);
+    const v1::Run& first = *members.front()->run;
+    const std::string recipe = RecipeOf(RunSparsity(first));
+    Series band = GroupLine(c.name.empty() ? CurveGroupOf(first) : c.name, members, Series::Style::kBand);
+    band.group = recipe;
+    for (const RunCurve* m : members) {
+      Series line = m->series;
+      line.group = recipe;
+      line.hidden = true;
+      line.legend_group = band.name + ": each run";
+      runs.push_back(std::move(line));
+    }
+    figure->series.push_back(std::move(band));
+  }
+  for (Series& s : runs) figure->series.push_back(std::move(s));
+  absl::StrAppend(
+      &figure->caption, " Runs that differ only in ", replicates,
+      " are one configuration: its mean, in its recipe's colour, with a band of \u00b1 one sample "
+      "std over them; each run's own line is one legend click away.");
 }
 
 // The curves with the best last value by `metric`'s direction, best first; none for an undeclared one.
@@ -56,15 +79,29 @@ std::vector<const RunCurve*> TopRuns(const std::vector<RunCurve>& curves, const 
 }  // namespace
 
 std::string CurveGroupOf(const v1::Run& run) {
-  const v1::SparsitySpec& s = run.spec().sparsity();
-  const std::string recipe = RecipeOf(s);
-  if (s.m_sparsity() == 0) return recipe;
-  return absl::StrCat(recipe, " ", s.n_sparsity(), ":", s.m_sparsity());
+  const SparsityConfig s = RunSparsity(run);
+  const bool nm = s.sparsity_type == SparsityType::kStructuredNM || s.sparsity_type == SparsityType::kSrste ||
+                  s.sparsity_type == SparsityType::kSste;  // Dense and unstructured runs ignore their N:M.
+  return nm ? absl::StrCat(RecipeOf(s), " ", s.nm.n, ":", s.nm.m) : RecipeOf(s);
 }
 
-void AddRunCurves(std::vector<RunCurve> curves, const std::string& metric, Figure* figure) {
+void AddRunCurves(std::vector<RunCurve> curves, const std::string& metric,
+                  const std::vector<std::string>& replicate_axes, Figure* figure) {
+  std::vector<const v1::Run*> runs;
+  for (const RunCurve& c : curves) runs.push_back(c.run);
+  const std::vector<Configuration> configurations = GroupByConfiguration(runs, replicate_axes);
+  if (HasReplicates(configurations) && configurations.size() <= kMaxRunCurves) {
+    std::string replicates;
+    for (const std::string& axis : replicate_axes)
+      absl::StrAppend(&replicates, replicates.empty() ? "" : ", ", axis);
+    AddConfigurationBands(std::move(curves), configurations, replicates, figure);
+    return;
+  }
   if (curves.size() <= kMaxRunCurves) {
-    for (RunCurve& c : curves) figure->series.push_back(std::move(c.series));
+    for (RunCurve& c : curves) {
+      c.series.group = RecipeOf(RunSparsity(*c.run));
+      figure->series.push_back(std::move(c.series));
+    }
     return;
   }
   std::vector<std::string> order;  // Groups in order of first appearance.
@@ -74,7 +111,9 @@ void AddRunCurves(std::vector<RunCurve> curves, const std::string& metric, Figur
     if (!groups.count(group)) order.push_back(group);
     groups[group].push_back(&c);
   }
-  for (const std::string& group : order) figure->series.push_back(GroupLine(group, groups[group]));
+  for (const std::string& group : order) {
+    figure->series.push_back(GroupLine(group, groups[group], Series::Style::kErrorBars));
+  }
   const std::vector<const RunCurve*> top = TopRuns(curves, metric);
   for (size_t rank = 0; rank < top.size(); ++rank) {
     Series s = top[rank]->series;

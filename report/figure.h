@@ -18,6 +18,7 @@ struct Series {
     kErrorBars,  // Mean with ± std bars, joined.
     kFront,      // The Pareto front: a step line over its points.
     kBars,       // One bar per point: x is the bar's index, `categories` its labels (importances).
+    kBand,       // A mean line with a shaded ± std band around it (replicates over seeds).
   };
   std::string name;
   Style style = Style::kLines;
@@ -27,6 +28,12 @@ struct Series {
   // Empty, or one label per point, its x naming a category: the bars (kBars), or a slice over a categorical
   // parameter (kPoints); renderers label the x axis with them.
   std::vector<std::string> categories = {};
+  // Series of one group (a recipe) share a colour, each with its own dash; empty: a colour of its own.
+  std::string group = {};
+  // Drawn only on request: the interactive figures list it in the legend, hidden, with the others of its
+  // `legend_group` under one entry (a configuration's runs behind its band); static figures leave it out.
+  bool hidden = false;
+  std::string legend_group = {};
 };
 
 // One axis of a parallel-coordinates figure: a value per run (NaN where the run lacks it); a categorical
@@ -36,6 +43,7 @@ struct Dimension {
   bool log = false;
   std::vector<double> values;
   std::vector<std::string> categories;
+  std::vector<double> ticks = {};  // Non-empty: the only values a discrete numeric axis takes, each a tick.
 };
 
 struct Figure {

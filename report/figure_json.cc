@@ -42,6 +42,8 @@ const char* StyleName(Series::Style style) {
       return "front";
     case Series::Style::kBars:
       return "bars";
+    case Series::Style::kBand:
+      return "band";
     case Series::Style::kLines:
       break;
   }
@@ -55,14 +57,18 @@ Json SeriesJson(const Series& s) {
               {"y", Numbers(s.y)},
               {"err", Numbers(s.err)},
               {"run_ids", Ids(s.run_ids)},
-              {"categories", Texts(s.categories)}};
+              {"categories", Texts(s.categories)},
+              {"group", Text(s.group)},
+              {"hidden", s.hidden},
+              {"legend_group", Text(s.legend_group)}};
 }
 
 Json DimensionJson(const Dimension& d) {
   return Json{{"label", Text(d.label)},
               {"log", d.log},
               {"values", Numbers(d.values)},
-              {"categories", Texts(d.categories)}};
+              {"categories", Texts(d.categories)},
+              {"ticks", Numbers(d.ticks)}};
 }
 
 }  // namespace

@@ -1,8 +1,12 @@
 #include "report/figures.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "contract/metric_direction.h"
 #include "contract/metric_line.h"
 #include "contract/metric_names.h"
@@ -10,9 +14,12 @@
 #include "report/curve_groups.h"
 #include "report/file_name_part.h"
 #include "report/pareto.h"
+#include "report/replicates.h"
 #include "report/run_facts.h"
 #include "report/run_marks_cap.h"
+#include "report/sample_stats.h"
 #include "report/search_views.h"
+#include "schemas/recipe.h"
 
 namespace nmsparse::report {
 namespace {
@@ -53,6 +60,44 @@ Series& SeriesNamed(Figure* figure, const std::string& name, Series::Style style
   return figure->series.back();
 }
 
+// True for a grid axis that is a per-run setting worth a figure of its own: two or more values, every label a
+// number, not a replicate (seeds are bars, not x) and not N:M (the density figure's x); `values` its numbers.
+bool NumericPerRunAxis(const v1::GridAxis& axis, std::vector<double>* values) {
+  if (axis.values_size() < 2 || IsReplicateAxis(axis)) return false;
+  for (const v1::AxisValue& v : axis.values()) {
+    if (v.set().count("sparsity.n_sparsity") || v.set().count("sparsity.m_sparsity")) return false;
+    double x = 0;
+    if (!absl::SimpleAtod(v.label(), &x) || !std::isfinite(x)) return false;
+    values->push_back(x);
+  }
+  return true;
+}
+
+// Positive values spanning two decades or more (learning rates, decay coefficients) get a log x axis.
+bool LogScaled(const std::vector<double>& values) {
+  const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+  return *lo > 0 && *hi / *lo >= 100;
+}
+
+// An axis name as a figure id's part: [a-z0-9_] ("sparsity.decay_coef" -> "sparsity_decay_coef").
+std::string AxisIdPart(const std::string& name) {
+  std::string out;
+  for (char c : FileNamePart(name, kMaxMetricInFileName))
+    out += absl::ascii_isalnum(c) ? absl::ascii_tolower(c) : '_';
+  return out;
+}
+
+// The distinct finite x values of a figure's series.
+size_t DistinctX(const Figure& f) {
+  std::set<double> xs;
+  for (const Series& s : f.series) {
+    for (double x : s.x) {
+      if (std::isfinite(x)) xs.insert(x);
+    }
+  }
+  return xs.size();
+}
+
 }  // namespace
 
 std::string RunName(const v1::Run& run) { return RunLabel(run); }
@@ -71,7 +116,7 @@ Figure LossCurves(const SweepData& data) {
     if (s.x.empty()) s = CurveOf(run, contract::kKindEpoch, contract::kLoss, /*x_is_step=*/true);
     if (!s.x.empty()) curves.push_back({&run.run, std::move(s)});
   }
-  AddRunCurves(std::move(curves), contract::kLoss, &f);
+  AddRunCurves(std::move(curves), contract::kLoss, ReplicateAxes(data.sweep.spec()), &f);
   return f;
 }
 
@@ -88,7 +133,7 @@ Figure EvalCurves(const SweepData& data, const std::string& metric) {
     Series s = CurveOf(run, contract::kKindEpoch, metric, /*x_is_step=*/false);
     if (!s.x.empty()) curves.push_back({&run.run, std::move(s)});
   }
-  AddRunCurves(std::move(curves), metric, &f);
+  AddRunCurves(std::move(curves), metric, ReplicateAxes(data.sweep.spec()), &f);
   return f;
 }
 
@@ -106,9 +151,10 @@ Figure MetricVsDensity(const SweepData& data, const std::string& metric) {
   for (const RunData& run : data.runs) {
     const double value = FinalMetric(run.run, metric);
     if (!std::isfinite(value)) continue;
-    const std::string recipe = RecipeOf(run.run.spec().sparsity());
+    const SparsityConfig sparsity = RunSparsity(run.run);
+    const std::string recipe = RecipeOf(sparsity);
     if (!cells.count(recipe)) recipes.push_back(recipe);
-    cells[recipe][DensityOf(run.run.spec().sparsity())].values.push_back(value);
+    cells[recipe][DensityOf(sparsity)].values.push_back(value);
   }
   for (const std::string& recipe : recipes) {
     Series& s = SeriesNamed(&f, recipe, Series::Style::kErrorBars);
@@ -119,6 +165,56 @@ Figure MetricVsDensity(const SweepData& data, const std::string& metric) {
     }
   }
   return f;
+}
+
+std::vector<Figure> MetricVsAxes(const SweepData& data, const std::string& metric) {
+  std::vector<Figure> out;
+  const std::vector<std::string> replicates = ReplicateAxes(data.sweep.spec());
+  for (const v1::GridAxis& axis : data.sweep.spec().grid()) {
+    std::vector<double> values;
+    if (!NumericPerRunAxis(axis, &values)) continue;
+    const bool log = LogScaled(values);
+    Figure f{
+        FileNamePart(metric, kMaxMetricInFileName) + "_vs_" + AxisIdPart(axis.name()),
+        "Final " + metric + " vs " + axis.name(),
+        "One line per configuration without " + axis.name() +
+            " (coloured by recipe): the mean over the succeeded runs that differ only in a replicate axis "
+            "(seed); bars are \u00b1 one sample standard deviation over them.",
+        axis.name(),
+        "final " + metric,
+        log,
+        {}};
+    std::vector<std::string> ignored = replicates;
+    ignored.push_back(axis.name());
+    // [line][x] -> the runs' values.
+    std::vector<std::string> lines;
+    std::map<std::string, std::pair<std::string, std::map<double, std::vector<double>>>> cells;
+    for (const RunData& run : data.runs) {
+      const double value = FinalMetric(run.run, metric);
+      auto label = run.run.labels().find(axis.name());
+      double x = 0;
+      if (!std::isfinite(value) || label == run.run.labels().end() || !absl::SimpleAtod(label->second, &x))
+        continue;
+      std::string line = ConfigurationOf(run.run, ignored);
+      const std::string recipe = RecipeOf(RunSparsity(run.run));
+      if (line.empty()) line = recipe;
+      if (!cells.count(line)) lines.push_back(line);
+      cells[line].first = recipe;
+      cells[line].second[x].push_back(value);
+    }
+    for (const std::string& line : lines) {
+      Series s{line, Series::Style::kErrorBars, {}, {}, {}};
+      s.group = cells[line].first;
+      for (const auto& [x, ys] : cells[line].second) {
+        s.x.push_back(x);
+        s.y.push_back(Mean(ys));
+        s.err.push_back(SampleStd(ys));
+      }
+      f.series.push_back(std::move(s));
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
 }
 
 Figure MetricVsFlops(const SweepData& data, const std::string& metric, bool training) {
@@ -142,7 +238,7 @@ Figure MetricVsFlops(const SweepData& data, const std::string& metric, bool trai
     const double value = FinalMetric(run.run, metric);
     const double flops = training ? TrainingFlops(run.run) : InferenceFlops(run.run);
     if (!std::isfinite(value) || !std::isfinite(flops) || flops <= 0) continue;
-    Series& s = SeriesNamed(&f, RecipeOf(run.run.spec().sparsity()), Series::Style::kPoints);
+    Series& s = SeriesNamed(&f, RecipeOf(RunSparsity(run.run)), Series::Style::kPoints);
     s.x.push_back(flops);
     s.y.push_back(value);
     s.run_ids.push_back(run.run.id());
@@ -174,7 +270,7 @@ Figure MetricVsParameters(const SweepData& data, const std::string& metric) {
     const double value = FinalMetric(run.run, metric);
     const double params = ReportedParameters(run.run);
     if (!std::isfinite(value) || !std::isfinite(params) || params <= 0) continue;
-    Series& s = SeriesNamed(&f, RecipeOf(run.run.spec().sparsity()), Series::Style::kPoints);
+    Series& s = SeriesNamed(&f, RecipeOf(RunSparsity(run.run)), Series::Style::kPoints);
     s.x.push_back(params);
     s.y.push_back(value);
     s.run_ids.push_back(run.run.id());
@@ -197,7 +293,7 @@ Figure FlipRateCurves(const SweepData& data) {
     Series s = CurveOf(run, contract::kKindEpoch, contract::kFlipRate, /*x_is_step=*/false);
     if (!s.x.empty()) curves.push_back({&run.run, std::move(s)});
   }
-  AddRunCurves(std::move(curves), contract::kFlipRate, &f);
+  AddRunCurves(std::move(curves), contract::kFlipRate, ReplicateAxes(data.sweep.spec()), &f);
   return f;
 }
 
@@ -224,19 +320,23 @@ Figure PrunedKeptGradientCurves(const SweepData& data) {
     }
     if (!s.x.empty()) curves.push_back({&run.run, std::move(s)});
   }
-  AddRunCurves(std::move(curves), /*metric=*/"", &f);
+  AddRunCurves(std::move(curves), /*metric=*/"", ReplicateAxes(data.sweep.spec()), &f);
   return f;
 }
 
 std::vector<Figure> SweepFigures(const SweepData& data, const std::string& metric) {
-  std::vector<Figure> figures = {LossCurves(data),
-                                 EvalCurves(data, metric),
-                                 MetricVsDensity(data, metric),
-                                 MetricVsFlops(data, metric, /*training=*/true),
-                                 MetricVsFlops(data, metric, /*training=*/false),
-                                 MetricVsParameters(data, metric),
-                                 FlipRateCurves(data),
-                                 PrunedKeptGradientCurves(data)};
+  std::vector<Figure> figures = {LossCurves(data), EvalCurves(data, metric)};
+  // A final metric against an x that has one value says nothing (every run the same size, one density); a
+  // figure of no point yet stays, an empty frame that fills as runs end (the dashboard of a live sweep).
+  std::vector<Figure> finals = {MetricVsDensity(data, metric), MetricVsFlops(data, metric, /*training=*/true),
+                                MetricVsFlops(data, metric, /*training=*/false),
+                                MetricVsParameters(data, metric)};
+  for (Figure& f : MetricVsAxes(data, metric)) finals.push_back(std::move(f));
+  for (Figure& f : finals) {
+    if (DistinctX(f) != 1) figures.push_back(std::move(f));
+  }
+  figures.push_back(FlipRateCurves(data));
+  figures.push_back(PrunedKeptGradientCurves(data));
   for (Figure& f : SearchViews(data, metric)) figures.push_back(std::move(f));
   CapRunMarks(data, metric, kMaxRunMarks, figures);
   return figures;

@@ -22,6 +22,10 @@ Figure LossCurves(const SweepData& data);
 Figure EvalCurves(const SweepData& data, const std::string& metric);
 // Final `metric` against density N/M: one series per recipe, mean ± sample std per density.
 Figure MetricVsDensity(const SweepData& data, const std::string& metric);
+// Final `metric` against each numeric grid axis that is neither a replicate nor N:M (a decay coefficient, a
+// learning rate), the paper's "accuracy vs decay per recipe": one line per configuration without that axis,
+// coloured by recipe, each point the mean ± sample std over the runs that differ only in a seed.
+std::vector<Figure> MetricVsAxes(const SweepData& data, const std::string& metric);
 // Final `metric` against training FLOPs (training = true) or per-image inference FLOPs: one point series
 // per recipe and the Pareto front of all succeeded runs.
 Figure MetricVsFlops(const SweepData& data, const std::string& metric, bool training);
@@ -36,7 +40,8 @@ Figure MetricVsParameters(const SweepData& data, const std::string& metric);
 Figure FlipRateCurves(const SweepData& data);
 Figure PrunedKeptGradientCurves(const SweepData& data);
 
-// All of the above, in the report's order, then the search views of a sweep with swept parameters
+// All of the above, in the report's order (a final-metric figure is left out when its x takes exactly one
+// value), then the search views of a sweep with swept parameters
 // (search_views.h).
 std::vector<Figure> SweepFigures(const SweepData& data, const std::string& metric);
 

@@ -4,7 +4,8 @@
 # that early stopping ended (on its curve and on a series of points per run), the filter box, selection by a
 # click on a run's point, by parallel coordinates' run chooser and by a brush on their objective axis, the
 # selected run's line there, a one-point curve drawn as a marker, a categorical slice's axis named by its
-# categories, and hostile names shown as text.
+# categories, hostile names shown as text, and (issue 40) a configuration's band over seeds in its recipe's
+# colour with its runs hidden behind one legend entry, and a discrete parallel axis ticked at its values.
 #
 # Usage: figures_js_test.sh FIGURES_JS PAGE_HTML
 set -uo pipefail
@@ -49,6 +50,12 @@ expect('a brush keeping one run selects it (and stays)', r.get('brushed'), ['run
 expect('a categorical slice names its categories on the axis', r.get('slice_ticks'),
        [[0, 1], ['dense', 'srste &lt;b&gt;'], ['dense', 'srste <b>']])
 expect('a categorical slice names the category in the hover', r.get('slice_hover'), 'recipe: srste &lt;b&gt;')
+expect('a discrete parallel axis is ticked at its values', r.get('parallel_ticks'),
+       [[-4, -3, -2], ['0.0001', '0.001', '0.01']])
+expect('a band is a fill and a mean line; its runs hidden behind one legend entry', r.get('bands'),
+       {'count': 6, 'fill': ['toself', [0.75, 0.875, 0.625, 0.25], False],
+        'colors': ['#1f77b4', '#ff7f0e', '#1f77b4', '#1f77b4'], 'visible': ['legendonly', 'legendonly'],
+        'legend': [['recipe=srste: each run', True], ['recipe=srste: each run', False]]})
 if failures:
     sys.exit('\n'.join(failures))
 print('figures.js: ok')

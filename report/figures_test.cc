@@ -4,23 +4,24 @@
 
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
 #include "report/curve_groups.h"
 #include "report/pareto.h"
 #include "report/run_facts.h"
+#include "schemas/recipe.h"
 
 namespace nmsparse::report {
 namespace {
 
-RunData MakeRun(int64_t id, v1::SparsitySpec::SparsityType type, uint32_t n, uint32_t m, double top1,
-                double flops) {
+constexpr char kModel[] = "model: {name: vit_micro_patch4_28}\n";
+
+// A run whose spec is `type` n:m (n = 0: the default N:M) on the micro ViT.
+RunData MakeRun(int64_t id, const std::string& type, uint32_t n, uint32_t m, double top1, double flops) {
   RunData r;
   r.run.set_id(id);
   r.run.set_state(v1::SUCCEEDED);
-  v1::SparsitySpec* s = r.run.mutable_spec()->mutable_sparsity();
-  s->set_sparsity_type(type);
-  s->set_n_sparsity(n);
-  s->set_m_sparsity(m);
-  r.run.mutable_spec()->mutable_model()->set_name("vit_micro_patch4_28");
+  const std::string nm = n == 0 ? "" : absl::StrCat(", n_sparsity: ", n, ", m_sparsity: ", m);
+  r.run.set_resolved_spec(absl::StrCat(kModel, "sparsity: {sparsity_type: ", type, nm, "}\n"));
   (*r.run.mutable_final_metrics())["top1"] = top1;
   (*r.run.mutable_final_metrics())["flops"] = flops;
   return r;
@@ -47,40 +48,45 @@ TEST(ParetoFrontTest, EmptyAndSingle) {
 }
 
 TEST(RunFactsTest, RecipeAndDensity) {
-  v1::SparsitySpec s;
+  SparsityConfig s;
   EXPECT_EQ(RecipeOf(s), "DENSE");
   EXPECT_EQ(DensityOf(s), 1.0);
-  s.set_sparsity_type(v1::SparsitySpec::SRSTE);
-  s.set_n_sparsity(2);
-  s.set_m_sparsity(8);
+  s.sparsity_type = SparsityType::kSrste;
+  s.nm = {2, 8};
   EXPECT_EQ(RecipeOf(s), "SRSTE");
   EXPECT_EQ(DensityOf(s), 0.25);
-  s.set_sparsity_type(v1::SparsitySpec::STRUCTURED_NM);
+  s.sparsity_type = SparsityType::kStructuredNM;
   EXPECT_EQ(RecipeOf(s), "STE");
-  s.set_decay_type(v1::SparsitySpec::EXP);
+  s.decay_type = DecayType::kExp;
   EXPECT_EQ(RecipeOf(s), "MDGF");
-  s.set_structure_decay_flag(true);
+  s.decay_type = DecayType::kStep;
+  s.structure_decay_flag = true;
   EXPECT_EQ(RecipeOf(s), "SDGF");
+  s.sparsity_type = SparsityType::kUnstructured;
+  EXPECT_EQ(RecipeOf(s), "UNSTRUCTURED");
+  // A run listed without its spec reads as the default section.
+  EXPECT_EQ(RecipeOf(RunSparsity(v1::Run())), "DENSE");
 }
 
 TEST(RunFactsTest, InferenceFlopsShrinkWithDensity) {
-  const double dense = InferenceFlops(MakeRun(1, v1::SparsitySpec::DENSE, 0, 0, 0, 0).run);
-  const double half = InferenceFlops(MakeRun(2, v1::SparsitySpec::SRSTE, 2, 4, 0, 0).run);
-  const double quarter = InferenceFlops(MakeRun(3, v1::SparsitySpec::SRSTE, 1, 4, 0, 0).run);
+  const double dense = InferenceFlops(MakeRun(1, "DENSE", 0, 0, 0, 0).run);
+  const double half = InferenceFlops(MakeRun(2, "SRSTE", 2, 4, 0, 0).run);
+  const double quarter = InferenceFlops(MakeRun(3, "SRSTE", 1, 4, 0, 0).run);
   ASSERT_TRUE(std::isfinite(dense));
   EXPECT_LT(half, dense);
   EXPECT_LT(quarter, half);
   // Linear in the pruned fraction.
   EXPECT_NEAR(dense - half, (half - quarter) * 2, 1e-6 * dense);
   // The spec's model_kwargs count: a deeper model costs more.
-  RunData deeper = MakeRun(5, v1::SparsitySpec::DENSE, 0, 0, 0, 0);
-  deeper.run.mutable_spec()->mutable_model()->set_depth(8);
+  RunData deeper = MakeRun(5, "DENSE", 0, 0, 0, 0);
+  deeper.run.set_resolved_spec(
+      absl::StrCat("model: {name: vit_micro_patch4_28, depth: 8}\n", "sparsity: {sparsity_type: DENSE}\n"));
   EXPECT_GT(InferenceFlops(deeper.run), 1.9 * dense);
-  RunData unknown = MakeRun(4, v1::SparsitySpec::DENSE, 0, 0, 0, 0);
-  unknown.run.mutable_spec()->mutable_model()->set_name("no_such_model");
+  RunData unknown = MakeRun(4, "DENSE", 0, 0, 0, 0);
+  unknown.run.set_resolved_spec("model: {name: no_such_model}\n");
   EXPECT_TRUE(std::isnan(InferenceFlops(unknown.run)));
   // The trainer's count, when its final line has one (docs/sparsity-method.md §10).
-  RunData reported = MakeRun(6, v1::SparsitySpec::SRSTE, 2, 4, 0, 0);
+  RunData reported = MakeRun(6, "SRSTE", 2, 4, 0, 0);
   (*reported.run.mutable_final_metrics())["inference_flops"] = 123.0;
   EXPECT_EQ(InferenceFlops(reported.run), 123.0);
 }
@@ -88,13 +94,10 @@ TEST(RunFactsTest, InferenceFlopsShrinkWithDensity) {
 TEST(FiguresTest, MeanAndStdPerRecipeAndDensity) {
   SweepData data;
   // SRSTE 2:4 over three seeds: mean 0.7, sample std 0.1; SRSTE 1:4 one run; dense two runs.
-  data.runs = {MakeRun(1, v1::SparsitySpec::SRSTE, 2, 4, 0.6, 1e9),
-               MakeRun(2, v1::SparsitySpec::SRSTE, 2, 4, 0.7, 1e9),
-               MakeRun(3, v1::SparsitySpec::SRSTE, 2, 4, 0.8, 1e9),
-               MakeRun(4, v1::SparsitySpec::SRSTE, 1, 4, 0.5, 1e9),
-               MakeRun(5, v1::SparsitySpec::DENSE, 0, 0, 0.9, 2e9),
-               MakeRun(6, v1::SparsitySpec::DENSE, 0, 0, 0.9, 2e9)};
-  RunData failed = MakeRun(7, v1::SparsitySpec::SRSTE, 2, 4, 0.0, 1e9);
+  data.runs = {MakeRun(1, "SRSTE", 2, 4, 0.6, 1e9), MakeRun(2, "SRSTE", 2, 4, 0.7, 1e9),
+               MakeRun(3, "SRSTE", 2, 4, 0.8, 1e9), MakeRun(4, "SRSTE", 1, 4, 0.5, 1e9),
+               MakeRun(5, "DENSE", 0, 0, 0.9, 2e9), MakeRun(6, "DENSE", 0, 0, 0.9, 2e9)};
+  RunData failed = MakeRun(7, "SRSTE", 2, 4, 0.0, 1e9);
   failed.run.set_state(v1::FAILED);
   data.runs.push_back(failed);
   const Figure f = MetricVsDensity(data, "top1");
@@ -111,9 +114,8 @@ TEST(FiguresTest, MeanAndStdPerRecipeAndDensity) {
 
 TEST(FiguresTest, FlopsFigureMarksTheFront) {
   SweepData data;
-  data.runs = {MakeRun(1, v1::SparsitySpec::SRSTE, 2, 4, 0.7, 1e9),
-               MakeRun(2, v1::SparsitySpec::SRSTE, 1, 4, 0.6, 2e9),
-               MakeRun(3, v1::SparsitySpec::DENSE, 0, 0, 0.9, 3e9)};
+  data.runs = {MakeRun(1, "SRSTE", 2, 4, 0.7, 1e9), MakeRun(2, "SRSTE", 1, 4, 0.6, 2e9),
+               MakeRun(3, "DENSE", 0, 0, 0.9, 3e9)};
   const Figure f = MetricVsFlops(data, "top1", /*training=*/true);
   ASSERT_EQ(f.series.size(), 3u);
   EXPECT_TRUE(f.log_x);
@@ -129,13 +131,13 @@ TEST(FiguresTest, ParametersFigureHasOneSeriesPerRecipe) {
   SweepData data;
   const std::vector<std::pair<double, double>> sizes = {{1e5, 0.6}, {2e5, 0.7}};
   for (const auto& [params, top1] : sizes) {
-    for (auto type : {v1::SparsitySpec::DENSE, v1::SparsitySpec::SRSTE}) {
+    for (auto type : {"DENSE", "SRSTE"}) {
       RunData r = MakeRun(static_cast<int64_t>(data.runs.size()) + 1, type, 2, 4, top1, 1e9);
       (*r.run.mutable_final_metrics())["params"] = params;
       data.runs.push_back(r);
     }
   }
-  data.runs.push_back(MakeRun(9, v1::SparsitySpec::SRSTE, 2, 4, 0.9, 1e9));
+  data.runs.push_back(MakeRun(9, "SRSTE", 2, 4, 0.9, 1e9));
   const Figure f = MetricVsParameters(data, "top1");
   EXPECT_EQ(f.id, "top1_vs_params");
   EXPECT_EQ(f.x_label, "parameters");
@@ -151,9 +153,8 @@ TEST(FiguresTest, ParametersFigureHasOneSeriesPerRecipe) {
 // no declared direction gets no front.
 TEST(FiguresTest, FlopsFrontOfALossMinimizesIt) {
   SweepData data;
-  data.runs = {MakeRun(1, v1::SparsitySpec::SRSTE, 2, 4, 0, 1e9),
-               MakeRun(2, v1::SparsitySpec::SRSTE, 1, 4, 0, 2e9),
-               MakeRun(3, v1::SparsitySpec::DENSE, 0, 0, 0, 3e9)};
+  data.runs = {MakeRun(1, "SRSTE", 2, 4, 0, 1e9), MakeRun(2, "SRSTE", 1, 4, 0, 2e9),
+               MakeRun(3, "DENSE", 0, 0, 0, 3e9)};
   const double losses[] = {0.7, 0.6, 0.9};
   for (int i = 0; i < 3; ++i) {
     (*data.runs[i].run.mutable_final_metrics())["eval_loss"] = losses[i];
@@ -169,7 +170,7 @@ TEST(FiguresTest, FlopsFrontOfALossMinimizesIt) {
 }
 
 TEST(FiguresTest, CurvesUseStepAndEpochPoints) {
-  RunData r = MakeRun(9, v1::SparsitySpec::DENSE, 0, 0, 0.9, 1);
+  RunData r = MakeRun(9, "DENSE", 0, 0, 0.9, 1);
   (*r.run.mutable_labels())["recipe"] = "dense";
   for (int i = 0; i < 3; ++i) {
     v1::MetricPoint p;
@@ -204,8 +205,7 @@ TEST(FiguresTest, ManyRunsAreDrawnAsGroupsAndTopRuns) {
   SweepData data;
   for (int i = 0; i < 60; ++i) {
     const bool dense = i % 2 == 0;
-    RunData r = MakeRun(i + 1, dense ? v1::SparsitySpec::DENSE : v1::SparsitySpec::SRSTE, dense ? 0 : 2,
-                        dense ? 0 : 4, 0.5, 1);
+    RunData r = MakeRun(i + 1, dense ? "DENSE" : "SRSTE", dense ? 0 : 2, dense ? 0 : 4, 0.5, 1);
     for (int epoch = 1; epoch <= 2; ++epoch) {
       v1::MetricPoint e;
       e.set_kind("epoch");
@@ -239,7 +239,7 @@ TEST(FiguresTest, ManyRunsAreDrawnAsGroupsAndTopRuns) {
 
 // docs/sparsity-method.md §11: flip rate and |g| pruned / |g| kept per epoch, only for runs that report them.
 TEST(FiguresTest, DiagnosticsCurvesPerSparseRun) {
-  RunData sparse = MakeRun(3, v1::SparsitySpec::SRSTE, 1, 4, 0.5, 1e9);
+  RunData sparse = MakeRun(3, "SRSTE", 1, 4, 0.5, 1e9);
   for (int epoch = 0; epoch < 2; ++epoch) {
     v1::MetricPoint e;
     e.set_kind("epoch");
@@ -249,7 +249,7 @@ TEST(FiguresTest, DiagnosticsCurvesPerSparseRun) {
     (*e.mutable_values())["grad_norm_kept"] = 4.0;
     sparse.curve.push_back(e);
   }
-  RunData dense = MakeRun(4, v1::SparsitySpec::DENSE, 0, 0, 0.5, 1e9);
+  RunData dense = MakeRun(4, "DENSE", 0, 0, 0.5, 1e9);
   v1::MetricPoint e;
   e.set_kind("epoch");
   (*e.mutable_values())["top1"] = 0.5;

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/status_macros.h"
 #include "common/visible_text.h"
 #include "report/tool_run.h"
 
@@ -30,15 +31,46 @@ std::string DataBlock(const Series& s, size_t index) {
   return out + "EOD\n";
 }
 
+// The line colour and dash of a series: series of one group (a recipe) share the group's colour (gnuplot's
+// line type of the group's place) and take dashes in turn; a series without a group a colour of its own.
+struct LineStyle {
+  int color = 1;
+  int dash = 1;
+};
+
+std::vector<LineStyle> LineStyles(const Figure& f) {
+  std::vector<LineStyle> out;
+  std::map<std::string, LineStyle> last;  // Per group: its colour and the dash its last series took.
+  int colors = 0;
+  for (const Series& s : f.series) {
+    if (s.group.empty()) {
+      out.push_back({++colors, 1});
+      continue;
+    }
+    auto [it, added] = last.emplace(s.group, LineStyle{colors + 1, 0});
+    if (added) ++colors;
+    ++it->second.dash;
+    out.push_back(it->second);
+  }
+  return out;
+}
+
 // `title` is a placeholder (svg_text_placeholders.h), never the series' name itself.
-std::string PlotClause(const Series& s, size_t index, const std::string& title) {
+std::string PlotClause(const Series& s, size_t index, const std::string& title, LineStyle line) {
   const std::string data = absl::StrCat("$d", index);
   const std::string key = absl::StrCat(" title ", Quoted(title), " noenhanced");
+  const std::string look = absl::StrFormat(" lc %d dashtype %d", line.color, line.dash);
   switch (s.style) {
     case Series::Style::kPoints:
-      return absl::StrCat(data, " using 1:2 with points pointsize 1.3", key);
+      if (!s.err.empty()) return absl::StrCat(data, " using 1:2:3 with yerrorbars pointsize 1.3", look, key);
+      return absl::StrCat(data, " using 1:2 with points pointsize 1.3", look, key);
     case Series::Style::kErrorBars:
-      return absl::StrCat(data, " using 1:2:3 with yerrorlines", key);
+      return absl::StrCat(data, " using 1:2:3 with yerrorlines", look, key);
+    case Series::Style::kBand:
+      // The ± std band, translucent, then the mean line over it.
+      return absl::StrCat(data,
+                          " using 1:($2-$3):($2+$3) with filledcurves fs transparent solid 0.2 noborder lc ",
+                          line.color, " notitle, ", data, " using 1:2 with lines linewidth 2", look, key);
     case Series::Style::kFront:
       // The step line, and a ring on each member: a front of one run has no step to draw.
       return absl::StrCat(data, " using 1:2 with steps dashtype 2 linewidth 2 lc rgb \"black\"", key, ", ",
@@ -47,8 +79,8 @@ std::string PlotClause(const Series& s, size_t index, const std::string& title) 
       return absl::StrCat(data, " using 1:2 with boxes fill solid 0.6", key);
     default:
       // A curve of one point (a one-epoch run) is a marker, not a line too short to see.
-      if (s.x.size() == 1) return absl::StrCat(data, " using 1:2 with points pointsize 1.3", key);
-      return absl::StrCat(data, " using 1:2 with linespoints pointsize 0.5", key);
+      if (s.x.size() == 1) return absl::StrCat(data, " using 1:2 with points pointsize 1.3", look, key);
+      return absl::StrCat(data, " using 1:2 with linespoints pointsize 0.5", look, key);
   }
 }
 
@@ -97,6 +129,12 @@ std::string ParallelScript(const Figure& f, SvgTextPlaceholders* texts) {
     if (!d.categories.empty()) {
       for (size_t c = 0; c < d.categories.size(); ++c)
         absl::StrAppend(&tics, c ? ", " : "", Quoted(texts->Add(d.categories[c])), " ", c);
+    } else if (!d.ticks.empty()) {
+      for (size_t t = 0; t < d.ticks.size(); ++t) {
+        const double at = d.log ? std::log10(d.ticks[t]) : d.ticks[t];
+        if (std::isfinite(at))
+          absl::StrAppend(&tics, tics.empty() ? "" : ", ", absl::StrFormat("'%.4g' %.10g", d.ticks[t], at));
+      }
     } else if (d.log) {
       double low = INFINITY, high = -INFINITY;
       for (double v : d.values) {
@@ -167,7 +205,7 @@ GnuplotScript BuildGnuplotScript(const Figure& f) {
   bool any_point = false;
   for (size_t i = 0; i < f.series.size(); ++i) {
     script += DataBlock(f.series[i], i);
-    any_point = any_point || !f.series[i].x.empty();
+    any_point = any_point || (!f.series[i].x.empty() && !f.series[i].hidden);
   }
   if (!any_point) {
     // gnuplot refuses to plot nothing: an empty frame that says why.
@@ -179,10 +217,12 @@ GnuplotScript BuildGnuplotScript(const Figure& f) {
   }
   script += "plot ";
   bool first = true;
+  const std::vector<LineStyle> styles = LineStyles(f);
   for (size_t i = 0; i < f.series.size(); ++i) {
-    if (f.series[i].x.empty()) continue;
+    // A hidden series (a run behind its configuration's band) is for the interactive figures only.
+    if (f.series[i].x.empty() || f.series[i].hidden) continue;
     absl::StrAppend(&script, first ? "" : ", \\\n     ",
-                    PlotClause(f.series[i], i, texts.Add(f.series[i].name)));
+                    PlotClause(f.series[i], i, texts.Add(f.series[i].name), styles[i]));
     first = false;
   }
   script += "\n";
@@ -193,7 +233,7 @@ absl::StatusOr<std::string> RenderSvg(const Figure& figure) {
   ToolRun run("gnuplot");
   if (run.path().empty()) return absl::InternalError("cannot create a temporary directory for gnuplot");
   const GnuplotScript script = BuildGnuplotScript(figure);
-  if (absl::Status s = run.Write(kScriptFile, script.text); !s.ok()) return s;
+  NM_RETURN_IF_ERROR(run.Write(kScriptFile, script.text));
   // The script names no path: gnuplot writes figure.svg in its private folder.
   const int rc = run.Run("gnuplot", "NMSPARSE_GNUPLOT", {kScriptFile});
   if (rc < 0) {

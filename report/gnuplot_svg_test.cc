@@ -218,3 +218,37 @@ TEST(SvgTextPlaceholdersTest, PlaceholdersAreAsLongAsTheirText) {
 
 }  // namespace
 }  // namespace nmsparse::report
+
+namespace nmsparse::report {
+namespace {
+
+// Issue 40: a configuration's band is a translucent fill under its mean line in its recipe's colour; the runs
+// hidden behind it are not drawn in a static figure; points of a configuration carry their error bars.
+TEST(GnuplotSvgTest, BandsInTheGroupsColourAndNoHiddenRuns) {
+  Figure f{"curves_top1", "t", "", "epoch", "top1", false, {}};
+  Series band{"SRSTE mean", Series::Style::kBand, {1, 2}, {0.5, 0.7}, {0.1, 0.05}};
+  band.group = "SRSTE";
+  Series other{"SRSTE 1:8 mean", Series::Style::kBand, {1, 2}, {0.4, 0.6}, {0.1, 0.05}};
+  other.group = "SRSTE";
+  Series hidden{"run 3", Series::Style::kLines, {1, 2}, {0.45, 0.65}, {}};
+  hidden.group = "SRSTE";
+  hidden.hidden = true;
+  Series points{"configurations", Series::Style::kPoints, {1, 2}, {0.5, 0.7}, {0.1, 0.2}};
+  f.series = {band, other, hidden, points};
+  const std::string script = BuildGnuplotScript(f).text;
+  EXPECT_NE(
+      script.find("$d0 using 1:($2-$3):($2+$3) with filledcurves fs transparent solid 0.2 noborder lc 1"),
+      std::string::npos)
+      << script;
+  EXPECT_NE(script.find("$d0 using 1:2 with lines linewidth 2 lc 1 dashtype 1"), std::string::npos) << script;
+  EXPECT_NE(script.find("$d1 using 1:2 with lines linewidth 2 lc 1 dashtype 2"), std::string::npos) << script;
+  EXPECT_EQ(script.find("$d2 using"), std::string::npos) << script;
+  EXPECT_NE(script.find("$d3 using 1:2:3 with yerrorbars"), std::string::npos) << script;
+  absl::StatusOr<std::string> svg = RenderSvg(f);
+  ASSERT_TRUE(svg.ok()) << svg.status();
+  EXPECT_EQ(svg->find("<title>run 3</title>"), std::string::npos);
+  EXPECT_NE(svg->find("<title>SRSTE mean</title>"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace nmsparse::report

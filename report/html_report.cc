@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "common/status_macros.h"
 #include "report/compare_pivot.h"
 #include "report/figure_json.h"
 #include "report/figures.h"
@@ -16,6 +17,7 @@
 #include "report/run_facts.h"
 #include "report/svg_pdf.h"
 #include "report/web_assets.h"
+#include "schemas/recipe.h"
 
 namespace nmsparse::report {
 namespace {
@@ -112,7 +114,7 @@ mstch::array RunsContext(const SweepData& data, const std::string& metric,
                          const std::vector<Counterpart>& counterparts) {
   mstch::array out;
   for (const RunData& r : data.runs) {
-    const v1::SparsitySpec& s = r.run.spec().sparsity();
+    const SparsityConfig s = RunSparsity(r.run);
     mstch::array beside;  // One cell per counterpart column.
     for (const Counterpart& c : counterparts) beside.push_back(Number(FinalMetric(r.run, c.metric), "%.4g"));
     out.push_back(mstch::map{{"name", RunName(r.run)},
@@ -170,9 +172,8 @@ std::string ReportHtml(const SweepData& data, const std::string& metric,
 absl::StatusOr<ReportFiles> BuildReport(const SweepData& data, const std::string& metric,
                                         const ReportOptions& options) {
   ReportFiles out;
-  absl::StatusOr<std::string> plotly = ReadPlotlyJs(options.plotly_js_path);
-  if (!plotly.ok()) return plotly.status();
-  out.files["plotly.js"] = std::move(*plotly);
+  NM_ASSIGN_OR_RETURN(std::string plotly, ReadPlotlyJs(options.plotly_js_path));
+  out.files["plotly.js"] = std::move(plotly);
   out.files["figures.js"] = FiguresJs();
   out.files["index.html"] = ReportHtml(data, metric, options);
   for (const Figure& f : SweepFigures(data, metric)) {

@@ -31,14 +31,11 @@ SweepData TwoRuns() {
     r.run.set_id(10 + i);
     r.run.set_state(v1::SUCCEEDED);
     (*r.run.mutable_labels())["recipe"] = i == 0 ? "dense" : "srste";
-    r.run.mutable_spec()->mutable_model()->set_name("vit_micro_patch4_28");
-    if (i == 1) {
-      r.run.mutable_spec()->mutable_sparsity()->set_sparsity_type(v1::SparsitySpec::SRSTE);
-      r.run.mutable_spec()->mutable_sparsity()->set_n_sparsity(2);
-      r.run.mutable_spec()->mutable_sparsity()->set_m_sparsity(4);
-    }
+    r.run.set_resolved_spec(i == 0 ? "model: {name: vit_micro_patch4_28}\n"
+                                   : "model: {name: vit_micro_patch4_28}\n"
+                                     "sparsity: {sparsity_type: SRSTE, n_sparsity: 2, m_sparsity: 4}\n");
     (*r.run.mutable_final_metrics())["top1"] = 0.6 + 0.1 * i;
-    (*r.run.mutable_final_metrics())["flops"] = 1e9;
+    (*r.run.mutable_final_metrics())["flops"] = 1e9 * (1 + i);
     (*r.run.mutable_final_metrics())["params"] = 2e5 + 1e5 * i;
     for (int e = 0; e < 2; ++e) {
       v1::MetricPoint p;

@@ -19,7 +19,7 @@ SweepData Runs(int n) {
     RunData r;
     r.run.set_id(id);
     r.run.set_state(v1::SUCCEEDED);
-    r.run.mutable_spec()->mutable_model()->set_name("vit_micro_patch4_28");
+    r.run.set_resolved_spec("model: {name: vit_micro_patch4_28}\n");
     (*r.run.mutable_final_metrics())["top1"] = ((id * 7919) % n) / static_cast<double>(n);
     data.runs.push_back(r);
   }

@@ -10,15 +10,20 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "contract/metric_direction.h"
+#include "report/compare_pivot.h"
 #include "report/file_name_part.h"
 #include "report/param_importance.h"
+#include "report/replicates.h"
 #include "report/run_facts.h"
+#include "report/sample_stats.h"
 
 namespace nmsparse::report {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr size_t kMaxNameInFileName = 64;
+// A random integer axis over at most this many whole numbers gets a tick at each.
+constexpr double kMaxIntegerTicks = 20;
 
 // The declared direction of `metric`, else the search's mode when the search ranks by it.
 contract::MetricDirection DirectionFor(const v1::SweepSpec& spec, const std::string& metric) {
@@ -65,12 +70,28 @@ Study StudyOf(const SweepData& data, const std::string& metric) {
   Study study;
   study.trials.run_ids = trials.run_ids;
   study.trials.objective = trials.objective;
+  study.trials.spread = trials.spread;
+  study.trials.replicates = trials.replicates;
   for (size_t p = 0; p < all.size(); ++p) {
     if (!Varies(trials.values[p])) continue;
     study.params.push_back(all[p]);
     study.trials.values.push_back(trials.values[p]);
   }
   return study;
+}
+
+// What a caption adds when trials pool replicates.
+std::string ReplicatesNote(const Trials& t, const std::string& replicate_axes) {
+  if (!t.any_replicates()) return "";
+  return absl::StrCat(" Runs that differ only in ", replicate_axes,
+                      " are one configuration: its mean, with bars of \u00b1 one sample std over them.");
+}
+
+std::string ReplicateAxesText(const SweepData& data) {
+  std::string out;
+  for (const std::string& axis : ReplicateAxes(data.sweep.spec()))
+    absl::StrAppend(&out, out.empty() ? "" : ", ", axis);
+  return out.empty() ? "seed" : out;
 }
 
 // A value on p's scale as its label would read (a log parameter's value back from log10).
@@ -93,7 +114,7 @@ std::string SliceIdPart(size_t index, const std::string& name) {
 std::vector<SweptParameter> SweptParameters(const v1::SweepSpec& spec) {
   std::vector<SweptParameter> out;
   for (const v1::GridAxis& axis : spec.grid()) {
-    if (axis.values_size() < 2) continue;
+    if (axis.values_size() < 2 || IsReplicateAxis(axis)) continue;
     SweptParameter p;
     p.name = axis.name();
     std::vector<double> numbers;
@@ -103,6 +124,9 @@ std::vector<SweptParameter> SweptParameters(const v1::SweepSpec& spec) {
     }
     if (std::all_of(numbers.begin(), numbers.end(), [](double v) { return std::isfinite(v); })) {
       p.categories.clear();
+      p.ticks = numbers;
+      std::sort(p.ticks.begin(), p.ticks.end());
+      p.ticks.erase(std::unique(p.ticks.begin(), p.ticks.end()), p.ticks.end());
       p.low = *std::min_element(numbers.begin(), numbers.end());
       p.high = *std::max_element(numbers.begin(), numbers.end());
     } else {
@@ -112,6 +136,7 @@ std::vector<SweptParameter> SweptParameters(const v1::SweepSpec& spec) {
     out.push_back(std::move(p));
   }
   for (const v1::RandomAxis& axis : spec.random()) {
+    if (axis.key() == "seed") continue;  // A replicate (replicates.h).
     SweptParameter p;
     p.name = axis.key();
     if (axis.choices_size() > 0) {
@@ -122,10 +147,17 @@ std::vector<SweptParameter> SweptParameters(const v1::SweepSpec& spec) {
       p.log = axis.log() && axis.min() > 0;
       p.low = p.log ? std::log10(axis.min()) : axis.min();
       p.high = p.log ? std::log10(axis.max()) : axis.max();
+      if (axis.integer() && !p.log && axis.max() - axis.min() <= kMaxIntegerTicks) {
+        for (double v = std::ceil(axis.min()); v <= axis.max(); ++v) p.ticks.push_back(v);
+      }
     }
     out.push_back(std::move(p));
   }
   return out;
+}
+
+bool Trials::any_replicates() const {
+  return std::any_of(replicates.begin(), replicates.end(), [](int n) { return n > 1; });
 }
 
 Trials TrialsOf(const SweepData& data, const std::vector<SweptParameter>& params, const std::string& metric) {
@@ -138,12 +170,17 @@ Trials TrialsOf(const SweepData& data, const std::vector<SweptParameter>& params
   });
   Trials t;
   t.values.resize(params.size());
-  for (const v1::Run* run : runs) {
-    t.run_ids.push_back(run->id());
-    t.objective.push_back(FinalMetric(*run, metric));
+  for (const Configuration& c : GroupByConfiguration(runs, ReplicateAxes(data.sweep.spec()))) {
+    const v1::Run& first = *runs[c.members.front()];
+    std::vector<double> objective;
+    for (size_t i : c.members) objective.push_back(FinalMetric(*runs[i], metric));
+    t.run_ids.push_back(first.id());
+    t.objective.push_back(Mean(objective));
+    t.spread.push_back(SampleStd(objective));
+    t.replicates.push_back(static_cast<int>(objective.size()));
     for (size_t p = 0; p < params.size(); ++p) {
-      auto label = run->labels().find(params[p].name);
-      t.values[p].push_back(label == run->labels().end() ? kNaN : ValueOn(params[p], label->second));
+      auto label = first.labels().find(params[p].name);
+      t.values[p].push_back(label == first.labels().end() ? kNaN : ValueOn(params[p], label->second));
     }
   }
   return t;
@@ -165,7 +202,10 @@ Figure OptimisationHistory(const SweepData& data, const std::string& metric) {
       false,
       {}};
   const Trials t = TrialsOf(data, {}, metric);
-  Series points{"objective", Series::Style::kPoints, {}, {}, {}, t.run_ids};
+  f.caption += ReplicatesNote(t, ReplicateAxesText(data));
+  Series points{
+      "objective", Series::Style::kPoints, {}, {}, t.any_replicates() ? t.spread : std::vector<double>{},
+      t.run_ids};
   Series best{"best so far", Series::Style::kLines, {}, {}, {}, {}};
   for (size_t i = 0; i < t.objective.size(); ++i) {
     points.x.push_back(static_cast<double>(i + 1));
@@ -197,9 +237,21 @@ Figure ParallelCoordinates(const SweepData& data, const std::string& metric) {
   for (size_t p = 0; p < s.params.size(); ++p) {
     std::vector<double> values;  // A log axis takes the values themselves, as the slices do.
     for (double v : s.trials.values[p]) values.push_back(Shown(s.params[p], v));
-    f.dimensions.push_back({s.params[p].name, s.params[p].log, values, s.params[p].categories});
+    f.dimensions.push_back(
+        {s.params[p].name, s.params[p].log, values, s.params[p].categories, s.params[p].ticks});
   }
-  f.dimensions.push_back({"final " + metric, false, s.trials.objective, {}});
+  if (s.trials.any_replicates()) {
+    const std::string over = ReplicateAxesText(data);
+    f.caption =
+        absl::StrCat("One line per configuration (its runs differ only in ", over,
+                     ") through its value of each swept parameter, the sample std of its runs' final metric "
+                     "over ",
+                     over, ", and their mean, the last axis.");
+    f.dimensions.push_back({absl::StrCat(metric, " std over ", over), false, s.trials.spread, {}, {}});
+    f.dimensions.push_back({absl::StrCat("mean final ", metric), false, s.trials.objective, {}, {}});
+  } else {
+    f.dimensions.push_back({"final " + metric, false, s.trials.objective, {}, {}});
+  }
   f.run_ids = s.trials.run_ids;
   return f;
 }
@@ -219,12 +271,15 @@ std::vector<Figure> Slices(const SweepData& data, const std::string& metric) {
              "final " + metric,
              param.log,
              {}};
-    Series points{"runs", Series::Style::kPoints, {}, {}, {}, {}};
+    f.caption += ReplicatesNote(s.trials, ReplicateAxesText(data));
+    const bool pooled = s.trials.any_replicates();
+    Series points{pooled ? "configurations" : "runs", Series::Style::kPoints, {}, {}, {}, {}};
     for (size_t i = 0; i < s.trials.objective.size(); ++i) {
       const double v = s.trials.values[p][i];
       if (!std::isfinite(v)) continue;
       points.x.push_back(Shown(param, v));
       points.y.push_back(s.trials.objective[i]);
+      if (pooled) points.err.push_back(s.trials.spread[i]);
       points.run_ids.push_back(s.trials.run_ids[i]);
       if (!param.categories.empty()) points.categories.push_back(param.categories[static_cast<size_t>(v)]);
     }
@@ -245,6 +300,10 @@ Figure Importances(const SweepData& data, const std::string& metric) {
            false,
            {}};
   const Study s = StudyOf(data, metric);
+  if (s.trials.any_replicates()) {
+    absl::StrAppend(&f.caption, " Each configuration counts once, at its mean over ", ReplicateAxesText(data),
+                    ": a seed is a replicate, not a parameter.");
+  }
   ImportanceInput in;
   for (const SweptParameter& p : s.params) in.bounds.push_back({p.low, p.high});
   for (size_t i = 0; i < s.trials.objective.size(); ++i) {

@@ -1,6 +1,7 @@
 #include "report/svg_pdf.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "common/visible_text.h"
 #include "report/tool_run.h"
 
@@ -9,7 +10,7 @@ namespace nmsparse::report {
 absl::StatusOr<std::string> SvgToPdf(const std::string& svg) {
   ToolRun run("rsvg");
   if (run.path().empty()) return absl::InternalError("cannot create a temporary directory for rsvg-convert");
-  if (absl::Status s = run.Write("figure.svg", svg); !s.ok()) return s;
+  NM_RETURN_IF_ERROR(run.Write("figure.svg", svg));
   const int rc =
       run.Run("rsvg-convert", "NMSPARSE_RSVG_CONVERT", {"-f", "pdf", "-o", "figure.pdf", "figure.svg"});
   if (rc < 0) {

@@ -66,5 +66,35 @@ TEST(BaseSpecTest, BrokenBasesAreReparsedWhole) {
   ExpectSameAsWhole(broken, {{"data.dataset", "synthetic"}, {"data.batch_size", "8"}});
 }
 
+ExperimentConfig MustParse(const std::string& text) {
+  auto config = ParseExperimentYaml(text, "base.yaml");
+  EXPECT_TRUE(config.ok()) << config.status();
+  return config.ok() ? *config : ExperimentConfig();
+}
+
+// The wire form parses back to the same config, and leaves out what the parser derives: a QKV ratio that
+// follows N:M (so that an axis moving N:M moves it), not one set apart.
+TEST(BaseSpecTest, WireFormParsesBackAndLeavesDerivedKeysOut) {
+  const ExperimentConfig follows = MustParse(kBase);
+  const std::string wire = BaseSpecYaml(follows);
+  EXPECT_EQ(MustParse(wire), follows) << wire;
+  EXPECT_EQ(wire.find("_qkv"), std::string::npos) << wire;
+  const ExperimentConfig apart = MustParse(
+      "model: {name: vit_nano_patch7_28}\nsparsity: {sparsity_type: SRSTE, n_sparsity_qkv: 1, "
+      "m_sparsity_qkv: 4}\n");
+  EXPECT_NE(BaseSpecYaml(apart).find("n_sparsity_qkv: 1"), std::string::npos) << BaseSpecYaml(apart);
+  // The canonical form writes the followed ratio out; the wire form of its parse does not.
+  EXPECT_NE(CanonicalYaml(follows).find("m_sparsity_qkv: 4"), std::string::npos);
+  EXPECT_EQ(BaseSpecYaml(MustParse(CanonicalYaml(follows))).find("_qkv"), std::string::npos);
+}
+
+// A semi_structured section that chooses no layer is no part of the canonical form, but the base keeps it.
+TEST(BaseSpecTest, WireFormKeepsASemiStructuredSectionWithoutLayers) {
+  const ExperimentConfig c = MustParse(std::string(kBase) + "semi_structured: {mask: transposable}\n");
+  EXPECT_EQ(CanonicalYaml(c).find("semi_structured"), std::string::npos);
+  EXPECT_NE(BaseSpecYaml(c).find("mask: transposable"), std::string::npos) << BaseSpecYaml(c);
+  EXPECT_EQ(MustParse(BaseSpecYaml(c)), c);
+}
+
 }  // namespace
 }  // namespace nmsparse

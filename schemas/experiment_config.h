@@ -1,7 +1,7 @@
-// An experiment spec: the declarative description of one training run, with the fields and YAML keys of
-// proto/nmsparse/v1/experiment.proto. Plain C++ (no LibTorch, no protobuf): nmtrain reads it, nmserver and
-// nmctl validate and hash it. Flat timm train.py configs of the paper's reference code are accepted too
-// (schemas/reference_config.h).
+// An experiment spec: the declarative description of one training run, its YAML keys declared once in the
+// key tables (ExperimentKeys); its canonical YAML is how it travels and is stored. Plain C++ (no LibTorch, no
+// protobuf): nmtrain reads it, nmserver and nmctl validate and hash it. Flat timm train.py configs of the
+// paper's reference code are accepted too (schemas/reference_config.h).
 #ifndef NMSPARSE_SCHEMAS_EXPERIMENT_CONFIG_H_
 #define NMSPARSE_SCHEMAS_EXPERIMENT_CONFIG_H_
 

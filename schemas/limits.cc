@@ -35,6 +35,8 @@ const std::vector<Limit>& AllLimits() {
       {"model parameters", kMaxModelParameters, ""},
       {"model FLOPs per image", kMaxModelFlopsPerImage, ""},
       {"random erasing boxes per image", kMaxEraseCount, ""},
+      {"exported model (bytes)", kMaxModelExportBytes, ""},
+      {"exported model chunk (bytes)", kModelExportChunkBytes, ""},
       {"runs per dashboard table page", kMaxDashboardPageRuns, ""},
       {"dashboard table filter (bytes)", kMaxDashboardFilterBytes, ""},
       {"runs per curve page", kMaxCurvePageRuns, ""},

@@ -47,6 +47,9 @@ inline constexpr int64_t kMaxStringBytes = 4 << 10;
 inline constexpr int64_t kMaxRepeatedCount = 1 << 10;
 // Values of one grid axis; choices of one random axis.
 inline constexpr int64_t kMaxAxisValues = 100'000;
+// One string of a spec (a name, a path, a glob): the spec travels as one YAML text (bounded as a spec file),
+// and each of its strings is bounded by the key table that reads it (schemas/spec_keys.h).
+inline constexpr int64_t kMaxSpecStringBytes = kMaxPathBytes;
 // A sweep spec as SubmitSweep carries it. Larger than kMaxSpecFileBytes on purpose: in the wire form each
 // value of a scalar axis repeats the axis's key path, so a 1 MiB file of 100,000 values can take about 6 MB.
 inline constexpr int64_t kMaxSweepSpecBytes = 8 << 20;
@@ -73,6 +76,12 @@ inline constexpr int64_t kMaxModelParameters = 10'000'000'000;
 inline constexpr int64_t kMaxModelFlopsPerImage = 1'000'000'000'000'000;
 // Boxes random erasing may cut from one image (data.re_count): each is a pass over the image.
 inline constexpr int64_t kMaxEraseCount = 64;
+
+// A run's exported model (nmctl export-model): the bytes of all its files together, sized for the largest
+// model a spec may ask for (4 bytes per fp32 parameter) with room for the JSON files, and the chunks they
+// travel in from the worker through the coordinator to nmctl, far below the request and response limits.
+inline constexpr int64_t kMaxModelExportBytes = 4 * kMaxModelParameters + (64 << 20);
+inline constexpr int64_t kModelExportChunkBytes = 1 << 20;
 
 // A limit as docs/reliability.md lists it.
 struct Limit {

@@ -3,10 +3,10 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "schemas/base_spec.h"
 #include "schemas/content_hash.h"
 #include "schemas/experiment_config.h"
 #include "schemas/model_catalog.h"
-#include "schemas/proto_bridge.h"
 
 namespace nmsparse {
 namespace {
@@ -90,7 +90,7 @@ TEST(ModelResolutionTest, PretrainedWindowSizes) {
   auto arch = ResolveModel(given.model);
   ASSERT_TRUE(arch.ok()) << arch.status();
   EXPECT_EQ(arch->pretrained_window_sizes, (std::vector<int>{0, 4}));
-  auto back = FromProto(ToProto(given));
+  auto back = ParseExperimentYaml(BaseSpecYaml(given), "wire");
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(CanonicalYaml(*back), CanonicalYaml(given));
 }
@@ -100,7 +100,7 @@ TEST(ModelResolutionTest, SurvivesTheWire) {
        {kSmallVit, "name: vit_micro_patch4_28, qkv_bias: false, class_token: false, global_pool: avg",
         "name: swinv2_micro_window7_28, depths: [1, 3], num_heads: [4, 8], window_size: 2, mlp_ratio: 2.5"}) {
     const ExperimentConfig c = Model(section);
-    auto back = FromProto(ToProto(c));
+    auto back = ParseExperimentYaml(BaseSpecYaml(c), "wire");
     ASSERT_TRUE(back.ok()) << back.status();
     EXPECT_EQ(CanonicalYaml(*back), CanonicalYaml(c)) << section;
   }

@@ -1,6 +1,6 @@
 // Proto messages and the key tables (schemas/spec_keys.h): a key is the field of its name, reached through
 // the message's descriptor and reflection. SetScalarField / GetScalarField move a key's canonical scalar in
-// and out of a field (the wire form of a spec, schemas/proto_bridge.h); the Proto*Key builders declare keys
+// and out of a field; the Proto*Key builders declare keys
 // of blocks that are read straight into a message (the sweep file's early_stopping and search), with their
 // ranges or words.
 #ifndef NMSPARSE_SCHEMAS_PROTO_KEYS_H_

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "schemas/sparsity_config.h"
 #include "schemas/yaml_util.h"
 
 namespace nmsparse {
@@ -59,6 +60,19 @@ const std::vector<Recipe>& Recipes() {
        {{"sparsity_type", {"SSTE"}}, {"n_sparsity", {"2"}}, {"m_sparsity", {"4"}}}},
   };
   return *recipes;
+}
+
+std::string RecipeOf(const SparsityConfig& sparsity) {
+  const YAML::Node keys = SparsityConfigToYaml(sparsity);
+  for (const Recipe& r : Recipes()) {
+    const bool is = std::all_of(r.keys.begin(), r.keys.end(), [&keys](const RecipeKey& k) {
+      const YAML::Node value = keys[k.key];
+      return value &&
+             std::find(k.allowed.begin(), k.allowed.end(), Normalised(value, k.key)) != k.allowed.end();
+    });
+    if (is) return r.name;
+  }
+  return ToString(sparsity.sparsity_type);
 }
 
 const Recipe* FindRecipe(const std::string& name) {

@@ -31,6 +31,13 @@ struct Recipe {
 // The table of recipes, in the order docs and errors list them.
 const std::vector<Recipe>& Recipes();
 
+struct SparsityConfig;
+
+// The name of the recipe a parsed sparsity section is: the first of Recipes() whose keys all have one of
+// their allowed values, else the section's sparsity_type (UNSTRUCTURED). What reports and nmctl validate
+// call a run.
+std::string RecipeOf(const SparsityConfig& sparsity);
+
 // The recipe named `name` (any case), or nullptr.
 const Recipe* FindRecipe(const std::string& name);
 

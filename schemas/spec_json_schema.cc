@@ -233,7 +233,7 @@ std::string Pretty(const Json& json) { return json.dump(2, ' ', /*ensure_ascii=*
 std::string ExperimentJsonSchema() {
   const std::vector<KeyInfo> keys = ExperimentKeys().Infos();
   Json nested = {{"type", "object"},
-                 {"description", "Nested form: the fields of proto/nmsparse/v1/experiment.proto."},
+                 {"description", "Nested form: the sections of the key tables (schemas/spec_keys.h)."},
                  {"additionalProperties", false}};
   Json properties = Json::object();
   for (const KeyInfo& key : keys) {

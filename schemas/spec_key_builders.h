@@ -133,7 +133,7 @@ SpecKey<S> BoolKey(const std::string& name, bool S::*member) {
 template <typename S>
 SpecKey<S> StringKey(const std::string& name, std::string S::*member) {
   return spec_keys_internal::ScalarKey<S, std::string>(name, KeyKind::kString, MakeRef(member),
-                                                       yaml_util::ReadString);
+                                                       ReadSpecString);
 }
 
 // A value of an enum, read case-insensitively and written in the table's spelling.

@@ -1,6 +1,8 @@
 #include "schemas/spec_keys.h"
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "schemas/limits.h"
 
 namespace nmsparse {
 
@@ -58,16 +60,27 @@ absl::StatusOr<double> ReadNumberIn(const YAML::Node& value, const std::string& 
                    ", ", yaml_util::FormatDouble(max), max_open ? ")" : "]"));
 }
 
+absl::StatusOr<std::string> ReadSpecString(const YAML::Node& value, const std::string& path) {
+  absl::StatusOr<std::string> text = yaml_util::ReadString(value, path);
+  if (text.ok() && static_cast<int64_t>(text->size()) > limits::kMaxSpecStringBytes) {
+    return yaml_util::Error(value, path,
+                            absl::StrCat(limits::FormatCount(static_cast<int64_t>(text->size())),
+                                         " bytes, more than the limit of ",
+                                         limits::FormatCount(limits::kMaxSpecStringBytes), " bytes"));
+  }
+  return text;
+}
+
 absl::StatusOr<std::vector<std::string>> ReadStringOrList(const YAML::Node& value, const std::string& path) {
   std::vector<std::string> out;
   if (!value.IsSequence()) {
-    auto one = yaml_util::ReadString(value, path);
+    auto one = ReadSpecString(value, path);
     if (!one.ok()) return one.status();
     out.push_back(*one);
     return out;
   }
   for (size_t i = 0; i < value.size(); ++i) {
-    auto one = yaml_util::ReadString(value[i], absl::StrCat(path, "[", i, "]"));
+    auto one = ReadSpecString(value[i], absl::StrCat(path, "[", i, "]"));
     if (!one.ok()) return one.status();
     out.push_back(*one);
   }

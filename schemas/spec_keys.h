@@ -1,7 +1,7 @@
 // The key table of a spec section: every key declared once, with how it is read (its range or enum table),
 // compared, written in canonical form (and whether it is left out at its default), and documented (its doc
 // string, its flat reference-config alias, whether validation checks it against other keys or the model).
-// The readers, operator==, the canonical YAML, the wire form (the YAML keys are the proto field names), the
+// The readers, operator==, the canonical YAML (which is also the wire and stored form of a run's spec), the
 // JSON Schemas and the docs' key tables (schemas/spec_docs.h) are loops over these tables. The builders of
 // the common kinds of keys are in schemas/spec_key_builders.h.
 //
@@ -14,7 +14,6 @@
 #ifndef NMSPARSE_SCHEMAS_SPEC_KEYS_H_
 #define NMSPARSE_SCHEMAS_SPEC_KEYS_H_
 
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -73,13 +72,6 @@ struct KeyInfo {
   std::string doc;
   std::string alias;          // The flat reference-config (timm train.py) key it maps from, if any.
   std::vector<KeyInfo> keys;  // kSection, kSectionList, kSchedule: the keys of the map.
-  // The proto writer's memo of the field this key sets (schemas/proto_bridge.cc); copies start empty.
-  struct FieldMemo {
-    FieldMemo() = default;
-    FieldMemo(const FieldMemo&) {}
-    FieldMemo& operator=(const FieldMemo&) { return *this; }
-    mutable std::atomic<const void*> field{nullptr};
-  } wire;
 };
 
 // A canonical scalar: integers, numbers (written in their shortest exact form), booleans, strings and enum
@@ -202,6 +194,11 @@ absl::StatusOr<double> ReadNumberIn(const YAML::Node& value, const std::string& 
 
 // A scalar or a list of scalars, as strings (list items named path[i] in errors).
 absl::StatusOr<std::vector<std::string>> ReadStringOrList(const YAML::Node& value, const std::string& path);
+
+// A string key's value, at most limits::kMaxSpecStringBytes: the spec travels as one YAML text, bounded as a
+// whole where it enters nmserver, and this bounds each of its strings (names, paths, globs) the same way on
+// nmctl's side and on nmserver's.
+absl::StatusOr<std::string> ReadSpecString(const YAML::Node& value, const std::string& path);
 
 // A list of items that `read_item` reads (item i named path[i]); a value that is no list is an error saying
 // it is not a list of `what`.

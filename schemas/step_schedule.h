@@ -1,7 +1,6 @@
 // Step-aware hyperparameters of dynamic sparsity (docs/sparsity-method.md §7): a value as a
-// function of the optimizer step, clamped to [0, 1]. Mirrors v1.Schedule
-// (proto/nmsparse/v1/experiment.proto); the YAML keys are its field names. Plain C++ (no LibTorch, no
-// protobuf).
+// function of the optimizer step, clamped to [0, 1]; its YAML keys are UpdateScheduleKeys'. Plain C++ (no
+// LibTorch, no protobuf).
 //
 //   0.9                                                       # constant
 //   {type: linear, start_value: 0, end_value: 0.9, start_step: 100, end_step: 1000}

@@ -7,12 +7,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "schemas/proto_bridge.h"
+#include "schemas/base_spec.h"
 #include "schemas/recipe.h"
 #include "schemas/reference_config.h"
 #include "schemas/request_bounds.h"
 #include "schemas/spec_text.h"
 #include "schemas/sweep_blocks.h"
+#include "schemas/trained_epochs.h"
 #include "schemas/yaml_util.h"
 
 namespace nmsparse {
@@ -171,9 +172,9 @@ absl::StatusOr<v1::RandomAxis> ParseRandomAxis(const std::string& key, const YAM
   return axis;
 }
 
-// Reads the base spec (inline or from base_file) into its resolved wire form.
+// Reads the base spec (inline or from base_file) into its wire form (BaseSpecYaml), and the epochs it trains.
 absl::Status ParseBase(const YAML::Node& node, const std::string& file_name, v1::SweepSpec* sweep,
-                       std::vector<std::string>* warnings) {
+                       uint32_t* base_epochs, std::vector<std::string>* warnings) {
   const YAML::Node base = node["base"];
   const YAML::Node base_file = node["base_file"];
   if (base && base_file) return Error(base_file, "base_file", "give either base or base_file, not both");
@@ -193,13 +194,8 @@ absl::Status ParseBase(const YAML::Node& node, const std::string& file_name, v1:
     }
   }
   if (!config.ok()) return config.status();
-  *sweep->mutable_base() = ToProto(*config);
-  // A run carries semi_structured only when it chooses a layer; the base keeps the section's other keys too,
-  // for the runs whose overrides choose layers.
-  if (!config->semi_structured.Enabled() && !(config->semi_structured == SemiStructuredConfig())) {
-    return YamlToMessage(SemiStructuredConfigToYaml(config->semi_structured),
-                         sweep->mutable_base()->mutable_semi_structured(), "semi_structured");
-  }
+  sweep->set_base(BaseSpecYaml(*config));
+  *base_epochs = static_cast<uint32_t>(TrainedEpochs(config->schedule));
   return absl::OkStatus();
 }
 
@@ -207,7 +203,8 @@ absl::Status ParseSweepNode(const YAML::Node& node, const std::string& file_name
                             std::vector<std::string>* warnings) {
   if (!node.IsMap()) return Error(node, "(top level)", "expected a map of sweep keys");
   if (auto st = yaml_util::CheckKeys(node, "", SweepKeys()); !st.ok()) return st;
-  if (auto st = ParseBase(node, file_name, sweep, warnings); !st.ok()) return st;
+  uint32_t base_epochs = 0;
+  if (auto st = ParseBase(node, file_name, sweep, &base_epochs, warnings); !st.ok()) return st;
   if (const YAML::Node grid = node["grid"]; !yaml_util::IsNullish(grid)) {
     if (!grid.IsMap())
       return Error(grid, "grid", "value " + yaml_util::Describe(grid) + " is not a map of axes");
@@ -230,7 +227,6 @@ absl::Status ParseSweepNode(const YAML::Node& node, const std::string& file_name
       *sweep->add_random() = *axis;
     }
   }
-  const auto base_epochs = static_cast<uint32_t>(TrainedEpochs(sweep->base()));
   if (const YAML::Node es = node["early_stopping"]; !yaml_util::IsNullish(es)) {
     if (auto st = ParseEarlyStopping(es, base_epochs, sweep->mutable_early_stopping()); !st.ok()) return st;
   }

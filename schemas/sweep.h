@@ -1,5 +1,6 @@
-// Sweeps: a base experiment spec and axes, in a YAML file that nmctl reads and sends as a v1.SweepSpec; the
-// coordinator expands it into runs (ExpandSweep). The format (schemas/sweep.schema.json):
+// Sweeps: a base experiment spec and axes, in a YAML file that nmctl reads and sends as a v1.SweepSpec (the
+// base as YAML text, the axes and blocks as messages); the coordinator expands it into runs (ExpandSweep).
+// The format (schemas/sweep.schema.json):
 //
 //   name: quick
 //   base: {model: {name: vit_micro_patch4_28}, ...}   # or base_file: micro.yaml (relative to the sweep file)
@@ -28,7 +29,6 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "nmsparse/v1/experiment.pb.h"
 #include "nmsparse/v1/sweep.pb.h"
 #include "schemas/experiment_config.h"
 #include "yaml-cpp/yaml.h"
@@ -63,7 +63,6 @@ struct ResolvedRun {
   // LegacyContentHash(config) when it differs (a dense run), else empty: what runs stored before dense runs
   // ignored their N:M keys were hashed as, for the coordinator's reuse lookup.
   std::string legacy_content_hash;
-  v1::ExperimentSpec spec;  // ToProto(config).
 };
 
 // One run of a sweep before it is resolved: its labels (axis name -> value label, in axis order) and its
@@ -73,8 +72,7 @@ struct RunPoint {
   std::vector<std::pair<std::string, std::string>> set;
 };
 
-// Every run's point in expansion order (as documented at ExpandSweep), with the QKV carry-over and
-// gpus_per_run applied.
+// Every run's point in expansion order (as documented at ExpandSweep), with gpus_per_run applied.
 std::vector<RunPoint> SweepRunPoints(const v1::SweepSpec& sweep);
 
 // `status` of run `index`, its message prefixed "run 3 (recipe=srste, sparsity.m_sparsity=8): ".
@@ -91,9 +89,9 @@ absl::Status RunError(int index, const std::vector<std::pair<std::string, std::s
 // integer: min + floor(u (max - min + 1)) (inclusive bounds); choices: choices[floor(u n)]. Numbers are
 // written in their shortest exact form, -0 as 0.
 //
-// Overrides of n_sparsity / m_sparsity carry over to n_sparsity_qkv / m_sparsity_qkv when the base's QKV
-// ratio equals its main ratio and the run does not set the QKV keys itself (the base on the wire is fully
-// resolved, so "QKV defaults to N:M" must be kept here). gpus_per_run, when non-zero, sets resources.gpus.
+// The base is YAML text (BaseSpecYaml, schemas/base_spec.h), parsed here with the spec's key table; an error
+// in it reads "base: ...". Keys it leaves to the parser (the QKV ratio that follows N:M) follow the run's
+// overrides. gpus_per_run, when non-zero, sets resources.gpus.
 absl::StatusOr<std::vector<ResolvedRun>> ExpandSweep(const v1::SweepSpec& sweep);
 
 // "recipe=srste, sparsity.m_sparsity=8".

@@ -6,10 +6,11 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "schemas/experiment_config.h"
 #include "schemas/limits.h"
 #include "schemas/metric_objective.h"
-#include "schemas/proto_bridge.h"
 #include "schemas/proto_keys.h"
+#include "schemas/trained_epochs.h"
 #include "schemas/yaml_util.h"
 
 namespace nmsparse {
@@ -213,7 +214,7 @@ absl::Status ParseEarlyStopping(const YAML::Node& node, uint32_t base_epochs, v1
   if (auto st = FillMode(b, out->metric(), out->mutable_mode()); !st.ok()) return AtLine(node, st);
   v1::SweepSpec probe;
   *probe.mutable_early_stopping() = *out;
-  probe.mutable_base()->mutable_schedule()->set_epochs(base_epochs);
+  probe.set_base(absl::StrCat("schedule: {epochs: ", base_epochs, "}\n"));
   return AtLine(node, CheckEarlyStopping(probe));
 }
 
@@ -277,7 +278,9 @@ absl::Status FillObjectiveModes(v1::SweepSpec* sweep) {
 
 uint32_t AshaMaxResource(const v1::SweepSpec& sweep) {
   const uint32_t max = sweep.early_stopping().max_resource();
-  return max > 0 ? max : static_cast<uint32_t>(TrainedEpochs(sweep.base()));
+  if (max > 0) return max;
+  const absl::StatusOr<ExperimentConfig> base = ParseExperimentYaml(sweep.base(), "");
+  return base.ok() ? static_cast<uint32_t>(TrainedEpochs(base->schedule)) : 0;
 }
 
 absl::Status CheckEarlyStopping(const v1::SweepSpec& sweep) {

@@ -1,5 +1,5 @@
 // ExpandSweep: the runs of a sweep (grid points x random draws) resolved into validated configs with their
-// canonical YAML, content hash and wire spec. The base is parsed once and each run re-parses only the keys
+// canonical YAML and content hash. The base (YAML text) is parsed once and each run re-parses only the keys
 // its overrides touch (schemas/base_spec.h); every run is validated in full.
 #include <algorithm>
 #include <cmath>
@@ -10,7 +10,6 @@
 #include "absl/strings/str_join.h"
 #include "schemas/base_spec.h"
 #include "schemas/content_hash.h"
-#include "schemas/proto_bridge.h"
 #include "schemas/sweep.h"
 #include "schemas/yaml_util.h"
 
@@ -62,29 +61,6 @@ std::vector<RunPoint> GridPoints(const v1::SweepSpec& sweep) {
   return points;
 }
 
-bool Sets(const RunPoint& p, const std::string& key) {
-  for (const auto& kv : p.set) {
-    if (kv.first == key) return true;
-  }
-  return false;
-}
-
-// QKV follows N:M when the base's QKV ratio is the defaulted one (see the header).
-void CarryQkv(const v1::SweepSpec& sweep, RunPoint* p) {
-  const v1::SparsitySpec& s = sweep.base().sparsity();
-  const std::vector<std::pair<std::string, std::string>> pairs = {{"n_sparsity", "n_sparsity_qkv"},
-                                                                  {"m_sparsity", "m_sparsity_qkv"}};
-  if (s.n_sparsity() != s.n_sparsity_qkv() || s.m_sparsity() != s.m_sparsity_qkv()) return;
-  if (Sets(*p, "sparsity.n_sparsity_qkv") || Sets(*p, "sparsity.m_sparsity_qkv")) return;
-  Overrides extra;
-  for (const auto& [main, qkv] : pairs) {
-    for (const auto& kv : p->set) {
-      if (kv.first == "sparsity." + main) extra.emplace_back("sparsity." + qkv, kv.second);
-    }
-  }
-  p->set.insert(p->set.end(), extra.begin(), extra.end());
-}
-
 }  // namespace
 
 std::vector<RunPoint> SweepRunPoints(const v1::SweepSpec& sweep) {
@@ -99,7 +75,6 @@ std::vector<RunPoint> SweepRunPoints(const v1::SweepSpec& sweep) {
         point.labels.emplace_back(axis.key(), value);
         point.set.emplace_back(axis.key(), value);
       }
-      CarryQkv(sweep, &point);
       if (sweep.gpus_per_run() > 0) {
         point.set.emplace_back("resources.gpus", absl::StrCat(sweep.gpus_per_run()));
       }
@@ -115,7 +90,13 @@ absl::Status RunError(int index, const std::vector<std::pair<std::string, std::s
 }
 
 absl::StatusOr<std::vector<ResolvedRun>> ExpandSweep(const v1::SweepSpec& sweep) {
-  const BaseSpec base(MessageToYaml(sweep.base()));
+  absl::StatusOr<YAML::Node> base_node = yaml_util::LoadYaml(sweep.base(), "base");
+  if (!base_node.ok()) return base_node.status();
+  if (!base_node->IsMap()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("base: value ", yaml_util::Describe(*base_node), " is not a map of spec keys"));
+  }
+  const BaseSpec base(*base_node);
   std::vector<RunPoint> points = SweepRunPoints(sweep);
   std::vector<ResolvedRun> runs;
   runs.reserve(points.size());
@@ -135,7 +116,6 @@ absl::StatusOr<std::vector<ResolvedRun>> ExpandSweep(const v1::SweepSpec& sweep)
       run.content_hash = ContentHash(run.config);
       if (run.legacy_content_hash == run.content_hash) run.legacy_content_hash.clear();
     }
-    run.spec = ToProto(run.config);
   }
   return runs;
 }

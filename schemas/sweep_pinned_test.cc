@@ -10,9 +10,9 @@
 
 #include "gtest/gtest.h"
 #include "schemas/content_hash.h"
-#include "schemas/proto_bridge.h"
 #include "schemas/sweep.h"
 #include "schemas/testing/generic_paths.h"
+#include "schemas/testing/legacy_wire.h"
 
 namespace nmsparse {
 namespace {
@@ -61,8 +61,8 @@ std::vector<ResolvedRun> Expand(const std::string& text, Expander expand = &Expa
 std::string DigestOfAll(const std::vector<ResolvedRun>& runs, bool legacy = false) {
   std::string all;
   for (const ResolvedRun& r : runs) {
-    std::string wire;
-    r.spec.SerializeToString(&wire);
+    // The run's spec as wire version 1 carried it: the pins date from then.
+    const std::string wire = testing::LegacyWireBytes(r.config);
     const std::string& hash =
         legacy && !r.legacy_content_hash.empty() ? r.legacy_content_hash : r.content_hash;
     all += LabelsToString(r.labels) + "\n" + r.canonical_yaml + hash + "\n" + wire + "\n";
@@ -234,9 +234,7 @@ TEST(SweepPinnedTest, CanonicalFormsOfEverySectionAreUnchanged) {
     const auto config = ParseExperimentYaml(text, "pinned.yaml");
     ASSERT_TRUE(config.ok()) << config.status();
     EXPECT_EQ(ContentHash(*config), hash) << CanonicalYaml(*config);
-    std::string wire;
-    ToProto(*config).SerializeToString(&wire);
-    EXPECT_EQ(Sha256Hex(wire), wire_digest) << ToProto(*config).DebugString();
+    EXPECT_EQ(Sha256Hex(testing::LegacyWireBytes(*config)), wire_digest);
   }
   const auto semi = ParseExperimentYaml(std::get<0>(cases[0]), "pinned.yaml");
   EXPECT_NE(CanonicalYaml(*semi).find("  activation_layers:\n    []\n"), std::string::npos)

@@ -68,7 +68,6 @@ idempotency_key: abc
   // The base's QKV ratio was the defaulted one: it follows the axis.
   EXPECT_EQ(runs[5].config.sparsity.nm_qkv, (NM{2, 16}));
   EXPECT_EQ(runs[5].canonical_yaml, CanonicalYaml(runs[5].config));
-  EXPECT_EQ(runs[5].spec.sparsity().m_sparsity(), 16u);
   std::set<std::string> hashes;
   for (const auto& r : runs) hashes.insert(r.content_hash);
   // Dense is one model whatever M says: its three runs share one hash (and reuse one training), though each
@@ -97,13 +96,12 @@ TEST(SweepTest, PrecisionAxis) {
   EXPECT_EQ(runs[0].config.resources.precision, "fp32");
   EXPECT_EQ(runs[1].config.resources.precision, "bf16");
   EXPECT_NE(runs[1].content_hash, runs[0].content_hash);
-  EXPECT_EQ(runs[1].spec.resources().precision(), "bf16");
-  EXPECT_EQ(runs[0].spec.resources().precision(), "");
+  EXPECT_NE(runs[1].canonical_yaml.find("  precision: bf16\n"), std::string::npos) << runs[1].canonical_yaml;
+  EXPECT_EQ(runs[0].canonical_yaml.find("precision:"), std::string::npos) << runs[0].canonical_yaml;
   auto generic = testing::ExpandSweepGeneric(sweep);
   ASSERT_TRUE(generic.ok()) << generic.status();
   for (size_t i = 0; i < runs.size(); ++i) {
     EXPECT_EQ((*generic)[i].canonical_yaml, runs[i].canonical_yaml);
-    EXPECT_EQ((*generic)[i].spec.SerializeAsString(), runs[i].spec.SerializeAsString());
   }
   auto bad =
       ExpandSweep(MustParse(std::string("name: p\n") + kBase + "grid:\n  resources.precision: [fp16x]\n"));
@@ -131,7 +129,6 @@ TEST(SweepTest, AxisSwitchesBetweenNMAndDynamicSparsity) {
   ASSERT_EQ(runs[1].config.sparsity.dynamic.size(), 1u);
   EXPECT_EQ(runs[1].config.sparsity.dynamic[0].algorithm, DynamicAlgorithm::kRigl);
   EXPECT_EQ(runs[1].config.sparsity.dynamic[0].update.freq, 10);
-  EXPECT_EQ(runs[1].spec.sparsity().dynamic_size(), 1);
   EXPECT_EQ(runs[2].config.sparsity.dynamic.at(0).algorithm, DynamicAlgorithm::kStatic);
   EXPECT_EQ(runs[3].config.sparsity.sparsity_type, SparsityType::kDense);
   EXPECT_FALSE(runs[3].config.sparsity.IsDynamic());
@@ -171,14 +168,13 @@ grid:
 }
 
 // A base whose semi_structured section chooses no layer keeps its other keys for the runs whose axis chooses
-// layers (the wire form of a run carries the section only when it chooses one).
+// layers (a run's canonical YAML carries the section only when it chooses one).
 TEST(SweepTest, BaseSemiStructuredKeysReachTheRunsThatChooseLayers) {
   const std::string text = std::string(kBase) +
                            "  semi_structured: {mask: transposable, dense_after: {fraction: 0.5}}\n"
                            "grid:\n  semi_structured.layers: [\"[]\", \"[blocks.*.mlp.fc1]\"]\n";
   const std::vector<ResolvedRun> runs = MustExpand(MustParse(text));
   ASSERT_EQ(runs.size(), 2u);
-  EXPECT_FALSE(runs[0].spec.has_semi_structured());
   EXPECT_EQ(runs[0].canonical_yaml.find("semi_structured"), std::string::npos);
   const SemiStructuredConfig& chosen = runs[1].config.semi_structured;
   EXPECT_EQ(chosen.layers, std::vector<std::string>{"blocks.*.mlp.fc1"});
@@ -299,7 +295,7 @@ TEST(SweepTest, BaseFileRelativeToSweepFile) {
   std::ofstream(dir + "/sweep.yaml") << "base_file: base.yaml\ngrid:\n  seed: [1, 2, 3]\n";
   auto sweep = ParseSweepFile(dir + "/sweep.yaml");
   ASSERT_TRUE(sweep.ok()) << sweep.status();
-  EXPECT_EQ(sweep->base().data().dataset(), "synthetic");
+  EXPECT_NE(sweep->base().find("dataset: synthetic"), std::string::npos) << sweep->base();
   auto runs = ExpandSweep(*sweep);
   ASSERT_TRUE(runs.ok()) << runs.status();
   ASSERT_EQ(runs->size(), 3u);
@@ -502,7 +498,6 @@ grid:
   EXPECT_NE(runs[1].canonical_yaml.find("  depth: 6\n"), std::string::npos) << runs[1].canonical_yaml;
   EXPECT_NE(runs[0].content_hash, runs[1].content_hash);
   EXPECT_NE(runs[1].content_hash, runs[2].content_hash);
-  EXPECT_EQ(runs[2].spec.model().depth(), 8u);
 }
 
 }  // namespace

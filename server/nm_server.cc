@@ -4,8 +4,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/status_macros.h"
 #include "grpcpp/grpcpp.h"
 #include "server/api/coordinator_service.h"
+#include "server/api/model_export_relay.h"
 #include "server/api/worker_gateway_service.h"
 #include "server/auth/token_authenticator.h"
 #include "server/change_signal.h"
@@ -14,7 +16,6 @@
 #include "server/scheduling/lease_manager.h"
 #include "server/scheduling/scheduler.h"
 #include "server/store/clock.h"
-#include "server/store/status_macros.h"
 #include "server/store/store.h"
 #include "server/store/token_table.h"
 #include "server/store/worker_table.h"
@@ -26,6 +27,7 @@ struct NmServer::Parts {
   ServerOptions options;
   std::unique_ptr<Store> store;
   AssignmentHub hub;
+  ModelExportRelay exports;
   ChangeSignal changes;
   std::unique_ptr<Scheduler> scheduler;
   std::unique_ptr<LeaseManager> leases;
@@ -93,10 +95,11 @@ absl::StatusOr<std::unique_ptr<NmServer>> NmServer::Start(ServerOptions options)
     changes->Notify();
   });
   if (options.launcher) p->pool = std::make_unique<WorkerPool>(p->store.get(), options.launcher);
-  p->coordinator = std::make_unique<CoordinatorService>(p->store.get(), scheduler, p->pool.get(), changes,
-                                                        options.expand, options.max_runs_per_sweep);
+  p->coordinator =
+      std::make_unique<CoordinatorService>(p->store.get(), scheduler, p->pool.get(), changes, options.expand,
+                                           options.max_runs_per_sweep, &p->hub, &p->exports);
   p->gateway = std::make_unique<WorkerGatewayService>(p->store.get(), scheduler, &p->hub, changes, lease,
-                                                      options.caps, proposer);
+                                                      options.caps, proposer, &p->exports);
 
   int port = 0;
   grpc::ServerBuilder builder;

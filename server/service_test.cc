@@ -2,6 +2,8 @@
 #include <limits>
 #include <set>
 
+#include "common/version.h"
+#include "google/protobuf/unknown_field_set.h"
 #include "gtest/gtest.h"
 #include "server/test_support.h"
 
@@ -108,8 +110,43 @@ TEST_F(ServiceTest, SubmitStoresRunsQueuedWithQueuePositions) {
     EXPECT_EQ(runs[i].queue_position(), i + 1);
   }
   v1::Run full = GetRun(runs[2].id());
-  EXPECT_EQ(full.spec().sparsity().m_sparsity(), 16u);
+  EXPECT_NE(full.resolved_spec().find("m_sparsity: 16"), std::string::npos) << full.resolved_spec();
   EXPECT_FALSE(full.resolved_spec().empty());
+}
+
+// Wire version 1's nmctl named no version and sent a sweep's base as an ExperimentSpec message (field 2 of
+// v1.SweepSpec, now reserved); a caller naming another version is refused on any call. Both refusals name
+// both versions, and every answer carries nmserver's.
+TEST_F(ServiceTest, OtherWireVersionsAreRefusedNamingBoth) {
+  server_ = std::make_unique<TestServer>(db_);
+  v1::SweepSpec old = MSweep("old", {"4"});
+  old.clear_base();
+  const std::string model_section("\x12\x15\x0a\x13vit_micro_patch4_28", 23);  // {model: {name: ...}}
+  old.GetReflection()->MutableUnknownFields(&old)->AddLengthDelimited(2, model_section);
+  v1::SubmitSweepResponse resp;
+  grpc::Status s = Submit(old, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(s.error_message(), WireVersionMismatch(1, kWireVersion));
+  EXPECT_NE(s.error_message().find("nmctl speaks wire version 1 and nmserver speaks wire version 2"),
+            std::string::npos);
+
+  v1::ListSweepsRequest list;
+  v1::ListSweepsResponse sweeps;
+  grpc::ClientContext newer;
+  newer.AddMetadata(kWireVersionMetadata, "3");
+  s = server_->coordinator().ListSweeps(&newer, list, &sweeps);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(s.error_message(), WireVersionMismatch(3, kWireVersion));
+
+  grpc::ClientContext same;
+  same.AddMetadata(kWireVersionMetadata, std::to_string(kWireVersion));
+  ASSERT_TRUE(server_->coordinator().ListSweeps(&same, list, &sweeps).ok());
+  const auto& answer = same.GetServerInitialMetadata();
+  auto it = answer.find(kWireVersionMetadata);
+  ASSERT_NE(it, answer.end());
+  EXPECT_EQ(std::string(it->second.data(), it->second.size()), std::to_string(kWireVersion));
+  server_->Stop();
+  EXPECT_EQ(CountRows(db_, "sweeps"), 0);
 }
 
 TEST_F(ServiceTest, SameIdempotencyKeyReturnsTheFirstSweep) {
@@ -140,7 +177,7 @@ TEST_F(ServiceTest, SameIdempotencyKeyReturnsTheFirstSweep) {
 TEST_F(ServiceTest, InvalidSpecIsRefusedAndLeavesNoTrace) {
   server_ = std::make_unique<TestServer>(db_);
   v1::SweepSpec spec = MSweep("bad", {"4"});
-  spec.mutable_base()->mutable_model()->clear_name();
+  spec.set_base("resources: {gpus: 1}\n");  // No model.
   spec.set_idempotency_key("bad-key");
   v1::SubmitSweepResponse resp;
   grpc::Status s = Submit(spec, &resp);
@@ -159,7 +196,8 @@ TEST_F(ServiceTest, DryRunReturnsTheExpansionAndStoresNothing) {
   ASSERT_EQ(resp.runs_size(), 2);
   EXPECT_EQ(resp.runs(0).id(), 0);
   EXPECT_FALSE(resp.runs(0).resolved_spec().empty());
-  EXPECT_EQ(resp.runs(1).spec().sparsity().m_sparsity(), 8u);
+  EXPECT_NE(resp.runs(1).resolved_spec().find("m_sparsity: 8"), std::string::npos)
+      << resp.runs(1).resolved_spec();
   server_->Stop();
   EXPECT_EQ(CountRows(db_, "sweeps"), 0);
   EXPECT_EQ(CountRows(db_, "runs"), 0);
@@ -181,8 +219,8 @@ TEST_F(ServiceTest, RunThatCanNeverFitIsRefusedOnceWorkersExist) {
 }
 
 // Probes of issue 36: three runs end with top1 0.3, NaN and 0.9, and `nmctl best -k 1` answered the 0.3 run
-// (NaN broke the sort). The NaN is not stored as a number: the run's message says it diverged, and best ranks
-// the finite values; a second final point of an attempt is refused naming the field.
+// (NaN broke the sort). The NaN is not stored as a number: its final point is refused naming the value, and
+// best ranks the finite values.
 TEST_F(ServiceTest, ANonFiniteFinalMetricIsNotStoredAndBestRanksTheFiniteOnes) {
   server_ = std::make_unique<TestServer>(db_);
   v1::SubmitSweepResponse resp;
@@ -194,13 +232,26 @@ TEST_F(ServiceTest, ANonFiniteFinalMetricIsNotStoredAndBestRanksTheFiniteOnes) {
   for (int i = 0; i < 3; ++i) {
     const v1::RunAttempt ra = Attempt(got[i].run_id(), 1);
     ASSERT_TRUE(Start(ra).ok());
-    ASSERT_TRUE(Complete(ra, v1::SUCCEEDED, top1[i]).ok());
+    const grpc::Status point = testing::ReportPoint(server_->gateway(), ra, "final", 1, {{"top1", top1[i]}});
+    if (i == 1) {
+      EXPECT_EQ(point.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+      EXPECT_NE(point.error_message().find("point.values[\"top1\"]: NaN is not a finite number"),
+                std::string::npos)
+          << point.error_message();
+    } else {
+      ASSERT_TRUE(point.ok()) << point.error_message();
+    }
+    v1::CompleteRunRequest done;
+    *done.mutable_run() = ra;
+    done.set_outcome(v1::SUCCEEDED);
+    v1::Ack ack;
+    grpc::ClientContext ctx;
+    testing::AsHolderOf(&ctx, ra.run_id());
+    ASSERT_TRUE(server_->gateway().CompleteRun(&ctx, done, &ack).ok());
   }
   const v1::Run diverged = GetRun(got[1].run_id());
-  EXPECT_EQ(diverged.final_metrics().count("top1"), 0u);
-  EXPECT_NE(diverged.message().find("diverged: final metrics not finite (top1 NaN), not stored"),
-            std::string::npos)
-      << diverged.message();
+  EXPECT_EQ(diverged.state(), v1::SUCCEEDED);
+  EXPECT_TRUE(diverged.final_metrics().empty());
   v1::GetBestRequest req;
   req.set_sweep_id(resp.sweep().id());
   req.set_metric("top1");
@@ -257,11 +308,12 @@ TEST_F(ServiceTest, BestRanksByTheMetricsDeclaredDirection) {
   for (int i = 0; i < 2; ++i) {
     v1::RunAttempt ra = Attempt(got[i].run_id(), 1);
     ASSERT_TRUE(Start(ra).ok());
+    ASSERT_TRUE(testing::ReportPoint(server_->gateway(), ra, "final", 1,
+                                     {{"loss", i == 0 ? 0.3 : 0.6}, {"acc", i == 0 ? 0.3 : 0.6}})
+                    .ok());
     v1::CompleteRunRequest req;
     *req.mutable_run() = ra;
     req.set_outcome(v1::SUCCEEDED);
-    (*req.mutable_final_metrics())["loss"] = i == 0 ? 0.3 : 0.6;
-    (*req.mutable_final_metrics())["acc"] = i == 0 ? 0.3 : 0.6;
     v1::Ack ack;
     grpc::ClientContext ctx;
     testing::AsHolderOf(&ctx, req.run().run_id());
@@ -375,7 +427,7 @@ TEST_F(ServiceTest, FullLifecycleWatchBestAndExport) {
     logs += e.has_log();
   }
   ASSERT_TRUE(stream->Finish().ok());
-  EXPECT_EQ(metrics, 2);
+  EXPECT_EQ(metrics, 3);  // Two epoch points and the final point (the run's final metrics).
   EXPECT_EQ(states, 4);  // submitted, ASSIGNED, RUNNING, SUCCEEDED.
   EXPECT_EQ(logs, 1);
 

@@ -9,11 +9,13 @@
 #include <thread>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "contract/worker_session.h"
 #include "gtest/gtest.h"
 #include "server/store/sqlite.h"
+#include "yaml-cpp/yaml.h"
 
 namespace nmsparse::server::testing {
 namespace {
@@ -24,13 +26,24 @@ std::string Sha256Hex(const std::string& data) {
   return absl::BytesToHexString(absl::string_view(reinterpret_cast<char*>(digest), sizeof(digest)));
 }
 
+// The text at `section`.`key` of a base spec's YAML ("" when absent).
+std::string BaseValue(const v1::SweepSpec& spec, const char* section, const char* key) {
+  try {
+    const YAML::Node base = YAML::Load(spec.base());
+    return base[section] && base[section][key] ? base[section][key].Scalar() : "";
+  } catch (const YAML::Exception&) {
+    return "";
+  }
+}
+
 void Combine(const v1::SweepSpec& spec, size_t axis, NewRun current, std::string overrides,
-             std::vector<NewRun>* out) {
+             const std::string& m_sparsity, std::vector<NewRun>* out) {
   if (axis == static_cast<size_t>(spec.grid_size())) {
     current.index = static_cast<uint32_t>(out->size());
-    current.content_hash = Sha256Hex(spec.base().SerializeAsString() + "|" + overrides);
-    current.resolved_spec =
-        absl::StrCat("model: {name: ", spec.base().model().name(), "}\n# ", overrides, "\n");
+    current.content_hash = Sha256Hex(spec.base() + "|" + overrides);
+    current.resolved_spec = absl::StrCat(
+        "model: {name: ", BaseValue(spec, "model", "name"), "}\n", "resources: {gpus: ", current.gpus, "}\n",
+        m_sparsity.empty() ? "" : "sparsity: {m_sparsity: " + m_sparsity + "}\n", "# ", overrides, "\n");
     out->push_back(std::move(current));
     return;
   }
@@ -41,10 +54,8 @@ void Combine(const v1::SweepSpec& spec, size_t axis, NewRun current, std::string
     std::map<std::string, std::string> sorted(v.set().begin(), v.set().end());
     std::string more = overrides;
     for (const auto& [k, val] : sorted) absl::StrAppend(&more, k, "=", val, ";");
-    if (sorted.count("sparsity.m_sparsity")) {
-      next.spec.mutable_sparsity()->set_m_sparsity(std::stoul(sorted["sparsity.m_sparsity"]));
-    }
-    Combine(spec, axis + 1, std::move(next), more, out);
+    const std::string m = sorted.count("sparsity.m_sparsity") ? sorted["sparsity.m_sparsity"] : m_sparsity;
+    Combine(spec, axis + 1, std::move(next), more, m, out);
   }
 }
 
@@ -93,23 +104,22 @@ std::string TempDbPath(const std::string& name) {
 }
 
 absl::StatusOr<std::vector<NewRun>> GridExpand(const v1::SweepSpec& spec) {
-  if (spec.base().model().name().empty()) {
+  if (BaseValue(spec, "model", "name").empty()) {
     return absl::InvalidArgumentError("model.name: \"\" is not a catalogued model");
   }
   NewRun base;
-  base.spec = spec.base();
-  base.gpus = spec.gpus_per_run() > 0 ? spec.gpus_per_run() : std::max(1u, spec.base().resources().gpus());
-  base.spec.mutable_resources()->set_gpus(base.gpus);
+  uint32_t base_gpus = 1;
+  absl::SimpleAtoi(BaseValue(spec, "resources", "gpus"), &base_gpus);
+  base.gpus = spec.gpus_per_run() > 0 ? spec.gpus_per_run() : std::max(1u, base_gpus);
   std::vector<NewRun> out;
-  Combine(spec, 0, base, "", &out);
+  Combine(spec, 0, base, "", "", &out);
   return out;
 }
 
 v1::SweepSpec MSweep(const std::string& name, const std::vector<std::string>& m_values, uint32_t gpus) {
   v1::SweepSpec s;
   s.set_name(name);
-  s.mutable_base()->mutable_model()->set_name("vit_micro_patch4_28");
-  s.mutable_base()->mutable_resources()->set_gpus(gpus);
+  s.set_base(absl::StrCat("model: {name: vit_micro_patch4_28}\nresources: {gpus: ", gpus, "}\n"));
   v1::GridAxis* axis = s.add_grid();
   axis->set_name("m");
   for (const std::string& m : m_values) {
@@ -132,13 +142,18 @@ int64_t CountRows(const std::string& db_path, const std::string& table) {
 
 grpc::Status ReportEpoch(v1::WorkerGateway::Stub& gateway, const v1::RunAttempt& ra, int epoch,
                          const std::map<std::string, double>& values) {
+  return ReportPoint(gateway, ra, "epoch", epoch, values);
+}
+
+grpc::Status ReportPoint(v1::WorkerGateway::Stub& gateway, const v1::RunAttempt& ra, const std::string& kind,
+                         int epoch, const std::map<std::string, double>& values) {
   grpc::ClientContext ctx;
   v1::Ack ack;
   AsHolderOf(&ctx, ra.run_id());
   auto writer = gateway.ReportMetrics(&ctx, &ack);
   v1::MetricReport r;
   *r.mutable_run() = ra;
-  r.mutable_point()->set_kind("epoch");
+  r.mutable_point()->set_kind(kind);
   r.mutable_point()->set_epoch(epoch);
   for (const auto& [name, value] : values) (*r.mutable_point()->mutable_values())[name] = value;
   writer->Write(r);
@@ -161,7 +176,7 @@ grpc::Status GatewayComplete(v1::WorkerGateway::Stub& gateway, const v1::RunAtte
   *req.mutable_run() = ra;
   req.set_outcome(outcome);
   req.set_exit_code(exit_code);
-  if (outcome == v1::SUCCEEDED) (*req.mutable_final_metrics())["top1"] = top1;
+  if (outcome == v1::SUCCEEDED) ReportPoint(gateway, ra, "final", 1, {{"top1", top1}});
   v1::Ack ack;
   grpc::ClientContext ctx;
   AsHolderOf(&ctx, ra.run_id());

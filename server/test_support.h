@@ -34,13 +34,15 @@ v1::SweepSpec MSweep(const std::string& name, const std::vector<std::string>& m_
 // Rows of `table` in the database file.
 int64_t CountRows(const std::string& db_path, const std::string& table);
 
-// Sends one epoch metric point of `ra` with the given values over a ReportMetrics stream. These three send
+// Sends one metric point of `ra` of `kind` with the given values over a ReportMetrics stream. These send
 // the session of the FakeWorker the run was assigned to (AsHolderOf).
+grpc::Status ReportPoint(v1::WorkerGateway::Stub& gateway, const v1::RunAttempt& ra, const std::string& kind,
+                         int epoch, const std::map<std::string, double>& values);
 grpc::Status ReportEpoch(v1::WorkerGateway::Stub& gateway, const v1::RunAttempt& ra, int epoch,
                          const std::map<std::string, double>& values);
 
-// A worker's StartRun for `ra`, and its CompleteRun with `outcome`, `exit_code` and, on SUCCEEDED, a final
-// top1 of `top1`.
+// A worker's StartRun for `ra`, and its CompleteRun with `outcome` and `exit_code`; on SUCCEEDED it first
+// reports the final point, {top1: `top1`}, as an agent does (a refused point does not stop the CompleteRun).
 grpc::Status GatewayStart(v1::WorkerGateway::Stub& gateway, const v1::RunAttempt& ra);
 grpc::Status GatewayComplete(v1::WorkerGateway::Stub& gateway, const v1::RunAttempt& ra, v1::RunState outcome,
                              int exit_code = 0, double top1 = 0.5);

@@ -51,7 +51,6 @@ class WorkerSessionTest : public ::testing::Test {
     *req.mutable_run() = Attempt(run_, 1);
     req.set_outcome(v1::SUCCEEDED);
     req.set_message("forged");
-    (*req.mutable_final_metrics())["top1"] = 0.999;
     v1::Ack ack;
     grpc::ClientContext ctx;
     if (!session.empty()) ctx.AddMetadata(contract::kWorkerSessionMetadata, session);

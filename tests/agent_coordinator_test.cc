@@ -73,7 +73,6 @@ absl::StatusOr<std::vector<server::NewRun>> Expand(const v1::SweepSpec& spec) {
     run.resolved_spec =
         absl::StrCat("epochs: ", get("epochs", "3"), "\nbehaviour: ", get("behaviour", "ok"), "\n");
     run.content_hash = absl::StrCat(spec.name(), "-", value.label());
-    run.spec.mutable_schedule()->set_epochs(std::stoi(get("epochs", "3")));
     run.gpus = 1;
   }
   return runs;

@@ -7,7 +7,8 @@
 #    headed 2:4 and 2:8, and a title that says "pooled over seed"; `--pool seed` is accepted.
 #  - `--delta dense` adds paired differences (n=2: one per seed); `--epoch best`, and the Markdown, LaTeX and
 #    CSV formats print the same numbers.
-#  - `nmctl report` shows the same table.
+#  - `nmctl report` shows the same table, and draws seeds as replicates: one mean ± std band per configuration
+#    over its seeds (the runs hidden behind it), no seed in parallel coordinates or importance.
 #
 # Usage: paper_table_e2e_test.sh NMSERVER NMWORKER NMCTL NMTRAIN SWEEP_YAML
 set -uo pipefail
@@ -77,5 +78,44 @@ first_cell=$(grep '^dense' "$tmp/compare.txt" | grep -Eo "$cell" | head -1)
 check "the report shows compare's cells" grep -qF "<td>dense</td><td>$first_cell</td>" "$tmp/report/index.html"
 check "the report's table says N:M and pooled over seed" \
   grep -q "top1 (%) by recipe &times; N:M, pooled over seed" "$tmp/report/index.html"
+
+# Seeds as replicates in the figures (issue 40, item 2): from the report's figure data (index.html's
+# nm-figures JSON) and its SVGs, on these real runs.
+figures_json() {  # figures_json PYTHON_EXPRESSION over figs (id -> figure): exits 0 when it is true.
+  python3 - "$tmp/report/index.html" "$1" <<'PY'
+import html, json, re, sys
+page = open(sys.argv[1], encoding='utf-8').read()
+m = re.search(r'<script id="nm-figures" type="application/json">(.*?)</script>', page, re.S)
+figs = {f['id']: f for f in json.loads(m.group(1))['figures']}
+ok = eval(sys.argv[2])
+if not ok:
+    print(json.dumps({k: figs.get(k) for k in ('curves_top1', 'search_parallel_top1', 'search_importance_top1')})[:4000], file=sys.stderr)
+sys.exit(0 if ok else 1)
+PY
+}
+bands="[s for s in figs['curves_top1']['series'] if s['style'] == 'band']"
+hidden="[s for s in figs['curves_top1']['series'] if s['hidden']]"
+# Dense's 2:8 runs reuse the 2:4 ones' results and have no curve of their own: 3 configurations have curves.
+check "the top-1 curves are one band per trained configuration (recipe x N:M), each over its 2 seeds" \
+  figures_json "len($bands) == 3 and all(s['name'].endswith('(2 runs)') and 'seed' not in s['name'] for s in $bands)"
+check "the 6 trained runs' own lines are hidden behind their bands, one legend entry per band" \
+  figures_json "len($hidden) == 6 and len({s['legend_group'] for s in $hidden}) == 3"
+check "a band's mean and sample std at the last epoch are those of its two runs' last points" figures_json "all(
+  abs(b['y'][-1] - sum(r['y'][-1] for r in rs) / 2) < 1e-12 and
+  abs(b['err'][-1] - abs(rs[0]['y'][-1] - rs[1]['y'][-1]) / 2 ** 0.5) < 1e-12
+  for b in $bands for rs in [[r for r in $hidden if r['legend_group'] == b['name'] + ': each run']] if len(rs) == 2)"
+check "a band takes its recipe's colour group" \
+  figures_json "sorted({s['group'] for s in $bands}) == ['DENSE', 'SRSTE']"
+check "the curves' SVG draws the bands, not the runs" \
+  bash -c "grep -q '(2 runs)</title>' '$tmp/report/curves_top1.svg' && ! grep -q '<title>run [0-9]' '$tmp/report/curves_top1.svg'"
+dims="[d['label'] for d in figs['search_parallel_top1']['dimensions']]"
+check "parallel coordinates: no seed axis, one line per configuration, its std over seed and mean" \
+  figures_json "$dims == ['recipe', 'sparsity.m_sparsity', 'top1 std over seed', 'mean final top1'] and len(figs['search_parallel_top1']['run_ids']) == 4"
+check "parallel coordinates: m_sparsity is ticked at 4 and 8 only" \
+  figures_json "figs['search_parallel_top1']['dimensions'][1]['ticks'] == [4, 8]"
+check "importance ranks recipe and m_sparsity, never the seed" \
+  figures_json "sorted(figs['search_importance_top1']['series'][0]['categories']) == ['recipe', 'sparsity.m_sparsity']"
+check "top-1 vs density is drawn (two densities), top-1 vs parameters is not (one model size)" \
+  bash -c "test -s '$tmp/report/top1_vs_density.svg' && test ! -e '$tmp/report/top1_vs_params.svg'"
 
 exit $((failures > 0))

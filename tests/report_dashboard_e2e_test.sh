@@ -111,10 +111,13 @@ first_run=${runs%% *}
 # --- nmctl report
 report="$tmp/report"
 check "nmctl report writes the report" ctl report "$sweep" -o "$report"
-figures="curves_loss curves_top1 top1_vs_density top1_vs_train_flops top1_vs_inference_flops top1_vs_params"
+figures="curves_loss curves_top1 top1_vs_density top1_vs_train_flops top1_vs_inference_flops"
 for f in $figures; do
   check "index.html references $f.svg" grep -q "src=\"$f.svg\"" "$report/index.html"
 done
+# Every run has the same model: accuracy against parameters would be a column of dots (issue 40, item 3).
+check "no top1 vs parameters figure when every run has the same size" \
+  bash -c "! grep -q 'top1_vs_params' '$report/index.html' && test ! -e '$report/top1_vs_params.svg'"
 # Legends name runs as nmctl does: "run ID axis=value ..." in axis order (label_axes), a random draw in nmctl's
 # number format (4 significant digits below 1000: optimizer.lr=0.001738).
 mapfile -t run_series < <(ctl runs --sweep "$sweep" --json | python3 -c "

@@ -9,7 +9,8 @@ model (worker/trainer/interop/testdata/timm_export.txt, which tools/check_timm_g
   "nm PARAM ROWS N:M exact K/G"    per block of sparsity.json, on the weights timm loaded: K of its G groups
                                    of M along in_features hold exactly N nonzeros (fails unless K == G);
   "input B,C,H,W", then one "logits V0 V1 ..." line per image.
-The model is created with timm.create_model(..., pretrained=True, pretrained_cfg_overlay=dict(file=...)),
+NMSPARSE_EXPORT_DIR names another export to check (tests/model_export_e2e_test.sh: what `nmctl export-model`
+fetched). The model is created with timm.create_model(..., pretrained=True, pretrained_cfg_overlay=dict(file=...)),
 whose load_pretrained loads strictly; the script also checks that every tensor of model.safetensors is in the
 model unchanged (a head dropped for another class count would not be). Input element k is sin(0.11*k); float32,
 eval mode, one thread, 9 significant digits (exact for float32).
@@ -22,8 +23,8 @@ import safetensors.torch
 import timm
 import torch
 
-DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "worker", "trainer", "interop", "testdata",
-                   "timm_export")
+DIR = os.environ.get("NMSPARSE_EXPORT_DIR") or os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "worker", "trainer", "interop", "testdata", "timm_export")
 BATCH = 2
 
 

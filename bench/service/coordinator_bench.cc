@@ -21,6 +21,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "bench/service/bench_sweep.h"
+#include "common/status_macros.h"
 #include "contract/worker_session.h"
 #include "grpcpp/grpcpp.h"
 #include "nmsparse/v1/coordinator.grpc.pb.h"
@@ -28,7 +29,6 @@
 #include "server/nm_server.h"
 #include "server/store/event_table.h"
 #include "server/store/run_table.h"
-#include "server/store/status_macros.h"
 #include "server/store/store.h"
 #include "server/store/sweep_table.h"
 #include "server/store/worker_table.h"
@@ -158,8 +158,9 @@ void SimulateRun(v1::WorkerGateway::Stub* gw, const std::string& session, v1::As
     auto w = gw->ReportMetrics(&ctx, &ack);
     v1::MetricReport r;
     *r.mutable_run() = ra;
-    r.mutable_point()->set_kind("epoch");
+    r.mutable_point()->set_kind("final");  // The run's final metrics, as an agent sends them.
     (*r.mutable_point()->mutable_values())["loss"] = 1.0;
+    (*r.mutable_point()->mutable_values())["top1"] = 0.5;
     w->Write(r);
     w->WritesDone();
     w->Finish();
@@ -169,7 +170,6 @@ void SimulateRun(v1::WorkerGateway::Stub* gw, const std::string& session, v1::As
   v1::CompleteRunRequest req;
   *req.mutable_run() = ra;
   req.set_outcome(v1::SUCCEEDED);
-  (*req.mutable_final_metrics())["top1"] = 0.5;
   v1::Ack ack;
   grpc::Status s = gw->CompleteRun(&ctx, req, &ack);
   if (!s.ok()) {

@@ -72,9 +72,34 @@
     return text;
   }
 
+  // Plotly's own colour cycle, so that series without a group look as they always did.
+  const PALETTE = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f',
+                   '#bcbd22', '#17becf'];
+  const DASHES = ['solid', 'dash', 'dot', 'dashdot', 'longdash', 'longdashdot'];
+
+  // Each series' colour and dash: the series of one group (a recipe) share its colour and take dashes in
+  // turn (a hidden run's line keeps its band's look); a series without a group a colour of its own.
+  function looks(fig) {
+    const groups = new Map();
+    let colors = 0;
+    return fig.series.map(s => {
+      if (!s.group) return {color: PALETTE[colors++ % PALETTE.length], dash: 'solid'};
+      if (!groups.has(s.group)) groups.set(s.group, {color: PALETTE[colors++ % PALETTE.length], shown: 0});
+      const g = groups.get(s.group);
+      return {color: g.color, dash: s.hidden ? 'solid' : DASHES[g.shown++ % DASHES.length]};
+    });
+  }
+
+  // '#1f77b4' at `alpha` as rgba(), for a band's fill.
+  function translucent(hex, alpha) {
+    const n = parseInt(hex.slice(1), 16);
+    return 'rgba(' + (n >> 16) + ',' + ((n >> 8) & 255) + ',' + (n & 255) + ',' + alpha + ')';
+  }
+
   function xyTraces(fig, runs) {
     const traces = [], stopped = {x: [], y: [], text: [], customdata: []};
-    fig.series.forEach(s => {
+    const look = looks(fig), legendGroups = new Set();
+    fig.series.forEach((s, k) => {
       const at = keptPoints(s, runs);
       if (at.length === 0) return;
       const pick = a => at.map(i => a[i]);
@@ -83,13 +108,35 @@
       const dim = state.selected !== null && !ids.includes(state.selected);
       const t = {name: esc(s.name), x: pick(s.x), y: pick(s.y), customdata: ids,
                  text: at.map(i => hoverText(fig, s, i, runs)), hoverinfo: 'text', opacity: dim ? 0.25 : 1};
+      const color = look[k].color;
+      if (s.style === 'band') {
+        // The ± std band (no legend entry, no hover) under its mean line.
+        const xs = pick(s.x), lo = at.map(i => s.y[i] - (s.err[i] || 0)), hi = at.map(i => s.y[i] + (s.err[i] || 0));
+        traces.push({type: 'scatter', mode: 'lines', x: xs.concat(xs.slice().reverse()), y: hi.concat(lo.reverse()),
+                     fill: 'toself', fillcolor: translucent(color, 0.2), line: {width: 0}, hoverinfo: 'skip',
+                     showlegend: false, legendgroup: s.name, opacity: t.opacity});
+        Object.assign(t, {type: 'scatter', mode: at.length === 1 ? 'markers' : 'lines', legendgroup: s.name,
+                          line: {color: color, dash: look[k].dash, width: 2.5}, marker: {color: color, size: 8}});
+        traces.push(t);
+        return;
+      }
+      if (s.hidden) {
+        // A run behind its configuration's band: one legend entry for all of them, off until clicked.
+        Object.assign(t, {type: 'scatter', mode: 'lines', visible: 'legendonly', name: esc(s.legend_group),
+                          legendgroup: s.legend_group, showlegend: !legendGroups.has(s.legend_group),
+                          line: {color: color, width: 1}});
+        legendGroups.add(s.legend_group);
+        traces.push(t);
+        return;
+      }
       if (s.style === 'bars') {
         Object.assign(t, {type: 'bar', textposition: 'none', x: at.map(i => esc(s.categories[i]))});
       } else if (s.style === 'points') {
-        Object.assign(t, {type: 'scatter', mode: 'markers', opacity: 1, marker: {
+        Object.assign(t, {type: 'scatter', mode: 'markers', opacity: 1, marker: {color: color,
           size: ids.map(id => (id === state.selected ? 15 : 9)),
           opacity: ids.length ? ids.map(id => (state.selected === null || id === state.selected ? 1 : 0.3)) : 1,
           line: {width: ids.map(id => (id === state.selected ? 2 : 0)), color: 'black'}}});
+        if (s.err.length) t.error_y = {type: 'data', array: pick(s.err), visible: true, color: color};
       } else if (s.style === 'front') {
         // A ring on each member too: a front of one run has no step to draw.
         Object.assign(t, {type: 'scatter', mode: 'lines+markers', line: {shape: 'hv', dash: 'dash', color: 'black', width: 2},
@@ -98,7 +145,8 @@
         // Curves: a run of one point (a one-epoch sweep) is a marker, not an invisible line.
         const selected = oneRun && ids[0] === state.selected;
         Object.assign(t, {type: 'scatter', mode: at.length === 1 ? 'markers' : 'lines+markers',
-                          line: {width: selected ? 4 : 2}, marker: {size: at.length === 1 ? 10 : 4}});
+                          line: {width: selected ? 4 : 2, color: color, dash: look[k].dash},
+                          marker: {size: at.length === 1 ? 10 : 4, color: color}});
         if (s.style === 'errorbars') t.error_y = {type: 'data', array: pick(s.err), visible: true};
       }
       traces.push(t);
@@ -136,6 +184,10 @@
         out.tickvals = d.categories.map((_, i) => i);
         // Plotly writes parallel-coordinates tick texts as plain text (no entity decoding): not escaped.
         out.ticktext = d.categories.map(String);
+      } else if (d.ticks && d.ticks.length) {
+        // A discrete axis (a grid's numbers, a short integer range): a tick at each value it takes, no other.
+        out.tickvals = d.ticks.map(v => (d.log ? Math.log10(v) : v));
+        out.ticktext = d.ticks.map(formatMetric);
       }
       if (before[k] && before[k].constraintrange) out.constraintrange = before[k].constraintrange;  // Kept brush.
       return out;

@@ -1,10 +1,7 @@
 #include "schemas/testing/generic_paths.h"
 
-#include <cstdlib>
-#include <iostream>
-
 #include "schemas/content_hash.h"
-#include "schemas/proto_bridge.h"
+#include "schemas/yaml_util.h"
 
 namespace nmsparse::testing {
 
@@ -14,24 +11,15 @@ std::string CanonicalYamlByEmitter(const ExperimentConfig& config) {
   return std::string(out.c_str()) + "\n";
 }
 
-v1::ExperimentSpec ToProtoViaYaml(const ExperimentConfig& config) {
-  v1::ExperimentSpec spec;
-  const absl::Status st = YamlToMessage(ExperimentConfigToYaml(config), &spec);
-  if (!st.ok()) {
-    std::cerr << "canonical spec does not fit experiment.proto: " << st << "\n";
-    std::abort();
-  }
-  return spec;
-}
-
 absl::StatusOr<std::vector<ResolvedRun>> ExpandSweepGeneric(const v1::SweepSpec& sweep) {
-  const YAML::Node base = MessageToYaml(sweep.base());
+  absl::StatusOr<YAML::Node> base = yaml_util::LoadYaml(sweep.base(), "base");
+  if (!base.ok()) return base.status();
   std::vector<ResolvedRun> runs;
   for (RunPoint& point : SweepRunPoints(sweep)) {
     ResolvedRun& run = runs.emplace_back();
     run.index = static_cast<int>(runs.size()) - 1;
     run.labels = std::move(point.labels);
-    YAML::Node spec = YAML::Clone(base);
+    YAML::Node spec = YAML::Clone(*base);
     for (const auto& [key, value] : point.set) {
       if (absl::Status st = ApplyOverride(spec, key, value); !st.ok())
         return RunError(run.index, run.labels, st);
@@ -48,7 +36,6 @@ absl::StatusOr<std::vector<ResolvedRun>> ExpandSweepGeneric(const v1::SweepSpec&
       run.content_hash = ContentHash(run.config);
       if (run.legacy_content_hash == run.content_hash) run.legacy_content_hash.clear();
     }
-    run.spec = ToProtoViaYaml(run.config);
   }
   return runs;
 }

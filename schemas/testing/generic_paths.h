@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "nmsparse/v1/experiment.pb.h"
 #include "nmsparse/v1/sweep.pb.h"
 #include "schemas/experiment_config.h"
 #include "schemas/sweep.h"
@@ -17,12 +16,8 @@ namespace nmsparse::testing {
 // ExperimentConfigToYaml through yaml-cpp's emitter, as one document.
 std::string CanonicalYamlByEmitter(const ExperimentConfig& config);
 
-// YamlToMessage of ExperimentConfigToYaml.
-v1::ExperimentSpec ToProtoViaYaml(const ExperimentConfig& config);
-
 // ExpandSweep's runs resolved the generic way: every run's whole spec (the base's YAML with the run's
-// overrides applied) parsed again and validated, its canonical YAML written by the emitter and its wire spec
-// made through YAML.
+// overrides applied) parsed again and validated, its canonical YAML written by the emitter.
 absl::StatusOr<std::vector<ResolvedRun>> ExpandSweepGeneric(const v1::SweepSpec& sweep);
 
 }  // namespace nmsparse::testing

@@ -3,21 +3,25 @@
 #include <algorithm>
 #include <map>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/version.h"
+#include "common/status_macros.h"
 #include "contract/metric_direction.h"
+#include "google/protobuf/unknown_field_set.h"
 #include "schemas/limits.h"
 #include "schemas/metric_objective.h"
 #include "schemas/request_bounds.h"
 #include "schemas/sweep_blocks.h"
 #include "server/api/export.h"
 #include "server/api/grpc_status.h"
+#include "server/api/model_export_call.h"
 #include "server/auth/caller.h"
 #include "server/store/clock.h"
 #include "server/store/event_table.h"
 #include "server/store/run_curves.h"
 #include "server/store/run_table.h"
 #include "server/store/run_transitions.h"
-#include "server/store/status_macros.h"
 #include "server/store/sweep_table.h"
 #include "server/store/worker_table.h"
 #include "server/sweeps/run_fork.h"
@@ -48,10 +52,31 @@ absl::StatusOr<std::vector<RunRecord>> SweepRuns(Database* db, int64_t sweep_id,
   return QueryRuns(db, f, detail);
 }
 
-// Every handler starts here: a request past a field's bound (schemas/request_bounds.h) is refused before
-// anything is read or stored.
-grpc::Status CheckBounds(const google::protobuf::Message& request) {
+// Every handler starts here. The answer carries nmserver's wire version (common/version.h), and a caller
+// that names another is refused; callers that name none (in-process tests, the dashboard) are served, an old
+// nmctl's sweep being known by its spec (SentByWireVersion1). Then a request past a field's bound
+// (schemas/request_bounds.h) is refused before anything is read or stored.
+grpc::Status CheckCall(grpc::ServerContext* ctx, const google::protobuf::Message& request) {
+  ctx->AddInitialMetadata(kWireVersionMetadata, std::to_string(kWireVersion));
+  const auto& metadata = ctx->client_metadata();
+  if (auto it = metadata.find(kWireVersionMetadata); it != metadata.end()) {
+    int version = 0;
+    if (!absl::SimpleAtoi(absl::string_view(it->second.data(), it->second.size()), &version) ||
+        version != kWireVersion) {
+      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, WireVersionMismatch(version, kWireVersion));
+    }
+  }
   return ToGrpc(CheckRequestBounds(request));
+}
+
+// Wire version 1's nmctl sent a sweep's base as an ExperimentSpec message, field 2 of v1.SweepSpec, now
+// reserved: it arrives as an unknown field.
+bool SentByWireVersion1(const v1::SweepSpec& spec) {
+  const google::protobuf::UnknownFieldSet& unknown = spec.GetReflection()->GetUnknownFields(spec);
+  for (int i = 0; i < unknown.field_count(); ++i) {
+    if (unknown.field(i).number() == 2) return true;
+  }
+  return false;
 }
 
 std::optional<double> Metric(const v1::Run& run, const std::string& name) {
@@ -64,7 +89,10 @@ std::optional<double> Metric(const v1::Run& run, const std::string& name) {
 
 grpc::Status CoordinatorService::SubmitSweep(grpc::ServerContext* ctx, const v1::SubmitSweepRequest* req,
                                              v1::SubmitSweepResponse* resp) {
-  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
+  if (grpc::Status s = CheckCall(ctx, *req); !s.ok()) return s;
+  if (SentByWireVersion1(req->spec())) {
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, WireVersionMismatch(1, kWireVersion));
+  }
   // The random axes as nmctl checks them (schemas/sweep_blocks.h).
   if (grpc::Status s = ToGrpc(CheckRandomAxes(req->spec())); !s.ok()) return s;
   absl::StatusOr<v1::SubmitSweepResponse> out =
@@ -75,18 +103,18 @@ grpc::Status CoordinatorService::SubmitSweep(grpc::ServerContext* ctx, const v1:
   return grpc::Status::OK;
 }
 
-grpc::Status CoordinatorService::GetSweep(grpc::ServerContext*, const v1::GetSweepRequest* req,
+grpc::Status CoordinatorService::GetSweep(grpc::ServerContext* ctx, const v1::GetSweepRequest* req,
                                           v1::Sweep* resp) {
-  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
+  if (grpc::Status s = CheckCall(ctx, *req); !s.ok()) return s;
   return ToGrpc(store_->Read([&](Database* db) -> absl::Status {
     NM_ASSIGN_OR_RETURN(*resp, LoadSweep(db, req->sweep_id()));
     return absl::OkStatus();
   }));
 }
 
-grpc::Status CoordinatorService::ListSweeps(grpc::ServerContext*, const v1::ListSweepsRequest* req,
+grpc::Status CoordinatorService::ListSweeps(grpc::ServerContext* ctx, const v1::ListSweepsRequest* req,
                                             v1::ListSweepsResponse* resp) {
-  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
+  if (grpc::Status s = CheckCall(ctx, *req); !s.ok()) return s;
   return ToGrpc(store_->Read([&](Database* db) -> absl::Status {
     NM_ASSIGN_OR_RETURN(std::vector<v1::Sweep> sweeps, server::ListSweeps(db));
     for (v1::Sweep& s : sweeps) *resp->add_sweeps() = std::move(s);
@@ -94,9 +122,9 @@ grpc::Status CoordinatorService::ListSweeps(grpc::ServerContext*, const v1::List
   }));
 }
 
-grpc::Status CoordinatorService::ListRuns(grpc::ServerContext*, const v1::ListRunsRequest* req,
+grpc::Status CoordinatorService::ListRuns(grpc::ServerContext* ctx, const v1::ListRunsRequest* req,
                                           v1::ListRunsResponse* resp) {
-  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
+  if (grpc::Status s = CheckCall(ctx, *req); !s.ok()) return s;
   return ToGrpc(store_->Read([&](Database* db) -> absl::Status {
     if (req->sweep_id() != 0) NM_RETURN_IF_ERROR(LoadSweep(db, req->sweep_id()).status());
     RunFilter f;
@@ -112,9 +140,9 @@ grpc::Status CoordinatorService::ListRuns(grpc::ServerContext*, const v1::ListRu
   }));
 }
 
-grpc::Status CoordinatorService::GetRun(grpc::ServerContext*, const v1::GetRunRequest* req,
+grpc::Status CoordinatorService::GetRun(grpc::ServerContext* ctx, const v1::GetRunRequest* req,
                                         v1::GetRunResponse* resp) {
-  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
+  if (grpc::Status s = CheckCall(ctx, *req); !s.ok()) return s;
   return ToGrpc(store_->Read([&](Database* db) -> absl::Status {
     NM_ASSIGN_OR_RETURN(RunRecord r, LoadRun(db, req->run_id(), RunDetail::kFull));
     std::vector<RunRecord> one = {std::move(r)};
@@ -131,9 +159,9 @@ grpc::Status CoordinatorService::GetRun(grpc::ServerContext*, const v1::GetRunRe
   }));
 }
 
-grpc::Status CoordinatorService::ListRunCurves(grpc::ServerContext*, const v1::ListRunCurvesRequest* req,
+grpc::Status CoordinatorService::ListRunCurves(grpc::ServerContext* ctx, const v1::ListRunCurvesRequest* req,
                                                v1::ListRunCurvesResponse* resp) {
-  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
+  if (grpc::Status s = CheckCall(ctx, *req); !s.ok()) return s;
   return ToGrpc([&]() -> absl::Status {
     CurvePageBounds bounds;
     bounds.point_bytes = limits::kMaxCurvePagePointBytes;
@@ -159,7 +187,7 @@ grpc::Status CoordinatorService::ListRunCurves(grpc::ServerContext*, const v1::L
 
 grpc::Status CoordinatorService::WatchRun(grpc::ServerContext* ctx, const v1::WatchRunRequest* req,
                                           grpc::ServerWriter<v1::RunEvent>* writer) {
-  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
+  if (grpc::Status s = CheckCall(ctx, *req); !s.ok()) return s;
   int64_t next = std::max<int64_t>(req->from_seq(), 0);
   while (!ctx->IsCancelled() && !changes_->closed()) {
     uint64_t version = changes_->version();
@@ -184,9 +212,9 @@ grpc::Status CoordinatorService::WatchRun(grpc::ServerContext* ctx, const v1::Wa
   return grpc::Status(grpc::StatusCode::CANCELLED, "watch ended before the run finished");
 }
 
-grpc::Status CoordinatorService::GetLogs(grpc::ServerContext*, const v1::GetLogsRequest* req,
+grpc::Status CoordinatorService::GetLogs(grpc::ServerContext* ctx, const v1::GetLogsRequest* req,
                                          v1::GetLogsResponse* resp) {
-  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
+  if (grpc::Status s = CheckCall(ctx, *req); !s.ok()) return s;
   return ToGrpc(store_->Read([&](Database* db) -> absl::Status {
     NM_RETURN_IF_ERROR(LoadRun(db, req->run_id(), RunDetail::kSummary).status());
     NM_ASSIGN_OR_RETURN(std::vector<v1::LogLine> lines,
@@ -198,7 +226,7 @@ grpc::Status CoordinatorService::GetLogs(grpc::ServerContext*, const v1::GetLogs
 
 grpc::Status CoordinatorService::CancelSweep(grpc::ServerContext* ctx, const v1::CancelSweepRequest* req,
                                              v1::CancelSweepResponse* resp) {
-  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
+  if (grpc::Status s = CheckCall(ctx, *req); !s.ok()) return s;
   const Caller caller = CallerOf(ctx);
   absl::Status s = store_->Write([&](Database* db) -> absl::Status {
     NM_ASSIGN_OR_RETURN(SweepOwner owner, LoadSweepOwner(db, req->sweep_id()));
@@ -226,7 +254,7 @@ grpc::Status CoordinatorService::CancelSweep(grpc::ServerContext* ctx, const v1:
 
 grpc::Status CoordinatorService::CancelRun(grpc::ServerContext* ctx, const v1::CancelRunRequest* req,
                                            v1::CancelRunResponse* resp) {
-  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
+  if (grpc::Status s = CheckCall(ctx, *req); !s.ok()) return s;
   const Caller caller = CallerOf(ctx);
   absl::Status s = store_->Write([&](Database* db) -> absl::Status {
     // Cancelling a run that has ended is not an error: it is left as it was, and the answer says so.
@@ -248,7 +276,7 @@ grpc::Status CoordinatorService::CancelRun(grpc::ServerContext* ctx, const v1::C
 
 grpc::Status CoordinatorService::ResumeRun(grpc::ServerContext* ctx, const v1::ResumeRunRequest* req,
                                            v1::ResumeRunResponse* resp) {
-  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
+  if (grpc::Status s = CheckCall(ctx, *req); !s.ok()) return s;
   const Caller caller = CallerOf(ctx);
   absl::Status s = store_->Write([&](Database* db) -> absl::Status {
     NM_ASSIGN_OR_RETURN(RunRecord before, LoadRun(db, req->run_id(), RunDetail::kSummary));
@@ -267,7 +295,7 @@ grpc::Status CoordinatorService::ResumeRun(grpc::ServerContext* ctx, const v1::R
 
 grpc::Status CoordinatorService::ForkRun(grpc::ServerContext* ctx, const v1::ForkRunRequest* req,
                                          v1::ForkRunResponse* resp) {
-  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
+  if (grpc::Status s = CheckCall(ctx, *req); !s.ok()) return s;
   absl::StatusOr<v1::ForkRunResponse> out = server::ForkRun(store_, expand_, *req, CallerOf(ctx));
   if (!out.ok()) return ToGrpc(out.status());
   *resp = *std::move(out);
@@ -281,9 +309,9 @@ void CoordinatorService::Queued() {
   changes_->Notify();
 }
 
-grpc::Status CoordinatorService::GetBest(grpc::ServerContext*, const v1::GetBestRequest* req,
+grpc::Status CoordinatorService::GetBest(grpc::ServerContext* ctx, const v1::GetBestRequest* req,
                                          v1::GetBestResponse* resp) {
-  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
+  if (grpc::Status s = CheckCall(ctx, *req); !s.ok()) return s;
   if (req->metric().empty()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         "metric: empty; name a final metric such as top1");
@@ -313,9 +341,9 @@ grpc::Status CoordinatorService::GetBest(grpc::ServerContext*, const v1::GetBest
   }));
 }
 
-grpc::Status CoordinatorService::Export(grpc::ServerContext*, const v1::ExportRequest* req,
+grpc::Status CoordinatorService::Export(grpc::ServerContext* ctx, const v1::ExportRequest* req,
                                         v1::ExportResponse* resp) {
-  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
+  if (grpc::Status s = CheckCall(ctx, *req); !s.ok()) return s;
   return ToGrpc(store_->Read([&](Database* db) -> absl::Status {
     // With each run's spec: the CSV's config columns.
     NM_ASSIGN_OR_RETURN(std::vector<RunRecord> runs,
@@ -335,9 +363,18 @@ grpc::Status CoordinatorService::Export(grpc::ServerContext*, const v1::ExportRe
   }));
 }
 
-grpc::Status CoordinatorService::ListWorkers(grpc::ServerContext*, const v1::ListWorkersRequest* req,
+grpc::Status CoordinatorService::ExportModel(grpc::ServerContext* ctx, const v1::ExportModelRequest* req,
+                                             grpc::ServerWriter<v1::ModelFileChunk>* writer) {
+  if (hub_ == nullptr || exports_ == nullptr) {
+    return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "this coordinator exports no models");
+  }
+  if (grpc::Status s = CheckCall(ctx, *req); !s.ok()) return s;
+  return RelayModelExport(store_, hub_, exports_, ctx, *req, writer);
+}
+
+grpc::Status CoordinatorService::ListWorkers(grpc::ServerContext* ctx, const v1::ListWorkersRequest* req,
                                              v1::ListWorkersResponse* resp) {
-  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
+  if (grpc::Status s = CheckCall(ctx, *req); !s.ok()) return s;
   return ToGrpc(store_->Read([&](Database* db) -> absl::Status {
     NM_ASSIGN_OR_RETURN(std::vector<v1::Worker> workers, WorkersWithRuns(db));
     for (v1::Worker& w : workers) *resp->add_workers() = std::move(w);
@@ -345,9 +382,9 @@ grpc::Status CoordinatorService::ListWorkers(grpc::ServerContext*, const v1::Lis
   }));
 }
 
-grpc::Status CoordinatorService::GetCluster(grpc::ServerContext*, const v1::GetClusterRequest* req,
+grpc::Status CoordinatorService::GetCluster(grpc::ServerContext* ctx, const v1::GetClusterRequest* req,
                                             v1::ClusterStatus* resp) {
-  if (grpc::Status s = CheckBounds(*req); !s.ok()) return s;
+  if (grpc::Status s = CheckCall(ctx, *req); !s.ok()) return s;
   if (pool_) *resp = pool_->Status();
   // Why waiting multi-node runs wait, on the live workers (with or without a pool).
   return ToGrpc(store_->Read([&](Database* db) -> absl::Status {

@@ -3,8 +3,10 @@
 #define NMSPARSE_SERVER_API_COORDINATOR_SERVICE_H_
 
 #include "nmsparse/v1/coordinator.grpc.pb.h"
+#include "server/api/model_export_relay.h"
 #include "server/change_signal.h"
 #include "server/cluster/worker_pool.h"
+#include "server/scheduling/assignment_hub.h"
 #include "server/scheduling/scheduler.h"
 #include "server/store/store.h"
 #include "server/sweeps/sweep_expander.h"
@@ -13,15 +15,19 @@ namespace nmsparse::server {
 
 class CoordinatorService final : public v1::Coordinator::Service {
  public:
-  // `pool` may be null (no launcher: workers are started by hand).
+  // `pool` may be null (no launcher: workers are started by hand); `hub` and `exports` too, where the
+  // service exports no model (ExportModel answers UNIMPLEMENTED).
   CoordinatorService(Store* store, Scheduler* scheduler, WorkerPool* pool, ChangeSignal* changes,
-                     SweepExpander expand, int64_t max_runs_per_sweep)
+                     SweepExpander expand, int64_t max_runs_per_sweep, AssignmentHub* hub = nullptr,
+                     ModelExportRelay* exports = nullptr)
       : store_(store),
         scheduler_(scheduler),
         pool_(pool),
         changes_(changes),
         expand_(std::move(expand)),
-        max_runs_per_sweep_(max_runs_per_sweep) {}
+        max_runs_per_sweep_(max_runs_per_sweep),
+        hub_(hub),
+        exports_(exports) {}
 
   grpc::Status SubmitSweep(grpc::ServerContext*, const v1::SubmitSweepRequest* req,
                            v1::SubmitSweepResponse* resp) override;
@@ -48,6 +54,8 @@ class CoordinatorService final : public v1::Coordinator::Service {
   grpc::Status GetBest(grpc::ServerContext*, const v1::GetBestRequest* req,
                        v1::GetBestResponse* resp) override;
   grpc::Status Export(grpc::ServerContext*, const v1::ExportRequest* req, v1::ExportResponse* resp) override;
+  grpc::Status ExportModel(grpc::ServerContext* ctx, const v1::ExportModelRequest* req,
+                           grpc::ServerWriter<v1::ModelFileChunk>* writer) override;
   grpc::Status ListWorkers(grpc::ServerContext*, const v1::ListWorkersRequest* req,
                            v1::ListWorkersResponse* resp) override;
   grpc::Status GetCluster(grpc::ServerContext*, const v1::GetClusterRequest* req,
@@ -65,6 +73,8 @@ class CoordinatorService final : public v1::Coordinator::Service {
   ChangeSignal* changes_;
   SweepExpander expand_;
   int64_t max_runs_per_sweep_;
+  AssignmentHub* hub_;
+  ModelExportRelay* exports_;
 };
 
 }  // namespace nmsparse::server

@@ -13,6 +13,7 @@
 #include "common/visible_text.h"
 #include "contract/metric_line.h"
 #include "schemas/json_string.h"
+#include "yaml-cpp/yaml.h"
 
 namespace nmsparse::server {
 namespace {
@@ -35,56 +36,28 @@ std::vector<std::string> LabelColumns(const std::vector<ExportRun>& runs) {
   return cols;
 }
 
-// The run's spec as key paths ("optimizer.lr" -> "0.002"): every scalar field, swept or not, so that a
-// CSV row carries the config it ran with (N, lr, decay_coef ...). Lists (phases, dynamic groups) are left to
-// the JSON export's spec.
-void FlattenSpec(const google::protobuf::Message& message, const std::string& prefix,
-                 std::map<std::string, std::string>* out) {
-  const google::protobuf::Reflection* reflection = message.GetReflection();
-  const google::protobuf::Descriptor* descriptor = message.GetDescriptor();
-  for (int i = 0; i < descriptor->field_count(); ++i) {
-    const google::protobuf::FieldDescriptor* field = descriptor->field(i);
-    if (field->is_repeated()) continue;
-    const std::string key = prefix + field->name();
-    using F = google::protobuf::FieldDescriptor;
-    switch (field->cpp_type()) {
-      case F::CPPTYPE_MESSAGE:
-        FlattenSpec(reflection->GetMessage(message, field), key + ".", out);
-        break;
-      case F::CPPTYPE_STRING:
-        (*out)[key] = CsvField(reflection->GetString(message, field));
-        break;
-      case F::CPPTYPE_ENUM:
-        (*out)[key] = reflection->GetEnum(message, field)->name();
-        break;
-      case F::CPPTYPE_BOOL:
-        (*out)[key] = reflection->GetBool(message, field) ? "true" : "false";
-        break;
-      case F::CPPTYPE_DOUBLE:
-        (*out)[key] = Number(reflection->GetDouble(message, field));
-        break;
-      case F::CPPTYPE_FLOAT:
-        (*out)[key] = Number(reflection->GetFloat(message, field));
-        break;
-      case F::CPPTYPE_INT32:
-        (*out)[key] = absl::StrCat(reflection->GetInt32(message, field));
-        break;
-      case F::CPPTYPE_INT64:
-        (*out)[key] = absl::StrCat(reflection->GetInt64(message, field));
-        break;
-      case F::CPPTYPE_UINT32:
-        (*out)[key] = absl::StrCat(reflection->GetUInt32(message, field));
-        break;
-      case F::CPPTYPE_UINT64:
-        (*out)[key] = absl::StrCat(reflection->GetUInt64(message, field));
-        break;
+// The run's spec as key paths ("optimizer.lr" -> "0.002"): every scalar key of its canonical YAML, swept or
+// not, so that a CSV row carries the config it ran with (N, lr, decay_coef ...). Lists (phases, dynamic
+// groups) are left to the JSON export's spec.
+void FlattenSpec(const YAML::Node& node, const std::string& prefix, std::map<std::string, std::string>* out) {
+  for (const auto& kv : node) {
+    const std::string key = prefix + kv.first.Scalar();
+    if (kv.second.IsMap()) {
+      FlattenSpec(kv.second, key + ".", out);
+    } else if (kv.second.IsScalar()) {
+      (*out)[key] = CsvField(kv.second.Scalar());
     }
   }
 }
 
 std::map<std::string, std::string> ConfigOf(const ExportRun& r) {
   std::map<std::string, std::string> config;
-  if (r.run.has_spec()) FlattenSpec(r.run.spec(), "", &config);
+  if (r.run.resolved_spec().empty()) return config;
+  try {  // Canonical YAML as stored; a text that does not load leaves the row without its config.
+    const YAML::Node spec = YAML::Load(r.run.resolved_spec());
+    if (spec.IsMap()) FlattenSpec(spec, "", &config);
+  } catch (const YAML::Exception&) {
+  }
   return config;
 }
 

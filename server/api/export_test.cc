@@ -61,10 +61,9 @@ TEST(ExportTest, CsvCarriesTheConfigAndCurvesHaveNoEmptyRows) {
   ExportRun r;
   r.run.set_id(4);
   r.run.set_state(v1::SUCCEEDED);
-  r.run.mutable_spec()->mutable_optimizer()->set_lr(0.002);
-  r.run.mutable_spec()->mutable_sparsity()->set_n_sparsity(1);
-  r.run.mutable_spec()->mutable_sparsity()->set_sparsity_type(v1::SparsitySpec::SRSTE);
-  r.run.mutable_spec()->mutable_sparsity()->set_decay_coef(0.0002);
+  r.run.set_resolved_spec(
+      "model:\n  name: vit_micro_patch4_28\n  window_size: 0\noptimizer:\n  lr: 0.002\nsparsity:\n"
+      "  sparsity_type: SRSTE\n  n_sparsity: 1\n  decay_coef: 0.0002\n  phases: [{sparse: 1}]\n");
   (*r.run.mutable_final_metrics())["top1"] = 0.5;
   const std::string csv = ExportCsv({r}, false);
   const std::string header = csv.substr(0, csv.find('\n'));

@@ -6,11 +6,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/status_macros.h"
 #include "contract/metric_line.h"
 #include "schemas/json_string.h"
 #include "schemas/limits.h"
 #include "server/search/early_stopping.h"
-#include "server/store/status_macros.h"
 
 namespace nmsparse::server {
 namespace {
@@ -72,19 +72,6 @@ absl::StatusOr<bool> TakeMetricReport(Database* db, const RunRecord& run, const 
   // In the same transaction: the point and the decision it leads to are stored together or not at all.
   NM_RETURN_IF_ERROR(ApplyEarlyStopping(db, run, report.point(), now_ms).status());
   return seq != 0;
-}
-
-std::string DropNonFiniteFinalMetrics(v1::CompleteRunRequest* request) {
-  std::vector<std::string> dropped;
-  auto* finals = request->mutable_final_metrics();
-  const std::map<std::string, double> sorted(finals->begin(), finals->end());
-  for (const auto& [name, value] : sorted) {
-    if (std::isfinite(value)) continue;
-    dropped.push_back(absl::StrCat(name, " ", NonFiniteText(value)));
-    finals->erase(name);
-  }
-  if (dropped.empty()) return "";
-  return absl::StrCat("diverged: final metrics not finite (", absl::StrJoin(dropped, ", "), "), not stored");
 }
 
 }  // namespace nmsparse::server

@@ -28,11 +28,6 @@ absl::Status CheckMetricPoint(const v1::MetricPoint& point);
 absl::StatusOr<bool> TakeMetricReport(Database* db, const RunRecord& run, const v1::MetricReport& report,
                                       const EventCaps& caps, int64_t now_ms);
 
-// A CompleteRun's final metrics keep their finite values only: a non-finite one (a run that diverged at the
-// end) is removed, never stored as a number. Returns a note naming what was removed ("" when nothing was),
-// which the caller adds to the run's end message, so that divergence is recorded in words of its own.
-std::string DropNonFiniteFinalMetrics(v1::CompleteRunRequest* request);
-
 }  // namespace nmsparse::server
 
 #endif  // NMSPARSE_SERVER_API_METRIC_INTAKE_H_

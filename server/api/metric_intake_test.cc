@@ -65,17 +65,5 @@ TEST(MetricIntakeTest, BoundsEpochAndStep) {
   EXPECT_EQ(s.message(), "point.step: 18446744073709551615 is past the limit of 9,007,199,254,740,992");
 }
 
-TEST(MetricIntakeTest, FinalMetricsKeepTheirFiniteValuesAndSayWhatDiverged) {
-  v1::CompleteRunRequest req;
-  (*req.mutable_final_metrics())["top1"] = kNaN;
-  (*req.mutable_final_metrics())["loss"] = kInf;
-  (*req.mutable_final_metrics())["flops"] = 1e9;
-  EXPECT_EQ(DropNonFiniteFinalMetrics(&req),
-            "diverged: final metrics not finite (loss inf, top1 NaN), not stored");
-  ASSERT_EQ(req.final_metrics_size(), 1);
-  EXPECT_EQ(req.final_metrics().at("flops"), 1e9);
-  EXPECT_EQ(DropNonFiniteFinalMetrics(&req), "");
-}
-
 }  // namespace
 }  // namespace nmsparse::server

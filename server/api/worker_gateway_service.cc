@@ -6,16 +6,17 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "schemas/content_hash.h"
 #include "schemas/request_bounds.h"
 #include "server/api/grpc_status.h"
 #include "server/api/metric_intake.h"
+#include "server/api/model_export_call.h"
 #include "server/auth/worker_session.h"
 #include "server/store/clock.h"
 #include "server/store/event_table.h"
 #include "server/store/run_table.h"
 #include "server/store/run_transitions.h"
-#include "server/store/status_macros.h"
 #include "server/store/worker_table.h"
 
 namespace nmsparse::server {
@@ -124,13 +125,6 @@ absl::StatusOr<std::vector<v1::Assignment>> PendingAssignments(Database* db, int
   return out;
 }
 
-bool AllFinalMetricsFinite(const v1::CompleteRunRequest& req) {
-  for (const auto& [name, value] : req.final_metrics()) {
-    if (!std::isfinite(value)) return false;
-  }
-  return true;
-}
-
 // Every handler starts with its request's bounds (schemas/request_bounds.h): past one it is refused before
 // anything is read or stored.
 grpc::Status CheckBounds(const google::protobuf::Message& request) {
@@ -221,11 +215,12 @@ grpc::Status WorkerGatewayService::Assignments(grpc::ServerContext* ctx, const v
     return absl::OkStatus();
   });
   scheduler_->Kick();
-  // A run assigned between Connect and the read above arrives twice; send each attempt once.
+  // A run assigned between Connect and the read above arrives twice; send each attempt once. Model export
+  // orders come from the hub only, each once.
   std::set<std::pair<int64_t, uint32_t>> sent;
   while (s.ok() && !ctx->IsCancelled()) {
     for (const v1::Assignment& a : batch) {
-      if (!sent.emplace(a.run_id(), a.attempt()).second) continue;
+      if (!a.has_export_model() && !sent.emplace(a.run_id(), a.attempt()).second) continue;
       if (!writer->Write(a)) {
         s = absl::CancelledError("worker stream closed");
         break;
@@ -298,13 +293,6 @@ grpc::Status WorkerGatewayService::CompleteRun(grpc::ServerContext* ctx, const v
                                                v1::Ack* resp) {
   v1::CompleteRunRequest cut;
   if (grpc::Status s = BoundReport(&req, &cut); !s.ok()) return s;
-  v1::CompleteRunRequest finite;
-  if (!AllFinalMetricsFinite(*req)) {
-    finite = *req;
-    const std::string note = DropNonFiniteFinalMetrics(&finite);
-    finite.set_message(finite.message().empty() ? note : absl::StrCat(note, "; ", finite.message()));
-    req = &finite;
-  }
   int64_t sweep_id = 0;
   absl::Status s = store_->Write([&](Database* db) -> absl::Status {
     NM_ASSIGN_OR_RETURN(Reporter from, CheckReport(db, ctx, req->run()));
@@ -324,6 +312,15 @@ grpc::Status WorkerGatewayService::CompleteRun(grpc::ServerContext* ctx, const v
   absl::StatusOr<int> placed = scheduler_->RunPass();     // Refill the freed slots now.
   if (!placed.ok()) scheduler_->Kick();                   // Retried by the scheduler thread.
   return grpc::Status::OK;
+}
+
+grpc::Status WorkerGatewayService::UploadModelExport(grpc::ServerContext* ctx,
+                                                     grpc::ServerReader<v1::ModelExportUpload>* reader,
+                                                     v1::Ack* resp) {
+  if (exports_ == nullptr) return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "no model exports here");
+  grpc::Status s = TakeModelExportUpload(store_, exports_, ctx, reader);
+  if (s.ok()) resp->set_accepted(1);
+  return s;
 }
 
 }  // namespace nmsparse::server

@@ -8,6 +8,7 @@
 #define NMSPARSE_SERVER_API_WORKER_GATEWAY_SERVICE_H_
 
 #include "nmsparse/v1/worker_gateway.grpc.pb.h"
+#include "server/api/model_export_relay.h"
 #include "server/change_signal.h"
 #include "server/scheduling/assignment_hub.h"
 #include "server/scheduling/lease_manager.h"
@@ -21,14 +22,16 @@ namespace nmsparse::server {
 class WorkerGatewayService final : public v1::WorkerGateway::Service {
  public:
   WorkerGatewayService(Store* store, Scheduler* scheduler, AssignmentHub* hub, ChangeSignal* changes,
-                       LeaseOptions lease, EventCaps caps, SearchProposer* proposer = nullptr)
+                       LeaseOptions lease, EventCaps caps, SearchProposer* proposer = nullptr,
+                       ModelExportRelay* exports = nullptr)
       : store_(store),
         scheduler_(scheduler),
         hub_(hub),
         changes_(changes),
         lease_(lease),
         caps_(caps),
-        proposer_(proposer) {}
+        proposer_(proposer),
+        exports_(exports) {}
 
   grpc::Status Register(grpc::ServerContext*, const v1::RegisterRequest* req,
                         v1::RegisterResponse* resp) override;
@@ -42,6 +45,8 @@ class WorkerGatewayService final : public v1::WorkerGateway::Service {
   grpc::Status ReportLog(grpc::ServerContext* ctx, const v1::LogReport* req, v1::Ack* resp) override;
   grpc::Status CompleteRun(grpc::ServerContext* ctx, const v1::CompleteRunRequest* req,
                            v1::Ack* resp) override;
+  grpc::Status UploadModelExport(grpc::ServerContext* ctx, grpc::ServerReader<v1::ModelExportUpload>* reader,
+                                 v1::Ack* resp) override;
 
  private:
   Store* store_;
@@ -50,7 +55,8 @@ class WorkerGatewayService final : public v1::WorkerGateway::Service {
   ChangeSignal* changes_;
   LeaseOptions lease_;
   EventCaps caps_;
-  SearchProposer* proposer_;  // Told when a run of a search sweep ends; null in some tests.
+  SearchProposer* proposer_;   // Told when a run of a search sweep ends; null in some tests.
+  ModelExportRelay* exports_;  // Null: uploads are refused.
 };
 
 }  // namespace nmsparse::server

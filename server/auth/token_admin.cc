@@ -10,13 +10,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "common/status_macros.h"
 #include "common/visible_text.h"
 #include "schemas/content_hash.h"
 #include "server/auth/role.h"
 #include "server/auth/token.h"
 #include "server/auth/token_name.h"
 #include "server/store/clock.h"
-#include "server/store/status_macros.h"
 #include "server/store/store.h"
 #include "server/store/token_table.h"
 

@@ -5,6 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "common/status_macros.h"
 #include "schemas/content_hash.h"
 #include "server/auth/bearer_token.h"
 #include "server/auth/caller.h"
@@ -44,9 +45,8 @@ absl::StatusOr<Caller> TokenAuthenticator::Authenticate(absl::string_view author
   std::optional<TokenRecord> record;
   const std::string token_sha256 = Sha256Hex(std::string(*bearer));
   absl::Status s = store_->Read([&](Database* db) -> absl::Status {
-    absl::StatusOr<std::optional<TokenRecord>> found = FindTokenByHash(db, token_sha256);
-    if (!found.ok()) return found.status();
-    record = *std::move(found);
+    NM_ASSIGN_OR_RETURN(std::optional<TokenRecord> found, FindTokenByHash(db, token_sha256));
+    record = std::move(found);
     return absl::OkStatus();
   });
   if (!s.ok()) return absl::UnavailableError(s.message());

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/pem_file.h"
+#include "common/status_macros.h"
 
 namespace nmsparse::server {
 namespace {
@@ -91,16 +92,13 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> BuildServerCredentials(
       credentials = grpc::experimental::LocalServerCredentials(LOCAL_TCP);
       break;
     case TransportPlan::Kind::kTls: {
-      absl::StatusOr<std::string> cert = ReadPemFile(options.tls_cert_file, "--tls_cert");
-      if (!cert.ok()) return cert.status();
-      absl::StatusOr<std::string> key = ReadPemFile(options.tls_key_file, "--tls_key");
-      if (!key.ok()) return key.status();
+      NM_ASSIGN_OR_RETURN(std::string cert, ReadPemFile(options.tls_cert_file, "--tls_cert"));
+      NM_ASSIGN_OR_RETURN(std::string key, ReadPemFile(options.tls_key_file, "--tls_key"));
       grpc::SslServerCredentialsOptions ssl;
-      ssl.pem_key_cert_pairs.push_back({*key, *cert});
+      ssl.pem_key_cert_pairs.push_back({key, cert});
       if (!options.tls_client_ca_file.empty()) {
-        absl::StatusOr<std::string> ca = ReadPemFile(options.tls_client_ca_file, "--tls_client_ca");
-        if (!ca.ok()) return ca.status();
-        ssl.pem_root_certs = *ca;
+        NM_ASSIGN_OR_RETURN(std::string ca, ReadPemFile(options.tls_client_ca_file, "--tls_client_ca"));
+        ssl.pem_root_certs = ca;
         // A certificate is verified when presented; WorkerGateway calls must present one (the authenticator).
         ssl.client_certificate_request = GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY;
       }

@@ -3,10 +3,10 @@
 #include <grpcpp/server_context.h>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "contract/worker_session.h"
 #include "schemas/content_hash.h"
 #include "server/auth/token.h"
-#include "server/store/status_macros.h"
 #include "server/store/worker_table.h"
 
 namespace nmsparse::server {

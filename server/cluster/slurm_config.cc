@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/status_macros.h"
 #include "yaml-cpp/yaml.h"
 
 namespace nmsparse::server {
@@ -109,10 +110,10 @@ absl::StatusOr<std::optional<SlurmConfig>> ParseSection(const YAML::Node& root) 
       return absl::InvalidArgumentError(
           absl::StrCat("slurm.", name, ": unknown key (known: ", absl::StrJoin(known, ", "), ")"));
     }
-    if (absl::Status s = key->set(entry.second, name, &config); !s.ok()) return s;
+    NM_RETURN_IF_ERROR(key->set(entry.second, name, &config));
   }
-  if (absl::Status s = Required(config.nmworker, "nmworker"); !s.ok()) return s;
-  if (absl::Status s = Required(config.work_dir, "work_dir"); !s.ok()) return s;
+  NM_RETURN_IF_ERROR(Required(config.nmworker, "nmworker"));
+  NM_RETURN_IF_ERROR(Required(config.work_dir, "work_dir"));
   if (config.job_name.empty()) return absl::InvalidArgumentError("slurm.job_name: must not be empty");
   if (config.log_dir.empty()) config.log_dir = config.work_dir + "/slurm-logs";
   return config;

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/status_macros.h"
 #include "server/cluster/command_runner.h"
 
 namespace nmsparse::server {
@@ -137,15 +138,14 @@ absl::StatusOr<std::string> SlurmLauncher::Submit() {
   mkdir(config_.log_dir.c_str(), 0755);
   std::vector<std::string> argv = SbatchCommand(config_, coordinator_);
   argv.insert(argv.begin(), Program("sbatch"));
-  absl::StatusOr<CommandResult> r = RunCommand(argv, kCommandTimeout);
-  if (!r.ok()) return r.status();
-  if (r->exit_code != 0) return CommandFailed(argv, *r);
+  NM_ASSIGN_OR_RETURN(CommandResult r, RunCommand(argv, kCommandTimeout));
+  if (r.exit_code != 0) return CommandFailed(argv, r);
   // --parsable prints "id" or "id;cluster".
-  std::string id(absl::StripAsciiWhitespace(r->out));
+  std::string id(absl::StripAsciiWhitespace(r.out));
   id = id.substr(0, id.find(';'));
   int64_t number = 0;
   if (!absl::SimpleAtoi(id, &number))
-    return absl::InternalError(absl::StrCat("sbatch printed '", r->out, "', not a job id"));
+    return absl::InternalError(absl::StrCat("sbatch printed '", r.out, "', not a job id"));
   return id;
 }
 
@@ -153,17 +153,15 @@ absl::StatusOr<std::vector<LaunchedJob>> SlurmLauncher::List() {
   const std::vector<std::string> argv = {
       Program("squeue"),        "--noheader", "--me", "--states=all", "--name=" + config_.job_name,
       "--format=%i|%T|%N|%L|%r"};
-  absl::StatusOr<CommandResult> r = RunCommand(argv, kCommandTimeout);
-  if (!r.ok()) return r.status();
-  if (r->exit_code != 0) return CommandFailed(argv, *r);
-  return ParseSqueue(r->out);
+  NM_ASSIGN_OR_RETURN(CommandResult r, RunCommand(argv, kCommandTimeout));
+  if (r.exit_code != 0) return CommandFailed(argv, r);
+  return ParseSqueue(r.out);
 }
 
 absl::Status SlurmLauncher::Cancel(const std::string& id) {
   const std::vector<std::string> argv = {Program("scancel"), id};
-  absl::StatusOr<CommandResult> r = RunCommand(argv, kCommandTimeout);
-  if (!r.ok()) return r.status();
-  if (r->exit_code != 0) return CommandFailed(argv, *r);
+  NM_ASSIGN_OR_RETURN(CommandResult r, RunCommand(argv, kCommandTimeout));
+  if (r.exit_code != 0) return CommandFailed(argv, r);
   return absl::OkStatus();
 }
 

@@ -15,7 +15,7 @@
 #include "server/dashboard/connection_pool.h"
 #include "server/dashboard/http_auth.h"
 #include "server/dashboard/pages.h"
-#include "server/dashboard/run_table.h"
+#include "server/dashboard/run_rows.h"
 #include "server/dashboard/sweep_cache.h"
 #include "server/dashboard/sweep_reader.h"
 #include "server/dashboard/versioned_response.h"

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "report/html_page.h"
-#include "server/dashboard/run_table.h"
+#include "server/dashboard/run_rows.h"
 
 namespace nmsparse::server {
 namespace {

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/status_macros.h"
 #include "contract/metric_names.h"
 #include "report/figure_json.h"
 #include "report/figures.h"
@@ -67,21 +68,20 @@ absl::StatusOr<std::shared_ptr<const SweepSnapshot>> SweepCache::SnapshotLocked(
   const absl::Time now = absl::Now();
   const std::shared_ptr<const SweepSnapshot>& old = entry.snapshot;
   if (old && !old->ended && now - old->taken < options_.live_refresh) return old;
-  absl::StatusOr<v1::Sweep> sweep = reader_->SweepProto(sweep_id);  // O(1): counts are kept by the store.
-  if (!sweep.ok()) return sweep.status();
-  const std::string counts_key = CountsKey(*sweep);
+  // O(1): counts are kept by the store.
+  NM_ASSIGN_OR_RETURN(v1::Sweep sweep, reader_->SweepProto(sweep_id));
+  const std::string counts_key = CountsKey(sweep);
   if (old && old->ended && old->counts_key == counts_key) return old;
-  absl::StatusOr<std::vector<v1::Run>> runs = reader_->Runs(sweep_id);
-  if (!runs.ok()) return runs.status();
+  NM_ASSIGN_OR_RETURN(std::vector<v1::Run> runs, reader_->Runs(sweep_id));
   auto snapshot = std::make_shared<SweepSnapshot>();
-  snapshot->rows.reserve(runs->size());
-  for (const v1::Run& run : *runs) snapshot->rows.push_back(RowOf(run));
+  snapshot->rows.reserve(runs.size());
+  for (const v1::Run& run : runs) snapshot->rows.push_back(RowOf(run));
   snapshot->counts_key = counts_key;
-  snapshot->ended = Ended(*sweep);
+  snapshot->ended = Ended(sweep);
   snapshot->version = VersionOf(counts_key, snapshot->rows);
   snapshot->taken = now;
-  sweep->clear_spec();
-  snapshot->sweep = ToJson(*sweep);
+  sweep.clear_spec();
+  snapshot->sweep = ToJson(sweep);
   entry.snapshot = snapshot;
   return entry.snapshot;
 }
@@ -95,25 +95,23 @@ absl::StatusOr<std::shared_ptr<const SweepSnapshot>> SweepCache::Snapshot(int64_
 absl::StatusOr<std::shared_ptr<FigureSet>> SweepCache::Figures(int64_t sweep_id) {
   std::shared_ptr<Entry> entry = EntryFor(sweep_id);
   absl::MutexLock lock(&entry->mu);
-  absl::StatusOr<std::shared_ptr<const SweepSnapshot>> snapshot = SnapshotLocked(*entry, sweep_id);
-  if (!snapshot.ok()) return snapshot.status();
+  NM_ASSIGN_OR_RETURN(std::shared_ptr<const SweepSnapshot> snapshot, SnapshotLocked(*entry, sweep_id));
   const std::shared_ptr<FigureSet>& old = entry->figures;
   const absl::Time now = absl::Now();
   // An ended sweep's figures hold while its version does; a live sweep's are redrawn at most every
   // figure_refresh, however often its version changes (at 50k runs it changes all the time).
-  if (old && ((*snapshot)->ended ? old->version == (*snapshot)->version
-                                 : now - old->built < options_.figure_refresh)) {
+  if (old &&
+      (snapshot->ended ? old->version == snapshot->version : now - old->built < options_.figure_refresh)) {
     return old;
   }
-  absl::StatusOr<report::SweepData> data = reader_->SweepData(sweep_id);
-  if (!data.ok()) return data.status();
+  NM_ASSIGN_OR_RETURN(report::SweepData data, reader_->SweepData(sweep_id));
   auto set = std::make_shared<FigureSet>();
-  set->data = std::make_shared<const report::SweepData>(std::move(*data));
+  set->data = std::make_shared<const report::SweepData>(std::move(data));
   set->figures = report::SweepFigures(*set->data, contract::kTop1);
   set->figures_body = Compress(report::ScriptSafeJsonText(report::FiguresDocument(set->figures, *set->data)));
-  set->version = (*snapshot)->version;
+  set->version = snapshot->version;
   set->built = now;
-  set->etag = absl::StrCat((*snapshot)->version, "-", ++figure_builds_);
+  set->etag = absl::StrCat(snapshot->version, "-", ++figure_builds_);
   entry->figures = set;
   return set;
 }
@@ -125,10 +123,9 @@ absl::StatusOr<std::shared_ptr<const CompressedBody>> SweepCache::Svg(FigureSet&
   if (it != set.svgs.end()) return it->second;
   for (const report::Figure& f : set.figures) {
     if (f.id != figure_id) continue;
-    absl::StatusOr<std::string> svg = report::RenderSvg(f);
-    if (!svg.ok()) return svg.status();
+    NM_ASSIGN_OR_RETURN(std::string svg, report::RenderSvg(f));
     ++svg_renders_;
-    return set.svgs[figure_id] = std::make_shared<const CompressedBody>(Compress(std::move(*svg)));
+    return set.svgs[figure_id] = std::make_shared<const CompressedBody>(Compress(std::move(svg)));
   }
   return absl::NotFoundError(absl::StrCat("no figure ", figure_id));
 }

@@ -22,7 +22,7 @@
 #include "common/proto_json.h"
 #include "report/figure.h"
 #include "report/sweep_data.h"
-#include "server/dashboard/run_table.h"
+#include "server/dashboard/run_rows.h"
 #include "server/dashboard/sweep_reader.h"
 #include "server/dashboard/versioned_response.h"
 

@@ -2,6 +2,8 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "common/status_macros.h"
+
 namespace nmsparse::server {
 namespace {
 
@@ -11,61 +13,57 @@ absl::Status FromGrpc(const grpc::Status& s) {
 }
 
 // One read handler of the API, called in process (the read handlers do not look at their context).
-template <class Request, class Response, class Method>
-absl::StatusOr<Response> Call(CoordinatorService* service, Method method, const Request& request) {
+template <class Request, class Response>
+absl::StatusOr<Response> Call(CoordinatorService* service,
+                              grpc::Status (CoordinatorService::*method)(grpc::ServerContext*, const Request*,
+                                                                         Response*),
+                              const Request& request) {
   grpc::ServerContext context;
   Response response;
-  absl::Status s = FromGrpc((service->*method)(&context, &request, &response));
-  if (!s.ok()) return s;
+  NM_RETURN_IF_ERROR(FromGrpc((service->*method)(&context, &request, &response)));
   return response;
 }
 
 }  // namespace
 
 absl::StatusOr<Json> SweepReader::Sweeps() const {
-  auto response = Call<v1::ListSweepsRequest, v1::ListSweepsResponse>(
-      coordinator_, &CoordinatorService::ListSweeps, v1::ListSweepsRequest());
-  if (!response.ok()) return response.status();
-  return ToJson(*response);
+  NM_ASSIGN_OR_RETURN(const v1::ListSweepsResponse response,
+                      Call(coordinator_, &CoordinatorService::ListSweeps, v1::ListSweepsRequest()));
+  return ToJson(response);
 }
 
 absl::StatusOr<Json> SweepReader::Sweep(int64_t sweep_id) const {
   v1::GetSweepRequest sweep_request;
   sweep_request.set_sweep_id(sweep_id);
-  auto sweep =
-      Call<v1::GetSweepRequest, v1::Sweep>(coordinator_, &CoordinatorService::GetSweep, sweep_request);
-  if (!sweep.ok()) return sweep.status();
+  NM_ASSIGN_OR_RETURN(const v1::Sweep sweep,
+                      Call(coordinator_, &CoordinatorService::GetSweep, sweep_request));
   v1::ListRunsRequest runs_request;
   runs_request.set_sweep_id(sweep_id);
-  auto runs = Call<v1::ListRunsRequest, v1::ListRunsResponse>(coordinator_, &CoordinatorService::ListRuns,
-                                                              runs_request);
-  if (!runs.ok()) return runs.status();
-  return Json{{"sweep", ToJson(*sweep)}, {"runs", ToJson(*runs)["runs"]}};
+  NM_ASSIGN_OR_RETURN(const v1::ListRunsResponse runs,
+                      Call(coordinator_, &CoordinatorService::ListRuns, runs_request));
+  return Json{{"sweep", ToJson(sweep)}, {"runs", ToJson(runs)["runs"]}};
 }
 
 absl::StatusOr<v1::Sweep> SweepReader::SweepProto(int64_t sweep_id) const {
   v1::GetSweepRequest request;
   request.set_sweep_id(sweep_id);
-  return Call<v1::GetSweepRequest, v1::Sweep>(coordinator_, &CoordinatorService::GetSweep, request);
+  return Call(coordinator_, &CoordinatorService::GetSweep, request);
 }
 
 absl::StatusOr<std::vector<v1::Run>> SweepReader::Runs(int64_t sweep_id) const {
   v1::ListRunsRequest request;
   request.set_sweep_id(sweep_id);
-  auto runs =
-      Call<v1::ListRunsRequest, v1::ListRunsResponse>(coordinator_, &CoordinatorService::ListRuns, request);
-  if (!runs.ok()) return runs.status();
-  return std::vector<v1::Run>(std::make_move_iterator(runs->mutable_runs()->begin()),
-                              std::make_move_iterator(runs->mutable_runs()->end()));
+  NM_ASSIGN_OR_RETURN(v1::ListRunsResponse runs, Call(coordinator_, &CoordinatorService::ListRuns, request));
+  return std::vector<v1::Run>(std::make_move_iterator(runs.mutable_runs()->begin()),
+                              std::make_move_iterator(runs.mutable_runs()->end()));
 }
 
 absl::StatusOr<Json> SweepReader::Run(int64_t run_id) const {
   v1::GetRunRequest request;
   request.set_run_id(run_id);
   request.set_include_metrics(true);
-  auto run = Call<v1::GetRunRequest, v1::GetRunResponse>(coordinator_, &CoordinatorService::GetRun, request);
-  if (!run.ok()) return run.status();
-  return ToJson(*run);
+  NM_ASSIGN_OR_RETURN(const v1::GetRunResponse run, Call(coordinator_, &CoordinatorService::GetRun, request));
+  return ToJson(run);
 }
 
 absl::StatusOr<Json> SweepReader::Logs(int64_t run_id, int64_t from_seq, uint32_t limit) const {
@@ -73,32 +71,22 @@ absl::StatusOr<Json> SweepReader::Logs(int64_t run_id, int64_t from_seq, uint32_
   request.set_run_id(run_id);
   request.set_from_seq(from_seq);
   request.set_limit(limit);
-  auto logs =
-      Call<v1::GetLogsRequest, v1::GetLogsResponse>(coordinator_, &CoordinatorService::GetLogs, request);
-  if (!logs.ok()) return logs.status();
-  return ToJson(*logs);
+  NM_ASSIGN_OR_RETURN(const v1::GetLogsResponse logs,
+                      Call(coordinator_, &CoordinatorService::GetLogs, request));
+  return ToJson(logs);
 }
 
 absl::StatusOr<report::SweepData> SweepReader::SweepData(int64_t sweep_id) const {
   report::SweepData data;
   v1::GetSweepRequest sweep_request;
   sweep_request.set_sweep_id(sweep_id);
-  auto sweep =
-      Call<v1::GetSweepRequest, v1::Sweep>(coordinator_, &CoordinatorService::GetSweep, sweep_request);
-  if (!sweep.ok()) return sweep.status();
-  data.sweep = std::move(*sweep);
-  // The runs with their points a page at a time: one store read per page, not one per run.
-  v1::ListRunCurvesRequest request;
-  request.set_sweep_id(sweep_id);
-  while (true) {
-    auto page = Call<v1::ListRunCurvesRequest, v1::ListRunCurvesResponse>(
-        coordinator_, &CoordinatorService::ListRunCurves, request);
-    if (!page.ok()) return page.status();
-    report::AddCurvePage(&*page, &data);
-    if (!page->more()) break;
-    request.set_from_run(page->next_from_run());
-    request.set_after_seq(page->next_after_seq());
-  }
+  NM_ASSIGN_OR_RETURN(data.sweep, Call(coordinator_, &CoordinatorService::GetSweep, sweep_request));
+  NM_RETURN_IF_ERROR(report::ReadRunCurves(
+      sweep_id,
+      [this](const v1::ListRunCurvesRequest& request) {
+        return Call(coordinator_, &CoordinatorService::ListRunCurves, request);
+      },
+      &data));
   return data;
 }
 

@@ -4,10 +4,10 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "server/store/clock.h"
 #include "server/store/run_table.h"
 #include "server/store/run_transitions.h"
-#include "server/store/status_macros.h"
 #include "server/store/worker_table.h"
 
 namespace nmsparse::server {

@@ -5,13 +5,13 @@
 #include <map>
 #include <set>
 
+#include "common/status_macros.h"
 #include "contract/rank_environment.h"
 #include "server/scheduling/gang_placement.h"
 #include "server/scheduling/placement.h"
 #include "server/store/clock.h"
 #include "server/store/run_table.h"
 #include "server/store/run_transitions.h"
-#include "server/store/status_macros.h"
 #include "server/store/worker_table.h"
 
 namespace nmsparse::server {

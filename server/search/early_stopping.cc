@@ -2,13 +2,13 @@
 
 #include <vector>
 
+#include "common/status_macros.h"
 #include "contract/metric_line.h"
 #include "schemas/sweep_blocks.h"
 #include "server/search/asha_policy.h"
 #include "server/store/event_table.h"
 #include "server/store/run_transitions.h"
 #include "server/store/rung_table.h"
-#include "server/store/status_macros.h"
 #include "server/store/sweep_table.h"
 
 namespace nmsparse::server {

@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/status_macros.h"
 #include "contract/metric_direction.h"
 #include "schemas/limits.h"
 #include "server/search/parzen_estimator.h"
@@ -98,9 +99,8 @@ absl::StatusOr<std::vector<std::string>> TpeSampler::Propose(uint64_t index,
     if (r.values.size() != axes_.size()) return absl::InvalidArgumentError("a result lacks an axis value");
     std::vector<double> x;
     for (size_t a = 0; a < axes_.size(); ++a) {
-      absl::StatusOr<double> u = ToUnit(axes_[a], r.values[a]);
-      if (!u.ok()) return u.status();
-      x.push_back(*u);
+      NM_ASSIGN_OR_RETURN(double u, ToUnit(axes_[a], r.values[a]));
+      x.push_back(u);
     }
     ranked.emplace_back(r.metric, points.size());
     points.push_back(std::move(x));

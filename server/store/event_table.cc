@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "contract/metric_line.h"
-#include "server/store/status_macros.h"
 
 namespace nmsparse::server {
 namespace {

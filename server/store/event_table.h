@@ -49,8 +49,7 @@ absl::StatusOr<int64_t> AppendLogs(Database* db, int64_t run_id, uint32_t attemp
 
 absl::StatusOr<std::vector<v1::StateChange>> StateHistory(Database* db, int64_t run_id);
 absl::StatusOr<std::vector<v1::MetricPoint>> MetricPoints(Database* db, int64_t run_id, int64_t from_seq);
-// The last point of kind "final" of the given attempt, if any (its values are a run's final metrics when the
-// agent's CompleteRun carries none).
+// The last point of kind "final" of the given attempt, if any: its values are the run's final metrics.
 absl::StatusOr<v1::MetricPoint> LastFinalPoint(Database* db, int64_t run_id, uint32_t attempt);
 // The furthest a run's training got by its step and epoch points, over every attempt: the largest global
 // step and 0-based epoch index recorded (0 and 0 when it recorded none). A checkpoint is about that far

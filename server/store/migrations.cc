@@ -1,7 +1,8 @@
 #include "server/store/migrations.h"
 
 #include "absl/strings/str_cat.h"
-#include "server/store/status_macros.h"
+#include "server/store/legacy_sweep_base.h"
+#include "common/status_macros.h"
 
 namespace nmsparse::server {
 
@@ -29,7 +30,7 @@ CREATE TABLE runs (
   slots TEXT NOT NULL DEFAULT '',    -- comma-separated slot indices
   gpus INTEGER NOT NULL,
   resolved_spec TEXT NOT NULL,
-  spec BLOB NOT NULL,                -- serialized v1.ExperimentSpec
+  spec BLOB NOT NULL,                -- serialized v1.ExperimentSpec (dropped by migration 13)
   priority INTEGER NOT NULL,
   max_retries INTEGER NOT NULL,
   retries_used INTEGER NOT NULL DEFAULT 0,
@@ -211,6 +212,12 @@ UPDATE sweeps SET owner_token = IFNULL((SELECT token_sha256 FROM tokens WHERE to
 ALTER TABLE runs ADD COLUMN nodes INTEGER NOT NULL DEFAULT 1;
 ALTER TABLE runs ADD COLUMN gang BLOB;
 )sql",
+      // 13: a spec is stored once, as YAML (wire version 2, common/version.h): a run's is its resolved_spec
+      // (canonical YAML, unchanged, so its content hash still holds), whose copy as a v1.ExperimentSpec goes;
+      // a sweep's base, inside its stored v1.SweepSpec, becomes YAML text by DataStep.
+      R"sql(
+ALTER TABLE runs DROP COLUMN spec;
+)sql",
   };
   return *kMigrations;
 }
@@ -224,10 +231,17 @@ absl::StatusOr<int> CurrentVersion(Database* db) {
   return row && !st->IsNull(0) ? static_cast<int>(st->Int(0)) : 0;
 }
 
+// The migrations that SQL alone cannot write, by version: run after the version's SQL, in its transaction.
+absl::Status DataStep(Database* db, int version) {
+  if (version == 13) return ConvertLegacySweepBases(db);
+  return absl::OkStatus();
+}
+
 absl::Status Apply(Database* db, int version, const std::string& sql) {
   Transaction tx(db);
   NM_RETURN_IF_ERROR(tx.Begin());
   NM_RETURN_IF_ERROR(db->Exec(sql));
+  NM_RETURN_IF_ERROR(DataStep(db, version));
   NM_ASSIGN_OR_RETURN(Stmt st, db->Prepare("INSERT INTO schema_version (version) VALUES (?)"));
   NM_RETURN_IF_ERROR(st->Bind(1, version).Run());
   st.reset();

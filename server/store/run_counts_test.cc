@@ -11,11 +11,11 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "gtest/gtest.h"
 #include "server/store/migrations.h"
 #include "server/store/run_table.h"
 #include "server/store/run_transitions.h"
-#include "server/store/status_macros.h"
 #include "server/store/store.h"
 #include "server/store/sweep_table.h"
 

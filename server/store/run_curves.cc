@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
-#include "server/store/status_macros.h"
+#include "common/status_macros.h"
 
 namespace nmsparse::server {
 

@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "gtest/gtest.h"
 #include "server/store/event_table.h"
 #include "server/store/run_table.h"
-#include "server/store/status_macros.h"
 #include "server/store/store.h"
 #include "server/store/sweep_table.h"
 

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "server/store/status_macros.h"
+#include "common/status_macros.h"
 
 namespace nmsparse::server {
 namespace {
@@ -16,7 +16,7 @@ constexpr char kSummaryColumns[] =
     "id, sweep_id, idx, content_hash, state, attempt, worker_id, slots, created_at_ms, started_at_ms, "
     "finished_at_ms, final_metrics, priority, max_retries, message, reused_from, gpus, retries_used, "
     "cancel_requested, submitted_by, early_stop_reason, lineage, nodes, gang";
-constexpr char kFullColumns[] = ", spec, resolved_spec";
+constexpr char kFullColumns[] = ", resolved_spec";
 
 std::vector<uint32_t> ParseSlots(const std::string& text) {
   std::vector<uint32_t> out;
@@ -60,8 +60,7 @@ RunRecord RecordFromRow(const Statement& st, RunDetail detail) {
   if (r.nodes > 1) run.set_nodes(r.nodes);
   if (!st.IsNull(23)) run.mutable_gang()->ParseFromString(st.Text(23));
   if (detail == RunDetail::kFull) {
-    run.mutable_spec()->ParseFromString(st.Text(24));
-    run.set_resolved_spec(st.Text(25));
+    run.set_resolved_spec(st.Text(24));
   }
   return r;
 }
@@ -108,33 +107,31 @@ absl::StatusOr<int64_t> InsertRun(Database* db, int64_t sweep_id, const NewRun& 
                                   const ReuseSource* reuse) {
   NM_ASSIGN_OR_RETURN(
       Stmt st,
-      db->Prepare(
-          "INSERT INTO runs (sweep_id, idx, content_hash, state, gpus, resolved_spec, spec, "
-          "priority, max_retries, created_at_ms, queued_at_ms, finished_at_ms, final_metrics, "
-          "reused_from, message, parent_run_id, lineage, submitted_by, nodes) VALUES "
-          "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, (SELECT submitted_by FROM sweeps WHERE id = ?1), ?18)"));
+      db->Prepare("INSERT INTO runs (sweep_id, idx, content_hash, state, gpus, resolved_spec, "
+                  "priority, max_retries, created_at_ms, queued_at_ms, finished_at_ms, final_metrics, "
+                  "reused_from, message, parent_run_id, lineage, submitted_by, nodes) VALUES "
+                  "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, (SELECT submitted_by FROM sweeps WHERE id = ?1), ?17)"));
   st->Bind(1, sweep_id)
       .Bind(2, run.index)
       .BindText(3, run.content_hash)
       .Bind(4, static_cast<int>(reuse ? v1::SUCCEEDED : v1::QUEUED))
       .Bind(5, run.gpus)
       .BindText(6, run.resolved_spec)
-      .BindBlob(7, run.spec.SerializeAsString())
-      .Bind(8, run.priority)
-      .Bind(9, run.max_retries)
+      .Bind(7, run.priority)
+      .Bind(8, run.max_retries)
+      .Bind(9, now_ms)
       .Bind(10, now_ms)
-      .Bind(11, now_ms)
-      .Bind(18, std::max<uint32_t>(run.nodes, 1));
+      .Bind(17, std::max<uint32_t>(run.nodes, 1));
   if (reuse) {
-    st->Bind(12, now_ms).BindBlob(13, reuse->final_metrics).Bind(14, reuse->run_id);
-    st->BindText(15, absl::StrCat("reused results of run ", reuse->run_id, " (same content hash)"));
+    st->Bind(11, now_ms).BindBlob(12, reuse->final_metrics).Bind(13, reuse->run_id);
+    st->BindText(14, absl::StrCat("reused results of run ", reuse->run_id, " (same content hash)"));
   } else {
-    st->Bind(12, int64_t{0}).BindNull(13).Bind(14, int64_t{0}).BindText(15, "");
+    st->Bind(11, int64_t{0}).BindNull(12).Bind(13, int64_t{0}).BindText(14, "");
   }
   if (run.lineage.parent_run_id() != 0) {
-    st->Bind(16, run.lineage.parent_run_id()).BindBlob(17, run.lineage.SerializeAsString());
+    st->Bind(15, run.lineage.parent_run_id()).BindBlob(16, run.lineage.SerializeAsString());
   } else {
-    st->Bind(16, int64_t{0}).BindNull(17);
+    st->Bind(15, int64_t{0}).BindNull(16);
   }
   NM_RETURN_IF_ERROR(st->Run());
   int64_t id = db->LastInsertId();

@@ -24,10 +24,9 @@ struct NewRun {
   // A dense run's hash before dense runs ignored their N:M keys (schemas/content_hash.h), else empty: stored
   // runs keep their hashes, so reuse looks this up too.
   std::string legacy_content_hash;
-  std::string resolved_spec;
-  v1::ExperimentSpec spec;
-  uint32_t gpus = 1;   // Ranks on each node.
-  uint32_t nodes = 1;  // Nodes (workers) the run spans.
+  std::string resolved_spec;  // The run's spec: its canonical YAML, stored once.
+  uint32_t gpus = 1;          // Ranks on each node.
+  uint32_t nodes = 1;         // Nodes (workers) the run spans.
   int32_t priority = 0;
   uint32_t max_retries = 0;
   v1::RunLineage lineage;  // Set (parent_run_id != 0) for a fork.

@@ -1,9 +1,9 @@
 #include "server/store/run_transitions.h"
 
 #include "absl/strings/str_cat.h"
-#include "contract/exit_codes.h"
+#include "common/status_macros.h"
+#include "contract/nmtrain_exit_codes.h"
 #include "server/store/event_table.h"
-#include "server/store/status_macros.h"
 #include "server/store/sweep_table.h"
 
 namespace nmsparse::server {
@@ -89,13 +89,10 @@ absl::Status ReuseForQueuedTwins(Database* db, const RunRecord& cur, const std::
 }
 
 absl::Status Succeed(Database* db, const RunRecord& cur, const v1::CompleteRunRequest& req, int64_t now_ms) {
+  // The final metrics are the attempt's `final` point, which the worker reported before CompleteRun.
   v1::MetricPoint finals;
-  if (req.final_metrics().empty()) {
-    NM_ASSIGN_OR_RETURN(v1::MetricPoint last, LastFinalPoint(db, cur.run.id(), cur.run.attempt()));
-    *finals.mutable_values() = last.values();
-  } else {
-    *finals.mutable_values() = req.final_metrics();
-  }
+  NM_ASSIGN_OR_RETURN(v1::MetricPoint last, LastFinalPoint(db, cur.run.id(), cur.run.attempt()));
+  *finals.mutable_values() = last.values();
   // A run asked to stop whose training finished before its worker stopped it still ends CANCELLED, as the
   // cancel's answer counted it; its final metrics are kept.
   if (cur.cancel_requested) {

@@ -1,6 +1,6 @@
 #include "server/store/rung_table.h"
 
-#include "server/store/status_macros.h"
+#include "common/status_macros.h"
 
 namespace nmsparse::server {
 namespace {

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "common/status_macros.h"
 
 namespace nmsparse::server {
 
@@ -175,11 +176,7 @@ absl::StatusOr<bool> Statement::Step() {
   return db_->Error(rc, "step", sqlite3_sql(stmt_));
 }
 
-absl::Status Statement::Run() {
-  absl::StatusOr<bool> row = Step();
-  if (!row.ok()) return row.status();
-  return absl::OkStatus();
-}
+absl::Status Statement::Run() { return Step().status(); }
 
 void Statement::Reset() {
   sqlite3_reset(stmt_);

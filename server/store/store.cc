@@ -3,9 +3,9 @@
 #include <cstdio>
 #include <string>
 
+#include "common/status_macros.h"
 #include "server/store/clock.h"
 #include "server/store/migrations.h"
-#include "server/store/status_macros.h"
 
 namespace nmsparse::server {
 

@@ -7,13 +7,13 @@
 #include <functional>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "gtest/gtest.h"
 #include "schemas/limits.h"
 #include "server/store/event_table.h"
 #include "server/store/migrations.h"
 #include "server/store/run_table.h"
 #include "server/store/run_transitions.h"
-#include "server/store/status_macros.h"
 #include "server/store/sweep_table.h"
 #include "server/store/token_table.h"
 
@@ -269,8 +269,15 @@ class RunStateTest : public ::testing::Test {
     req.mutable_run()->set_attempt(attempt);
     req.set_outcome(outcome);
     req.set_exit_code(outcome == v1::FAILED ? 3 : 0);
-    (*req.mutable_final_metrics())["top1"] = 0.5;
-    return store_->Write([&](Database* db) { return CompleteAttempt(db, req, 5); });
+    return store_->Write([&](Database* db) -> absl::Status {
+      if (outcome == v1::SUCCEEDED) {  // The final metrics are the attempt's final point, as a worker sends.
+        v1::MetricPoint final_point;
+        final_point.set_kind("final");
+        (*final_point.mutable_values())["top1"] = 0.5;
+        NM_RETURN_IF_ERROR(AppendMetric(db, run, attempt, final_point, 4).status());
+      }
+      return CompleteAttempt(db, req, 5);
+    });
   }
 
   RunRecord Load(int64_t run) {
@@ -800,7 +807,7 @@ TEST(SweepTableTest, LoadSweepWithoutGridKeepsEveryOtherField) {
   ASSERT_TRUE(store.ok());
   v1::SweepSpec spec;
   spec.set_name("g");
-  spec.mutable_base()->set_seed(7);
+  spec.set_base("seed: 7\n");
   for (int i = 0; i < 3; ++i) {
     v1::AxisValue* v = spec.add_grid()->add_values();
     v->set_label(absl::StrCat(i));

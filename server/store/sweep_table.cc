@@ -1,10 +1,10 @@
 #include "server/store/sweep_table.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/wire_format_lite.h"
-#include "server/store/status_macros.h"
 
 namespace nmsparse::server {
 namespace {

@@ -1,7 +1,7 @@
 #include "server/store/token_table.h"
 
 #include "absl/strings/str_cat.h"
-#include "server/store/status_macros.h"
+#include "common/status_macros.h"
 
 namespace nmsparse::server {
 namespace {

@@ -5,8 +5,8 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "server/store/run_table.h"
-#include "server/store/status_macros.h"
 
 namespace nmsparse::server {
 namespace {

@@ -9,15 +9,16 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "schemas/base_spec.h"
+#include "common/status_macros.h"
 #include "schemas/content_hash.h"
+#include "schemas/experiment_config.h"
 #include "schemas/model_arch_text.h"
 #include "schemas/model_resolution.h"
-#include "schemas/proto_bridge.h"
 #include "schemas/spec_overrides.h"
 #include "schemas/train_steps.h"
 #include "schemas/trained_epochs.h"
 #include "server/store/run_transitions.h"
-#include "server/store/status_macros.h"
 #include "server/store/sweep_table.h"
 #include "server/sweeps/sweep_submission.h"
 
@@ -50,9 +51,9 @@ absl::Status CheckForkable(const RunRecord& parent, const RecordedProgress& prog
   return absl::OkStatus();
 }
 
-// The YAML text at a key path of a spec ("" when absent).
-std::string ValueAt(const v1::ExperimentSpec& spec, const std::string& key_path) {
-  YAML::Node node = MessageToYaml(spec);
+// The YAML text at a key path of a spec's canonical form ("" when absent).
+std::string ValueAt(const ExperimentConfig& spec, const std::string& key_path) {
+  YAML::Node node = ExperimentConfigToYaml(spec);
   for (absl::string_view part : absl::StrSplit(key_path, '.')) {
     if (!node.IsMap()) return "";
     node = node[std::string(part)];
@@ -72,34 +73,33 @@ std::string ChangingKey(const std::string& kept, const v1::ForkRunRequest& reque
   return kept;
 }
 
-absl::Status CheckKeptKeys(const v1::Run& parent, const v1::ExperimentSpec& fork,
+absl::Status CheckKeptKeys(int64_t parent_id, const ExperimentConfig& parent, const ExperimentConfig& fork,
                            const v1::ForkRunRequest& request) {
   for (const char* kept : kKeptKeys) {
-    if (ValueAt(parent.spec(), kept) == ValueAt(fork, kept)) continue;
+    if (ValueAt(parent, kept) == ValueAt(fork, kept)) continue;
     const std::string key = ChangingKey(kept, request);
     return absl::InvalidArgumentError(absl::StrCat(
-        ForkName(parent.id()), ": ", key, ": ", ValueAt(fork, key), " differs from the parent's ",
-        ValueAt(parent.spec(), key), "; a fork starts from its parent's checkpoint and keeps its ", kept));
+        ForkName(parent_id), ": ", key, ": ", ValueAt(fork, key), " differs from the parent's ",
+        ValueAt(parent, key), "; a fork starts from its parent's checkpoint and keeps its ", kept));
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> ArchitectureOf(const v1::ExperimentSpec& spec) {
-  NM_ASSIGN_OR_RETURN(ExperimentConfig config, FromProto(spec));
-  NM_ASSIGN_OR_RETURN(ModelArch arch, ResolveModel(config.model));
+absl::StatusOr<std::string> ArchitectureOf(const ExperimentConfig& spec) {
+  NM_ASSIGN_OR_RETURN(ModelArch arch, ResolveModel(spec.model));
   return ArchitectureText(arch);
 }
 
 // The checkpoint holds the parent's weights: the fork may respell its model (another catalogue name, a kwarg
 // at its value) or change its dropout rates, but not build another architecture. Names each resolved key
 // that differs, both values, and the --set keys under model that changed it.
-absl::Status CheckSameArchitecture(const v1::Run& parent, const v1::ExperimentSpec& fork,
-                                   const v1::ForkRunRequest& request) {
-  NM_ASSIGN_OR_RETURN(std::string before, ArchitectureOf(parent.spec()));
+absl::Status CheckSameArchitecture(int64_t parent_id, const ExperimentConfig& parent,
+                                   const ExperimentConfig& fork, const v1::ForkRunRequest& request) {
+  NM_ASSIGN_OR_RETURN(std::string before, ArchitectureOf(parent));
   absl::StatusOr<std::string> after = ArchitectureOf(fork);
   if (!after.ok()) {
     return absl::Status(after.status().code(),
-                        absl::StrCat(ForkName(parent.id()), ": ", after.status().message()));
+                        absl::StrCat(ForkName(parent_id), ": ", after.status().message()));
   }
   const std::vector<ArchitectureDifference> differences = ArchitectureDifferences(before, *after);
   if (differences.empty()) return absl::OkStatus();
@@ -108,7 +108,7 @@ absl::Status CheckSameArchitecture(const v1::Run& parent, const v1::ExperimentSp
     if (absl::StartsWith(assignment, "model.")) sets.push_back(assignment);
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      ForkName(parent.id()), ": ", DescribeDifferences(differences, "the parent's"), " (--set ",
+      ForkName(parent_id), ": ", DescribeDifferences(differences, "the parent's"), " (--set ",
       absl::StrJoin(sets, " "),
       "); a fork starts from its parent's checkpoint and keeps its architecture (fork the run of that size, "
       "or submit a new run)"));
@@ -116,12 +116,10 @@ absl::Status CheckSameArchitecture(const v1::Run& parent, const v1::ExperimentSp
 
 // The fork continues from its parent's checkpoint, so its schedule must reach the parent's step: in steps
 // where the spec tells the steps per epoch, else in epochs.
-absl::Status CheckScheduleReaches(int64_t parent_id, const v1::ExperimentSpec& fork,
+absl::Status CheckScheduleReaches(int64_t parent_id, const ExperimentConfig& fork,
                                   const RecordedProgress& progress) {
-  absl::StatusOr<ExperimentConfig> config = FromProto(fork);
-  if (!config.ok()) return config.status();
-  const int epochs = TrainedEpochs(config->schedule);
-  const std::optional<int64_t> per_epoch = StepsPerEpoch(*config);
+  const int epochs = TrainedEpochs(fork.schedule);
+  const std::optional<int64_t> per_epoch = StepsPerEpoch(fork);
   if (per_epoch) {
     const int64_t total = *per_epoch * epochs;
     if (total >= static_cast<int64_t>(progress.step)) return absl::OkStatus();
@@ -172,15 +170,22 @@ absl::StatusOr<ForkPlan> PlanFork(const RunRecord& parent, const std::string& pa
   const int64_t parent_id = parent.run.id();
   NM_RETURN_IF_ERROR(CheckForkable(parent, progress));
   ForkPlan plan;
-  v1::ExperimentSpec* spec = plan.sweep.mutable_base();
-  *spec = parent.run.spec();
-  const std::vector<std::string> sets(request.set().begin(), request.set().end());
-  if (absl::Status s = ApplySetOverrides(sets, spec); !s.ok()) {
-    return absl::Status(s.code(), absl::StrCat(ForkName(parent_id), ": ", s.message()));
+  absl::StatusOr<ExperimentConfig> parent_spec = ParseExperimentYaml(parent.run.resolved_spec(), "");
+  if (!parent_spec.ok()) {
+    return absl::Status(
+        parent_spec.status().code(),
+        absl::StrCat(ForkName(parent_id), ": the parent's spec: ", parent_spec.status().message()));
   }
-  NM_RETURN_IF_ERROR(CheckKeptKeys(parent.run, *spec, request));
-  NM_RETURN_IF_ERROR(CheckSameArchitecture(parent.run, *spec, request));
+  const std::vector<std::string> sets(request.set().begin(), request.set().end());
+  absl::StatusOr<ExperimentConfig> spec = ApplySetOverrides(sets, *parent_spec);
+  if (!spec.ok()) {
+    return absl::Status(spec.status().code(),
+                        absl::StrCat(ForkName(parent_id), ": ", spec.status().message()));
+  }
+  NM_RETURN_IF_ERROR(CheckKeptKeys(parent_id, *parent_spec, *spec, request));
+  NM_RETURN_IF_ERROR(CheckSameArchitecture(parent_id, *parent_spec, *spec, request));
   NM_RETURN_IF_ERROR(CheckScheduleReaches(parent_id, *spec, progress));
+  plan.sweep.set_base(BaseSpecYaml(*spec));
   plan.sweep.set_name(absl::StrCat(parent_sweep_name, "-fork-of-", parent_id));
   plan.sweep.set_priority(request.priority());
   plan.sweep.set_max_retries(parent.run.max_retries());

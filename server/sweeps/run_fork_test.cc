@@ -5,7 +5,6 @@
 
 #include "gtest/gtest.h"
 #include "schemas/experiment_config.h"
-#include "schemas/proto_bridge.h"
 #include "server/sweeps/schemas_expander.h"
 
 namespace nmsparse::server {
@@ -28,7 +27,7 @@ sparsity: {sparsity_type: SRSTE, n_sparsity: 2, m_sparsity: 4}
   r.run.set_state(v1::SUCCEEDED);
   r.run.set_attempt(2);
   r.run.set_max_retries(1);
-  if (config.ok()) *r.run.mutable_spec() = ToProto(*config);
+  if (config.ok()) r.run.set_resolved_spec(CanonicalYaml(*config));
   (*r.run.mutable_labels())["recipe"] = "srste";
   r.label_order = {"recipe"};
   r.gpus = 1;
@@ -51,7 +50,7 @@ TEST(RunForkTest, LongerFineTuneKeepsLineageInItsHash) {
   auto plan = Plan(Parent(), {"schedule.epochs=4"});
   ASSERT_TRUE(plan.ok()) << plan.status();
   const NewRun& run = plan->run;
-  EXPECT_EQ(run.spec.schedule().epochs(), 4u);
+  EXPECT_NE(run.resolved_spec.find("\n  epochs: 4\n"), std::string::npos) << run.resolved_spec;
   EXPECT_EQ(run.lineage.parent_run_id(), 5);
   EXPECT_EQ(run.lineage.parent_attempt(), 2u);
   EXPECT_EQ(run.lineage.parent_step(), 20u);
@@ -63,7 +62,7 @@ TEST(RunForkTest, LongerFineTuneKeepsLineageInItsHash) {
   EXPECT_EQ(run.labels[1], (std::pair<std::string, std::string>("fork_of", "5")));
   // The same spec submitted fresh has another hash, and so has a fork of another attempt of the parent.
   v1::SweepSpec fresh;
-  *fresh.mutable_base() = run.spec;
+  fresh.set_base(plan->sweep.base());
   auto plain = ExpandWithSchemas(fresh);
   ASSERT_TRUE(plain.ok()) << plain.status();
   EXPECT_EQ((*plain)[0].resolved_spec, run.resolved_spec);
@@ -131,7 +130,8 @@ TEST(RunForkTest, RefusesWhatTheCheckpointCannotStartFrom) {
 TEST(RunForkTest, SameArchitectureRespelledOrWithOtherDropoutForks) {
   auto respelled = Plan(Parent(), {"model.depth=2", "model.embed_dim=32", "model.drop_path_rate=0.1"});
   ASSERT_TRUE(respelled.ok()) << respelled.status();
-  EXPECT_EQ(respelled->run.spec.model().drop_path_rate(), 0.1);
+  EXPECT_NE(respelled->run.resolved_spec.find("drop_path_rate: 0.1\n"), std::string::npos)
+      << respelled->run.resolved_spec;
 }
 
 // Shards: the steps per epoch are known only where the shards are, so the schedule is checked in epochs.

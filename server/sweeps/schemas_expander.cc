@@ -3,25 +3,24 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/status_macros.h"
 #include "schemas/sweep.h"
 
 namespace nmsparse::server {
 
 absl::StatusOr<std::vector<NewRun>> ExpandWithSchemas(const v1::SweepSpec& spec) {
-  absl::StatusOr<std::vector<ResolvedRun>> resolved = ExpandSweep(spec);
-  if (!resolved.ok()) return resolved.status();
+  NM_ASSIGN_OR_RETURN(std::vector<ResolvedRun> resolved, ExpandSweep(spec));
   std::vector<NewRun> out;
-  out.reserve(resolved->size());
-  for (ResolvedRun& r : *resolved) {
+  out.reserve(resolved.size());
+  for (ResolvedRun& r : resolved) {
     NewRun& run = out.emplace_back();
     run.index = static_cast<uint32_t>(r.index);
     for (const auto& [axis, label] : r.labels) run.labels.emplace_back(axis, label);
     run.content_hash = std::move(r.content_hash);
     run.legacy_content_hash = std::move(r.legacy_content_hash);
     run.resolved_spec = std::move(r.canonical_yaml);
-    run.gpus = r.spec.resources().gpus();
+    run.gpus = static_cast<uint32_t>(r.config.resources.gpus);
     run.nodes = static_cast<uint32_t>(std::max(1, r.config.resources.nodes));
-    run.spec = std::move(r.spec);
   }
   return out;
 }

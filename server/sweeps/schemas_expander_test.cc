@@ -40,7 +40,7 @@ TEST(SchemasExpanderTest, ExpandsIntoStorableRuns) {
   EXPECT_EQ(last.content_hash.size(), 64u);
   EXPECT_NE(last.content_hash, (*runs)[2].content_hash);
   EXPECT_NE(last.resolved_spec.find("vit_micro_patch4_28"), std::string::npos);
-  EXPECT_EQ(last.spec.sparsity().m_sparsity(), 8u);
+  EXPECT_NE(last.resolved_spec.find("\n  m_sparsity: 8\n"), std::string::npos) << last.resolved_spec;
   EXPECT_EQ(last.gpus, 1u);
 }
 

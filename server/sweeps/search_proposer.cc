@@ -7,13 +7,13 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "schemas/limits.h"
 #include "schemas/sweep_blocks.h"
 #include "server/search/tpe_sampler.h"
 #include "server/store/clock.h"
 #include "server/store/run_table.h"
 #include "server/store/run_transitions.h"
-#include "server/store/status_macros.h"
 #include "server/store/sweep_table.h"
 #include "server/sweeps/search_space.h"
 #include "server/sweeps/sweep_submission.h"

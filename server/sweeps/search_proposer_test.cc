@@ -17,6 +17,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "schemas/experiment_config.h"
 #include "server/store/clock.h"
 #include "server/store/sweep_table.h"
 #include "server/sweeps/schemas_expander.h"
@@ -113,10 +114,12 @@ std::vector<std::string> RunSearch(const std::string& name) {
     grpc::ClientContext sctx;
     testing::AsHolderOf(&sctx, start.run().run_id());
     EXPECT_TRUE(server.gateway().StartRun(&sctx, start, &ack).ok());
+    EXPECT_TRUE(testing::ReportPoint(server.gateway(), ra, "final", 1,
+                                     {{"top1", 1 - std::abs(std::log10(std::stod(lr)) + 2)}})
+                    .ok());
     v1::CompleteRunRequest done_req;
     *done_req.mutable_run() = ra;
     done_req.set_outcome(v1::SUCCEEDED);
-    (*done_req.mutable_final_metrics())["top1"] = 1 - std::abs(std::log10(std::stod(lr)) + 2);
     grpc::ClientContext cctx;
     testing::AsHolderOf(&cctx, done_req.run().run_id());
     EXPECT_TRUE(server.gateway().CompleteRun(&cctx, done_req, &ack).ok());
@@ -216,10 +219,10 @@ void CompleteAssignment(TestServer& server, FakeWorker& worker, size_t n) {
   grpc::ClientContext sctx;
   testing::AsHolderOf(&sctx, start.run().run_id());
   ASSERT_TRUE(server.gateway().StartRun(&sctx, start, &ack).ok());
+  ASSERT_TRUE(testing::ReportPoint(server.gateway(), ra, "final", 1, {{"top1", 0.5}}).ok());
   v1::CompleteRunRequest done;
   *done.mutable_run() = ra;
   done.set_outcome(v1::SUCCEEDED);
-  (*done.mutable_final_metrics())["top1"] = 0.5;
   grpc::ClientContext cctx;
   SetDeadline(&cctx, kAnswerDeadlineS);
   testing::AsHolderOf(&cctx, done.run().run_id());
@@ -409,11 +412,13 @@ TEST(SearchProposerTest, ModelSizeAxesAreSearched) {
     const int d = std::stoi(labels.at("model.depth"));
     EXPECT_TRUE(d >= 1 && d <= 4) << labels.at("model.depth");
     // A size equal to the model's own (depth 4, width 64) is stored as 0: the canonical spec omits it.
-    const uint32_t stored_depth = run.run().spec().model().depth();
+    const absl::StatusOr<ExperimentConfig> stored = ParseExperimentYaml(run.run().resolved_spec(), "run");
+    ASSERT_TRUE(stored.ok()) << stored.status();
+    const auto stored_depth = static_cast<uint32_t>(stored->model.depth);
     EXPECT_EQ(stored_depth == 0 ? 4u : stored_depth, static_cast<uint32_t>(d));
     const std::string w = labels.at("model.embed_dim");
     EXPECT_TRUE(w == "64" || w == "128") << w;
-    const uint32_t stored_width = run.run().spec().model().embed_dim();
+    const auto stored_width = static_cast<uint32_t>(stored->model.embed_dim);
     EXPECT_EQ(std::to_string(stored_width == 0 ? 64u : stored_width), w);
   }
 

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/status_macros.h"
 #include "server/search/tpe_sampler.h"
 #include "server/sweeps/sweep_submission.h"
 
@@ -66,11 +67,9 @@ absl::StatusOr<NewRun> ExpandPoint(const SweepExpander& expand, const v1::SweepS
     value->set_label(values[a]);
     (*value->mutable_set())[spec.random(a).key()] = values[a];
   }
-  absl::StatusOr<std::vector<NewRun>> runs = expand(one);
-  if (!runs.ok()) return runs.status();
-  if (runs->size() != 1)
-    return absl::InternalError("a point of a search space expanded to more than one run");
-  NewRun run = std::move(runs->front());
+  NM_ASSIGN_OR_RETURN(std::vector<NewRun> runs, expand(one));
+  if (runs.size() != 1) return absl::InternalError("a point of a search space expanded to more than one run");
+  NewRun run = std::move(runs.front());
   run.index = index;
   ApplySweepSettings(spec, &run);
   return run;

@@ -3,13 +3,13 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "schemas/sweep_blocks.h"
 #include "schemas/sweep_size.h"
 #include "server/store/clock.h"
 #include "server/store/event_table.h"
 #include "server/store/run_table.h"
-#include "server/store/status_macros.h"
 #include "server/store/sweep_table.h"
 #include "server/store/worker_table.h"
 #include "server/sweeps/search_proposer.h"
@@ -86,10 +86,7 @@ v1::Run RunView(const NewRun& r, int64_t id, int64_t sweep_id, int64_t now_ms, c
     finals.ParseFromString(reuse->final_metrics);
     *run.mutable_final_metrics() = finals.values();
   }
-  if (with_spec) {
-    *run.mutable_spec() = r.spec;
-    run.set_resolved_spec(r.resolved_spec);
-  }
+  if (with_spec) run.set_resolved_spec(r.resolved_spec);
   return run;
 }
 

@@ -42,6 +42,12 @@ void Agent::Shutdown(std::chrono::milliseconds flush_timeout) {
   client_->CancelAssignments(/*for_good=*/true);
   if (assignment_thread_.joinable()) assignment_thread_.join();
   if (heartbeat_thread_.joinable()) heartbeat_thread_.join();
+  std::vector<std::thread> exports;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    exports.swap(export_threads_);
+  }
+  for (std::thread& t : exports) t.join();
 
   // Stop every run; each reports FAILED ("nmworker shut down") through the outbox.
   std::vector<RunSupervisor*> supervisors;

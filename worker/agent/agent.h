@@ -91,8 +91,10 @@ class Agent {
   void ReportLoop();
 
   absl::Status RegisterOnce();
-  // Starts the assigned attempt under a RunSupervisor, unless it is refused or handed back.
+  // Starts the assigned attempt under a RunSupervisor, unless it is refused or handed back; or, for a model
+  // export order, the export on a thread of its own (model_export_upload.h).
   void HandleAssignment(const v1::Assignment& assignment);
+  void StartModelExport(const v1::ModelExportOrder& order);
   // Whether the agent takes `run`: not while leaving (handed back unstarted) or stopping, nor twice when a
   // reconnect sends it again. An older attempt of the run is stopped first.
   bool ClaimRun(const v1::RunAttempt& run);
@@ -141,6 +143,7 @@ class Agent {
   std::thread heartbeat_thread_;
   std::thread assignment_thread_;
   std::thread report_thread_;
+  std::vector<std::thread> export_threads_;  // Guarded by mu_; joined by Shutdown.
 };
 
 }  // namespace nmsparse::agent

@@ -6,13 +6,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/unicode_text.h"
-#include "contract/exit_codes.h"
+#include "contract/nmtrain_exit_codes.h"
 #include "contract/run_directory.h"
 #include "contract/trainer_flags.h"
 #include "schemas/limits.h"
 #include "worker/agent/agent.h"
 #include "worker/agent/agent_log.h"
 #include "worker/agent/data_roots.h"
+#include "worker/agent/model_export_upload.h"
 #include "worker/agent/run_attempt.h"
 
 namespace nmsparse::agent {
@@ -35,6 +36,10 @@ Report LogReport(const v1::RunAttempt& run, uint32_t rank, absl::string_view tex
 }  // namespace
 
 void Agent::HandleAssignment(const v1::Assignment& assignment) {
+  if (assignment.has_export_model()) {
+    StartModelExport(assignment.export_model());
+    return;
+  }
   const v1::RunAttempt run = MakeAttempt(assignment.run_id(), assignment.attempt());
   if (!ClaimRun(run)) return;
   RunLaunch launch = MakeLaunch(assignment);
@@ -54,6 +59,19 @@ void Agent::HandleAssignment(const v1::Assignment& assignment) {
                                            ", meeting at ", launch.master_addr, ":", launch.master_port)
                             : ""));
   StartSupervisor(run, std::move(launch));
+}
+
+void Agent::StartModelExport(const v1::ModelExportOrder& order) {
+  ModelExportJob job{options_.trainer, options_.work_dir, options_.host, 0, order};
+  std::lock_guard<std::mutex> lock(mu_);
+  if (Stopping()) return;  // The coordinator's wait for the upload ends when this worker's stream does.
+  job.worker_id = worker_id_;
+  AgentLog(absl::StrCat("exporting run ", order.run_id(), "'s model (export ", order.export_id(), ")"));
+  export_threads_.emplace_back([this, job = std::move(job)] {
+    absl::Status s = ExportAndUpload(job, client_.get());
+    AgentLog(absl::StrCat("export ", job.order.export_id(), " of run ", job.order.run_id(), ": ",
+                          s.ok() ? "sent" : s.ToString()));
+  });
 }
 
 bool Agent::ClaimRun(const v1::RunAttempt& run) {
@@ -200,8 +218,7 @@ void Agent::OnRunDone(const v1::RunAttempt& run, const RunOutcome& outcome) {
   report.complete.set_outcome(outcome.state);
   report.complete.set_exit_code(outcome.exit_code);
   report.complete.set_message(ValidUtf8(outcome.message));  // It may quote the trainer's stderr.
-  for (const auto& [name, value] : outcome.final_metrics)
-    (*report.complete.mutable_final_metrics())[name] = value;
+  // The final metrics went ahead of it as the attempt's `final` point (the outbox keeps its order).
   outbox_.Push(std::move(report));
 }
 

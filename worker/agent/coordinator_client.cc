@@ -2,6 +2,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "common/status_macros.h"
 #include "contract/worker_session.h"
 #include "schemas/limits.h"
 
@@ -54,8 +55,7 @@ absl::StatusOr<v1::RegisterResponse> CoordinatorClient::Register(const v1::Regis
   grpc::ClientContext context;
   SetDeadline(&context);
   v1::RegisterResponse response;
-  absl::Status status = ToAbsl(stub_->Register(&context, request, &response));
-  if (!status.ok()) return status;
+  NM_RETURN_IF_ERROR(ToAbsl(stub_->Register(&context, request, &response)));
   return response;
 }
 
@@ -63,8 +63,7 @@ absl::StatusOr<v1::HeartbeatResponse> CoordinatorClient::Heartbeat(const v1::Hea
   grpc::ClientContext context;
   SetDeadline(&context);
   v1::HeartbeatResponse response;
-  absl::Status status = ToAbsl(stub_->Heartbeat(&context, request, &response));
-  if (!status.ok()) return status;
+  NM_RETURN_IF_ERROR(ToAbsl(stub_->Heartbeat(&context, request, &response)));
   return response;
 }
 
@@ -101,6 +100,21 @@ absl::Status CoordinatorClient::CompleteRun(const v1::CompleteRunRequest& reques
   SetDeadline(&context);
   v1::Ack ack;
   return ToAbsl(stub_->CompleteRun(&context, request, &ack));
+}
+
+absl::Status CoordinatorClient::UploadModelExport(const std::function<bool(v1::ModelExportUpload*)>& next) {
+  grpc::ClientContext context;
+  AttachCredentials(&context);
+  v1::Ack ack;
+  std::unique_ptr<grpc::ClientWriter<v1::ModelExportUpload>> writer =
+      stub_->UploadModelExport(&context, &ack);
+  v1::ModelExportUpload message;
+  while (next(&message)) {
+    if (!writer->Write(message)) break;  // The coordinator refused or the caller left; Finish says why.
+    message.Clear();
+  }
+  writer->WritesDone();
+  return ToAbsl(writer->Finish());
 }
 
 absl::Status CoordinatorClient::StreamAssignments(

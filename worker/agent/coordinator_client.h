@@ -43,6 +43,10 @@ class CoordinatorClient {
   absl::Status ReportLog(const v1::LogReport& report);
   absl::Status CompleteRun(const v1::CompleteRunRequest& request);
 
+  // Sends the messages `next` fills (it returns false after the last) on one UploadModelExport stream. No
+  // deadline: a large model takes as long as its reader; the coordinator bounds the wait.
+  absl::Status UploadModelExport(const std::function<bool(v1::ModelExportUpload*)>& next);
+
   // Reads the worker's assignment stream until the coordinator ends it, the connection fails, or
   // CancelAssignments() is called; `on_assignment` runs for each assignment.
   absl::Status StreamAssignments(int64_t worker_id,

@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/status_macros.h"
 #include "contract/dataset_location.h"
 #include "yaml-cpp/yaml.h"
 
@@ -54,21 +55,42 @@ absl::StatusOr<std::string> DatasetDirectory(const std::string& resolved_spec, c
   return path;
 }
 
+absl::StatusOr<std::string> InitialCheckpointPath(const std::string& resolved_spec,
+                                                  const std::string& run_dir) {
+  std::string path;
+  try {
+    const YAML::Node model = YAML::Load(resolved_spec)["model"];
+    if (model && model.IsMap() && model["initial_checkpoint"])
+      path = model["initial_checkpoint"].as<std::string>();
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("the run's resolved spec cannot be read: ", e.what()));
+  }
+  if (!path.empty() && path[0] != '/') path = absl::StrCat(run_dir, "/", path);
+  return path;
+}
+
 absl::Status CheckRunDataAccess(const std::string& resolved_spec, const std::string& run_dir,
                                 const std::vector<std::string>& roots) {
   absl::StatusOr<std::string> directory = DatasetDirectory(resolved_spec, run_dir);
   if (!directory.ok()) return directory.status();
-  if (directory->empty()) return absl::OkStatus();  // No files to read (synthetic data).
-  if (absl::StartsWith(*directory, run_dir + "/")) {
+  absl::StatusOr<std::string> weights = InitialCheckpointPath(resolved_spec, run_dir);
+  if (!weights.ok()) return weights.status();
+  if (directory->empty() && weights->empty()) return absl::OkStatus();  // No files to read.
+  if (absl::StartsWith(*directory, run_dir + "/") || absl::StartsWith(*weights, run_dir + "/")) {
     std::error_code error;
     std::filesystem::create_directories(run_dir, error);
     if (error) return absl::UnavailableError(absl::StrCat("cannot create ", run_dir, ": ", error.message()));
   }
-  return CheckUnderDataRoots(*directory, roots);
+  if (!directory->empty()) {
+    if (absl::Status s = CheckUnderDataRoots(*directory, roots); !s.ok()) return s;
+  }
+  if (weights->empty()) return absl::OkStatus();
+  return CheckUnderDataRoots(*weights, roots, "model.initial_checkpoint");
 }
 
-absl::Status CheckUnderDataRoots(const std::string& path, const std::vector<std::string>& roots) {
-  const std::string named = absl::StrCat("data.path ", path, " ");
+absl::Status CheckUnderDataRoots(const std::string& path, const std::vector<std::string>& roots,
+                                 const std::string& key) {
+  const std::string named = absl::StrCat(key, " ", path, " ");
   const std::string where =
       absl::StrCat("this worker's data roots [", absl::StrJoin(roots, ", "), "] (nmworker --data_root)");
   std::optional<std::string> real = Resolve(path);

@@ -21,17 +21,24 @@ std::vector<std::string> DefaultDataRoots(const std::string& work_dir);
 // dataset with no files (synthetic). InvalidArgument when the spec cannot be read.
 absl::StatusOr<std::string> DatasetDirectory(const std::string& resolved_spec, const std::string& run_dir);
 
+// The file or folder of the run's first weights (model.initial_checkpoint), relative paths from `run_dir`;
+// "" when the run starts from random weights. InvalidArgument when the spec cannot be read.
+absl::StatusOr<std::string> InitialCheckpointPath(const std::string& resolved_spec,
+                                                  const std::string& run_dir);
+
 // The check nmworker runs before a run starts: OK when the run reads no files, or when its dataset directory
-// (DatasetDirectory) is under `roots` (CheckUnderDataRoots). A relative data.path is resolved from `run_dir`,
-// as nmtrain, started there, resolves it: the run directory is created first when missing (a first attempt),
-// since ".." can only be resolved from a directory that exists.
+// (DatasetDirectory) and its initial weights (InitialCheckpointPath) are under `roots` (CheckUnderDataRoots):
+// a weights file is data like any other, confined the same way. A relative data.path is resolved from
+// `run_dir`, as nmtrain, started there, resolves it: the run directory is created first when missing (a first
+// attempt), since ".." can only be resolved from a directory that exists.
 absl::Status CheckRunDataAccess(const std::string& resolved_spec, const std::string& run_dir,
                                 const std::vector<std::string>& roots);
 
 // OK when `path`, with symlinks resolved, is one of `roots` (also resolved) or below one. Otherwise
-// PermissionDenied: "data.path PATH (resolves to REAL) is outside this worker's data roots [R1, R2]
+// PermissionDenied: "KEY PATH (resolves to REAL) is outside this worker's data roots [R1, R2]
 // (nmworker --data_root)"; a path that does not exist is refused the same way, naming it.
-absl::Status CheckUnderDataRoots(const std::string& path, const std::vector<std::string>& roots);
+absl::Status CheckUnderDataRoots(const std::string& path, const std::vector<std::string>& roots,
+                                 const std::string& key = "data.path");
 
 }  // namespace nmsparse::agent
 

@@ -89,5 +89,32 @@ TEST_F(DataRootsTest, RelativePathsResolveFromTheRunDirectoryBeforeItExists) {
   EXPECT_TRUE(CheckRunDataAccess("data: {dataset: synthetic}\n", run_dir, roots).ok());
 }
 
+// model.initial_checkpoint is data too (issue 39): a weights file under a root passes, one outside (or a
+// link out of a root) is refused naming the key, alongside a dataset that would pass.
+TEST_F(DataRootsTest, InitialWeightsAreConfinedLikeData) {
+  const std::vector<std::string> roots = {base_ + "/data"};
+  const std::string run_dir = base_ + "/data/work/runs/9";
+  const auto spec = [](const std::string& path) {
+    return "model: {name: vit_nano_patch7_28, initial_checkpoint: " + path +
+           "}\ndata: {dataset: synthetic}\n";
+  };
+  EXPECT_EQ(*InitialCheckpointPath(spec("w.safetensors"), "/w/runs/1"), "/w/runs/1/w.safetensors");
+  EXPECT_EQ(*InitialCheckpointPath("model: {name: x}\n", "/w/runs/1"), "");
+  EXPECT_TRUE(CheckRunDataAccess(spec(base_ + "/data/shards"), run_dir, roots).ok());
+  EXPECT_TRUE(CheckRunDataAccess(spec("../../../shards"), run_dir, roots).ok());
+  absl::Status outside = CheckRunDataAccess(spec(base_ + "/other"), run_dir, roots);
+  EXPECT_EQ(outside.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(outside.message(), "model.initial_checkpoint " + base_ +
+                                   "/other is outside this worker's data roots [" + base_ +
+                                   "/data] (nmworker --data_root)");
+  EXPECT_EQ(CheckRunDataAccess(spec(base_ + "/data/escape"), run_dir, roots).code(),
+            absl::StatusCode::kPermissionDenied);  // A link out of the root.
+  absl::Status missing = CheckRunDataAccess(spec(base_ + "/data/none.safetensors"), run_dir, roots);
+  EXPECT_NE(
+      missing.message().find("model.initial_checkpoint " + base_ + "/data/none.safetensors does not exist"),
+      std::string::npos)
+      << missing;
+}
+
 }  // namespace
 }  // namespace nmsparse::agent

@@ -21,7 +21,7 @@ std::optional<uint64_t> AsCounter(const google::protobuf::Value& value) {
 
 }  // namespace
 
-std::optional<MetricLine> ParseMetricLine(absl::string_view line) {
+std::optional<ParsedMetricLine> ParseMetricLine(absl::string_view line) {
   line = absl::StripAsciiWhitespace(line);
   if (line.size() < 2 || line.front() != '{' || line.back() != '}') return std::nullopt;
   google::protobuf::Struct object;
@@ -37,7 +37,7 @@ std::optional<MetricLine> ParseMetricLine(absl::string_view line) {
       kind_name != contract::kKindFinal && kind_name != contract::kKindProgress)
     return std::nullopt;
 
-  MetricLine out;
+  ParsedMetricLine out;
   out.is_final = kind_name == contract::kKindFinal;
   out.point.set_kind(kind_name);
   for (const auto& [name, value] : fields) {

@@ -11,14 +11,14 @@
 
 namespace nmsparse::agent {
 
-struct MetricLine {
+struct ParsedMetricLine {
   v1::MetricPoint point;  // run_id, attempt, seq and at_ms are left for the caller.
   bool is_final = false;  // kind "final": its values are also the run's final metrics.
 };
 
 // The metric carried by `line`, or nullopt when the line is not a metric line (not a JSON object, no known
 // kind, or epoch/step that are not non-negative integers); such lines are logged instead.
-std::optional<MetricLine> ParseMetricLine(absl::string_view line);
+std::optional<ParsedMetricLine> ParseMetricLine(absl::string_view line);
 
 }  // namespace nmsparse::agent
 

@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/status_macros.h"
 
 namespace nmsparse::agent {
 namespace {
@@ -72,8 +73,7 @@ absl::StatusOr<std::unique_ptr<RankProcess>> RankProcess::Start(const RankComman
                                                                 LineCallback on_stdout,
                                                                 LineCallback on_stderr) {
   if (command.argv.empty()) return absl::InvalidArgumentError("empty command");
-  absl::StatusOr<std::string> program = ResolveProgram(command.argv[0]);
-  if (!program.ok()) return program.status();
+  NM_ASSIGN_OR_RETURN(std::string program, ResolveProgram(command.argv[0]));
 
   // Everything the child needs is prepared before fork: after it, only async-signal-safe calls are allowed.
   std::vector<char*> argv;
@@ -116,7 +116,7 @@ absl::StatusOr<std::unique_ptr<RankProcess>> RankProcess::Start(const RankComman
     if (devnull < 0 || dup2(devnull, 0) < 0) ChildFail(exec_pipe[1]);
     if (dup2(out_pipe[1], 1) < 0 || dup2(err_pipe[1], 2) < 0) ChildFail(exec_pipe[1]);
     if (!command.cwd.empty() && chdir(command.cwd.c_str()) != 0) ChildFail(exec_pipe[1]);
-    execve(program->c_str(), argv.data(), envp.data());
+    execve(program.c_str(), argv.data(), envp.data());
     ChildFail(exec_pipe[1]);
   }
 
@@ -134,7 +134,7 @@ absl::StatusOr<std::unique_ptr<RankProcess>> RankProcess::Start(const RankComman
       new RankProcess(pid, out_pipe[0], err_pipe[0], std::move(on_stdout), std::move(on_stderr)));
   if (n == static_cast<ssize_t>(sizeof(child_errno))) {
     process->Wait();
-    return absl::ErrnoToStatus(child_errno, absl::StrCat("cannot execute ", *program));
+    return absl::ErrnoToStatus(child_errno, absl::StrCat("cannot execute ", program));
   }
   return process;
 }

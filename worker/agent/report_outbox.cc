@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "contract/metric_line.h"
+
 namespace nmsparse::agent {
 
 bool SameAttempt(const v1::RunAttempt& a, const v1::RunAttempt& b) {
@@ -29,8 +31,10 @@ void ReportOutbox::EnforceCapacityLocked() {
   while (queue_.size() > capacity_ && DropLogLineLocked()) {
   }
   while (queue_.size() > capacity_) {
-    auto it = std::find_if(queue_.begin(), queue_.end(),
-                           [](const Report& r) { return r.kind == Report::Kind::kMetric; });
+    // A final point is the one carrier of its run's final metrics: kept, like StartRun and CompleteRun.
+    auto it = std::find_if(queue_.begin(), queue_.end(), [](const Report& r) {
+      return r.kind == Report::Kind::kMetric && r.point.kind() != contract::kKindFinal;
+    });
     if (it == queue_.end()) break;
     queue_.erase(it);
     ++dropped_;

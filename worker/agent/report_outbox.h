@@ -1,10 +1,10 @@
 // The agent's ordered queue of reports to the coordinator. Reports wait here until the coordinator takes or
 // refuses them (report_fate.h), and are sent again in order while it is away or cannot store them; the queue
 // is bounded: past its capacity log lines are dropped first, then the oldest metric points (StartRun and
-// CompleteRun reports are never dropped). A flood of log lines keeps its head and its tail: the oldest half
-// of the queue goes out as it is, the lines just after it are dropped, and the line after a gap carries how
-// many of its attempt's lines were dropped just before it (v1.LogLine.dropped_before), so that the
-// coordinator's count is true.
+// CompleteRun reports and final points, which carry a run's final metrics, are never dropped). A flood of log
+// lines keeps its head and its tail: the oldest half of the queue goes out as it is, the lines just after it
+// are dropped, and the line after a gap carries how many of its attempt's lines were dropped just before it
+// (v1.LogLine.dropped_before), so that the coordinator's count is true.
 #ifndef NMSPARSE_WORKER_AGENT_REPORT_OUTBOX_H_
 #define NMSPARSE_WORKER_AGENT_REPORT_OUTBOX_H_
 

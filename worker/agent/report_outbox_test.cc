@@ -77,6 +77,25 @@ TEST(ReportOutboxTest, CapacityDropsLogsThenMetricsNeverCompletions) {
   EXPECT_EQ(batch[0].kind, Report::Kind::kStart);
 }
 
+// The final point is the one carrier of a run's final metrics (CompleteRun has none): past the capacity the
+// epoch point before it goes, the final point stays.
+TEST(ReportOutboxTest, CapacityNeverDropsAFinalPoint) {
+  ReportOutbox outbox(2);
+  Report final_point = Make(Report::Kind::kMetric, 1, 1);
+  final_point.point.set_kind("final");
+  Report epoch = Make(Report::Kind::kMetric, 1, 1);
+  epoch.point.set_kind("epoch");
+  outbox.Push(final_point);
+  outbox.Push(epoch);
+  outbox.Push(Make(Report::Kind::kComplete, 1, 1));  // Over capacity: the epoch point goes, not the final.
+  EXPECT_EQ(outbox.dropped(), 1u);
+  outbox.Push(Make(Report::Kind::kComplete, 2, 1));  // Nothing droppable is left: kept over capacity.
+  EXPECT_EQ(outbox.dropped(), 1u);
+  auto batch = outbox.PeekBatch(10, kNoWait);
+  ASSERT_FALSE(batch.empty());
+  EXPECT_EQ(batch[0].point.kind(), "final");
+}
+
 // A flood of log lines past the capacity keeps the oldest half of the queue (the head, sent as it is) and the
 // latest lines; the first line after the gap carries how many were dropped there, so that the coordinator's
 // count is exact, and the agent learns once that the attempt lost lines and, at its end, how many.

@@ -17,8 +17,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/checked_file.h"
-#include "contract/exit_codes.h"
 #include "contract/metric_names.h"
+#include "contract/nmtrain_exit_codes.h"
 #include "contract/run_directory.h"
 #include "contract/trainer_flags.h"
 #include "worker/agent/metric_line_parser.h"
@@ -90,10 +90,9 @@ void RunSupervisor::Main() {
 
 void RunSupervisor::OnStdout(uint32_t rank, absl::string_view line) {
   if (rank == 0) {
-    if (std::optional<MetricLine> metric = ParseMetricLine(line)) {
+    if (std::optional<ParsedMetricLine> metric = ParseMetricLine(line)) {
       if (metric->is_final) {
         std::lock_guard<std::mutex> lock(mu_);
-        for (const auto& [name, value] : metric->point.values()) final_metrics_[name] = value;
         final_labels_.insert(metric->point.labels().begin(), metric->point.labels().end());
       }
       metric->point.set_run_id(launch_.run_id);
@@ -191,7 +190,6 @@ RunOutcome RunSupervisor::Supervise() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     tail = absl::StrJoin(stderr_tail_, "\n");
-    outcome.final_metrics = final_metrics_;
   }
   if (tail.size() > kStderrTailChars) tail = "..." + tail.substr(tail.size() - kStderrTailChars);
 

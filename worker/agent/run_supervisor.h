@@ -36,7 +36,6 @@ struct RunOutcome {
   bool report = true;  // False for a stale attempt.
   int exit_code = 0;
   std::string message;
-  std::map<std::string, double> final_metrics;
 };
 
 struct RunCallbacks {
@@ -81,7 +80,6 @@ class RunSupervisor {
 
   std::mutex mu_;                        // Guards what the reader threads fill in.
   std::deque<std::string> stderr_tail_;  // Last stderr lines of any rank, for the failure message.
-  std::map<std::string, double> final_metrics_;
   std::map<std::string, std::string> final_labels_;  // e.g. the device rank 0 trained on.
 };
 

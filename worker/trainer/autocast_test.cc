@@ -17,10 +17,10 @@
 #include "worker/sparsity/sparse_linear.h"
 #include "worker/trainer/autocast_guard.h"
 #include "worker/trainer/checkpoint.h"
-#include "worker/trainer/exit_codes.h"
 #include "worker/trainer/models/model_factory.h"
 #include "worker/trainer/optimizer.h"
 #include "worker/trainer/trainer.h"
+#include "worker/trainer/trainer_error.h"
 #include "worker/trainer/trainer_testing.h"
 
 namespace nmsparse {

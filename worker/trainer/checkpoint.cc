@@ -19,7 +19,7 @@
 #include "contract/run_directory.h"
 #include "worker/trainer/checkpoint_architecture.h"
 #include "worker/trainer/checkpoint_digest.h"
-#include "worker/trainer/exit_codes.h"
+#include "worker/trainer/trainer_error.h"
 
 namespace nmsparse {
 namespace {

@@ -6,7 +6,7 @@
 #include "schemas/model_arch_text.h"
 #include "worker/trainer/checkpoint.h"
 #include "worker/trainer/checkpoint_digest.h"
-#include "worker/trainer/exit_codes.h"
+#include "worker/trainer/trainer_error.h"
 
 namespace nmsparse {
 

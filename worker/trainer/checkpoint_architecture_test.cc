@@ -7,8 +7,8 @@
 
 #include "gtest/gtest.h"
 #include "worker/trainer/checkpoint.h"
-#include "worker/trainer/exit_codes.h"
 #include "worker/trainer/trainer.h"
+#include "worker/trainer/trainer_error.h"
 #include "worker/trainer/trainer_testing.h"
 
 namespace nmsparse {

@@ -14,7 +14,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "worker/trainer/exit_codes.h"
+#include "worker/trainer/trainer_error.h"
 
 namespace nmsparse {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "worker/trainer/device_choice.h"
 #include "worker/trainer/distributed.h"
-#include "worker/trainer/exit_codes.h"
+#include "worker/trainer/trainer_error.h"
 
 #ifdef NMSPARSE_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>

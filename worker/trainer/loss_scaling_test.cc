@@ -15,12 +15,12 @@
 #include "worker/trainer/adamw_step.h"
 #include "worker/trainer/autocast_guard.h"
 #include "worker/trainer/checkpoint.h"
-#include "worker/trainer/exit_codes.h"
 #include "worker/trainer/loss_scaler.h"
 #include "worker/trainer/models/model_factory.h"
 #include "worker/trainer/optimizer.h"
 #include "worker/trainer/optimizer_step.h"
 #include "worker/trainer/trainer.h"
+#include "worker/trainer/trainer_error.h"
 #include "worker/trainer/trainer_testing.h"
 
 namespace nmsparse {

@@ -26,9 +26,9 @@
 #include "worker/trainer/blas_check.h"
 #include "worker/trainer/data/transformed_dataset.h"
 #include "worker/trainer/distributed.h"
-#include "worker/trainer/exit_codes.h"
 #include "worker/trainer/interop/model_export.h"
 #include "worker/trainer/trainer.h"
+#include "worker/trainer/trainer_error.h"
 
 namespace nmsparse {
 namespace {

@@ -19,8 +19,8 @@
 #include "worker/trainer/blas_core_choice.h"
 #include "worker/trainer/checkpoint.h"
 #include "worker/trainer/data/image_testing.h"
-#include "worker/trainer/exit_codes.h"
 #include "worker/trainer/models/model_factory.h"
+#include "worker/trainer/trainer_error.h"
 #include "worker/trainer/trainer_testing.h"
 
 extern char** environ;

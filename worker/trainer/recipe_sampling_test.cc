@@ -5,8 +5,8 @@
 #include <sstream>
 #include <string>
 
-#include "worker/trainer/exit_codes.h"
 #include "worker/trainer/trainer.h"
+#include "worker/trainer/trainer_error.h"
 #include "worker/trainer/trainer_testing.h"
 
 namespace nmsparse {

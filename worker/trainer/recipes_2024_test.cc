@@ -9,9 +9,9 @@
 #include "gtest/gtest.h"
 #include "schemas/experiment_config.h"
 #include "worker/trainer/checkpoint.h"
-#include "worker/trainer/exit_codes.h"
 #include "worker/trainer/models/model_factory.h"
 #include "worker/trainer/trainer.h"
+#include "worker/trainer/trainer_error.h"
 #include "worker/trainer/trainer_testing.h"
 
 namespace nmsparse {

@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "worker/trainer/checkpoint_architecture.h"
-#include "worker/trainer/exit_codes.h"
+#include "worker/trainer/trainer_error.h"
 
 namespace nmsparse {
 namespace {

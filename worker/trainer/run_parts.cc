@@ -7,7 +7,7 @@
 
 #include "schemas/model_resolution.h"
 #include "schemas/trained_epochs.h"
-#include "worker/trainer/exit_codes.h"
+#include "worker/trainer/trainer_error.h"
 
 namespace nmsparse {
 

@@ -33,7 +33,6 @@
 #include "worker/trainer/device_setup.h"
 #include "worker/trainer/distributed.h"
 #include "worker/trainer/evaluator.h"
-#include "worker/trainer/exit_codes.h"
 #include "worker/trainer/flops.h"
 #include "worker/trainer/gradient_averager.h"
 #include "worker/trainer/host_reads.h"
@@ -52,6 +51,7 @@
 #include "worker/trainer/run_metric_fields.h"
 #include "worker/trainer/run_parts.h"
 #include "worker/trainer/sync_debug.h"
+#include "worker/trainer/trainer_error.h"
 #include "worker/trainer/training_flops.h"
 
 namespace nmsparse {
@@ -436,7 +436,7 @@ class Run {
       if (ema_) AddEmaFields(ema_eval.loss, ema_eval.top1, ema_eval.top5, line);
       line.Add(contract::kLearningRate, trained_lr);
       line.Add(contract::kImagesPerSecond, images_per_s).Add(contract::kFlops, state_.flops);
-      line.Add("precision", c_.resources.precision);
+      line.Add(contract::kPrecisionLabel, c_.resources.precision);
       AddDeviceFields(line);
       AddLossScalerFields(line);
       AddSparsityFields(sparsity_->Report(state_.global_step, /*per_layer=*/true), line);
@@ -572,18 +572,18 @@ class Run {
     MetricLine line(contract::kKindFinal);
     line.Add(contract::kTop1, state_.last_top1).Add(contract::kTop5, state_.last_top5);
     line.Add(contract::kLoss, state_.last_epoch_loss);
-    line.Add(contract::kEvalLoss, state_.last_eval_loss).Add("best_top1", state_.best_top1);
+    line.Add(contract::kEvalLoss, state_.last_eval_loss).Add(contract::kBestTop1, state_.best_top1);
     if (ema_) AddEmaFields(state_.last_ema_eval_loss, state_.last_ema_top1, state_.last_ema_top5, line);
     if (deploy_top1_) line.Add(contract::kDeployTop1, *deploy_top1_);
     if (ema_deploy_top1_) line.Add(contract::kEmaDeployTop1, *ema_deploy_top1_);
-    line.Add("epochs", epochs_);
+    line.Add(contract::kEpochs, epochs_);
     line.Add(contract::kStepKey, state_.global_step)
-        .Add("train_seconds", state_.train_seconds)
-        .Add("flops", state_.flops)
+        .Add(contract::kTrainSeconds, state_.train_seconds)
+        .Add(contract::kFlops, state_.flops)
         .Add(contract::kParams, static_cast<double>(CountParameters(*model_)))
         .Add(contract::kInferenceFlops,
              ForwardFlopsAt(arch_, c_.sparsity.locations, FinalDensity(c_.sparsity)))
-        .Add("precision", c_.resources.precision);
+        .Add(contract::kPrecisionLabel, c_.resources.precision);
     AddDeviceFields(line);
     AddLossScalerFields(line);
     EmitMetric(*o_.metrics, line);

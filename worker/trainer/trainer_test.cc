@@ -18,7 +18,6 @@
 #include "worker/trainer/data/synthetic_dataset.h"
 #include "worker/trainer/decode_failures_across_ranks.h"
 #include "worker/trainer/evaluator.h"
-#include "worker/trainer/exit_codes.h"
 #include "worker/trainer/flops.h"
 #include "worker/trainer/host_reads.h"
 #include "worker/trainer/loss.h"
@@ -26,6 +25,7 @@
 #include "worker/trainer/mixup.h"
 #include "worker/trainer/models/model_factory.h"
 #include "worker/trainer/optimizer.h"
+#include "worker/trainer/trainer_error.h"
 #include "worker/trainer/trainer_testing.h"
 #include "worker/trainer/training_flops.h"
 

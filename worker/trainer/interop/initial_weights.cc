@@ -11,8 +11,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "worker/trainer/exit_codes.h"
 #include "worker/trainer/interop/safetensors.h"
+#include "worker/trainer/trainer_error.h"
 
 namespace nmsparse {
 namespace {

@@ -13,9 +13,9 @@
 #include <string>
 
 #include "schemas/model_catalog.h"
-#include "worker/trainer/exit_codes.h"
 #include "worker/trainer/interop/safetensors.h"
 #include "worker/trainer/models/model_factory.h"
+#include "worker/trainer/trainer_error.h"
 
 namespace nmsparse {
 namespace {

@@ -13,12 +13,12 @@
 #include "schemas/data_pipeline.h"
 #include "worker/sparsity/sparsity_engine.h"
 #include "worker/trainer/checkpoint.h"
-#include "worker/trainer/exit_codes.h"
 #include "worker/trainer/interop/safetensors.h"
 #include "worker/trainer/interop/timm_config.h"
 #include "worker/trainer/lr_scheduler.h"
 #include "worker/trainer/models/model_factory.h"
 #include "worker/trainer/run_parts.h"
+#include "worker/trainer/trainer_error.h"
 
 namespace nmsparse {
 namespace {

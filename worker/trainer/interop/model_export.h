@@ -14,6 +14,7 @@
 
 #include <string>
 
+#include "contract/model_export_files.h"
 #include "schemas/experiment_config.h"
 
 namespace nmsparse {
@@ -25,11 +26,11 @@ struct ExportOptions {
   bool bf16 = false;       // --dtype bf16: the weights rounded to bfloat16 (masks applied in fp32 first).
 };
 
-// The file names in the export directory.
-constexpr char kExportWeightsFile[] = "model.safetensors";
-constexpr char kExportConfigFile[] = "config.json";
-constexpr char kExportSparsityFile[] = "sparsity.json";
-constexpr char kExportCardFile[] = "README.md";
+// The file names in the export directory (the contract with nmworker and nmctl, which send them on).
+using contract::kExportCardFile;
+using contract::kExportConfigFile;
+using contract::kExportSparsityFile;
+using contract::kExportWeightsFile;
 
 // Throws TrainerError: kExitUsage for a spec or option that cannot be exported (a missing EMA, dynamic
 // sparsity), kExitTraining when the checkpoint cannot be read or a file cannot be written.

@@ -20,12 +20,12 @@
 #include "worker/trainer/checkpoint.h"
 #include "worker/trainer/distributed.h"
 #include "worker/trainer/evaluator.h"
-#include "worker/trainer/exit_codes.h"
 #include "worker/trainer/interop/initial_weights.h"
 #include "worker/trainer/interop/safetensors.h"
 #include "worker/trainer/models/model_factory.h"
 #include "worker/trainer/run_parts.h"
 #include "worker/trainer/trainer.h"
+#include "worker/trainer/trainer_error.h"
 #include "worker/trainer/trainer_testing.h"
 
 namespace nmsparse {

@@ -1,6 +1,9 @@
-// Early-return helpers for absl::Status / absl::StatusOr (Abseil 20220623 has none public).
-#ifndef NMSPARSE_SERVER_STORE_STATUS_MACROS_H_
-#define NMSPARSE_SERVER_STORE_STATUS_MACROS_H_
+// Early-return helpers for absl::Status / absl::StatusOr (Abseil 20220623 has none public), for every
+// program: NM_RETURN_IF_ERROR(expr) and NM_ASSIGN_OR_RETURN(lhs, expr).
+#ifndef NMSPARSE_COMMON_STATUS_MACROS_H_
+#define NMSPARSE_COMMON_STATUS_MACROS_H_
+
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -19,4 +22,4 @@
   if (!tmp.ok()) return tmp.status();            \
   lhs = std::move(tmp).value()
 
-#endif  // NMSPARSE_SERVER_STORE_STATUS_MACROS_H_
+#endif  // NMSPARSE_COMMON_STATUS_MACROS_H_

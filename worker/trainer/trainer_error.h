@@ -1,11 +1,11 @@
 // nmtrain's exit codes (defined in the contract with the worker agent) and the error that carries one.
-#ifndef NMSPARSE_WORKER_TRAINER_EXIT_CODES_H_
-#define NMSPARSE_WORKER_TRAINER_EXIT_CODES_H_
+#ifndef NMSPARSE_WORKER_TRAINER_TRAINER_ERROR_H_
+#define NMSPARSE_WORKER_TRAINER_TRAINER_ERROR_H_
 
 #include <stdexcept>
 #include <string>
 
-#include "contract/exit_codes.h"
+#include "contract/nmtrain_exit_codes.h"
 
 namespace nmsparse {
 
@@ -30,4 +30,4 @@ class TrainerError : public std::runtime_error {
 
 }  // namespace nmsparse
 
-#endif  // NMSPARSE_WORKER_TRAINER_EXIT_CODES_H_
+#endif  // NMSPARSE_WORKER_TRAINER_TRAINER_ERROR_H_

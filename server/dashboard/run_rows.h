@@ -2,8 +2,8 @@
 // into a row when its sweep's snapshot is taken (sweep_cache.h), then filtered, sorted and cut to a page on
 // the server, so a sweep of 50k runs costs the browser one page. FinalsText is the one number formatter of
 // the page's first render and of its polls.
-#ifndef NMSPARSE_SERVER_DASHBOARD_RUN_TABLE_H_
-#define NMSPARSE_SERVER_DASHBOARD_RUN_TABLE_H_
+#ifndef NMSPARSE_SERVER_DASHBOARD_RUN_ROWS_H_
+#define NMSPARSE_SERVER_DASHBOARD_RUN_ROWS_H_
 
 #include <cstdint>
 #include <map>
@@ -55,4 +55,4 @@ Json RowJson(const RunRow& row);
 
 }  // namespace nmsparse::server
 
-#endif  // NMSPARSE_SERVER_DASHBOARD_RUN_TABLE_H_
+#endif  // NMSPARSE_SERVER_DASHBOARD_RUN_ROWS_H_

@@ -1,7 +1,7 @@
 // nmtrain's exit codes and what they mean to the worker agent that starts it and to the coordinator that
 // ends or retries the run (docs/nmtrain.md). Standard library only, like all of contract/.
-#ifndef NMSPARSE_CONTRACT_EXIT_CODES_H_
-#define NMSPARSE_CONTRACT_EXIT_CODES_H_
+#ifndef NMSPARSE_CONTRACT_NMTRAIN_EXIT_CODES_H_
+#define NMSPARSE_CONTRACT_NMTRAIN_EXIT_CODES_H_
 
 #include <string>
 
@@ -49,4 +49,4 @@ inline std::string DescribeExit(int code) {
 
 }  // namespace nmsparse::contract
 
-#endif  // NMSPARSE_CONTRACT_EXIT_CODES_H_
+#endif  // NMSPARSE_CONTRACT_NMTRAIN_EXIT_CODES_H_

@@ -1,6 +1,6 @@
 // nmctl's exit codes, as documented in docs/nmctl.md.
-#ifndef NMSPARSE_CLI_EXIT_CODES_H_
-#define NMSPARSE_CLI_EXIT_CODES_H_
+#ifndef NMSPARSE_CLI_NMCTL_EXIT_CODES_H_
+#define NMSPARSE_CLI_NMCTL_EXIT_CODES_H_
 
 namespace nmsparse::cli {
 
@@ -14,4 +14,4 @@ inline constexpr int kExitRunFailed =
 
 }  // namespace nmsparse::cli
 
-#endif  // NMSPARSE_CLI_EXIT_CODES_H_
+#endif  // NMSPARSE_CLI_NMCTL_EXIT_CODES_H_

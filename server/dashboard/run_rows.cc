@@ -1,4 +1,4 @@
-#include "server/dashboard/run_table.h"
+#include "server/dashboard/run_rows.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/metric_text.h"
+#include "common/status_macros.h"
 #include "common/visible_text.h"
 #include "report/compare_pivot.h"
 #include "schemas/limits.h"
@@ -70,13 +71,11 @@ absl::StatusOr<RunsQuery> ParseRunsQuery(const std::multimap<std::string, std::s
   RunsQuery query;
   for (const auto& [name, value] : params) {
     if (name == "offset") {
-      absl::StatusOr<int64_t> offset = IntParam(name, value, 0, limits::kDefaultMaxRunsPerSweep);
-      if (!offset.ok()) return offset.status();
-      query.offset = *offset;
+      NM_ASSIGN_OR_RETURN(int64_t offset, IntParam(name, value, 0, limits::kDefaultMaxRunsPerSweep));
+      query.offset = offset;
     } else if (name == "limit") {
-      absl::StatusOr<int64_t> limit = IntParam(name, value, 1, limits::kMaxDashboardPageRuns);
-      if (!limit.ok()) return limit.status();
-      query.limit = *limit;
+      NM_ASSIGN_OR_RETURN(int64_t limit, IntParam(name, value, 1, limits::kMaxDashboardPageRuns));
+      query.limit = limit;
     } else if (name == "state") {
       if (!value.empty() && !v1::RunState_Parse(value, &query.state)) {
         return absl::InvalidArgumentError(

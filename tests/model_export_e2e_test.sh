@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# nmctl export-model end to end (issue 39, docs/interop.md): the real nmserver (with tokens, on loopback),
+# one nmworker and nmtrain train a dense and an SR-STE 2:4 run; `nmctl export-model` fetches each run's
+# deployable model through the coordinator from the worker's work dir, and
+# - the four files equal byte for byte what `nmtrain --export` writes from the same checkpoint by hand;
+# - every block sparsity.json lists is exactly N:M in model.safetensors (read with Python's standard library);
+# - with the timm venv of tools/libtorch2_env.sh present, timm loads the SR-STE export strictly and finds it
+#   N:M (tools/timm_export_golden.py with NMSPARSE_EXPORT_DIR);
+# - the errors name the run: an unknown run (exit 3), a run that failed before its first checkpoint (the
+#   worker's answer), a worker token (no role for it), and a worker that is gone; none leaves a file.
+#
+# Usage: model_export_e2e_test.sh NMSERVER NMWORKER NMCTL NMTRAIN SWEEP_YAML TIMM_EXPORT_GOLDEN_PY
+set -uo pipefail
+
+nmserver=$(realpath "$1"); nmworker=$(realpath "$2"); nmctl=$(realpath "$3"); nmtrain=$(realpath "$4")
+sweep_yaml=$(realpath "$5"); golden_py=$(realpath "$6")
+tmp=$(mktemp -d "${TEST_TMPDIR:-/tmp}/model_export_e2e.XXXXXX")
+db="$tmp/nmsparse.db"
+work="$tmp/work"
+tokens="$tmp/tokens"
+mkdir -p "$work" "$tokens"
+
+source "$(dirname "${BASH_SOURCE[0]}")/e2e_lib.sh"
+
+"$nmserver" init --db="$db" --token_dir="$tokens" >"$tmp/init.log" 2>&1
+"$nmserver" token add alice --role user --token_file="$tokens/alice.token" --db="$db" >/dev/null
+export NMSPARSE_TOKEN_FILE="$tokens/alice.token"
+start_server 0
+start_worker w1 --token_file="$tokens/worker.token"
+
+sweep=$(ctl submit "$sweep_yaml" --json | json "d['sweep']['id']")
+check "the sweep is submitted" test -n "$sweep"
+check "dense and SR-STE succeed, no_data fails" wait_runs "$sweep" \
+  "len(runs) == 3 and sorted(r['state'] for r in runs) == ['FAILED', 'SUCCEEDED', 'SUCCEEDED']" 240
+run_of() {  # run_of LABEL
+  ctl runs --sweep "$sweep" --json | json "[r['id'] for r in d['runs'] if r['labels']['recipe'] == '$1'][0]"
+}
+dense=$(run_of dense); srste=$(run_of srste_2_4); no_data=$(run_of no_data)
+
+# The N:M check of an export without torch: model.safetensors' header and float32 data, sparsity.json's blocks.
+exactly_nm() {  # exactly_nm DIR: prints "K blocks exactly N:M", exits 1 on the first block that is not
+  python3 - "$1" <<'PY'
+import array, json, struct, sys
+d = sys.argv[1]
+raw = open(f"{d}/model.safetensors", "rb").read()
+n = struct.unpack("<Q", raw[:8])[0]
+header, base = json.loads(raw[8:8 + n]), 8 + n
+layers = json.load(open(f"{d}/sparsity.json"))["layers"]
+for layer in layers:
+    t = header[layer["parameter"]]
+    assert t["dtype"] == "F32", t
+    values = array.array("f", raw[base + t["data_offsets"][0]:base + t["data_offsets"][1]])
+    cols = t["shape"][1]
+    begin, end = layer["rows"]
+    for row in range(begin, end):
+        w = values[row * cols:(row + 1) * cols]
+        for g in range(0, cols, layer["m"]):
+            if sum(1 for v in w[g:g + layer["m"]] if v != 0) != layer["n"]:
+                sys.exit(f"{layer['parameter']} row {row} group {g // layer['m']} is not {layer['n']}:{layer['m']}")
+print(f"{len(layers)} blocks exactly N:M")
+PY
+}
+
+for run in "$dense" "$srste"; do
+  out="$tmp/export_$run"
+  ctl export-model "$run" -o "$out" >"$tmp/export_$run.out" 2>&1
+  check "nmctl export-model $run exits 0" test $? -eq 0
+  cat "$tmp/export_$run.out" >&2
+  "$nmtrain" --export "$work/runs/$run/checkpoint.pt" -o "$tmp/by_hand_$run" >"$tmp/by_hand_$run.log" 2>&1
+  for f in model.safetensors config.json sparsity.json README.md; do
+    check "run $run: $f equals nmtrain --export's" cmp -s "$out/$f" "$tmp/by_hand_$run/$f"
+  done
+  check "run $run: no partial file stays" test -z "$(ls -A "$out" | grep partial)"
+  check "run $run: the worker's scratch export is gone" test -z "$(ls -A "$work/exports" 2>/dev/null)"
+  nm=$(exactly_nm "$out")
+  check "run $run: every sparse block is exactly N:M ($nm)" test $? -eq 0
+done
+check "the SR-STE export lists FF and QKV blocks" test "$(exactly_nm "$tmp/export_$srste")" != "0 blocks exactly N:M"
+check "the dense export lists none" test "$(exactly_nm "$tmp/export_$dense")" = "0 blocks exactly N:M"
+ctl export-model "$srste" -o "$tmp/export_bf16" --dtype bf16 --json >"$tmp/export_bf16.json"
+check "--dtype bf16 halves the weights file" python3 -c "
+import json, os, sys
+d = json.load(open('$tmp/export_bf16.json'))
+size = {f['file']: f['bytes'] for f in d['files']}
+fp32 = os.path.getsize('$tmp/export_$srste/model.safetensors')
+sys.exit(0 if d['run_id'] == $srste and size['model.safetensors'] < 0.6 * fp32 else 1)"
+
+# timm itself, where its venv is (Bazel's HOME is the test's; the venv lives in the user's).
+home=$(getent passwd "$(id -u)" | cut -d: -f6)
+venv_python="${NMSPARSE_TORCH_VENV:-$home/.cache/nmsparse/torch-2.11.0}/bin/python"
+if [[ -x "$venv_python" ]]; then
+  NMSPARSE_EXPORT_DIR="$tmp/export_$srste" "$venv_python" "$golden_py" >"$tmp/timm.out" 2>&1
+  check "timm loads the SR-STE export strictly and finds it N:M" test $? -eq 0
+  cat "$tmp/timm.out" >&2
+else
+  log "no timm venv at $venv_python: timm's load is checked by tools/check_timm_goldens.sh only"
+fi
+
+expect_error() {  # expect_error DESCRIPTION EXIT PATTERN COMMAND...
+  local what=$1 code=$2 pattern=$3; shift 3
+  local err rc
+  err=$("$@" 2>&1 >/dev/null); rc=$?
+  if [[ $rc -ne $code ]]; then fail "$what: exit $rc, not $code ($err)"; return; fi
+  if grep -q -- "$pattern" <<<"$err"; then log "ok: $what"; else fail "$what: got '$err'"; fi
+}
+expect_error "an unknown run" 3 "no run with id 999" ctl export-model 999 -o "$tmp/none"
+expect_error "a run that failed before its first checkpoint" 1 \
+  "run $no_data has no checkpoint on worker .* (w1): .*/runs/$no_data/checkpoint.pt does not exist" \
+  ctl export-model "$no_data" -o "$tmp/none"
+expect_error "a worker token may not export" 1 \
+  "has role worker, which may not call /nmsparse.v1.Coordinator/ExportModel" \
+  ctl --token-file "$tokens/worker.token" export-model "$srste" -o "$tmp/none"
+expect_error "--weights takes final or ema" 2 "--weights: value 'best' is not final or ema" \
+  ctl export-model "$srste" -o "$tmp/none" --weights best
+stop_worker "${worker_pid[w1]}"; unset 'worker_pid[w1]'
+expect_error "a worker that is gone" 1 "worker .* (w1), which holds run $srste's directory and checkpoint, is not connected" \
+  ctl export-model "$srste" -o "$tmp/none"
+check "no failed export left a file" test -z "$(ls -A "$tmp/none" 2>/dev/null)"
+finish
