@@ -13,10 +13,10 @@
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "schemas/model_catalog.h"
+#include "schemas/model_flops.h"
 #include "schemas/model_resolution.h"
 #include "schemas/proto_bridge.h"
 #include "schemas/sparsity_config.h"
-#include "worker/trainer/training_flops.h"
 
 namespace nmsparse::report {
 namespace {

@@ -1,6 +1,5 @@
 #include "schemas/model_catalog.h"
 
-#include <algorithm>
 #include <map>
 
 #include "absl/strings/str_cat.h"
@@ -96,129 +95,7 @@ const std::map<std::string, ModelArch>& Catalog() {
   return *catalog;
 }
 
-bool Wanted(const std::vector<SparsityLocation>& locs, SparsityLocation loc) {
-  return std::find(locs.begin(), locs.end(), loc) != locs.end();
-}
-
-// The sparsifiable weights of one transformer block (ViT block or SwinV2 block) of width `dim`.
-void AddBlockLayers(const std::string& prefix, int64_t dim, int64_t hidden,
-                    const std::vector<SparsityLocation>& locs, std::vector<LayerShape>* out) {
-  const SparsityLocation qkv[] = {SparsityLocation::kQ, SparsityLocation::kK, SparsityLocation::kV};
-  for (int i = 0; i < 3; ++i) {
-    if (Wanted(locs, qkv[i])) {
-      out->push_back({prefix + "attn.qkv.weight", qkv[i], {dim, dim}, i * dim});
-    }
-  }
-  if (Wanted(locs, SparsityLocation::kO)) {
-    out->push_back({prefix + "attn.proj.weight", SparsityLocation::kO, {dim, dim}, 0});
-  }
-  if (Wanted(locs, SparsityLocation::kFF)) {
-    out->push_back({prefix + "mlp.fc1.weight", SparsityLocation::kFF, {hidden, dim}, 0});
-    out->push_back({prefix + "mlp.fc2.weight", SparsityLocation::kFF, {dim, hidden}, 0});
-  }
-}
-
-int64_t Hidden(const ModelArch& arch, int64_t dim) { return static_cast<int64_t>(dim * arch.mlp_ratio); }
-
-using Params = std::vector<ParameterShape>;
-
-void Add(Params* out, const std::string& name, std::vector<int64_t> shape) {
-  out->push_back({name, std::move(shape)});
-}
-
-void AddLinear(Params* out, const std::string& prefix, int64_t in, int64_t out_features, bool bias) {
-  Add(out, prefix + "weight", {out_features, in});
-  if (bias) Add(out, prefix + "bias", {out_features});
-}
-
-void AddNorm(Params* out, const std::string& prefix, int64_t dim) {
-  Add(out, prefix + "weight", {dim});
-  Add(out, prefix + "bias", {dim});
-}
-
-void AddPatchEmbed(Params* out, const ModelArch& arch, bool norm) {
-  const int64_t d = arch.embed_dim, p = arch.patch_size;
-  Add(out, "patch_embed.proj.weight", {d, arch.in_chans, p, p});
-  Add(out, "patch_embed.proj.bias", {d});
-  if (norm) AddNorm(out, "patch_embed.norm.", d);
-}
-
-void AddMlp(Params* out, const std::string& prefix, int64_t d, int64_t h) {
-  AddLinear(out, prefix + "fc1.", d, h, true);
-  AddLinear(out, prefix + "fc2.", h, d, true);
-}
-
-// timm's ViT Block: norm1, attn (fused qkv, proj), norm2, mlp.
-void AddVitBlock(Params* out, const ModelArch& arch, const std::string& prefix, int64_t d) {
-  AddNorm(out, prefix + "norm1.", d);
-  AddLinear(out, prefix + "attn.qkv.", d, 3 * d, arch.qkv_bias);
-  AddLinear(out, prefix + "attn.proj.", d, d, true);
-  AddNorm(out, prefix + "norm2.", d);
-  AddMlp(out, prefix + "mlp.", d, Hidden(arch, d));
-}
-
-// timm's SwinTransformerV2Block: the attention's own logit_scale, q_bias, v_bias (k_bias and the position
-// tables are buffers), then cpb_mlp (Linear(2,512)+bias, ReLU, Linear(512,heads) no bias), qkv without bias,
-// proj; then the post-norms norm1 / norm2 around the MLP.
-void AddSwinBlock(Params* out, const ModelArch& arch, const std::string& prefix, int64_t d, int64_t heads) {
-  const std::string attn = prefix + "attn.";
-  Add(out, attn + "logit_scale", {heads, 1, 1});
-  if (arch.qkv_bias) {
-    Add(out, attn + "q_bias", {d});
-    Add(out, attn + "v_bias", {d});
-  }
-  AddLinear(out, attn + "cpb_mlp.0.", 2, 512, true);
-  AddLinear(out, attn + "cpb_mlp.2.", 512, heads, false);
-  AddLinear(out, attn + "qkv.", d, 3 * d, false);
-  AddLinear(out, attn + "proj.", d, d, true);
-  AddNorm(out, prefix + "norm1.", d);
-  AddMlp(out, prefix + "mlp.", d, Hidden(arch, d));
-  AddNorm(out, prefix + "norm2.", d);
-}
-
-Params VitParameters(const ModelArch& arch) {
-  const int64_t d = arch.embed_dim, grid = arch.img_size / arch.patch_size;
-  Params out;
-  if (arch.class_token) Add(&out, "cls_token", {1, 1, d});
-  Add(&out, "pos_embed", {1, grid * grid + (arch.class_token ? 1 : 0), d});
-  AddPatchEmbed(&out, arch, false);
-  for (int b = 0; b < arch.depth; ++b) AddVitBlock(&out, arch, absl::StrCat("blocks.", b, "."), d);
-  AddNorm(&out, arch.class_token ? "norm." : "fc_norm.", d);  // timm: fc_norm after average pooling.
-  AddLinear(&out, "head.", d, arch.num_classes, true);
-  return out;
-}
-
-Params SwinV2Parameters(const ModelArch& arch) {
-  Params out;
-  AddPatchEmbed(&out, arch, true);
-  int64_t d = arch.embed_dim;
-  for (size_t s = 0; s < arch.depths.size(); ++s) {
-    const std::string stage = absl::StrCat("layers.", s, ".");
-    if (s > 0) {  // PatchMerging at the start of every later stage: reduction 4d -> 2d, then norm(2d).
-      AddLinear(&out, stage + "downsample.reduction.", 4 * d, 2 * d, false);
-      d *= 2;
-      AddNorm(&out, stage + "downsample.norm.", d);
-    }
-    for (int b = 0; b < arch.depths[s]; ++b) {
-      AddSwinBlock(&out, arch, absl::StrCat(stage, "blocks.", b, "."), d, arch.stage_heads[s]);
-    }
-  }
-  AddNorm(&out, "norm.", d);
-  AddLinear(&out, "head.fc.", d, arch.num_classes, true);
-  return out;
-}
-
-int64_t Numel(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
-  return n;
-}
-
 }  // namespace
-
-int64_t LayerShape::numel() const { return Numel(shape); }
-
-int64_t ParameterShape::numel() const { return Numel(shape); }
 
 absl::StatusOr<ModelArch> LookupModel(const std::string& name, int img_size, int in_chans, int num_classes) {
   const auto& catalog = Catalog();
@@ -243,39 +120,6 @@ std::vector<std::string> ModelNames() {
   std::vector<std::string> names;
   for (const auto& [name, arch] : Catalog()) names.push_back(name);
   return names;
-}
-
-std::vector<LayerShape> SparsifiableLayers(const ModelArch& arch, const std::vector<SparsityLocation>& locs) {
-  std::vector<LayerShape> out;
-  const int64_t p = arch.patch_size;
-  if (Wanted(locs, SparsityLocation::kC)) {
-    out.push_back(
-        {"patch_embed.proj.weight", SparsityLocation::kC, {arch.embed_dim, arch.in_chans, p, p}, 0});
-  }
-  if (arch.family == ModelFamily::kVit) {
-    for (int b = 0; b < arch.depth; ++b) {
-      AddBlockLayers(absl::StrCat("blocks.", b, "."), arch.embed_dim, Hidden(arch, arch.embed_dim), locs,
-                     &out);
-    }
-    return out;
-  }
-  int64_t dim = arch.embed_dim;
-  for (size_t s = 0; s < arch.depths.size(); ++s, dim *= 2) {
-    for (int b = 0; b < arch.depths[s]; ++b) {
-      AddBlockLayers(absl::StrCat("layers.", s, ".blocks.", b, "."), dim, Hidden(arch, dim), locs, &out);
-    }
-  }
-  return out;
-}
-
-std::vector<ParameterShape> ModelParameters(const ModelArch& arch) {
-  return arch.family == ModelFamily::kVit ? VitParameters(arch) : SwinV2Parameters(arch);
-}
-
-int64_t ParameterCount(const ModelArch& arch) {
-  int64_t total = 0;
-  for (const auto& p : ModelParameters(arch)) total += p.numel();
-  return total;
 }
 
 }  // namespace nmsparse
