@@ -149,7 +149,7 @@ TEST(SparseLinearTest, DenseWithoutRuleAndTimmParameterNames) {
   EXPECT_EQ(layer->weight.sizes(), (std::vector<int64_t>{8, 12}));
   const torch::Tensor x = torch::randn({3, 5, 12});
   EXPECT_TRUE(torch::allclose(layer(x), torch::matmul(x, layer->weight.t()) + layer->bias));
-  EXPECT_EQ(SparseLinear(12, 8, false)->named_parameters().size(), 1u);
+  EXPECT_EQ(SparseLinear(SparseLinearOptions(12, 8).bias(false))->named_parameters().size(), 1u);
 }
 
 TEST(SparseLinearTest, SparseForwardKeepsTheBias) {
