@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
 #include "report/figures.h"
 #include "report/search_views.h"
 
@@ -45,11 +46,9 @@ RunData MakeRun(int64_t id, const std::string& recipe, const std::string& decay,
   (*r.run.mutable_labels())["recipe"] = recipe;
   (*r.run.mutable_labels())["decay"] = decay;
   (*r.run.mutable_labels())["seed"] = seed;
-  v1::SparsitySpec* s = r.run.mutable_spec()->mutable_sparsity();
-  s->set_sparsity_type(recipe == "srste" ? v1::SparsitySpec::SRSTE : v1::SparsitySpec::STRUCTURED_NM);
-  if (recipe != "srste") s->set_decay_type(v1::SparsitySpec::EXP);  // MDGF.
-  s->set_n_sparsity(1);
-  s->set_m_sparsity(8);
+  r.run.set_resolved_spec(absl::StrCat("model: {name: vit_nano_patch7_28}\nsparsity: {sparsity_type: ",
+                                       recipe == "srste" ? "SRSTE" : "STRUCTURED_NM, decay_type: EXP",  // MDGF
+                                       ", n_sparsity: 1, m_sparsity: 8}\n"));
   (*r.run.mutable_final_metrics())["top1"] = top1;
   for (int e = 0; e < 2; ++e) {
     v1::MetricPoint p;

@@ -6,8 +6,9 @@
 
 #include "contract/metric_names.h"
 #include "schemas/model_catalog.h"
+#include "schemas/model_flops.h"
 #include "schemas/model_resolution.h"
-#include "worker/trainer/training_flops.h"
+#include "schemas/sparsity_config.h"
 
 namespace nmsparse::report {
 namespace {

@@ -17,14 +17,14 @@ double DensityOf(const SparsityConfig& sparsity);
 double FinalMetric(const v1::Run& run, const std::string& metric);
 
 // Training FLOPs of the run: the trainer's final `flops` (3x forward per image seen, dense-equivalent;
-// worker/trainer/flops.h). NaN when not reported.
+// schemas/model_flops.h). NaN when not reported.
 double TrainingFlops(const v1::Run& run);
 
 // The model's parameters as the trainer reports them (final `params`). NaN when not reported.
 double ReportedParameters(const v1::Run& run);
 
 // Forward FLOPs of one image at the run's final N:M: the trainer's count (final `inference_flops`) where
-// there is one, else the model's dense forward FLOPs (worker/trainer/flops.h) less the multiply-adds that
+// there is one, else the model's dense forward FLOPs (schemas/model_flops.h) less the multiply-adds that
 // the pruned weights at the spec's sparsity locations skip. ViT only, where every block sees the same
 // tokens; for other families the dense count. NaN for an unknown model or a run without its spec.
 double InferenceFlops(const v1::Run& run);

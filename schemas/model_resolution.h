@@ -20,7 +20,7 @@ absl::StatusOr<ModelArch> ResolveModel(const ModelConfig& model);
 absl::Status ValidateModelArch(const ModelConfig& model, const ModelArch& arch);
 
 // An upper bound on the forward FLOPs of one image (a multiply-add is 2), as the size check bounds it: the
-// trainer's count (worker/trainer/flops.h) is at most this (worker/trainer:flops_bound_test).
+// trainer's count (schemas/model_flops.h) is at most this (schemas:flops_bound_test).
 double ForwardFlopsBound(const ModelArch& arch);
 
 }  // namespace nmsparse

@@ -149,7 +149,7 @@ TEST(SparseLinearTest, DenseWithoutRuleAndTimmParameterNames) {
   EXPECT_EQ(layer->weight.sizes(), (std::vector<int64_t>{8, 12}));
   const torch::Tensor x = torch::randn({3, 5, 12});
   EXPECT_TRUE(torch::allclose(layer(x), torch::matmul(x, layer->weight.t()) + layer->bias));
-  EXPECT_EQ(SparseLinear(12, 8, false)->named_parameters().size(), 1u);
+  EXPECT_EQ(SparseLinear(SparseLinearOptions(12, 8).bias(false))->named_parameters().size(), 1u);
 }
 
 TEST(SparseLinearTest, SparseForwardKeepsTheBias) {
@@ -167,7 +167,7 @@ TEST(SparseLinearTest, SparseForwardKeepsTheBias) {
 
 TEST(SparseConv2dTest, PatchEmbeddingWithMask) {
   torch::manual_seed(7);
-  SparseConv2d conv(4, 8, 2, 2);
+  SparseConv2d conv(SparseConv2dOptions(4, 8, 2).stride(2));
   EXPECT_EQ(conv->weight.sizes(), (std::vector<int64_t>{8, 4, 2, 2}));
   const torch::Tensor x = torch::randn({2, 4, 6, 6});
   EXPECT_TRUE(torch::allclose(conv(x), torch::conv2d(x, conv->weight, conv->bias, 2)));

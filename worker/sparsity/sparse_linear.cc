@@ -26,10 +26,18 @@ void ResetLikeTorch(torch::Tensor& weight, torch::Tensor& bias) {
 
 }  // namespace
 
-SparseLinearImpl::SparseLinearImpl(int64_t in_features, int64_t out_features, bool bias) {
-  weight = register_parameter("weight", torch::empty({out_features, in_features}));
-  if (bias) this->bias = register_parameter("bias", torch::empty({out_features}));
-  ResetLikeTorch(weight, this->bias);
+SparseLinearImpl::SparseLinearImpl(const SparseLinearOptions& options) : options(options) { reset(); }
+
+void SparseLinearImpl::reset() {
+  weight = register_parameter("weight", torch::empty({options.out_features(), options.in_features()}));
+  bias =
+      options.bias() ? register_parameter("bias", torch::empty({options.out_features()})) : torch::Tensor();
+  ResetLikeTorch(weight, bias);
+}
+
+void SparseLinearImpl::pretty_print(std::ostream& stream) const {
+  stream << std::boolalpha << "nmsparse::SparseLinear(in_features=" << options.in_features()
+         << ", out_features=" << options.out_features() << ", bias=" << options.bias() << ")";
 }
 
 torch::Tensor SparseLinearImpl::EffectiveWeight() { return ApplyLayerRule(weight, rule_.get()); }
@@ -42,19 +50,27 @@ torch::Tensor SparseLinearImpl::ForwardWithBias(const torch::Tensor& input, cons
   return torch::linear(input, w, bias);  // One fused op; F::linear is matmul + add in 1.13.
 }
 
-SparseConv2dImpl::SparseConv2dImpl(int64_t in_channels, int64_t out_channels, int64_t kernel_size,
-                                   int64_t stride, bool bias)
-    : stride_(stride) {
-  weight = register_parameter("weight", torch::empty({out_channels, in_channels, kernel_size, kernel_size}));
-  if (bias) this->bias = register_parameter("bias", torch::empty({out_channels}));
-  ResetLikeTorch(weight, this->bias);
+SparseConv2dImpl::SparseConv2dImpl(const SparseConv2dOptions& options) : options(options) { reset(); }
+
+void SparseConv2dImpl::reset() {
+  const int64_t k = options.kernel_size();
+  weight = register_parameter("weight", torch::empty({options.out_channels(), options.in_channels(), k, k}));
+  bias =
+      options.bias() ? register_parameter("bias", torch::empty({options.out_channels()})) : torch::Tensor();
+  ResetLikeTorch(weight, bias);
+}
+
+void SparseConv2dImpl::pretty_print(std::ostream& stream) const {
+  stream << std::boolalpha << "nmsparse::SparseConv2d(" << options.in_channels() << ", "
+         << options.out_channels() << ", kernel_size=" << options.kernel_size()
+         << ", stride=" << options.stride() << ", bias=" << options.bias() << ")";
 }
 
 torch::Tensor SparseConv2dImpl::EffectiveWeight() { return ApplyLayerRule(weight, rule_.get()); }
 
 torch::Tensor SparseConv2dImpl::forward(const torch::Tensor& input) {
   const torch::Tensor w = eval_cache_.Get(is_training(), weight, rule_, [this] { return EffectiveWeight(); });
-  return torch::conv2d(input, w, bias, {stride_, stride_});
+  return torch::conv2d(input, w, bias, {options.stride(), options.stride()});
 }
 
 }  // namespace nmsparse

@@ -35,7 +35,7 @@ TORCH_MODULE(TinyBlock);
 struct TinyVitImpl : torch::nn::Module {
   explicit TinyVitImpl(int64_t dim = 16, int64_t hidden = 64, int depth = 2) {
     patch_embed = register_module("patch_embed", std::make_shared<torch::nn::Module>());
-    patch_proj = patch_embed->register_module("proj", SparseConv2d(4, dim, 2, 2));
+    patch_proj = patch_embed->register_module("proj", SparseConv2d(SparseConv2dOptions(4, dim, 2).stride(2)));
     blocks = register_module("blocks", torch::nn::ModuleList());
     for (int i = 0; i < depth; ++i) blocks->push_back(TinyBlock(dim, hidden));
     head = register_module("head", torch::nn::Linear(dim, 3));

@@ -20,8 +20,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "schemas/gemm_density.h"
 #include "schemas/sparsity_config.h"
-#include "worker/sparsity/gemm_density.h"
 
 namespace torch {
 namespace nn {

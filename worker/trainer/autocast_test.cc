@@ -158,7 +158,7 @@ TEST_F(AutocastTest, SparseLayersUnderAutocastGiveFp32Gradients) {
     }
   }
   // A sparse patch embedding (conv) likewise.
-  SparseConv2d conv(1, 8, 7, 7);
+  SparseConv2d conv(SparseConv2dOptions(1, 8, 7).stride(7));
   auto conv_rule = std::make_shared<LayerRule>(Rule(Recipe::kDecay, {1, 4}, 0.f, 0));
   conv_rule->is_conv = true;
   conv->set_rule(conv_rule);

@@ -94,7 +94,7 @@ TEST(ModelEmaTest, EqualsTimmModelEmaV2) {
 
 TEST(ModelEmaTest, EvaluationAppliesTheMaskRuleToTheEmaWeights) {
   torch::manual_seed(3);
-  SparseLinear layer(8, 4, /*bias=*/false);
+  SparseLinear layer(SparseLinearOptions(8, 4).bias(false));
   LayerRule rule;
   rule.recipe = Recipe::kSrste;
   rule.blocks = {BlockRule{true, NM{2, 4}}};

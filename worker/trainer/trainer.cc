@@ -18,6 +18,7 @@
 #include "contract/run_directory.h"
 #include "schemas/model_arch_text.h"
 #include "schemas/model_catalog.h"
+#include "schemas/model_flops.h"
 #include "schemas/semi_structured_layers.h"
 #include "worker/sparsity/semi_structured/semi_structured_layers_setup.h"
 #include "worker/sparsity/sparsity_diagnostics.h"
@@ -33,7 +34,6 @@
 #include "worker/trainer/device_setup.h"
 #include "worker/trainer/distributed.h"
 #include "worker/trainer/evaluator.h"
-#include "worker/trainer/flops.h"
 #include "worker/trainer/gradient_averager.h"
 #include "worker/trainer/host_reads.h"
 #include "worker/trainer/interop/initial_weights.h"
@@ -52,7 +52,6 @@
 #include "worker/trainer/run_parts.h"
 #include "worker/trainer/sync_debug.h"
 #include "worker/trainer/trainer_error.h"
-#include "worker/trainer/training_flops.h"
 
 namespace nmsparse {
 namespace {

@@ -14,11 +14,11 @@
 
 #include "gtest/gtest.h"
 #include "schemas/experiment_config.h"
+#include "schemas/model_flops.h"
 #include "worker/trainer/checkpoint.h"
 #include "worker/trainer/data/synthetic_dataset.h"
 #include "worker/trainer/decode_failures_across_ranks.h"
 #include "worker/trainer/evaluator.h"
-#include "worker/trainer/flops.h"
 #include "worker/trainer/host_reads.h"
 #include "worker/trainer/loss.h"
 #include "worker/trainer/metrics_writer.h"
@@ -27,7 +27,6 @@
 #include "worker/trainer/optimizer.h"
 #include "worker/trainer/trainer_error.h"
 #include "worker/trainer/trainer_testing.h"
-#include "worker/trainer/training_flops.h"
 
 namespace nmsparse {
 namespace {

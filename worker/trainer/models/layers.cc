@@ -8,11 +8,18 @@
 
 namespace nmsparse {
 
-MlpImpl::MlpImpl(int64_t in_features, int64_t hidden_features, double drop) {
-  fc1 = register_module("fc1", SparseLinear(in_features, hidden_features, true));
-  drop1_ = register_module("drop1", torch::nn::Dropout(drop));
-  fc2 = register_module("fc2", SparseLinear(hidden_features, in_features, true));
-  drop2_ = register_module("drop2", torch::nn::Dropout(drop));
+MlpImpl::MlpImpl(const MlpOptions& options) : options(options) { reset(); }
+
+void MlpImpl::reset() {
+  fc1 = register_module("fc1", SparseLinear(options.in_features(), options.hidden_features()));
+  drop1_ = register_module("drop1", torch::nn::Dropout(options.drop()));
+  fc2 = register_module("fc2", SparseLinear(options.hidden_features(), options.in_features()));
+  drop2_ = register_module("drop2", torch::nn::Dropout(options.drop()));
+}
+
+void MlpImpl::pretty_print(std::ostream& stream) const {
+  stream << "nmsparse::Mlp(in_features=" << options.in_features()
+         << ", hidden_features=" << options.hidden_features() << ", drop=" << options.drop() << ")";
 }
 
 // Without dropout in the way, CPU float32 runs fc1 -> GELU -> fc2 as one fused node

@@ -4,10 +4,12 @@
 #define NMSPARSE_WORKER_TRAINER_MODELS_LAYERS_H_
 
 #include <torch/arg.h>
-#include <torch/nn/module.h>
+#include <torch/nn/cloneable.h>
 #include <torch/nn/modules/dropout.h>
 #include <torch/nn/pimpl.h>
 #include <torch/types.h>
+
+#include <ostream>
 
 #include "worker/sparsity/sparse_linear.h"
 
@@ -21,11 +23,24 @@ struct DropOptions {
   TORCH_ARG(double, attn_drop_rate) = 0.0;
 };
 
+// MlpImpl's arguments, named and defaulted as timm's Mlp names them (out_features = in_features).
+struct MlpOptions {
+  MlpOptions(int64_t in_features, int64_t hidden_features)
+      : in_features_(in_features), hidden_features_(hidden_features) {}
+  TORCH_ARG(int64_t, in_features);
+  TORCH_ARG(int64_t, hidden_features);
+  TORCH_ARG(double, drop) = 0.0;
+};
+
 // timm's Mlp: fc1 -> GELU -> dropout -> fc2 -> dropout. fc1 and fc2 are sparsifiable (location FF).
-class MlpImpl : public torch::nn::Module {
+class MlpImpl : public torch::nn::Cloneable<MlpImpl> {
  public:
-  MlpImpl(int64_t in_features, int64_t hidden_features, double drop);
+  explicit MlpImpl(const MlpOptions& options);
+  void reset() override;
+  void pretty_print(std::ostream& stream) const override;
   torch::Tensor forward(const torch::Tensor& x);
+
+  MlpOptions options;
 
   SparseLinear fc1{nullptr};
   SparseLinear fc2{nullptr};

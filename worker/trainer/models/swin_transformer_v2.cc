@@ -72,8 +72,11 @@ torch::Tensor ShiftedWindowMask(int64_t h, int64_t w, Size2 ws, Size2 shift) {
 
 }  // namespace
 
-WindowAttentionImpl::WindowAttentionImpl(const WindowAttentionOptions& options)
-    : window_size_(options.window_size()), num_heads_(options.num_heads()) {
+WindowAttentionImpl::WindowAttentionImpl(const WindowAttentionOptions& options) : options(options) {
+  reset();
+}
+
+void WindowAttentionImpl::reset() {
   const int64_t dim = options.dim(), num_heads = options.num_heads();
   const Size2 window_size = options.window_size();
   if (dim % num_heads != 0)
@@ -83,47 +86,55 @@ WindowAttentionImpl::WindowAttentionImpl(const WindowAttentionOptions& options)
       "cpb_mlp",
       torch::nn::Sequential(torch::nn::Linear(torch::nn::LinearOptions(2, 512).bias(true)), torch::nn::ReLU(),
                             torch::nn::Linear(torch::nn::LinearOptions(512, num_heads).bias(false))));
-  qkv = register_module("qkv", SparseLinear(dim, 3 * dim, false));
+  qkv = register_module("qkv", SparseLinear(SparseLinearOptions(dim, 3 * dim).bias(false)));
   if (options.qkv_bias()) {
     q_bias = register_parameter("q_bias", torch::zeros({dim}));
     k_bias = register_buffer("k_bias", torch::zeros({dim}));
     v_bias = register_parameter("v_bias", torch::zeros({dim}));
   }
   attn_drop_ = register_module("attn_drop", torch::nn::Dropout(options.attn_drop()));
-  proj = register_module("proj", SparseLinear(dim, dim, true));
+  proj = register_module("proj", SparseLinear(dim, dim));
   proj_drop_ = register_module("proj_drop", torch::nn::Dropout(options.proj_drop()));
   relative_coords_table = register_buffer("relative_coords_table",
                                           RelativeCoordsTable(window_size, options.pretrained_window_size()));
   relative_position_index = register_buffer("relative_position_index", RelativePositionIndex(window_size));
 }
 
+void WindowAttentionImpl::pretty_print(std::ostream& stream) const {
+  stream << "nmsparse::WindowAttention(dim=" << options.dim() << ", window_size=(" << options.window_size()[0]
+         << ", " << options.window_size()[1] << "), pretrained_window_size=("
+         << options.pretrained_window_size()[0] << ", " << options.pretrained_window_size()[1]
+         << "), num_heads=" << options.num_heads() << ")";
+}
+
 torch::Tensor WindowAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& mask) {
-  const int64_t b = x.size(0), n = x.size(1), c = x.size(2);
+  const int64_t b = x.size(0), n = x.size(1), c = x.size(2), num_heads = options.num_heads();
   // Through the layer (its 2:4 kernel when chosen), with the q/k/v biases as its bias.
   const torch::Tensor qkv_out =
       q_bias.defined() ? qkv->ForwardWithBias(x, torch::cat({q_bias, k_bias, v_bias})) : qkv->forward(x);
-  auto parts = qkv_out.reshape({b, n, 3, num_heads_, -1}).permute({2, 0, 3, 1, 4}).unbind(0);
+  auto parts = qkv_out.reshape({b, n, 3, num_heads, -1}).permute({2, 0, 3, 1, 4}).unbind(0);
   auto q = F::normalize(parts[0], F::NormalizeFuncOptions().dim(-1));
   auto k = F::normalize(parts[1], F::NormalizeFuncOptions().dim(-1));
   auto& v = parts[2];
   auto attn = torch::matmul(q, k.transpose(-2, -1)) * torch::clamp_max(logit_scale, std::log(100.0)).exp();
 
-  auto bias_table = cpb_mlp->forward(relative_coords_table).view({-1, num_heads_});
+  auto bias_table = cpb_mlp->forward(relative_coords_table).view({-1, num_heads});
   auto bias =
       bias_table.index_select(0, relative_position_index.view(-1)).view({n, n, -1}).permute({2, 0, 1});
   attn = attn + 16.0 * torch::sigmoid(bias).unsqueeze(0);
   if (mask.defined()) {
     const int64_t num_windows = mask.size(0);
-    attn = attn.view({-1, num_windows, num_heads_, n, n}) + mask.unsqueeze(1).unsqueeze(0);
-    attn = attn.view({-1, num_heads_, n, n});
+    attn = attn.view({-1, num_windows, num_heads, n, n}) + mask.unsqueeze(1).unsqueeze(0);
+    attn = attn.view({-1, num_heads, n, n});
   }
   attn = attn_drop_(torch::softmax(attn, -1));
   auto out = torch::matmul(attn, v).transpose(1, 2).reshape({b, n, c});
   return proj_drop_(proj->forward(out));
 }
 
-SwinV2BlockImpl::SwinV2BlockImpl(const SwinV2BlockOptions& options)
-    : input_resolution_(options.input_resolution()), drop_path_(options.drop_path()) {
+SwinV2BlockImpl::SwinV2BlockImpl(const SwinV2BlockOptions& options) : options(options) { reset(); }
+
+void SwinV2BlockImpl::reset() {
   const int64_t dim = options.dim();
   const Size2 input_resolution = options.input_resolution();
   const DropOptions& drop = options.drop();
@@ -141,13 +152,22 @@ SwinV2BlockImpl::SwinV2BlockImpl(const SwinV2BlockOptions& options)
                                   .pretrained_window_size(
                                       {options.pretrained_window_size(), options.pretrained_window_size()})));
   norm1 = register_module("norm1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim})));
-  mlp = register_module("mlp", Mlp(dim, static_cast<int64_t>(dim * options.mlp_ratio()), drop.drop_rate()));
+  mlp = register_module(
+      "mlp", Mlp(MlpOptions(dim, static_cast<int64_t>(dim * options.mlp_ratio())).drop(drop.drop_rate())));
   norm2 = register_module("norm2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim})));
   if (shift_size_[0] > 0 || shift_size_[1] > 0) {
     const int64_t hp = (input_resolution[0] + window_size_[0] - 1) / window_size_[0] * window_size_[0];
     const int64_t wp = (input_resolution[1] + window_size_[1] - 1) / window_size_[1] * window_size_[1];
     attn_mask = register_buffer("attn_mask", ShiftedWindowMask(hp, wp, window_size_, shift_size_));
   }
+}
+
+void SwinV2BlockImpl::pretty_print(std::ostream& stream) const {
+  stream << "nmsparse::SwinV2Block(dim=" << options.dim() << ", input_resolution=("
+         << options.input_resolution()[0] << ", " << options.input_resolution()[1]
+         << "), num_heads=" << options.num_heads() << ", window_size=" << options.window_size()
+         << ", shift_size=" << options.shift_size() << ", mlp_ratio=" << options.mlp_ratio()
+         << ", drop_path=" << options.drop_path() << ")";
 }
 
 torch::Tensor SwinV2BlockImpl::WindowedAttention(const torch::Tensor& x) {
@@ -168,16 +188,23 @@ torch::Tensor SwinV2BlockImpl::WindowedAttention(const torch::Tensor& x) {
 
 torch::Tensor SwinV2BlockImpl::forward(const torch::Tensor& x) {
   const int64_t b = x.size(0), h = x.size(1), w = x.size(2), c = x.size(3);
-  auto y = x + DropPath(norm1(WindowedAttention(x)), drop_path_, is_training());
+  auto y = x + DropPath(norm1(WindowedAttention(x)), options.drop_path(), is_training());
   y = y.reshape({b, -1, c});
-  y = y + DropPath(norm2(mlp(y)), drop_path_, is_training());
+  y = y + DropPath(norm2(mlp(y)), options.drop_path(), is_training());
   return y.reshape({b, h, w, c});
 }
 
-PatchMergingImpl::PatchMergingImpl(int64_t dim, int64_t out_dim) {
-  reduction =
-      register_module("reduction", torch::nn::Linear(torch::nn::LinearOptions(4 * dim, out_dim).bias(false)));
-  norm = register_module("norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({out_dim})));
+PatchMergingImpl::PatchMergingImpl(const PatchMergingOptions& options) : options(options) { reset(); }
+
+void PatchMergingImpl::reset() {
+  reduction = register_module(
+      "reduction",
+      torch::nn::Linear(torch::nn::LinearOptions(4 * options.dim(), options.out_dim()).bias(false)));
+  norm = register_module("norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({options.out_dim()})));
+}
+
+void PatchMergingImpl::pretty_print(std::ostream& stream) const {
+  stream << "nmsparse::PatchMerging(dim=" << options.dim() << ", out_dim=" << options.out_dim() << ")";
 }
 
 torch::Tensor PatchMergingImpl::forward(const torch::Tensor& x) {
@@ -187,12 +214,14 @@ torch::Tensor PatchMergingImpl::forward(const torch::Tensor& x) {
   return norm(reduction(y));
 }
 
-SwinV2StageImpl::SwinV2StageImpl(const SwinV2StageOptions& options) {
+SwinV2StageImpl::SwinV2StageImpl(const SwinV2StageOptions& options) : options(options) { reset(); }
+
+void SwinV2StageImpl::reset() {
   const int64_t dim = options.dim(), out_dim = options.out_dim(), window_size = options.window_size();
   const Size2 input_resolution = options.input_resolution();
   Size2 resolution = input_resolution;
   if (options.downsample()) {
-    downsample = register_module("downsample", PatchMerging(dim, out_dim));
+    downsample = register_module("downsample", PatchMerging(PatchMergingOptions(dim).out_dim(out_dim)));
     resolution = {input_resolution[0] / 2, input_resolution[1] / 2};
   } else if (dim != out_dim) {
     throw std::invalid_argument("swinv2 stage: a stage without downsampling must keep its width");
@@ -210,58 +239,91 @@ SwinV2StageImpl::SwinV2StageImpl(const SwinV2StageOptions& options) {
   }
 }
 
+void SwinV2StageImpl::pretty_print(std::ostream& stream) const {
+  stream << "nmsparse::SwinV2Stage(dim=" << options.dim() << ", out_dim=" << options.out_dim()
+         << ", depth=" << options.depth() << ", num_heads=" << options.num_heads() << ")";
+}
+
 torch::Tensor SwinV2StageImpl::forward(const torch::Tensor& x) {
   auto y = downsample ? downsample(x) : x;
   for (const auto& block : *blocks) y = block->as<SwinV2BlockImpl>()->forward(y);
   return y;
 }
 
-ClassifierHeadImpl::ClassifierHeadImpl(int64_t in_features, int64_t num_classes, double drop_rate) {
-  drop_ = register_module("drop", torch::nn::Dropout(drop_rate));
-  fc = register_module("fc", torch::nn::Linear(in_features, num_classes));
+ClassifierHeadImpl::ClassifierHeadImpl(const ClassifierHeadOptions& options) : options(options) { reset(); }
+
+void ClassifierHeadImpl::reset() {
+  drop_ = register_module("drop", torch::nn::Dropout(options.drop_rate()));
+  fc = register_module("fc", torch::nn::Linear(options.in_features(), options.num_classes()));
+}
+
+void ClassifierHeadImpl::pretty_print(std::ostream& stream) const {
+  stream << "nmsparse::ClassifierHead(in_features=" << options.in_features()
+         << ", num_classes=" << options.num_classes() << ", drop_rate=" << options.drop_rate() << ")";
 }
 
 torch::Tensor ClassifierHeadImpl::forward(const torch::Tensor& x) { return fc(drop_(x.mean({1, 2}))); }
 
-SwinTransformerV2Impl::SwinTransformerV2Impl(const ModelArch& arch, const DropOptions& drop) {
-  const size_t num_stages = arch.depths.size();
-  if (num_stages == 0 || arch.stage_heads.size() != num_stages) {
-    throw std::invalid_argument("swinv2 " + arch.name +
-                                ": depths and stage_heads must be non-empty and equal in length");
+SwinTransformerV2Options SwinTransformerV2OptionsOf(const ModelArch& arch, const DropOptions& drop) {
+  const auto wide = [](const std::vector<int>& v) { return std::vector<int64_t>(v.begin(), v.end()); };
+  return SwinTransformerV2Options()
+      .img_size(arch.img_size)
+      .patch_size(arch.patch_size)
+      .in_chans(arch.in_chans)
+      .num_classes(arch.num_classes)
+      .embed_dim(arch.embed_dim)
+      .depths(wide(arch.depths))
+      .num_heads(wide(arch.stage_heads))
+      .window_size(arch.window_size)
+      .pretrained_window_sizes(wide(arch.pretrained_window_sizes))
+      .mlp_ratio(arch.mlp_ratio)
+      .qkv_bias(arch.qkv_bias)
+      .drop(drop);
+}
+
+SwinTransformerV2Impl::SwinTransformerV2Impl(const SwinTransformerV2Options& options) : options(options) {
+  const std::vector<int64_t>& depths = options.depths();
+  const size_t num_stages = depths.size();
+  if (num_stages == 0 || options.num_heads().size() != num_stages) {
+    throw std::invalid_argument("swinv2: depths and num_heads must be non-empty and equal in length");
   }
-  if (arch.img_size % arch.patch_size != 0) {
-    throw std::invalid_argument("swinv2 " + arch.name + ": img_size is not a multiple of patch_size");
+  if (options.img_size() % options.patch_size() != 0) {
+    throw std::invalid_argument("swinv2: img_size is not a multiple of patch_size");
   }
-  const int64_t grid = arch.img_size / arch.patch_size;
-  patch_embed =
-      register_module("patch_embed", PatchEmbed(arch.in_chans, arch.embed_dim, arch.patch_size, true));
+  const DropOptions& drop = options.drop();
+  const int64_t grid = options.img_size() / options.patch_size();
+  patch_embed = register_module(
+      "patch_embed",
+      PatchEmbed(
+          PatchEmbedOptions(options.patch_size(), options.in_chans(), options.embed_dim()).norm(true)));
 
   int64_t total_depth = 0;
-  for (int d : arch.depths) total_depth += d;
+  for (int64_t d : depths) total_depth += d;
   const auto rates = DropPathRates(drop.drop_path_rate(), total_depth);
 
   layers = register_module("layers", torch::nn::ModuleList());
-  int64_t in_dim = arch.embed_dim, scale = 1, block_index = 0;
+  int64_t in_dim = options.embed_dim(), scale = 1, block_index = 0;
   for (size_t i = 0; i < num_stages; ++i) {
-    const int64_t out_dim = static_cast<int64_t>(arch.embed_dim) << i;
-    std::vector<double> stage_rates(rates.begin() + block_index,
-                                    rates.begin() + block_index + arch.depths[i]);
+    const int64_t out_dim = options.embed_dim() << i;
+    std::vector<double> stage_rates(rates.begin() + block_index, rates.begin() + block_index + depths[i]);
     layers->push_back(SwinV2Stage(SwinV2StageOptions(in_dim, out_dim, Size2{grid / scale, grid / scale},
-                                                     arch.depths[i], arch.stage_heads[i], arch.window_size)
+                                                     depths[i], options.num_heads()[i], options.window_size())
                                       .downsample(i > 0)
-                                      .mlp_ratio(arch.mlp_ratio)
-                                      .qkv_bias(arch.qkv_bias)
+                                      .mlp_ratio(options.mlp_ratio())
+                                      .qkv_bias(options.qkv_bias())
                                       .drop(drop)
                                       .drop_path(std::move(stage_rates))
-                                      .pretrained_window_size(arch.pretrained_window_sizes.empty()
+                                      .pretrained_window_size(options.pretrained_window_sizes().empty()
                                                                   ? 0
-                                                                  : arch.pretrained_window_sizes[i])));
-    block_index += arch.depths[i];
+                                                                  : options.pretrained_window_sizes()[i])));
+    block_index += depths[i];
     in_dim = out_dim;
     if (i > 0) scale *= 2;
   }
   norm = register_module("norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({in_dim})));
-  head = register_module("head", ClassifierHead(in_dim, arch.num_classes, drop.drop_rate()));
+  head = register_module(
+      "head",
+      ClassifierHead(ClassifierHeadOptions(in_dim, options.num_classes()).drop_rate(drop.drop_rate())));
 
   // timm's init_weights: Linear trunc_normal(.02), then res-post-norms (norm1, norm2 of every block) to zero.
   InitLinearsTimm(*this);
@@ -275,6 +337,20 @@ SwinTransformerV2Impl::SwinTransformerV2Impl(const ModelArch& arch, const DropOp
       }
     }
   }
+}
+
+void SwinTransformerV2Impl::pretty_print(std::ostream& stream) const {
+  const auto list = [](const std::vector<int64_t>& v) {
+    std::string text;
+    for (int64_t x : v) text += (text.empty() ? "" : ", ") + std::to_string(x);
+    return "(" + text + ")";
+  };
+  stream << std::boolalpha << "nmsparse::SwinTransformerV2(img_size=" << options.img_size()
+         << ", patch_size=" << options.patch_size() << ", in_chans=" << options.in_chans()
+         << ", num_classes=" << options.num_classes() << ", embed_dim=" << options.embed_dim()
+         << ", depths=" << list(options.depths()) << ", num_heads=" << list(options.num_heads())
+         << ", window_size=" << options.window_size() << ", mlp_ratio=" << options.mlp_ratio()
+         << ", qkv_bias=" << options.qkv_bias() << ")";
 }
 
 // timm's SwinTransformerV2.group_matcher: the stem is layer 0, each block a layer in stage order, a stage's

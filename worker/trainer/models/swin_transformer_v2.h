@@ -6,6 +6,7 @@
 #define NMSPARSE_WORKER_TRAINER_MODELS_SWIN_TRANSFORMER_V2_H_
 
 #include <torch/arg.h>
+#include <torch/nn/cloneable.h>
 #include <torch/nn/modules/container/modulelist.h>
 #include <torch/nn/modules/container/sequential.h>
 #include <torch/nn/modules/dropout.h>
@@ -13,6 +14,7 @@
 #include <torch/nn/modules/normalization.h>
 
 #include <array>
+#include <ostream>
 #include <vector>
 
 #include "schemas/model_catalog.h"
@@ -41,12 +43,15 @@ struct WindowAttentionOptions {
 
 // Window attention: cosine similarity scaled by exp(min(logit_scale, log 100)), plus 16*sigmoid of a bias
 // that cpb_mlp computes from log-spaced relative coordinates.
-class WindowAttentionImpl : public torch::nn::Module {
+class WindowAttentionImpl : public torch::nn::Cloneable<WindowAttentionImpl> {
  public:
   explicit WindowAttentionImpl(const WindowAttentionOptions& options);
+  void reset() override;
+  void pretty_print(std::ostream& stream) const override;
   // x: [num_windows*B, N, C]; mask: [num_windows, N, N] or undefined.
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask);
 
+  WindowAttentionOptions options;
   torch::Tensor logit_scale;  // [heads, 1, 1]
   torch::nn::Sequential cpb_mlp{nullptr};
   SparseLinear qkv{nullptr};  // no bias of its own: q_bias, (zero) k_bias and v_bias are added
@@ -56,8 +61,6 @@ class WindowAttentionImpl : public torch::nn::Module {
   torch::Tensor relative_position_index;  // buffer [Wh*Ww, Wh*Ww]
 
  private:
-  Size2 window_size_;
-  int64_t num_heads_;
   torch::nn::Dropout attn_drop_{nullptr};
   torch::nn::Dropout proj_drop_{nullptr};
 };
@@ -81,11 +84,14 @@ struct SwinV2BlockOptions {
 };
 
 // (Shifted) window block with res-post-norm: x + drop_path(norm1(attn(x))), x + drop_path(norm2(mlp(x))).
-class SwinV2BlockImpl : public torch::nn::Module {
+class SwinV2BlockImpl : public torch::nn::Cloneable<SwinV2BlockImpl> {
  public:
   explicit SwinV2BlockImpl(const SwinV2BlockOptions& options);
+  void reset() override;
+  void pretty_print(std::ostream& stream) const override;
   torch::Tensor forward(const torch::Tensor& x);  // [B, H, W, C]
 
+  SwinV2BlockOptions options;
   WindowAttention attn{nullptr};
   torch::nn::LayerNorm norm1{nullptr};
   Mlp mlp{nullptr};
@@ -97,19 +103,27 @@ class SwinV2BlockImpl : public torch::nn::Module {
 
  private:
   torch::Tensor WindowedAttention(const torch::Tensor& x);
-  Size2 input_resolution_;
-  Size2 window_size_;
+  Size2 window_size_;  // options' window and shift after timm's _calc_window_shift.
   Size2 shift_size_;
-  double drop_path_;
 };
 TORCH_MODULE(SwinV2Block);
 
+// PatchMergingImpl's arguments, as timm's PatchMerging names them (out_dim: timm's default 2 x dim).
+struct PatchMergingOptions {
+  explicit PatchMergingOptions(int64_t dim) : dim_(dim), out_dim_(2 * dim) {}
+  TORCH_ARG(int64_t, dim);
+  TORCH_ARG(int64_t, out_dim);
+};
+
 // 2x2 patch merging: [B, H, W, C] -> [B, H/2, W/2, out_dim], reduction (no bias) then norm.
-class PatchMergingImpl : public torch::nn::Module {
+class PatchMergingImpl : public torch::nn::Cloneable<PatchMergingImpl> {
  public:
-  PatchMergingImpl(int64_t dim, int64_t out_dim);
+  explicit PatchMergingImpl(const PatchMergingOptions& options);
+  void reset() override;
+  void pretty_print(std::ostream& stream) const override;
   torch::Tensor forward(const torch::Tensor& x);
 
+  PatchMergingOptions options;
   torch::nn::Linear reduction{nullptr};
   torch::nn::LayerNorm norm{nullptr};
 };
@@ -140,22 +154,37 @@ struct SwinV2StageOptions {
   TORCH_ARG(int64_t, pretrained_window_size) = 0;  // 0: none.
 };
 
-class SwinV2StageImpl : public torch::nn::Module {
+class SwinV2StageImpl : public torch::nn::Cloneable<SwinV2StageImpl> {
  public:
   explicit SwinV2StageImpl(const SwinV2StageOptions& options);
+  void reset() override;
+  void pretty_print(std::ostream& stream) const override;
   torch::Tensor forward(const torch::Tensor& x);
 
+  SwinV2StageOptions options;
   PatchMerging downsample{nullptr};  // null for the first stage (timm: nn.Identity)
   torch::nn::ModuleList blocks{nullptr};
 };
 TORCH_MODULE(SwinV2Stage);
 
+// ClassifierHeadImpl's arguments, as timm's ClassifierHead names them.
+struct ClassifierHeadOptions {
+  ClassifierHeadOptions(int64_t in_features, int64_t num_classes)
+      : in_features_(in_features), num_classes_(num_classes) {}
+  TORCH_ARG(int64_t, in_features);
+  TORCH_ARG(int64_t, num_classes);
+  TORCH_ARG(double, drop_rate) = 0.0;
+};
+
 // timm's ClassifierHead with avg pooling over NHWC features: pool, dropout, `fc`.
-class ClassifierHeadImpl : public torch::nn::Module {
+class ClassifierHeadImpl : public torch::nn::Cloneable<ClassifierHeadImpl> {
  public:
-  ClassifierHeadImpl(int64_t in_features, int64_t num_classes, double drop_rate);
+  explicit ClassifierHeadImpl(const ClassifierHeadOptions& options);
+  void reset() override;
+  void pretty_print(std::ostream& stream) const override;
   torch::Tensor forward(const torch::Tensor& x);
 
+  ClassifierHeadOptions options;
   torch::nn::Linear fc{nullptr};
 
  private:
@@ -163,12 +192,36 @@ class ClassifierHeadImpl : public torch::nn::Module {
 };
 TORCH_MODULE(ClassifierHead);
 
+// SwinTransformerV2Impl's arguments, named and defaulted as timm's SwinTransformerV2 names them;
+// `pretrained_window_sizes` is one per stage (0 or empty: none).
+struct SwinTransformerV2Options {
+  TORCH_ARG(int64_t, img_size) = 224;
+  TORCH_ARG(int64_t, patch_size) = 4;
+  TORCH_ARG(int64_t, in_chans) = 3;
+  TORCH_ARG(int64_t, num_classes) = 1000;
+  TORCH_ARG(int64_t, embed_dim) = 96;
+  TORCH_ARG(std::vector<int64_t>, depths) = std::vector<int64_t>{2, 2, 6, 2};
+  TORCH_ARG(std::vector<int64_t>, num_heads) = std::vector<int64_t>{3, 6, 12, 24};
+  TORCH_ARG(int64_t, window_size) = 7;
+  TORCH_ARG(std::vector<int64_t>, pretrained_window_sizes);
+  TORCH_ARG(double, mlp_ratio) = 4.0;
+  TORCH_ARG(bool, qkv_bias) = true;
+  TORCH_ARG(DropOptions, drop);
+};
+
+// The options of a catalogued SwinV2 architecture with the run's dropout rates.
+SwinTransformerV2Options SwinTransformerV2OptionsOf(const ModelArch& arch, const DropOptions& drop);
+
 class SwinTransformerV2Impl : public ClassifierImpl {
  public:
-  SwinTransformerV2Impl(const ModelArch& arch, const DropOptions& drop);
+  explicit SwinTransformerV2Impl(const SwinTransformerV2Options& options);
+  SwinTransformerV2Impl(const ModelArch& arch, const DropOptions& drop)
+      : SwinTransformerV2Impl(SwinTransformerV2OptionsOf(arch, drop)) {}
+  void pretty_print(std::ostream& stream) const override;
   torch::Tensor forward(const torch::Tensor& images) override;
   LayerGroupMatcher group_matcher() const override;
 
+  SwinTransformerV2Options options;
   PatchEmbed patch_embed{nullptr};
   torch::nn::ModuleList layers{nullptr};
   torch::nn::LayerNorm norm{nullptr};

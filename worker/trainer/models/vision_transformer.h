@@ -5,10 +5,13 @@
 #define NMSPARSE_WORKER_TRAINER_MODELS_VISION_TRANSFORMER_H_
 
 #include <torch/arg.h>
+#include <torch/nn/cloneable.h>
 #include <torch/nn/modules/container/modulelist.h>
 #include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
+
+#include <ostream>
 
 #include "schemas/model_catalog.h"
 #include "worker/sparsity/sparse_linear.h"
@@ -17,13 +20,26 @@
 
 namespace nmsparse {
 
+// PatchEmbedImpl's arguments, named as timm's PatchEmbed names them; `norm`: timm's norm_layer given.
+struct PatchEmbedOptions {
+  PatchEmbedOptions(int64_t patch_size, int64_t in_chans, int64_t embed_dim)
+      : patch_size_(patch_size), in_chans_(in_chans), embed_dim_(embed_dim) {}
+  TORCH_ARG(int64_t, patch_size);
+  TORCH_ARG(int64_t, in_chans);
+  TORCH_ARG(int64_t, embed_dim);
+  TORCH_ARG(bool, norm) = false;
+};
+
 // timm's PatchEmbed: a conv with kernel = stride = patch, [B, C, H, W] -> [B, H/p, W/p, D] (NHWC), then an
 // optional LayerNorm `norm` (SwinV2 has one, ViT does not).
-class PatchEmbedImpl : public torch::nn::Module {
+class PatchEmbedImpl : public torch::nn::Cloneable<PatchEmbedImpl> {
  public:
-  PatchEmbedImpl(int64_t in_chans, int64_t embed_dim, int64_t patch_size, bool with_norm = false);
+  explicit PatchEmbedImpl(const PatchEmbedOptions& options);
+  void reset() override;
+  void pretty_print(std::ostream& stream) const override;
   torch::Tensor forward(const torch::Tensor& x);
 
+  PatchEmbedOptions options;
   SparseConv2d proj{nullptr};
   torch::nn::LayerNorm norm{nullptr};
 };
@@ -40,17 +56,19 @@ struct AttentionOptions {
 };
 
 // Multi-head self-attention with a fused qkv projection.
-class AttentionImpl : public torch::nn::Module {
+class AttentionImpl : public torch::nn::Cloneable<AttentionImpl> {
  public:
   explicit AttentionImpl(const AttentionOptions& options);
+  void reset() override;
+  void pretty_print(std::ostream& stream) const override;
   torch::Tensor forward(const torch::Tensor& x);
 
+  AttentionOptions options;
   SparseLinear qkv{nullptr};
   SparseLinear proj{nullptr};
 
  private:
-  int64_t num_heads_;
-  double scale_;
+  double scale_ = 1.0;
   torch::nn::Dropout attn_drop_{nullptr};
   torch::nn::Dropout proj_drop_{nullptr};
 };
@@ -69,27 +87,50 @@ struct VitBlockOptions {
 };
 
 // Pre-norm transformer block: x + drop_path(attn(norm1(x))), then x + drop_path(mlp(norm2(x))).
-class VitBlockImpl : public torch::nn::Module {
+class VitBlockImpl : public torch::nn::Cloneable<VitBlockImpl> {
  public:
   explicit VitBlockImpl(const VitBlockOptions& options);
+  void reset() override;
+  void pretty_print(std::ostream& stream) const override;
   torch::Tensor forward(const torch::Tensor& x);
 
+  VitBlockOptions options;
   torch::nn::LayerNorm norm1{nullptr};
   Attention attn{nullptr};
   torch::nn::LayerNorm norm2{nullptr};
   Mlp mlp{nullptr};
-
- private:
-  double drop_path_;
 };
 TORCH_MODULE(VitBlock);
 
+// VisionTransformerImpl's arguments, named and defaulted as timm's VisionTransformer names them (ViT-B/16);
+// `class_token` false pools by average (timm's global_pool "avg", with fc_norm).
+struct VisionTransformerOptions {
+  TORCH_ARG(int64_t, img_size) = 224;
+  TORCH_ARG(int64_t, patch_size) = 16;
+  TORCH_ARG(int64_t, in_chans) = 3;
+  TORCH_ARG(int64_t, num_classes) = 1000;
+  TORCH_ARG(int64_t, embed_dim) = 768;
+  TORCH_ARG(int64_t, depth) = 12;
+  TORCH_ARG(int64_t, num_heads) = 12;
+  TORCH_ARG(double, mlp_ratio) = 4.0;
+  TORCH_ARG(bool, qkv_bias) = true;
+  TORCH_ARG(bool, class_token) = true;
+  TORCH_ARG(DropOptions, drop);
+};
+
+// The options of a catalogued ViT architecture with the run's dropout rates.
+VisionTransformerOptions VisionTransformerOptionsOf(const ModelArch& arch, const DropOptions& drop);
+
 class VisionTransformerImpl : public ClassifierImpl {
  public:
-  VisionTransformerImpl(const ModelArch& arch, const DropOptions& drop);
+  explicit VisionTransformerImpl(const VisionTransformerOptions& options);
+  VisionTransformerImpl(const ModelArch& arch, const DropOptions& drop)
+      : VisionTransformerImpl(VisionTransformerOptionsOf(arch, drop)) {}
+  void pretty_print(std::ostream& stream) const override;
   torch::Tensor forward(const torch::Tensor& images) override;
   LayerGroupMatcher group_matcher() const override;
 
+  VisionTransformerOptions options;
   PatchEmbed patch_embed{nullptr};
   torch::Tensor cls_token;  // [1, 1, D], undefined without a class token
   torch::Tensor pos_embed;  // [1, tokens, D]
@@ -98,7 +139,6 @@ class VisionTransformerImpl : public ClassifierImpl {
   torch::nn::Linear head{nullptr};
 
  private:
-  bool class_token_;
   torch::nn::Dropout pos_drop_{nullptr};
   torch::nn::Dropout head_drop_{nullptr};
 };

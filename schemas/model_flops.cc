@@ -1,7 +1,8 @@
-#include "worker/trainer/training_flops.h"
+#include "schemas/model_flops.h"
 
-#include "absl/strings/match.h"
-#include "worker/trainer/flops.h"
+#include <algorithm>
+
+#include "schemas/model_geometry.h"
 
 namespace nmsparse {
 namespace {
@@ -11,28 +12,33 @@ bool IsQkv(SparsityLocation location) {
          location == SparsityLocation::kV;
 }
 
-// Tokens a layer's GEMM runs over per image: the patches for the patch embedding; for ViT blocks the patches
-// and class token; for SwinV2 blocks the patches of their stage ("layers.<s>.", halved per stage).
-double TokensOf(const ModelArch& arch, const LayerShape& layer) {
-  const double grid = arch.img_size / arch.patch_size;
-  if (layer.location == SparsityLocation::kC) return grid * grid;
-  if (arch.family == ModelFamily::kVit) return grid * grid + (arch.class_token ? 1 : 0);
-  const int stage = absl::StartsWith(layer.name, "layers.") ? layer.name[7] - '0' : 0;
-  const double res = static_cast<double>(static_cast<int64_t>(grid) >> stage);
-  return res * res;
+// 2 FLOPs per multiply-add of `rows` rows against `macs_per_row` weights or activations.
+double MatMulFlops(int64_t rows, int64_t macs_per_row) {
+  return 2.0 * static_cast<double>(rows) * static_cast<double>(macs_per_row);
 }
 
+// The forward FLOPs not computed when the weights at `locations` run at `density`.
 double SkippedForwardFlops(const ModelArch& arch, const std::vector<SparsityLocation>& locations,
                            const GemmDensity& density) {
   double skipped = 0.0;
-  for (const LayerShape& layer : SparsifiableLayers(arch, locations)) {
-    const double share = IsQkv(layer.location) ? density.qkv : density.ff;
-    skipped += (1.0 - share) * 2.0 * TokensOf(arch, layer) * layer.numel();
+  for (const MatMul& m : Geometry(arch).matmuls) {
+    const int64_t blocks = static_cast<int64_t>(m.locations.size());
+    for (SparsityLocation location : m.locations) {
+      if (std::find(locations.begin(), locations.end(), location) == locations.end()) continue;
+      const double share = IsQkv(location) ? density.qkv : density.ff;
+      skipped += (1.0 - share) * MatMulFlops(m.rows, m.macs_per_row / blocks);
+    }
   }
   return skipped;
 }
 
 }  // namespace
+
+double ForwardFlops(const ModelArch& arch) {
+  double flops = 0.0;
+  for (const MatMul& m : Geometry(arch).matmuls) flops += MatMulFlops(m.rows, m.macs_per_row);
+  return flops;
+}
 
 GemmDensity FinalDensity(const SparsityConfig& config) {
   if (config.sparsity_type == SparsityType::kDense || config.IsDynamic()) return {};

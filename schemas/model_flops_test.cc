@@ -1,9 +1,9 @@
 // FLOPs by recipe on a ViT small enough to count by hand (docs/sparsity-method.md §10).
-#include "worker/trainer/training_flops.h"
+#include "schemas/model_flops.h"
 
 #include <gtest/gtest.h>
 
-#include "worker/trainer/flops.h"
+#include "schemas/model_catalog.h"
 
 namespace nmsparse {
 namespace {

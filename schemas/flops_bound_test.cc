@@ -1,13 +1,14 @@
-// The size check's FLOPs bound (schemas/model_resolution.h, ForwardFlopsBound) against the trainer's count
-// (flops.h) over the catalogue and model_kwargs sizes: never below it, and within a stated factor.
+// The size check's FLOPs bound (schemas/model_resolution.h, ForwardFlopsBound) against the count
+// (schemas/model_flops.h) over the catalogue and model_kwargs sizes: never below it, and within a stated
+// factor.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "schemas/model_flops.h"
 #include "schemas/model_resolution.h"
-#include "worker/trainer/flops.h"
 
 namespace nmsparse {
 namespace {

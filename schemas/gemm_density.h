@@ -1,0 +1,16 @@
+// The share of each sparse location's weights that the forward and input-gradient GEMMs of the current step
+// multiply (N/M under a hard N:M mask, 1 while W~ is dense). Plain C++: the FLOP count reads it
+// (schemas/model_flops.h, docs/sparsity-method.md §10).
+#ifndef NMSPARSE_SCHEMAS_GEMM_DENSITY_H_
+#define NMSPARSE_SCHEMAS_GEMM_DENSITY_H_
+
+namespace nmsparse {
+
+struct GemmDensity {
+  double ff = 1.0;   // At FF, O and C (n_sparsity:m_sparsity or its SDGF stage).
+  double qkv = 1.0;  // At Q, K and V.
+};
+
+}  // namespace nmsparse
+
+#endif  // NMSPARSE_SCHEMAS_GEMM_DENSITY_H_
