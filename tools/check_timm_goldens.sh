@@ -14,6 +14,8 @@
 #   layer_decay_test:  param_groups_layer_decay's groups, lr_scale and weight decay per parameter (issue 24)
 #   models_test:       SwinV2 fine-tunes' forward (pretrained_window_sizes) for fixed weights (issue 24)
 #   models_test:       a ViT that timm saved with save_for_hf, loaded as model.initial_checkpoint: its logits (issue 39)
+#   timm_import_test:  a SwinV2 that timm saved with save_for_hf, loaded with 3, 1 and 4 input channels
+#                      (adapt_input_conv in timm's load_pretrained): the stem's weight and the logits (issue 39)
 #   model_export_test: a run nmtrain trained, exported by nmtrain --export, loaded by timm (create_model with
 #                      pretrained_cfg_overlay's file): exactly N:M where sparsity.json says, and its logits (issue 39)
 #   transforms_test:   Pillow resizes, the eval transform, colour jitter, RRC and erasing draws (issue 23)
@@ -63,6 +65,7 @@ check worker/trainer/testdata/timm_layer_decay.txt tools/timm_layer_decay_golden
 check worker/trainer/data/transforms/testdata/timm_transforms.txt tools/timm_transforms_golden.py worker/trainer/data/transforms/
 check worker/trainer/models/testdata/timm_swinv2_forward.txt tools/timm_swinv2_forward_golden.py worker/trainer/models/swin_transformer_v2.cc
 check worker/trainer/models/testdata/timm_vit_import.txt tools/timm_import_golden.py worker/trainer/interop/initial_weights.cc
+check worker/trainer/interop/testdata/timm_swinv2_import.txt tools/timm_swinv2_import_golden.py worker/trainer/interop/initial_weights.cc
 check worker/trainer/interop/testdata/timm_export.txt tools/timm_export_golden.py worker/trainer/interop/model_export.cc
 check worker/trainer/testdata/torch_grad_scaler.txt tools/torch_grad_scaler_golden.py worker/trainer/loss_scaler.cc
 check report/testdata/optuna_importances.txt tools/optuna_importance_golden.py report/param_importance.cc

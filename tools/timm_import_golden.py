@@ -24,9 +24,10 @@ KWARGS = dict(embed_dim=32, depth=2, num_heads=2, patch_size=4, img_size=28, in_
 BATCH = 2
 
 
-def build():
+def build(name=NAME, kwargs=KWARGS):
+    """timm's model `name` with `kwargs`, filled as the docstring says (also tools/timm_swinv2_import_golden.py)."""
     torch.manual_seed(0)
-    model = timm.create_model(NAME, pretrained=False, **KWARGS)
+    model = timm.create_model(name, pretrained=False, **kwargs)
     with torch.no_grad():
         for i, (name, p) in enumerate(model.named_parameters()):
             k = torch.arange(p.numel(), dtype=torch.float64)

@@ -42,7 +42,49 @@ std::string ClassifierPrefix(const ModelArch& arch) {
   return arch.family == ModelFamily::kVit ? "head." : "head.fc.";
 }
 
+// `value` as the model's parameter `name` (shaped like `param`) takes it, adapted as timm's loader does:
+// ViT's pos_embed resampled to the model's grid, the first conv's input channels to the model's in_chans.
+torch::Tensor Adapted(const std::string& name, const torch::Tensor& value, const torch::Tensor& param,
+                      const ModelArch& arch, std::ostream& log) {
+  if (value.sizes() == param.sizes()) return value;
+  if (name == "pos_embed" && arch.family == ModelFamily::kVit && value.dim() == 3 &&
+      value.size(2) == param.size(2)) {
+    const int64_t grid = arch.img_size / arch.patch_size;
+    log << "initial weights: pos_embed " << ShapeText(value) << " resampled to the " << grid << "x" << grid
+        << " grid (timm's resample_abs_pos_embed)\n";
+    return ResampleAbsPosEmbed(value, grid, arch.class_token ? 1 : 0);
+  }
+  if (name == "patch_embed.proj.weight" && value.dim() == 4 && value.size(0) == param.size(0)) {
+    torch::Tensor w = value;
+    if (w.size(2) != param.size(2) || w.size(3) != param.size(3)) {
+      log << "initial weights: patch_embed.proj.weight " << ShapeText(w) << " resampled to " << param.size(2)
+          << "x" << param.size(3) << " patches (timm's resample_patch_embed)\n";
+      w = ResamplePatchEmbed(w, param.size(2), param.size(3));
+    }
+    if (w.size(1) != param.size(1)) {
+      log << "initial weights: patch_embed.proj.weight " << ShapeText(w) << " adapted from " << w.size(1)
+          << " to " << param.size(1) << " input channel(s) (timm's adapt_input_conv)\n";
+      w = AdaptInputConv(param.size(1), w);
+    }
+    return w;
+  }
+  return value;
+}
+
 }  // namespace
+
+torch::Tensor AdaptInputConv(int64_t in_chans, const torch::Tensor& weight) {
+  const int64_t base_chans = weight.size(1);
+  if (in_chans == base_chans) return weight;
+  const torch::Tensor w = weight.to(torch::kFloat32);
+  // One channel: the sum, which a grey image replicated into every source channel would have met.
+  if (in_chans == 1) return w.sum(1, /*keepdim=*/true).to(weight.scalar_type());
+  // Others: the source channels repeated, cut to in_chans and scaled so that the activation's scale holds.
+  const int64_t repeat = (in_chans + base_chans - 1) / base_chans;
+  return (w.repeat({1, repeat, 1, 1}).narrow(1, 0, in_chans) *
+          (static_cast<double>(base_chans) / static_cast<double>(in_chans)))
+      .to(weight.scalar_type());
+}
 
 std::string InitialWeightsFile(const std::string& path) {
   for (const char* ext : {".pth", ".pt", ".bin", ".pth.tar", ".ckpt"}) {
@@ -83,6 +125,28 @@ torch::Tensor ResampleAbsPosEmbed(const torch::Tensor& pos_embed, int64_t new_gr
   return torch::cat({prefix, grid}, 1);
 }
 
+torch::Tensor ResamplePatchEmbed(const torch::Tensor& weight, int64_t new_h, int64_t new_w) {
+  const int64_t old_h = weight.size(2), old_w = weight.size(3);
+  if (old_h == new_h && old_w == new_w) return weight;
+  // The resize's matrix [new_h*new_w, old_h*old_w]: column i is basis image i resized as timm resizes.
+  const int64_t old_total = old_h * old_w;
+  namespace F = torch::nn::functional;
+  const torch::Tensor resized =
+      F::interpolate(torch::eye(old_total, torch::kFloat32).reshape({old_total, 1, old_h, old_w}),
+                     F::InterpolateFuncOptions()
+                         .size(std::vector<int64_t>{new_h, new_w})
+                         .mode(torch::kBicubic)
+                         .align_corners(false)
+                         .antialias(true));
+  const torch::Tensor resize = resized.squeeze(1).permute({1, 2, 0}).reshape({new_h * new_w, old_total});
+  // A kernel k' with <k', resize(x)> = <k, x> for every patch x: k' = pinv(resize^T) k, applied per row.
+  const torch::Tensor pinv = torch::linalg_pinv(resize);  // [old_total, new_total]
+  const torch::Tensor flat = weight.reshape({weight.size(0), weight.size(1), old_total}).to(torch::kFloat32);
+  return torch::matmul(flat, pinv)
+      .reshape({weight.size(0), weight.size(1), new_h, new_w})
+      .to(weight.scalar_type());
+}
+
 void LoadInitialWeights(const std::string& path, const ModelArch& arch, torch::nn::Module& model,
                         std::ostream& log) {
   const std::string file = InitialWeightsFile(path);
@@ -95,7 +159,6 @@ void LoadInitialWeights(const std::string& path, const ModelArch& arch, torch::n
   }
   auto params = model.named_parameters();
   const std::string head = ClassifierPrefix(arch);
-  const int64_t prefix_tokens = arch.class_token ? 1 : 0;
   // A classifier of another size is dropped (timm: num_classes != the pretrained cfg's).
   bool head_dropped = false;
   if (auto it = tensors.find(head + "weight"); it != tensors.end() && params.contains(head + "weight") &&
@@ -116,14 +179,7 @@ void LoadInitialWeights(const std::string& path, const ModelArch& arch, torch::n
         problems.push_back("missing " + name + " " + ShapeText(item.value()));
       continue;
     }
-    torch::Tensor value = it->second;
-    if (name == "pos_embed" && arch.family == ModelFamily::kVit && value.dim() == 3 &&
-        value.sizes() != item.value().sizes() && value.size(2) == item.value().size(2)) {
-      const int64_t grid = arch.img_size / arch.patch_size;
-      log << "initial weights: pos_embed " << ShapeText(value) << " resampled to the " << grid << "x" << grid
-          << " grid (timm's resample_abs_pos_embed)\n";
-      value = ResampleAbsPosEmbed(value, grid, prefix_tokens);
-    }
+    const torch::Tensor value = Adapted(name, it->second, item.value(), arch, log);
     if (value.sizes() != item.value().sizes()) {
       problems.push_back(absl::StrCat(name, ": the file's shape ", ShapeText(value), ", the model's ",
                                       ShapeText(item.value())));

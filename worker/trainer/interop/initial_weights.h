@@ -7,6 +7,10 @@
 //   classes differs, which is logged;
 // - ViT's pos_embed is resampled as timm's resample_abs_pos_embed does when the patch grid differs (bicubic,
 //   antialias as timm's filter passes it, the class token kept);
+// - the patch embedding's kernel (patch_embed.proj.weight) is resampled to the model's patch size as timm's
+//   resample_patch_embed does (ViT's and SwinV2's checkpoint_filter_fn), logged;
+// - the first conv's input channels (patch_embed.proj.weight) are adapted to the model's in_chans as timm's
+//   adapt_input_conv does, logged;
 // - SwinV2's non-persistent tables (relative_position_index, relative_coords_table, attn_mask) in older files
 //   are skipped, as timm's filter does: the model computes its own.
 // A torch.save file (.pth, .pt, .bin) is refused with the timm command that converts it: its pickle cannot be
@@ -35,6 +39,16 @@ void LoadInitialWeights(const std::string& path, const ModelArch& arch, torch::n
 // timm's resample_abs_pos_embed: [1, prefix + old*old, D] -> [1, prefix + new_grid*new_grid, D].
 torch::Tensor ResampleAbsPosEmbed(const torch::Tensor& pos_embed, int64_t new_grid,
                                   int64_t num_prefix_tokens);
+
+// timm's resample_patch_embed (timm/layers/patch_embed.py): [O, I, h, w] -> [O, I, new_h, new_w] through the
+// pseudo-inverse of the bicubic (antialiased) resize, so that the new kernel on a resized patch gives what
+// the old one gave on the patch (FlexiViT).
+torch::Tensor ResamplePatchEmbed(const torch::Tensor& weight, int64_t new_h, int64_t new_w);
+
+// timm's adapt_input_conv (timm/models/_manipulate.py) for a plain conv stem, whose source channel count is
+// the weight's own ([O, I, kh, kw]): into 1 channel the I channels are summed; into C others they are
+// repeated ceil(C/I) times, cut to C and scaled by I/C.
+torch::Tensor AdaptInputConv(int64_t in_chans, const torch::Tensor& weight);
 
 }  // namespace nmsparse
 
