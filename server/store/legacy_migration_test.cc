@@ -13,7 +13,7 @@
 #include "schemas/sweep.h"
 #include "server/store/run_table.h"
 #include "server/store/sqlite.h"
-#include "server/store/status_macros.h"
+#include "common/status_macros.h"
 #include "server/store/store.h"
 #include "server/store/sweep_table.h"
 

@@ -13,7 +13,7 @@
 #include "schemas/base_spec.h"
 #include "schemas/experiment_config.h"
 #include "schemas/yaml_util.h"
-#include "server/store/status_macros.h"
+#include "common/status_macros.h"
 #include "yaml-cpp/yaml.h"
 
 namespace nmsparse::server {
