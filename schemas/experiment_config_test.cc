@@ -87,7 +87,7 @@ TEST(ExperimentConfigTest, ErrorsNameFileLineKeyAndValue) {
             "imagefolder, packed, "
             "cifar10, cifar100");
   EXPECT_EQ(ParseError("optimizer:\n  name: sgd\n"),
-            "exp.yaml:2: optimizer.name: value 'sgd' is not one of adamw");
+            "exp.yaml:2: optimizer.name: value 'sgd' is not one of adamw, lion");
   EXPECT_EQ(ParseError("schedule:\n  epochs: 3\n  warmup: 1\n"),
             "exp.yaml:3: schedule.warmup: unknown key; known keys: epochs, warmup_epochs, min_lr, warmup_lr, "
             "log_every_steps, sparsity_diagnostics, sched, cooldown_epochs, warmup_prefix, sched_on_updates, "
@@ -410,12 +410,13 @@ TEST(ExperimentConfigTest, ValidationChecksDynamicFiltersAgainstModelParameters)
 
 // optimizer.name: adamw or lion; dynamic sparsity masks AdamW's moments only, so it refuses Lion by name.
 TEST(ExperimentConfigTest, LionIsAnOptimizerButNotWithDynamicSparsity) {
-  EXPECT_EQ(MustParse("model: vit_nano_patch7_28\noptimizer: {name: Lion}\n").optimizer.name, "lion");
-  EXPECT_TRUE(ValidateExperiment(MustParse("model: vit_nano_patch7_28\noptimizer: {name: lion}\n")).ok());
+  EXPECT_EQ(MustParse("model: {name: vit_nano_patch7_28}\noptimizer: {name: Lion}\n").optimizer.name, "lion");
+  EXPECT_TRUE(
+      ValidateExperiment(MustParse("model: {name: vit_nano_patch7_28}\noptimizer: {name: lion}\n")).ok());
   EXPECT_EQ(ValidateError("model: {name: vit_nano_patch7_28}\noptimizer: {name: lion}\nsparsity:\n"
                           "  - {param_filter: 'blocks.*.mlp.*', algorithm: rigl, sparsity: 0.9}\n"),
             "optimizer.name: value 'lion' with dynamic sparsity (sparsity.dynamic): only adamw");
-  EXPECT_NE(ParseError("model: vit_nano_patch7_28\noptimizer: {name: sgd}\n").find("optimizer.name"),
+  EXPECT_NE(ParseError("model: {name: vit_nano_patch7_28}\noptimizer: {name: sgd}\n").find("optimizer.name"),
             std::string::npos);
 }
 
