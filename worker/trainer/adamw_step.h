@@ -21,7 +21,7 @@ class AdamWStep : public OptimizerUpdate {
 
   // One update of every parameter that has a gradient. Allocates only the first time a parameter is seen.
   // `found_inf` (the loss scaler's [1] flag; fused only): where it is 1 the kernel changes nothing.
-  void operator()(const torch::Tensor& found_inf = torch::Tensor()) override;
+  void operator()(const torch::Tensor& found_inf) override;
 
   // The fused step's device counters into the optimizer state's host counts (which checkpoints store): after
   // steps skipped on the device they differ. One host read; called when saving. Nothing when not fused.

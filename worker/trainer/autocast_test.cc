@@ -303,18 +303,8 @@ sparsity: {sparsity_type: SRSTE, n_sparsity: 2, m_sparsity: 4, sparsity_loc: "FF
   EXPECT_NE(spec_text.str().find("  precision: bf16\n"), std::string::npos) << spec_text.str();
   ASSERT_EQ(RunTraining(config, interrupted), kExitOk) << sink.str();
 
-  auto arch = *LookupModel("vit_nano_patch7_28");
-  auto a = CreateModel(arch), b = CreateModel(arch), init = CreateModel(arch);
-  LoadModelFromCheckpoint(CheckpointPath(straight.out_dir), *a);
-  LoadModelFromCheckpoint(CheckpointPath(interrupted.out_dir), *b);
-  auto pb = b->named_parameters();
-  auto pi = init->named_parameters();
-  double moved = 0.0;
-  for (const auto& item : a->named_parameters()) {
-    EXPECT_TRUE(torch::equal(item.value(), pb[item.key()])) << item.key();
-    moved += (item.value() - pi[item.key()]).abs().sum().item<double>();
-  }
-  EXPECT_GT(moved, 1.0);
+  auto a = ExpectSameCheckpointWeights("vit_nano_patch7_28", straight.out_dir, interrupted.out_dir);
+  EXPECT_GT(DistanceFromFreshWeights("vit_nano_patch7_28", *a), 1.0);
 }
 
 }  // namespace

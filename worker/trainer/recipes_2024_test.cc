@@ -39,15 +39,8 @@ sparsity: )" + sparsity + "\n");
   interrupted.stop_after_steps = -1;
   ASSERT_EQ(RunTraining(config, interrupted), kExitOk) << sink.str();
 
-  auto arch = *LookupModel(model);
-  auto a = CreateModel(arch);
-  auto b = CreateModel(arch);
-  LoadModelFromCheckpoint(CheckpointPath(straight.out_dir), *a);
-  LoadModelFromCheckpoint(CheckpointPath(interrupted.out_dir), *b);
-  auto pb = b->named_parameters();
-  for (const auto& item : a->named_parameters()) {
-    EXPECT_TRUE(torch::equal(item.value(), pb[item.key()])) << name << " " << item.key();
-  }
+  SCOPED_TRACE(name);
+  ExpectSameCheckpointWeights(model, straight.out_dir, interrupted.out_dir);
   EXPECT_NE(sink.str().find("\"phase\":\"sparse\""), std::string::npos) << sink.str();
 }
 

@@ -141,17 +141,8 @@ sparsity: {sparsity_type: STRUCTURED_NM, decay_type: EXP, decay_coef: 0.05, n_sp
   ASSERT_EQ(RunTraining(config, interrupted), kExitOk) << sink.str();
   EXPECT_EQ(LastMetricFields(resumed_metrics.str(), "final")["step"], "16");
 
-  auto arch = *LookupModel("vit_nano_patch7_28");
-  auto a = CreateModel(arch);
-  auto b = CreateModel(arch);
-  LoadModelFromCheckpoint(CheckpointPath(straight.out_dir), *a);
-  LoadModelFromCheckpoint(CheckpointPath(interrupted.out_dir), *b);
+  auto a = ExpectSameCheckpointWeights("vit_nano_patch7_28", straight.out_dir, interrupted.out_dir);
   auto pa = a->named_parameters();
-  auto pb = b->named_parameters();
-  ASSERT_EQ(pa.size(), pb.size());
-  for (const auto& item : pa) {
-    EXPECT_TRUE(torch::equal(item.value(), pb[item.key()])) << item.key();
-  }
   const NamedTensors ema_a = LoadModelEmaFromCheckpoint(CheckpointPath(straight.out_dir));
   const NamedTensors ema_b = LoadModelEmaFromCheckpoint(CheckpointPath(interrupted.out_dir));
   ASSERT_EQ(ema_a.size(), pa.size());
@@ -194,15 +185,7 @@ sparsity: {sparsity_type: SRSTE, n_sparsity: 2, m_sparsity: 4, sparsity_loc: "FF
   interrupted.stop_after_steps = -1;
   ASSERT_EQ(RunTraining(config, interrupted), kExitOk) << sink.str();
 
-  auto arch = *LookupModel("vit_nano_patch7_28");
-  auto a = CreateModel(arch);
-  auto b = CreateModel(arch);
-  LoadModelFromCheckpoint(CheckpointPath(straight.out_dir), *a);
-  LoadModelFromCheckpoint(CheckpointPath(interrupted.out_dir), *b);
-  auto pb = b->named_parameters();
-  for (const auto& item : a->named_parameters()) {
-    EXPECT_TRUE(torch::equal(item.value(), pb[item.key()])) << item.key();
-  }
+  ExpectSameCheckpointWeights("vit_nano_patch7_28", straight.out_dir, interrupted.out_dir);
 }
 
 // The plateau scheduler's state (best top-1, bad epochs, cooldown counter, current rate) is in the
@@ -285,15 +268,7 @@ sparsity:
   interrupted.resume = true;
   ASSERT_EQ(RunTraining(config, interrupted), kExitOk) << sink.str();
 
-  auto arch = *LookupModel("vit_nano_patch7_28");
-  auto a = CreateModel(arch);
-  auto b = CreateModel(arch);
-  LoadModelFromCheckpoint(CheckpointPath(straight.out_dir), *a);
-  LoadModelFromCheckpoint(CheckpointPath(interrupted.out_dir), *b);
-  auto pb = b->named_parameters();
-  for (const auto& item : a->named_parameters()) {
-    EXPECT_TRUE(torch::equal(item.value(), pb[item.key()])) << item.key();
-  }
+  auto a = ExpectSameCheckpointWeights("vit_nano_patch7_28", straight.out_dir, interrupted.out_dir);
   const auto fc2 = a->named_parameters()["blocks.1.mlp.fc2.weight"];
   EXPECT_GE(fc2.eq(0).sum().item<int64_t>(), std::llround(0.9 * fc2.numel()));
 

@@ -10,6 +10,10 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "schemas/model_catalog.h"
+#include "worker/trainer/checkpoint.h"
+#include "worker/trainer/models/model_factory.h"
+
 namespace nmsparse {
 
 int FreeLoopbackPort() {
@@ -71,6 +75,41 @@ std::map<std::string, std::string> MetricFields(const std::string& line) {
 std::map<std::string, std::string> LastMetricFields(const std::string& out, const std::string& kind) {
   const auto lines = MetricLines(out, kind);
   return lines.empty() ? std::map<std::string, std::string>{} : MetricFields(lines.back());
+}
+
+std::shared_ptr<ClassifierImpl> ExpectSameCheckpointWeights(const std::string& model_name,
+                                                            const std::string& dir_a,
+                                                            const std::string& dir_b,
+                                                            WeightTolerance tolerance) {
+  const ModelArch arch = *LookupModel(model_name);
+  auto a = CreateModel(arch);
+  auto b = CreateModel(arch);
+  LoadModelFromCheckpoint(CheckpointPath(dir_a), *a);
+  LoadModelFromCheckpoint(CheckpointPath(dir_b), *b);
+  auto pa = a->named_parameters();
+  auto pb = b->named_parameters();
+  EXPECT_EQ(pa.size(), pb.size());
+  for (const auto& item : pa) {
+    const torch::Tensor* other = pb.find(item.key());
+    if (other == nullptr) {
+      ADD_FAILURE() << item.key() << " is missing from " << dir_b;
+      continue;
+    }
+    const bool same = tolerance.rtol == 0.0 && tolerance.atol == 0.0
+                          ? torch::equal(item.value(), *other)
+                          : torch::allclose(item.value(), *other, tolerance.rtol, tolerance.atol);
+    EXPECT_TRUE(same) << item.key() << " max diff " << (item.value() - *other).abs().max().item<double>();
+  }
+  return a;
+}
+
+double DistanceFromFreshWeights(const std::string& model_name, ClassifierImpl& trained) {
+  auto fresh = CreateModel(*LookupModel(model_name))->named_parameters();
+  double distance = 0.0;
+  for (const auto& item : trained.named_parameters()) {
+    distance += (item.value() - fresh[item.key()]).abs().sum().item<double>();
+  }
+  return distance;
 }
 
 }  // namespace nmsparse

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "schemas/experiment_config.h"
+#include "worker/trainer/models/classifier.h"
 #include "worker/trainer/trainer.h"
 
 namespace nmsparse {
@@ -39,6 +40,25 @@ std::map<std::string, std::string> MetricFields(const std::string& line);
 
 // The fields of the last line of `kind`; empty when there is none.
 std::map<std::string, std::string> LastMetricFields(const std::string& out, const std::string& kind);
+
+// How closely two checkpoints' weights must agree: exactly (a resume), or within torch::allclose's
+// rtol/atol (runs whose arithmetic differs in summation order, e.g. an all-reduce over ranks).
+struct WeightTolerance {
+  double rtol = 0.0;
+  double atol = 0.0;
+};
+
+// Loads the checkpoints of run directories `dir_a` and `dir_b` into two fresh `model_name` models and expects
+// every parameter to agree within `tolerance` (EXPECT, naming the parameter and its largest difference).
+// Returns the model loaded from `dir_a`, for checks of its own.
+std::shared_ptr<ClassifierImpl> ExpectSameCheckpointWeights(const std::string& model_name,
+                                                            const std::string& dir_a,
+                                                            const std::string& dir_b,
+                                                            WeightTolerance tolerance = {});
+
+// The summed absolute difference between `trained`'s parameters and those of a freshly initialised
+// `model_name`: a comparison of trained weights means something only when training moved them.
+double DistanceFromFreshWeights(const std::string& model_name, ClassifierImpl& trained);
 
 }  // namespace nmsparse
 
