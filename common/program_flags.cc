@@ -1,11 +1,13 @@
 #include "common/program_flags.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <iostream>
 
 #include "absl/flags/internal/program_name.h"
 #include "absl/flags/internal/usage.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_split.h"
 #include "common/version.h"
@@ -52,6 +54,27 @@ bool PrintVersionIfAsked(const std::vector<std::string>& args, const std::string
   return false;
 }
 
+size_t FirstUnknownFlag(const std::vector<std::string>& args) {
+  for (size_t i = 1; i < args.size() && args[i] != "--"; ++i) {
+    const std::string& a = args[i];
+    if (a.size() < 2 || a[0] != '-') continue;
+    std::string name = a.substr(a[1] == '-' ? 2 : 1);
+    const bool inline_value = name.find('=') != std::string::npos;
+    name = name.substr(0, name.find('='));
+    if (const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name); flag != nullptr) {
+      if (!inline_value && !flag->IsOfType<bool>()) ++i;  // "--name VALUE": the value may start with '-'.
+      continue;
+    }
+    // Abseil's --noNAME for a boolean NAME.
+    if (name.rfind("no", 0) == 0) {
+      const absl::CommandLineFlag* negated = absl::FindCommandLineFlag(name.substr(2));
+      if (negated != nullptr && negated->IsOfType<bool>()) continue;
+    }
+    return i;
+  }
+  return 0;
+}
+
 std::optional<std::vector<std::string>> ParseProgramFlags(int argc, char** argv, const std::string& usage,
                                                           const std::string& main_file) {
   absl::SetProgramUsageMessage(usage);
@@ -66,6 +89,14 @@ std::optional<std::vector<std::string>> ParseProgramFlags(int argc, char** argv,
                                       usage);
       return std::nullopt;
     }
+  }
+  // Abseil exits 1 on an unknown flag; a usage error is exit 2 in every nmsparse program.
+  if (const size_t unknown = FirstUnknownFlag(normalized); unknown != 0) {
+    const std::string program = usage.substr(0, usage.find(' '));
+    const std::string as_written(argv[unknown]);
+    std::cerr << program << ": unknown flag '" << as_written.substr(0, as_written.find('=')) << "' (see "
+              << program << " --help)\n";
+    std::exit(2);
   }
   std::vector<char*> args;
   for (std::string& a : normalized) args.push_back(a.data());

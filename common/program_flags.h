@@ -11,11 +11,16 @@
 
 namespace nmsparse {
 
-// Parses argv into the ABSL_FLAGs. Returns the positional arguments (argv[0] first), or nullopt when help or
-// the version was printed and the program should exit 0. `usage` starts with the program's name. `main_file`
-// is the source file that defines the program's flags (e.g. "server/main.cc"): help lists those.
+// Parses argv into the ABSL_FLAGs; an unknown flag is a usage error (message on stderr, exit 2). Returns the
+// positional arguments (argv[0] first), or nullopt when help or the version was printed and the program
+// should exit 0. `usage` starts with the program's name. `main_file` is the source file that defines the
+// program's flags (e.g. "server/main.cc"): help lists those.
 std::optional<std::vector<std::string>> ParseProgramFlags(int argc, char** argv, const std::string& usage,
                                                           const std::string& main_file);
+
+// The index in `args` (normalized, argv[0] first; up to "--") of the first flag that no ABSL_FLAG of this
+// program defines; 0 when every flag is known. `--noNAME` is known for a boolean NAME.
+size_t FirstUnknownFlag(const std::vector<std::string>& args);
 
 // True when the arguments ask for the version (--version before any "--"); it is then printed.
 bool PrintVersionIfAsked(const std::vector<std::string>& args, const std::string& program);

@@ -1,10 +1,5 @@
-// nmtrain: trains one run of an experiment spec on this machine's ranks (docs/nmtrain.md).
-//
-//   nmtrain --spec run.yaml --out DIR [--resume] [--threads N] [--loader-threads N] [--device
-//   cpu|cuda|cuda:K]
-//           [--precision fp32|bf16|fp16] [--timeout-s S] [--stop-after-steps N] [--validate-only] [--help]
-//           [--version]
-//   nmtrain --export CHECKPOINT -o DIR [--weights final|ema] [--dtype fp32|bf16] [--spec FILE]
+// nmtrain: trains one run of an experiment spec on this machine's ranks (docs/nmtrain.md); `nmtrain --help`
+// lists its flags (Abseil flags, parsed as nmserver's and nmworker's are: common/program_flags.h).
 //
 // Rank 0 prints one JSON object per line on stdout (epoch, step and final metrics); progress goes to stderr.
 // Exit codes: 0 ok, 2 usage or bad spec, 3 data error, 4 training error, 5 distributed failure, 143 SIGTERM.
@@ -16,9 +11,10 @@
 #include <iostream>
 #include <string>
 
+#include "absl/flags/flag.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
-#include "common/version.h"
+#include "common/program_flags.h"
 #include "contract/run_directory.h"
 #include "contract/trainer_flags.h"
 #include "schemas/data_pipeline.h"
@@ -30,6 +26,37 @@
 #include "worker/trainer/trainer.h"
 #include "worker/trainer/trainer_error.h"
 
+// Spelled as in contract/trainer_flags.h where the worker agent passes them.
+ABSL_FLAG(std::string, spec, "", "experiment spec (YAML), or a flat timm reference config");
+ABSL_FLAG(std::string, out, "", "checkpoint and spec.yaml go here (rank 0)");
+ABSL_FLAG(bool, resume, false, "continue from DIR/checkpoint.pt when present (starts fresh when absent)");
+ABSL_FLAG(std::string, init_from, "",
+          "a fork: start from PDIR/checkpoint.pt (another run's) when --out has none yet");
+ABSL_FLAG(int, threads, 0, "intra-op threads per rank (0: the spec's resources.cpu_threads)");
+ABSL_FLAG(int, loader_threads, -1,
+          "threads building batches ahead of training (-1: on a GPU max(2, resources.cpu_threads), on the "
+          "CPU 0: batches built in the loop)");
+ABSL_FLAG(std::string, device, "cpu",
+          "cpu, cuda (GPU LOCAL_RANK among the visible ones) or cuda:K; NCCL between ranks in CUDA builds; a "
+          "missing GPU is an error, never a CPU fall-back");
+ABSL_FLAG(std::string, precision, "",
+          "fp32, bf16 or fp16 (autocast of forward passes; fp16 with loss scaling); replaces the spec's "
+          "resources.precision, also in DIR/spec.yaml");
+ABSL_FLAG(int, timeout_s, 60, "rendezvous / collective timeout in seconds");
+ABSL_FLAG(int64_t, stop_after_steps, -1,
+          "stop with a checkpoint once N optimizer steps are done in total, exit 143 as after SIGTERM "
+          "(--resume continues as if never stopped); -1: never");
+ABSL_FLAG(bool, validate_only, false,
+          "print the model, its parameter count, every sparse layer's N:M (dynamic sparsity: every "
+          "parameter's algorithm and sparsity) and the image transforms; do not train");
+ABSL_FLAG(std::string, export, "",
+          "CHECKPOINT: write the run's deployable model (every sparse layer hard-masked at its target N:M) "
+          "in timm's format to -o DIR: model.safetensors, config.json, sparsity.json, README.md "
+          "(docs/interop.md); --spec defaults to the spec.yaml beside CHECKPOINT");
+ABSL_FLAG(std::string, o, "", "--export: the directory the model is written to");
+ABSL_FLAG(std::string, weights, "final", "--export: final or ema (the model EMA's weights)");
+ABSL_FLAG(std::string, dtype, "fp32", "--export: fp32 or bf16");
+
 namespace nmsparse {
 namespace {
 
@@ -37,33 +64,11 @@ std::atomic<bool> g_stop{false};
 
 void OnTerminate(int) { g_stop.store(true); }
 
+// The usage line and what the flags' own help does not say; --help lists the flags below after it.
 constexpr char kUsageText[] =
-    "usage: nmtrain --spec FILE --out DIR [--resume] [--threads N] [--loader-threads N] [--device D]\n"
-    "               [--precision P] [--timeout-s S] [--stop-after-steps N] [--validate-only]\n"
-    "       nmtrain --export CHECKPOINT -o DIR [--weights final|ema] [--dtype fp32|bf16] [--spec FILE]\n"
-    "  --spec FILE       experiment spec (YAML), or a flat timm reference config\n"
-    "  --out DIR         checkpoint and spec.yaml go here (rank 0)\n"
-    "  --resume          continue from DIR/checkpoint.pt when present (starts fresh when absent)\n"
-    "  --init-from PDIR  a fork: start from PDIR/checkpoint.pt (another run's) when DIR has none yet\n"
-    "  --threads N       intra-op threads per rank (default: the spec's resources.cpu_threads)\n"
-    "  --loader-threads N  threads building batches ahead of training (default: on a GPU\n"
-    "                    max(2, resources.cpu_threads), on the CPU 0: batches built in the loop)\n"
-    "  --device D        cpu (default), cuda (GPU LOCAL_RANK among the visible ones) or cuda:K; NCCL\n"
-    "                    between ranks in CUDA builds; a missing GPU is an error, never a CPU fall-back\n"
-    "  --precision P     fp32, bf16 or fp16 (autocast of forward passes; fp16 with loss scaling);\n"
-    "                    replaces the spec's\n"
-    "                    resources.precision, also in DIR/spec.yaml\n"
-    "  --timeout-s S     rendezvous / collective timeout in seconds (default 60)\n"
-    "  --stop-after-steps N  stop with a checkpoint once N optimizer steps are done in total, exit 143 as\n"
-    "                    after SIGTERM (--resume continues as if never stopped)\n"
-    "  --validate-only   print the model, its parameter count, every sparse layer's N:M (dynamic\n"
-    "                    sparsity: every parameter's algorithm and sparsity) and the image transforms; do\n"
-    "                    not train\n"
-    "  --version         print nmtrain's release and exit\n"
-    "  --export CKPT     write the run's deployable model (every sparse layer hard-masked at its target\n"
-    "                    N:M) in timm's format to -o DIR: model.safetensors, config.json, sparsity.json,\n"
-    "                    README.md (docs/interop.md); --spec defaults to the spec.yaml beside CKPT\n"
-    "  --weights W       final (default) or ema (the model EMA's weights); --dtype fp32 (default) or bf16\n"
+    "nmtrain --spec FILE --out DIR [--resume] [--threads N] [--device cpu|cuda|cuda:K] [flags]\n"
+    "  nmtrain --export CHECKPOINT -o DIR [--weights final|ema] [--dtype fp32|bf16] [--spec FILE]\n"
+    "Flags may be spelled with dashes or underscores (--stop-after-steps, --stop_after_steps).\n"
     "ranks: RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT (torchrun's variables)\n"
     "BLAS: where OpenBLAS fell back to a generic core on a CPU with AVX2 or AVX-512, nmtrain re-executes\n"
     "      itself once with OPENBLAS_CORETYPE set; a value the user set is kept (docs/nmtrain.md \"BLAS\")\n"
@@ -71,7 +76,7 @@ constexpr char kUsageText[] =
     "while F exists;\n"
     "       NMTRAIN_TEST_BLAS_CORE=C takes C for OpenBLAS's own choice of core\n"
     "exit codes: 0 ok, 2 usage/bad spec, 3 data error, 4 training error, 5 distributed failure, 143 "
-    "SIGTERM\n";
+    "SIGTERM";
 
 // The spec nmtrain rewrote into the run directory that holds `checkpoint`.
 std::string SpecBesideCheckpoint(const std::string& checkpoint) {
@@ -81,7 +86,7 @@ std::string SpecBesideCheckpoint(const std::string& checkpoint) {
 }
 
 int Usage(const std::string& why) {
-  std::cerr << "nmtrain: " << why << "\n" << kUsageText;
+  std::cerr << "nmtrain: " << why << " (see nmtrain --help)\n";
   return kExitUsage;
 }
 
@@ -103,71 +108,37 @@ void LogBlas() {
 int Main(int argc, char** argv) {
   ReexecForFittingBlasCore(argv);
   TuneAllocator();
-  std::string spec_path;
+  const auto positional = ParseProgramFlags(argc, argv, kUsageText, __FILE__);
+  if (!positional) return kExitOk;  // --help or --version.
+  if (positional->size() > 1) return Usage("unexpected argument '" + (*positional)[1] + "'");
+  std::string spec_path = absl::GetFlag(FLAGS_spec);
   TrainerOptions options;
-  bool validate_only = false;
-  int threads = 0;
-  std::string precision;
+  options.out_dir = absl::GetFlag(FLAGS_out);
+  options.resume = absl::GetFlag(FLAGS_resume);
+  options.init_from = absl::GetFlag(FLAGS_init_from);
+  options.device = absl::GetFlag(FLAGS_device);
+  options.loader_threads = absl::GetFlag(FLAGS_loader_threads);
+  options.stop_after_steps = absl::GetFlag(FLAGS_stop_after_steps);
+  const bool validate_only = absl::GetFlag(FLAGS_validate_only);
+  const int threads = absl::GetFlag(FLAGS_threads);
+  const std::string precision = absl::AsciiStrToLower(absl::GetFlag(FLAGS_precision));
+  const std::string weights = absl::GetFlag(FLAGS_weights), dtype = absl::GetFlag(FLAGS_dtype);
+  if (threads < 0) return Usage("--threads needs N >= 1");
+  if (options.loader_threads < -1) return Usage("--loader-threads needs N >= 0");
+  if (options.stop_after_steps == 0 || options.stop_after_steps < -1)
+    return Usage("--stop-after-steps needs N >= 1");
+  if (absl::GetFlag(FLAGS_timeout_s) < 1) return Usage("--timeout-s needs S >= 1");
+  options.timeout = std::chrono::seconds(absl::GetFlag(FLAGS_timeout_s));
+  if (!precision.empty() && precision != "fp32" && precision != "bf16" && precision != "fp16")
+    return Usage("--precision: value '" + absl::GetFlag(FLAGS_precision) +
+                 "' is not one of fp32, bf16, fp16");
+  if (weights != "final" && weights != "ema")
+    return Usage("--weights: value '" + weights + "' is not one of final, ema");
+  if (dtype != "fp32" && dtype != "bf16")
+    return Usage("--dtype: value '" + dtype + "' is not one of fp32, bf16");
   ExportOptions export_options;
-  std::string weights = "final", dtype = "fp32";
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&](std::string* out) {
-      if (i + 1 >= argc) return false;
-      *out = argv[++i];
-      return true;
-    };
-    std::string v;
-    if (arg == "--help" || arg == "-h") {
-      std::cout << kUsageText;
-      return kExitOk;
-    } else if (arg == "--version") {
-      std::cout << VersionText("nmtrain");
-      return kExitOk;
-    } else if (arg == contract::kSpecFlag) {
-      if (!value(&spec_path)) return Usage("--spec needs a file");
-    } else if (arg == contract::kOutFlag) {
-      if (!value(&options.out_dir)) return Usage("--out needs a directory");
-    } else if (arg == contract::kResumeFlag) {
-      options.resume = true;
-    } else if (arg == contract::kInitFromFlag) {
-      if (!value(&options.init_from)) return Usage("--init-from needs the parent run's directory");
-    } else if (arg == contract::kExportFlag) {
-      if (!value(&export_options.checkpoint)) return Usage("--export needs a checkpoint file");
-    } else if (arg == contract::kExportOutFlag) {
-      if (!value(&export_options.out_dir)) return Usage("-o needs a directory");
-    } else if (arg == contract::kExportWeightsFlag) {
-      if (!value(&weights) || (weights != "final" && weights != "ema"))
-        return Usage("--weights: value '" + weights + "' is not one of final, ema");
-    } else if (arg == contract::kExportDtypeFlag) {
-      if (!value(&dtype) || (dtype != "fp32" && dtype != "bf16"))
-        return Usage("--dtype: value '" + dtype + "' is not one of fp32, bf16");
-    } else if (arg == "--validate-only") {
-      validate_only = true;
-    } else if (arg == contract::kThreadsFlag) {
-      if (!value(&v) || !absl::SimpleAtoi(v, &threads) || threads < 1) return Usage("--threads needs N >= 1");
-    } else if (arg == "--loader-threads") {
-      if (!value(&v) || !absl::SimpleAtoi(v, &options.loader_threads) || options.loader_threads < 0)
-        return Usage("--loader-threads needs N >= 0");
-    } else if (arg == contract::kDeviceFlag) {
-      if (!value(&options.device)) return Usage("--device needs cpu or cuda");
-    } else if (arg == "--precision") {
-      if (!value(&v)) return Usage("--precision needs fp32, bf16 or fp16");
-      precision = absl::AsciiStrToLower(v);
-      if (precision != "fp32" && precision != "bf16" && precision != "fp16")
-        return Usage("--precision: value '" + v + "' is not one of fp32, bf16, fp16");
-    } else if (arg == "--stop-after-steps") {
-      if (!value(&v) || !absl::SimpleAtoi(v, &options.stop_after_steps) || options.stop_after_steps < 1)
-        return Usage("--stop-after-steps needs N >= 1");
-    } else if (arg == "--timeout-s") {
-      int seconds = 0;
-      if (!value(&v) || !absl::SimpleAtoi(v, &seconds) || seconds < 1)
-        return Usage("--timeout-s needs S >= 1");
-      options.timeout = std::chrono::seconds(seconds);
-    } else {
-      return Usage("unknown argument '" + arg + "'");
-    }
-  }
+  export_options.checkpoint = absl::GetFlag(FLAGS_export);
+  export_options.out_dir = absl::GetFlag(FLAGS_o);
   if (!export_options.checkpoint.empty()) {
     if (export_options.out_dir.empty()) return Usage("--export needs -o DIR");
     if (spec_path.empty()) spec_path = SpecBesideCheckpoint(export_options.checkpoint);

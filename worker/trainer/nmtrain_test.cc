@@ -8,11 +8,13 @@
 #include <torch/torch.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
+#include "contract/trainer_flags.h"
 #include "gtest/gtest.h"
 #include "schemas/model_catalog.h"
 #include "worker/compat/torch_compat.h"
@@ -148,19 +150,10 @@ TEST(NmtrainTest, TwoRanksMatchOneRankWithTheSameGlobalBatch) {
   EXPECT_NE(ReadFile(dir + "/r0.out").find("\"kind\":\"final\""), std::string::npos);
   EXPECT_EQ(ReadFile(dir + "/r1.out"), "");  // Only rank 0 prints metrics.
 
-  auto arch = *LookupModel("vit_nano_patch7_28");
-  auto a = CreateModel(arch), b = CreateModel(arch), init = CreateModel(arch);
-  LoadModelFromCheckpoint(CheckpointPath(dir + "/one"), *a);
-  LoadModelFromCheckpoint(CheckpointPath(dir + "/two"), *b);
-  auto pb = b->named_parameters();
-  auto pi = init->named_parameters();
-  double moved = 0.0;
-  for (const auto& item : a->named_parameters()) {
-    EXPECT_TRUE(torch::allclose(item.value(), pb[item.key()], 1e-4, 1e-5))
-        << item.key() << " max diff " << (item.value() - pb[item.key()]).abs().max().item<double>();
-    moved += (item.value() - pi[item.key()]).abs().sum().item<double>();
-  }
-  EXPECT_GT(moved, 1.0);  // Training changed the weights, so the comparison means something.
+  auto a = ExpectSameCheckpointWeights("vit_nano_patch7_28", dir + "/one", dir + "/two",
+                                       WeightTolerance{1e-4, 1e-5});
+  // Training changed the weights, so the comparison means something.
+  EXPECT_GT(DistanceFromFreshWeights("vit_nano_patch7_28", *a), 1.0);
 }
 
 // Dropout and drop-path draw different masks on every rank: stopped after 5 steps and resumed, a 2-rank run
@@ -192,15 +185,7 @@ schedule: {epochs: 1, warmup_epochs: 0.25}
   run_two_ranks("resumed", {"--resume"}, 0);
   EXPECT_NE(ReadFile(dir + "/resumed.r0.err").find("resuming"), std::string::npos);
 
-  auto arch = *LookupModel("vit_nano_patch7_28");
-  auto straight = CreateModel(arch), resumed = CreateModel(arch);
-  LoadModelFromCheckpoint(CheckpointPath(dir + "/straight"), *straight);
-  LoadModelFromCheckpoint(CheckpointPath(dir + "/resumed"), *resumed);
-  auto pr = resumed->named_parameters();
-  for (const auto& item : straight->named_parameters()) {
-    EXPECT_TRUE(torch::equal(item.value(), pr[item.key()]))
-        << item.key() << " max diff " << (item.value() - pr[item.key()]).abs().max().item<double>();
-  }
+  ExpectSameCheckpointWeights("vit_nano_patch7_28", dir + "/straight", dir + "/resumed");
 }
 
 TEST(NmtrainTest, BadSpecExitsWithCode2AndNamesTheKey) {
@@ -235,6 +220,33 @@ TEST(NmtrainTest, BadSpecExitsWithCode2AndNamesTheKey) {
   const pid_t no_args = Start({"--out", dir}, {}, dir + "/out.txt", dir + "/err3.txt");
   EXPECT_EQ(Wait(no_args, std::chrono::seconds(30)), 2);
   EXPECT_NE(ReadFile(dir + "/err3.txt").find("--spec is required"), std::string::npos);
+}
+
+// The flags the worker agent passes (contract/trainer_flags.h) are nmtrain's own, in both spellings that
+// --help promises; an unknown one is a usage error (exit 2) that names it, before any spec is read.
+TEST(NmtrainTest, TheContractsFlagsAreItsFlagsAndUnknownOnesExit2) {
+  const std::string dir = TestTempDir("flags");
+  const pid_t help = Start({"--help"}, {}, dir + "/help.txt", dir + "/help.err");
+  ASSERT_EQ(Wait(help, std::chrono::seconds(30)), 0) << ReadFile(dir + "/help.err");
+  const std::string listed = ReadFile(dir + "/help.txt");
+  for (const char* flag : {contract::kSpecFlag, contract::kOutFlag, contract::kResumeFlag,
+                           contract::kThreadsFlag, contract::kInitFromFlag, contract::kDeviceFlag,
+                           contract::kExportFlag, contract::kExportWeightsFlag, contract::kExportDtypeFlag}) {
+    std::string name = std::string(flag).substr(2);
+    std::replace(name.begin(), name.end(), '-', '_');  // Abseil lists the underscore spelling.
+    EXPECT_NE(listed.find("--" + name + " "), std::string::npos) << flag << " is not listed:\n" << listed;
+  }
+  EXPECT_NE(listed.find("--o "), std::string::npos) << listed;  // contract::kExportOutFlag, -o.
+
+  const pid_t unknown =
+      Start({"--spec", "x.yaml", "--stop-after-step", "3"}, {}, dir + "/u.txt", dir + "/u.err");
+  EXPECT_EQ(Wait(unknown, std::chrono::seconds(30)), 2);
+  EXPECT_NE(ReadFile(dir + "/u.err").find("unknown flag '--stop-after-step'"), std::string::npos)
+      << ReadFile(dir + "/u.err");
+  const pid_t dashed =
+      Start({"--validate-only", "--spec", WriteSpec(dir, kSmallRun), "--loader-threads", "0"}, {},
+            dir + "/d.txt", dir + "/d.err");
+  EXPECT_EQ(Wait(dashed, std::chrono::seconds(60)), 0) << ReadFile(dir + "/d.err");
 }
 
 // --precision replaces the spec's resources.precision (as --validate-only reports it); without it the spec's
