@@ -234,10 +234,10 @@ function pointsOf(metrics, key) {
   return steps.length ? steps : of('epoch');
 }
 function attemptsOf(metrics) { return [...new Set(metrics.map(p => p.attempt))].sort((a, b) => a - b); }
-// One series per value and attempt: after a resume, an attempt's curve starts at its checkpoint's step and
+// One series per value and attempt (named by its attempt when the run had MANY): after a resume, an attempt's curve starts at its checkpoint's step and
 // may go over steps the attempt before it logged, so each attempt is its own line.
-function series(metrics, keys, xOf, nameOf) {
-  const many = attemptsOf(metrics).length > 1, out = [];
+function series(metrics, keys, xOf, many, nameOf) {
+  const out = [];
   keys.forEach(key => {
     const points = pointsOf(metrics, key);
     attemptsOf(points).forEach(attempt => {
@@ -285,15 +285,15 @@ function draw(d) {
     const names = [...new Set([].concat(...m.map(p => Object.keys(p.values))))];
     const sparsity = names.filter(n => n.startsWith('sparsity/')).sort();
     const runs = {}; runs[runId] = {name: 'run ' + runId, state: d.run.state};
-    const stepMarks = resumeMarks(m, byStep);
+    const stepMarks = resumeMarks(m, byStep), many = attemptsOf(m).length > 1;
     const charts = [
-      ['loss', figure('run_loss', 'Train loss', 'step', 'train loss', series(m, ['loss'], byStep), stepMarks)],
-      ['lr', figure('run_lr', 'Learning rate', 'step', 'lr', series(m, ['lr'], byStep), stepMarks)],
-      ['d', figure('run_d', 'Decay D of pruned weights', 'step', 'D', series(m, ['d'], byStep), stepMarks)],
+      ['loss', figure('run_loss', 'Train loss', 'step', 'train loss', series(m, ['loss'], byStep, many), stepMarks)],
+      ['lr', figure('run_lr', 'Learning rate', 'step', 'lr', series(m, ['lr'], byStep, many), stepMarks)],
+      ['d', figure('run_d', 'Decay D of pruned weights', 'step', 'D', series(m, ['d'], byStep, many), stepMarks)],
       ['sparsity', figure('run_sparsity', 'Sparsity', 'step', 'zero fraction',
-                          series(m, sparsity, byStep, n => n.slice('sparsity/'.length)), stepMarks)],
+                          series(m, sparsity, byStep, many, n => n.slice('sparsity/'.length)), stepMarks)],
       ['eval', figure('run_top1', 'Evaluation top1', 'epoch', 'top1',
-                      series(m.filter(p => p.kind === 'epoch'), ['top1'], byEpoch), resumeMarks(m, atEpoch))]];
+                      series(m.filter(p => p.kind === 'epoch'), ['top1'], byEpoch, many), resumeMarks(m, atEpoch))]];
     charts.forEach(([id, fig]) => {
       const el = document.getElementById('chart-' + id);
       // A value the run does not log (D of a dense run) leaves its chart out rather than empty.
