@@ -257,6 +257,13 @@
     if (!fig.log_x && xs.length && xs.every(Number.isInteger) && Math.max(...xs) - Math.min(...xs) <= 20) {
       Object.assign(out.xaxis, {dtick: 1, tick0: 0});
     }
+    // Marks on the x axis (where a run resumed): a dashed vertical line with its text at the top.
+    const marks = fig.marks || [];
+    out.shapes = marks.map(m => ({type: 'line', xref: 'x', yref: 'paper', x0: m.x, x1: m.x, y0: 0, y1: 1,
+                                  line: {color: '#a31515', width: 1.5, dash: 'dash'}}));
+    out.annotations = marks.map(m => ({xref: 'x', yref: 'paper', x: m.x, y: 1, yanchor: 'top',
+                                       xanchor: 'left', text: esc(m.text), showarrow: false,
+                                       font: {size: 11, color: '#a31515'}}));
     // Points whose x is a category's place (a slice over a categorical parameter): the names on the axis.
     const named = new Map();
     fig.series.filter(s => s.style !== 'bars').forEach(s => s.categories.forEach((c, i) => named.set(s.x[i], c)));
@@ -277,6 +284,7 @@
     const traces = fig.kind === 'parallel' ? parallelTrace(page) : xyTraces(fig, runs);
     el.dataset.traces = traces.length;  // What a test reads from the DOM.
     el.dataset.points = traces.reduce((n, t) => n + (t.x ? t.x.length : 0), 0);
+    el.dataset.marks = (fig.marks || []).length;
     return Plotly.react(el, traces, layout(fig), config(fig));
   }
 

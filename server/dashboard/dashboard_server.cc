@@ -156,10 +156,13 @@ void DashboardServer::Route(CoordinatorService* coordinator, const DashboardOpti
   http.Get(R"(/sweeps/(\d+))", Guarded(auth, [cache](const httplib::Request& req, httplib::Response& res) {
              absl::StatusOr<int64_t> id = IdOf(req, "sweep");
              if (!id.ok()) return Error(res, id.status());
+             // The table's first page as the URL asks (?sort=top1&desc=1: a sorted view can be linked).
+             absl::StatusOr<RunsQuery> query = ParseRunsQuery(req.params);
+             if (!query.ok()) return Error(res, query.status());
              absl::StatusOr<std::shared_ptr<const SweepSnapshot>> snapshot = cache->Snapshot(*id);
              if (!snapshot.ok()) return Error(res, snapshot.status());
              // The figures come after the page, from /api/sweeps/S/figures: the table shows at once.
-             res.set_content(SweepPage(Summary(**snapshot), RunsPage((*snapshot)->rows, RunsQuery())),
+             res.set_content(SweepPage(Summary(**snapshot), RunsPage((*snapshot)->rows, *query)),
                              "text/html; charset=utf-8");
            }));
   http.Get(R"(/sweeps/(\d+)/report/?)",

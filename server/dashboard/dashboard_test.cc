@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,12 @@
 namespace nmsparse::server {
 namespace {
 
+using testing::Attempt;
+using testing::FakeWorker;
+using testing::GatewayComplete;
+using testing::GatewayStart;
 using testing::MSweep;
+using testing::ReportEpoch;
 using testing::TempDbPath;
 using testing::TestServer;
 
@@ -36,11 +42,12 @@ class DashboardTest : public ::testing::Test {
   }
 
   // A sweep of `n` runs (axis m = 1..n); returns its id and fills run_ids_.
-  int64_t Submit(int n) {
+  int64_t Submit(int n, uint32_t max_retries = 0) {
     std::vector<std::string> values;
     for (int i = 1; i <= n; ++i) values.push_back(std::to_string(i));
     v1::SubmitSweepRequest request;
     *request.mutable_spec() = MSweep("paged", values);
+    request.mutable_spec()->set_max_retries(max_retries);
     v1::SubmitSweepResponse response;
     grpc::ClientContext context;
     EXPECT_TRUE(server_.coordinator().SubmitSweep(&context, request, &response).ok());
@@ -235,6 +242,58 @@ TEST_F(DashboardTest, ScriptsAreSentPrecompressedAndKeptForAYear) {
     EXPECT_EQ(res->get_header_value_count("Cache-Control"), 1u) << path;
     EXPECT_EQ(res->get_header_value("Cache-Control"), "public, max-age=31536000, immutable") << path;
     EXPECT_EQ(res->get_header_value("Content-Type"), "application/javascript; charset=utf-8") << path;
+  }
+}
+
+// Issue 40: one column per final metric, sorted as numbers over the whole sweep (10.5 after 9.25, which a
+// text sort puts first), runs without the metric last in either direction; the page's first render as its
+// URL asks. The run page's data: the finals in nmctl's format, the state history and every attempt's points.
+TEST_F(DashboardTest, FinalMetricsAreSortableColumnsAndTheRunPageHasItsData) {
+  const int64_t sweep = Submit(3, /*max_retries=*/1);
+  ASSERT_EQ(run_ids_.size(), 3u);
+  const int64_t a = run_ids_[0], b = run_ids_[1], c = run_ids_[2];
+  FakeWorker worker(&server_.gateway(), 3);
+  ASSERT_EQ(worker.WaitAssignments(3).size(), 3u);
+  for (int64_t run : run_ids_) ASSERT_TRUE(GatewayStart(server_.gateway(), Attempt(run, 1)).ok());
+  ASSERT_TRUE(ReportEpoch(server_.gateway(), Attempt(a, 1), 0, {{"loss", 2.0}, {"lr", 0.001}}).ok());
+  ASSERT_TRUE(GatewayComplete(server_.gateway(), Attempt(a, 1), v1::FAILED, 137).ok());  // Retried.
+  ASSERT_TRUE(GatewayComplete(server_.gateway(), Attempt(b, 1), v1::SUCCEEDED, 0, 9.25).ok());
+  CancelRun(c);  // No final metrics.
+  ASSERT_EQ(worker.WaitAssignments(4).size(), 4u);  // Attempt 2 of a.
+  ASSERT_TRUE(GatewayStart(server_.gateway(), Attempt(a, 2)).ok());
+  ASSERT_TRUE(ReportEpoch(server_.gateway(), Attempt(a, 2), 1, {{"loss", 1.0}, {"lr", 0.0005}}).ok());
+  ASSERT_TRUE(GatewayComplete(server_.gateway(), Attempt(a, 2), v1::SUCCEEDED, 0, 10.5).ok());
+
+  const std::string runs = absl::StrCat("/api/sweeps/", sweep, "/runs");
+  const Json up = GetJson(runs + "?sort=top1");
+  EXPECT_EQ(up["metrics"], Json({"top1"}));
+  EXPECT_EQ(Ids(up), (std::vector<int64_t>{b, a, c}));
+  EXPECT_EQ(Ids(GetJson(runs + "?sort=top1&desc=1")), (std::vector<int64_t>{a, b, c}));
+  EXPECT_EQ(up["runs"][1]["finals"]["top1"], 10.5);
+  EXPECT_EQ(up["runs"][1]["final_texts"]["top1"], "10.5");
+  EXPECT_TRUE(up["runs"][2]["finals"].empty());
+
+  std::string html;
+  ASSERT_EQ(Status(absl::StrCat("/sweeps/", sweep, "?sort=top1&desc=1"), &html), 200);
+  const size_t at_a = html.find(absl::StrCat("<a href=\"/runs/", a, "\">")),
+               at_b = html.find(absl::StrCat("<a href=\"/runs/", b, "\">"));
+  ASSERT_NE(at_a, std::string::npos) << html;
+  EXPECT_LT(at_a, at_b) << "descending: 10.5 first";
+  EXPECT_NE(html.find("aria-sort=\"descending\"><a href=\"?sort=top1\" data-sort=\"top1\">top1"),
+            std::string::npos)
+      << html;
+  EXPECT_EQ(Status(absl::StrCat("/sweeps/", sweep, "?limit=0")), 400);
+
+  const Json run = GetJson(absl::StrCat("/api/runs/", a));
+  EXPECT_EQ(run["final_texts"], Json({{"top1", "10.5"}}));
+  EXPECT_FALSE(run["run"]["resolved_spec"].get<std::string>().empty());
+  std::set<int> attempts;
+  for (const Json& p : run["metrics"]) attempts.insert(p["attempt"].get<int>());
+  EXPECT_EQ(attempts, (std::set<int>{1, 2}));
+  ASSERT_EQ(Status(absl::StrCat("/runs/", a), &html), 200);
+  for (const char* part : {"id=\"chart-loss\"", "id=\"chart-lr\"", "id=\"chart-d\"", "id=\"chart-sparsity\"",
+                           "id=\"config\"", "<td>top1</td><td class=\"num\">10.5</td>", "id=\"history\""}) {
+    EXPECT_NE(html.find(part), std::string::npos) << part;
   }
 }
 

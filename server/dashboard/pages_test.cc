@@ -4,6 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "report/html_page.h"
 #include "server/dashboard/run_rows.h"
 
@@ -35,8 +41,9 @@ TEST(PagesTest, SweepsAndSweepPages) {
   ExpectSafe(SweepPage({{"sweep", {{"id", 7}, {"name", kHostile}}}, {"version", kHostile}}, page));
 }
 
-// One formatter for the first render and the polls: the row's text is the server's (a final flops of 1e12
-// showed as "flops=10000000" until the first poll).
+// One formatter for the first render and the polls: the row's text is the server's, nmctl's number format
+// (a final flops of 1e12 showed as "flops=10000000" until the first poll, then as "1e+12"); each final metric
+// is a column (issue 40: they were one text blob), its header a link that sorts by it.
 TEST(PagesTest, SweepPageShowsTheRowsAsThePollDoes) {
   v1::Run run;
   run.set_id(4);
@@ -49,13 +56,57 @@ TEST(PagesTest, SweepPageShowsTheRowsAsThePollDoes) {
   run.add_label_axes("optimizer.lr");
   const RunRow row = RowOf(run);
   EXPECT_EQ(row.labels, "recipe=srste optimizer.lr=0.0002488");  // As nmctl shows them (issue 40).
-  EXPECT_EQ(row.finals_text, "flops=1e+12 top1=0.8123");
-  const Json page = RunsPage({row}, RunsQuery());
-  EXPECT_EQ(page["runs"][0]["finals"], "flops=1e+12 top1=0.8123");
+  EXPECT_EQ(row.final_texts, (std::map<std::string, std::string>{{"flops", "1T"}, {"top1", "0.8123"}}));
+  v1::Run other;
+  other.set_id(5);
+  (*other.mutable_final_metrics())["a/b&c"] = 2;
+  RunsQuery query;
+  query.sort = "top1";
+  const Json page = RunsPage({row, RowOf(other)}, query);
+  EXPECT_EQ(page["metrics"], Json({"a/b&c", "flops", "top1"}));
+  EXPECT_EQ(page["runs"][0]["final_texts"]["flops"], "1T");
+  EXPECT_EQ(page["runs"][0]["finals"]["flops"], 1e12);
   const std::string html = SweepPage({{"sweep", {{"id", 7}}}, {"version", "v1"}, {"ended", true}}, page);
-  EXPECT_NE(html.find("<td>flops=1e+12 top1=0.8123</td>"), std::string::npos) << html;
+  EXPECT_NE(
+      html.find("<td>0</td><td class=\"num\">-</td><td class=\"num\">1T</td><td class=\"num\">0.8123</td>"),
+      std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<a href=\"?sort=a%2fb%26c\" data-sort=\"a&#x2F;b&amp;c\">a&#x2F;b&amp;c</a>"),
+            std::string::npos)
+      << html;
+  // The sorted column is marked, and its link sorts the other way.
+  EXPECT_NE(
+      html.find(
+          "aria-sort=\"ascending\"><a href=\"?sort=top1&amp;desc=1\" data-sort=\"top1\">top1 \u25b2</a>"),
+      std::string::npos)
+      << html;
   EXPECT_NE(html.find("data-ended=\"true\""), std::string::npos);
-  EXPECT_NE(html.find("1-1 of 1"), std::string::npos);
+  EXPECT_NE(html.find("2 of 2"), std::string::npos);
+}
+
+// A final metric sorts as a number; a run without it or with NaN (which has no order) goes last, ascending or
+// descending.
+TEST(PagesTest, FinalMetricSortPutsMissingAndNanLast) {
+  std::vector<RunRow> rows;
+  for (const auto& [id, top1] :
+       std::vector<std::pair<int, double>>{{1, 10.5}, {2, NAN}, {3, 9.25}, {4, -1}}) {
+    v1::Run run;
+    run.set_id(id);
+    if (id != 4) (*run.mutable_final_metrics())["top1"] = top1;
+    rows.push_back(RowOf(run));
+  }
+  auto ids = [&](bool desc) {
+    RunsQuery query;
+    query.sort = "top1";
+    query.desc = desc;
+    std::vector<int64_t> out;
+    const Json page = RunsPage(rows, query);
+    for (const Json& r : page["runs"]) out.push_back(r["id"].get<int64_t>());
+    return out;
+  };
+  EXPECT_EQ(ids(false), (std::vector<int64_t>{3, 1, 2, 4}));
+  EXPECT_EQ(ids(true), (std::vector<int64_t>{1, 3, 2, 4}));
+  EXPECT_EQ(rows[1].final_texts.at("top1"), "nan");
 }
 
 // The sweep page draws its figures with figures.js and plotly.js, from the sweep's figure document that it

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/metric_text.h"
 #include "common/status_macros.h"
@@ -36,7 +36,13 @@ bool Less(const RunRow& a, const RunRow& b, const std::string& sort) {
   if (sort == "state") return v1::RunState_Name(a.state) < v1::RunState_Name(b.state);
   if (sort == "attempt") return a.attempt < b.attempt;
   if (sort == "labels") return a.labels < b.labels;
-  return a.finals.at(sort) < b.finals.at(sort);
+  return a.finals.at(sort) < b.finals.at(sort);  // Both present and not NaN (the caller's HasValue).
+}
+
+// Whether the row has a number to sort by: NaN has no order, so it goes last with the missing.
+bool HasValue(const RunRow& row, const std::string& metric) {
+  auto it = row.finals.find(metric);
+  return it != row.finals.end() && !std::isnan(it->second);
 }
 
 bool IsColumn(const std::string& sort) {
@@ -45,10 +51,14 @@ bool IsColumn(const std::string& sort) {
 
 }  // namespace
 
-std::string FinalsText(const std::map<std::string, double>& finals) {
-  std::vector<std::string> parts;
-  for (const auto& [name, value] : finals) parts.push_back(absl::StrFormat("%s=%.4g", name, value));
-  return absl::StrJoin(parts, " ");
+std::vector<std::string> FinalColumns(const std::vector<RunRow>& rows) {
+  std::set<std::string> names;
+  for (const RunRow& row : rows) {
+    for (const auto& [name, value] : row.finals) names.insert(name);
+  }
+  std::vector<std::string> out(names.begin(), names.end());
+  if (out.size() > kMaxFinalColumns) out.resize(kMaxFinalColumns);
+  return out;
 }
 
 RunRow RowOf(const v1::Run& run) {
@@ -63,7 +73,7 @@ RunRow RowOf(const v1::Run& run) {
   row.state = run.state();
   row.attempt = run.attempt();
   row.finals.insert(run.final_metrics().begin(), run.final_metrics().end());
-  row.finals_text = FinalsText(row.finals);
+  for (const auto& [name, value] : row.finals) row.final_texts[name] = FormatMetric(value);
   return row;
 }
 
@@ -110,7 +120,8 @@ Json RowJson(const RunRow& row) {
               {"labels", row.labels},
               {"state", v1::RunState_Name(row.state)},
               {"attempt", row.attempt},
-              {"finals", row.finals_text}};
+              {"finals", row.finals},  // NaN and infinities are null in JSON: their text says which.
+              {"final_texts", row.final_texts}};
 }
 
 Json RunsPage(const std::vector<RunRow>& rows, const RunsQuery& query) {
@@ -122,7 +133,7 @@ Json RunsPage(const std::vector<RunRow>& rows, const RunsQuery& query) {
   const bool column = IsColumn(sort);
   std::stable_sort(matched.begin(), matched.end(), [&](const RunRow* a, const RunRow* b) {
     if (!column) {  // Runs without the metric go last, whichever the direction.
-      const bool has_a = a->finals.count(sort) > 0, has_b = b->finals.count(sort) > 0;
+      const bool has_a = HasValue(*a, sort), has_b = HasValue(*b, sort);
       if (has_a != has_b) return has_a;
       if (!has_a) return a->id < b->id;
     }
@@ -141,6 +152,9 @@ Json RunsPage(const std::vector<RunRow>& rows, const RunsQuery& query) {
               {"matched", matched.size()},
               {"offset", query.offset},
               {"limit", query.limit},
+              {"sort", query.sort},
+              {"desc", query.desc},
+              {"metrics", FinalColumns(rows)},
               {"runs", page}};
 }
 

@@ -1,7 +1,8 @@
 // The sweep page's run table, served a page at a time (GET /api/sweeps/S/runs): each run is formatted once
 // into a row when its sweep's snapshot is taken (sweep_cache.h), then filtered, sorted and cut to a page on
-// the server, so a sweep of 50k runs costs the browser one page. FinalsText is the one number formatter of
-// the page's first render and of its polls.
+// the server, so a sweep of 50k runs costs the browser one page. Each final metric is a column of the table,
+// its cells in nmctl's number format (common/metric_text.h), formatted here once for the page's first render
+// and its polls alike.
 #ifndef NMSPARSE_SERVER_DASHBOARD_RUN_ROWS_H_
 #define NMSPARSE_SERVER_DASHBOARD_RUN_ROWS_H_
 
@@ -22,13 +23,15 @@ struct RunRow {
   v1::RunState state = v1::RUN_STATE_UNSPECIFIED;
   uint32_t attempt = 0;
   std::map<std::string, double> finals;
-  std::string finals_text;  // FinalsText(finals).
+  std::map<std::string, std::string> final_texts;  // FormatMetric of each final (1e12: "1T").
 };
 
 RunRow RowOf(const v1::Run& run);
 
-// "flops=1e+12 top1=0.8123": every final metric sorted by name, 4 significant digits.
-std::string FinalsText(const std::map<std::string, double>& finals);
+// The final metrics that get a column, by name: every name some row of the sweep has, up to
+// kMaxFinalColumns (a trainer that writes hundreds of finals still gives a table one can read).
+inline constexpr size_t kMaxFinalColumns = 32;
+std::vector<std::string> FinalColumns(const std::vector<RunRow>& rows);
 
 // What a page of the table asks for: ?offset=&limit=&state=&q=&sort=&desc=1.
 struct RunsQuery {
@@ -47,8 +50,10 @@ absl::StatusOr<RunsQuery> ParseRunsQuery(const std::multimap<std::string, std::s
 // The query as one canonical line (a cache key).
 std::string QueryText(const RunsQuery& query);
 
-// {"total", "matched", "offset", "limit", "runs": [{"id", "labels", "state", "attempt", "finals"}]}: the
-// rows that pass the filter, sorted (ties by id; runs lacking a sorted-by metric last), from `offset`.
+// {"total", "matched", "offset", "limit", "sort", "desc", "metrics": FinalColumns, "runs": [{"id", "labels",
+// "state", "attempt", "finals": {name: number}, "final_texts": {name: text}}]}: the rows that pass the
+// filter, sorted (numbers as numbers, ties by id; runs lacking the sorted-by metric, or whose value is NaN,
+// last in either direction), from `offset`.
 Json RunsPage(const std::vector<RunRow>& rows, const RunsQuery& query);
 
 Json RowJson(const RunRow& row);

@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "common/status_macros.h"
 #include "contract/metric_names.h"
@@ -40,7 +41,9 @@ bool Ended(const v1::Sweep& sweep) {
 std::string VersionOf(const std::string& counts_key, const std::vector<RunRow>& rows) {
   size_t h = std::hash<std::string>()(counts_key);
   for (const RunRow& r : rows) {
-    const std::string row = absl::StrCat(r.id, "|", r.state, "|", r.attempt, "|", r.finals_text);
+    std::string row = absl::StrCat(r.id, "|", r.state, "|", r.attempt);
+    for (const auto& [name, value] : r.finals)
+      absl::StrAppend(&row, "|", name, "=", absl::StrFormat("%.17g", value));
     h = h * 1000003u ^ std::hash<std::string>()(row);
   }
   return absl::StrCat(absl::Hex(h, absl::kZeroPad16));

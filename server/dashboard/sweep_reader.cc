@@ -2,6 +2,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "common/metric_text.h"
 #include "common/status_macros.h"
 
 namespace nmsparse::server {
@@ -63,7 +64,11 @@ absl::StatusOr<Json> SweepReader::Run(int64_t run_id) const {
   request.set_run_id(run_id);
   request.set_include_metrics(true);
   NM_ASSIGN_OR_RETURN(const v1::GetRunResponse run, Call(coordinator_, &CoordinatorService::GetRun, request));
-  return ToJson(run);
+  Json json = ToJson(run);
+  Json texts = Json::object();
+  for (const auto& [name, value] : run.run().final_metrics()) texts[name] = FormatMetric(value);
+  json["final_texts"] = std::move(texts);
+  return json;
 }
 
 absl::StatusOr<Json> SweepReader::Logs(int64_t run_id, int64_t from_seq, uint32_t limit) const {

@@ -24,7 +24,8 @@ class SweepReader {
   absl::StatusOr<v1::Sweep> SweepProto(int64_t sweep_id) const;
   // ListRuns: every run of the sweep, without metric points.
   absl::StatusOr<std::vector<v1::Run>> Runs(int64_t sweep_id) const;
-  // GetRun with every metric point.
+  // GetRun with every metric point, and "final_texts": each final metric in nmctl's number format
+  // (common/metric_text.h), the one the pages show.
   absl::StatusOr<Json> Run(int64_t run_id) const;
   // Up to `limit` log lines from `from_seq`.
   absl::StatusOr<Json> Logs(int64_t run_id, int64_t from_seq, uint32_t limit) const;
