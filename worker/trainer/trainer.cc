@@ -129,6 +129,7 @@ class Run {
     // Before the sparsity method exists: its first masks come from these weights. A resume or a fork
     // replaces them with its checkpoint's.
     if (!config.model.initial_checkpoint.empty()) {
+      CheckInitialWeightsDigest(config.model.initial_checkpoint, config.model.initial_checkpoint_sha256);
       LoadInitialWeights(config.model.initial_checkpoint, arch_, *model_, Log());
     }
     model_->to(device_);
