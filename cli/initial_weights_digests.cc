@@ -85,7 +85,7 @@ absl::Status FillInitialWeightsDigests(v1::SweepSpec* spec, WeightsDigests* dige
       absl::StatusOr<std::optional<std::string>> digest = digests->Of(file);
       if (!digest.ok()) return digest.status();
       if (file.empty() || digest->has_value()) {
-        set[kDigestKey] = file.empty() ? "''" : **digest;
+        set[kDigestKey] = file.empty() ? "" : **digest;  // "": the default, none.
         continue;
       }
       return absl::InvalidArgumentError(absl::StrCat(
