@@ -218,6 +218,7 @@ int RunRunCommand(const CommandContext& context) {
       << "  started: " << FormatTime(run.started_at_ms())
       << "  finished: " << FormatTime(run.finished_at_ms()) << "\n";
   if (!run.message().empty()) out << "  message:  " << VisibleText(run.message()) << "\n";
+  out << ModelLocationText(run);
   if (!run.final_metrics().empty()) {
     out << "  final:    " << FormatValues(run.final_metrics()) << "\n";
     if (const std::string cost = CostSummary(run.final_metrics()); !cost.empty())

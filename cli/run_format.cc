@@ -15,6 +15,7 @@
 #include "common/visible_text.h"
 #include "contract/metric_line.h"
 #include "contract/metric_names.h"
+#include "contract/run_directory.h"
 #include "report/compare_pivot.h"
 
 namespace nmsparse::cli {
@@ -190,6 +191,21 @@ std::vector<std::pair<std::string, std::string>> SemiStructuredDecisions(const v
     if (absl::StartsWith(name, prefix)) by_layer[name.substr(prefix.size())] = text;
   }
   return {by_layer.begin(), by_layer.end()};
+}
+
+std::string ModelLocationText(const v1::Run& run) {
+  const bool reused = run.reused_from() > 0;
+  if (!reused && run.worker_id() == 0) return "";
+  const std::string checkpoint =
+      absl::StrCat(contract::RunDirectory("<work_dir>", reused ? run.reused_from() : run.id()), "/",
+                   contract::kCheckpointFiles[0]);
+  std::string text = reused ? absl::StrCat("  model:    ", checkpoint, ", run ", run.reused_from(),
+                                           "'s, whose results this run reused, on the worker that ran it\n")
+                            : absl::StrCat("  model:    ", checkpoint, " on worker ", run.worker_id(),
+                                           " (its --work_dir)\n");
+  const std::string command = absl::StrCat("nmctl export-model ", run.id(), " -o DIR");
+  return text + (IsFinal(run.state()) ? absl::StrCat("  export:   ", command, "\n")
+                                      : absl::StrCat("  export:   once the run has ended: ", command, "\n"));
 }
 
 }  // namespace nmsparse::cli

@@ -64,6 +64,11 @@ std::string CostSummary(const google::protobuf::Map<std::string, double>& final_
 // forward took and why ("weight_2:4 masked dense (device cpu)"); empty for runs without such layers.
 std::vector<std::pair<std::string, std::string>> SemiStructuredDecisions(const v1::MetricPoint& point);
 
+// Where a run's model is and the command that exports it, for nmctl run: "  model:    <work_dir>/runs/42/
+// checkpoint.pt on worker 3 ..." and "  export:   nmctl export-model 42 -o DIR"; a run that reused another's
+// results names that run's checkpoint. Empty for a run that never ran on a worker.
+std::string ModelLocationText(const v1::Run& run);
+
 }  // namespace nmsparse::cli
 
 #endif  // NMSPARSE_CLI_RUN_FORMAT_H_

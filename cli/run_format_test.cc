@@ -79,5 +79,30 @@ TEST(RunFormatTest, LabelsInAxisOrderWithShortNumbers) {
   EXPECT_EQ(FormatLabels({{"b", "1e-3"}, {"a", "x"}}), "b=0.001 a=x");  // Validate's runs: axis order.
 }
 
+// nmctl run says where the run's model is and how to export it (issue 39): its own checkpoint on its worker,
+// the reused run's for a run that reused results, the command once the run has ended, nothing before it ran.
+TEST(RunFormatTest, ModelLocationNamesTheCheckpointAndTheExportCommand) {
+  v1::Run run;
+  run.set_id(42);
+  run.set_state(v1::QUEUED);
+  EXPECT_EQ(ModelLocationText(run), "");
+  run.set_worker_id(3);
+  run.set_state(v1::RUNNING);
+  EXPECT_EQ(ModelLocationText(run),
+            "  model:    <work_dir>/runs/42/checkpoint.pt on worker 3 (its --work_dir)\n"
+            "  export:   once the run has ended: nmctl export-model 42 -o DIR\n");
+  run.set_state(v1::SUCCEEDED);
+  EXPECT_EQ(ModelLocationText(run),
+            "  model:    <work_dir>/runs/42/checkpoint.pt on worker 3 (its --work_dir)\n"
+            "  export:   nmctl export-model 42 -o DIR\n");
+  run.set_worker_id(0);
+  run.set_reused_from(17);
+  EXPECT_EQ(
+      ModelLocationText(run),
+      "  model:    <work_dir>/runs/17/checkpoint.pt, run 17's, whose results this run reused, on the worker "
+      "that ran it\n"
+      "  export:   nmctl export-model 42 -o DIR\n");
+}
+
 }  // namespace
 }  // namespace nmsparse::cli

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/deploy_warnings.h"
+#include "cli/initial_weights_digests.h"
 #include "cli/nmctl_exit_codes.h"
 #include "cli/row_summary.h"
 #include "cli/run_format.h"
@@ -57,7 +58,12 @@ absl::Status CheckRunCount(const CommandContext& context, const v1::SweepSpec& s
   return absl::Status(status.code(), absl::StrCat(context.args->positional[0], ": ", status.message()));
 }
 
-absl::StatusOr<v1::SweepSpec> LoadFromArgs(const CommandContext& context) {
+// "FILE: message", for errors found after the file was read.
+absl::Status InFile(const CommandContext& context, const absl::Status& status) {
+  return absl::Status(status.code(), absl::StrCat(context.args->positional[0], ": ", status.message()));
+}
+
+absl::StatusOr<v1::SweepSpec> LoadFromArgs(const CommandContext& context, WeightsDigests* digests) {
   if (context.args->positional.size() != 1) {
     return absl::InvalidArgumentError(absl::StrCat("'", context.args->command, "' takes one spec file"));
   }
@@ -67,6 +73,9 @@ absl::StatusOr<v1::SweepSpec> LoadFromArgs(const CommandContext& context) {
   for (const std::string& w : warnings) *context.err << "nmctl: warning: " << w << "\n";
   if (!spec.ok()) return spec;
   if (absl::Status count = CheckRunCount(context, *spec); !count.ok()) return count;
+  if (absl::Status filled = FillInitialWeightsDigests(&*spec, digests); !filled.ok()) {
+    return InFile(context, filled);
+  }
   return spec;
 }
 
@@ -97,12 +106,11 @@ void WarnPerRun(const CommandContext& context, const std::vector<ResolvedRun>& r
 }
 
 // Expands locally, so that a bad spec is reported with its file before anything is sent.
-absl::StatusOr<std::vector<ResolvedRun>> Expand(const CommandContext& context, const v1::SweepSpec& spec) {
+absl::StatusOr<std::vector<ResolvedRun>> Expand(const CommandContext& context, const v1::SweepSpec& spec,
+                                                WeightsDigests* digests) {
   absl::StatusOr<std::vector<ResolvedRun>> runs = ExpandSweep(spec);
-  if (!runs.ok()) {
-    return absl::Status(runs.status().code(),
-                        absl::StrCat(context.args->positional[0], ": ", runs.status().message()));
-  }
+  if (!runs.ok()) return InFile(context, runs.status());
+  if (absl::Status st = CheckInitialWeightsDigests(*runs, digests); !st.ok()) return InFile(context, st);
   WarnPerRun(context, *runs);
   return runs;
 }
@@ -151,9 +159,10 @@ std::string MultiNodeNote(const std::vector<ResolvedRun>& runs) {
 }  // namespace
 
 int RunValidateCommand(const CommandContext& context) {
-  absl::StatusOr<v1::SweepSpec> spec = LoadFromArgs(context);
+  WeightsDigests digests;
+  absl::StatusOr<v1::SweepSpec> spec = LoadFromArgs(context, &digests);
   if (!spec.ok()) return Fail(context, spec.status());
-  absl::StatusOr<std::vector<ResolvedRun>> runs = Expand(context, *spec);
+  absl::StatusOr<std::vector<ResolvedRun>> runs = Expand(context, *spec, &digests);
   if (!runs.ok()) return Fail(context, runs.status());
 
   // One layer plan (and one transform pipeline) per distinct text: the runs that share it are listed
@@ -263,7 +272,8 @@ absl::StatusOr<int32_t> PriorityOption(const CommandContext& context) {
 }
 
 int RunSubmitCommand(const CommandContext& context) {
-  absl::StatusOr<v1::SweepSpec> spec = LoadFromArgs(context);
+  WeightsDigests digests;
+  absl::StatusOr<v1::SweepSpec> spec = LoadFromArgs(context, &digests);
   if (!spec.ok()) return Fail(context, spec.status());
   absl::StatusOr<int32_t> priority = PriorityOption(context);
   if (!priority.ok()) return Fail(context, priority.status());
@@ -275,7 +285,7 @@ int RunSubmitCommand(const CommandContext& context) {
     spec->set_idempotency_key(*key);
   }
   if (context.args->Has("no-reuse")) spec->set_no_reuse(true);
-  absl::StatusOr<std::vector<ResolvedRun>> runs = Expand(context, *spec);
+  absl::StatusOr<std::vector<ResolvedRun>> runs = Expand(context, *spec, &digests);
   if (!runs.ok()) return Fail(context, runs.status());
 
   v1::SubmitSweepRequest request;

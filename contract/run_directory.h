@@ -35,6 +35,10 @@ constexpr const char* kCheckpointFiles[] = {"checkpoint.pt", "checkpoint.prev.pt
 // digest is not listed is damaged and not used (worker/trainer/checkpoint_digest.h).
 constexpr char kCheckpointDigestFile[] = "checkpoint.sha256";
 
+// nmtrain's final metric line (the JSON object of kind "final", contract/metric_line.h), also written here
+// when the run ends, so that an export of the run (nmtrain --export) names its top-1s in the model card.
+constexpr char kFinalMetricsFile[] = "final.json";
+
 }  // namespace nmsparse::contract
 
 #endif  // NMSPARSE_CONTRACT_RUN_DIRECTORY_H_

@@ -49,6 +49,8 @@ struct ModelConfig {
   // The weights to start from instead of random ones (docs/interop.md): a safetensors file, or a timm /
   // Hugging Face folder holding model.safetensors; timm's initial_checkpoint. Empty: random.
   std::string initial_checkpoint;
+  // The weights file's SHA-256 (lowercase hex): its content in the run's content hash, checked by nmtrain.
+  std::string initial_checkpoint_sha256;
 };
 
 struct DataConfig {

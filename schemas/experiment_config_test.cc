@@ -1,5 +1,6 @@
 #include "schemas/experiment_config.h"
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
 #include "schemas/content_hash.h"
@@ -190,6 +191,29 @@ name: micro-srste
   other.optimizer.lr = 0.0020000000000000001;  // Same double: same hash.
   EXPECT_EQ(ContentHash(other), h1);
   EXPECT_EQ(Sha256Hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}
+
+// model.initial_checkpoint_sha256 (issue 39): the weights file's digest is part of the canonical form and the
+// hash, so runs from different weights at one path never hash alike; sha256sum's upper or lower case reads as
+// one value; anything but 64 hex digits is refused naming the key; without it the canonical text (and every
+// stored hash) is what it was.
+TEST(ExperimentConfigTest, InitialCheckpointDigestIsPartOfTheHash) {
+  const std::string a(64, 'a'), b(64, 'b');
+  auto from = [](const std::string& digest) {
+    return "model: {name: vit_micro_patch4_28, initial_checkpoint: /data/w.safetensors" +
+           (digest.empty() ? std::string() : ", initial_checkpoint_sha256: " + digest) + "}\n";
+  };
+  const ExperimentConfig with_a = MustParse(from(a));
+  EXPECT_EQ(with_a.model.initial_checkpoint_sha256, a);
+  EXPECT_NE(ContentHash(with_a), ContentHash(MustParse(from(b))));
+  EXPECT_EQ(ContentHash(MustParse(from(absl::AsciiStrToUpper(a)))), ContentHash(with_a));
+  EXPECT_NE(CanonicalYaml(with_a).find("initial_checkpoint_sha256: " + a), std::string::npos);
+  EXPECT_EQ(CanonicalYaml(MustParse(from(""))).find("sha256"), std::string::npos);
+  EXPECT_EQ(ContentHash(MustParse(CanonicalYaml(with_a))), ContentHash(with_a));
+  EXPECT_EQ(
+      ParseError(from("abc")),
+      "exp.yaml:1: model.initial_checkpoint_sha256: value 'abc' is not a SHA-256 digest (64 hex digits)");
+  EXPECT_NE(ParseError(from(std::string(63, 'a') + "g")).find("is not a SHA-256 digest"), std::string::npos);
 }
 
 // resources.precision: fp32 (default) or bf16, case-insensitive; a bad value names key, value and line; bf16

@@ -3,11 +3,13 @@
 // semi_structured_config.cc). Aliases are the flat timm train.py keys of the paper's reference configs
 // (schemas/reference_config.h): a key it maps one to one, or one it reads by hand (model, dataset, opt,
 // opt_betas, lr, amp); "model_kwargs.K" is key K of train.py's model_kwargs map.
+#include <algorithm>
 #include <limits>
 #include <map>
 #include <optional>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "schemas/experiment_config.h"
 #include "schemas/limits.h"
 #include "schemas/model_catalog.h"
@@ -175,6 +177,17 @@ std::vector<SpecKey<M>> ModelKwargKeys() {
   return keys;
 }
 
+// A SHA-256 digest as sha256sum prints it (64 hex digits, either case), kept in lower case.
+absl::StatusOr<std::string> ReadSha256(const YAML::Node& value, const std::string& path) {
+  absl::StatusOr<std::string> text = ReadSpecString(value, path);
+  if (!text.ok()) return text.status();
+  const bool hex = std::all_of(text->begin(), text->end(), [](char c) { return absl::ascii_isxdigit(c); });
+  if (!text->empty() && (text->size() != 64 || !hex)) {
+    return yaml_util::Error(value, path, "value '" + *text + "' is not a SHA-256 digest (64 hex digits)");
+  }
+  return absl::AsciiStrToLower(*text);
+}
+
 const KeyTable<ModelConfig>& ModelKeys() {
   static const auto* keys = new KeyTable<M>([] {
     std::vector<SpecKey<M>> keys = {
@@ -216,6 +229,13 @@ const KeyTable<ModelConfig>& ModelKeys() {
                      "timm / Hugging Face folder with model.safetensors (docs/interop.md). timm's "
                      "initial_checkpoint, also with pretrained: true.")
                 .Alias("initial_checkpoint")),
+        OmittedAtDefault(
+            spec_keys_internal::ScalarKey<M, std::string>("initial_checkpoint_sha256", KeyKind::kString,
+                                                          MakeRef(&M::initial_checkpoint_sha256), ReadSha256)
+                .Doc("The SHA-256 of the initial_checkpoint file (a folder's model.safetensors), 64 hex "
+                     "digits: the file's content in the run's content hash; nmtrain refuses a file that "
+                     "differs. nmctl fills it in where it can read the file (sha256sum FILE).")
+                .Alias("initial_checkpoint_sha256")),
     };
     for (SpecKey<M>& key : ModelKwargKeys()) keys.push_back(std::move(key));
     return keys;

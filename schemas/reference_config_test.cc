@@ -230,6 +230,14 @@ TEST(ReferenceConfigTest, InitialCheckpointMapsToTheModelsInitialWeights) {
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->model.initial_checkpoint, "/data/vit_tiny");
   EXPECT_TRUE(warnings.empty()) << warnings.front();
+  const std::string digest(64, 'c');
+  auto digested =
+      ParseReferenceConfig(YAML::Load("{model: vit_tiny_patch16_224, initial_checkpoint: /data/w, "
+                                      "initial_checkpoint_sha256: " +
+                                      digest + "}"),
+                           nullptr);
+  ASSERT_TRUE(digested.ok()) << digested.status();
+  EXPECT_EQ(digested->model.initial_checkpoint_sha256, digest);
   auto defaults = ParseReferenceConfig(
       YAML::Load("{model: vit_tiny_patch16_224, pretrained: false, initial_checkpoint: ''}"), nullptr);
   ASSERT_TRUE(defaults.ok()) << defaults.status();

@@ -7,7 +7,11 @@
 # - with the timm venv of tools/libtorch2_env.sh present, timm loads the SR-STE export strictly and finds it
 #   N:M (tools/timm_export_golden.py with NMSPARSE_EXPORT_DIR);
 # - the errors name the run: an unknown run (exit 3), a run that failed before its first checkpoint (the
-#   worker's answer), a worker token (no role for it), and a worker that is gone; none leaves a file.
+#   worker's answer), a worker token (no role for it), and a worker that is gone; none leaves a file;
+# - nmctl run names the checkpoint and the export command;
+# - fine-tuning from an exported file puts the file's SHA-256 into the run's hash: one spec and one path with
+#   two contents give two hashes; a digest that is not the file's is refused by nmctl, or by nmtrain (exit 2)
+#   where nmctl cannot read the file.
 #
 # Usage: model_export_e2e_test.sh NMSERVER NMWORKER NMCTL NMTRAIN SWEEP_YAML TIMM_EXPORT_GOLDEN_PY
 set -uo pipefail
@@ -112,6 +116,62 @@ expect_error "a worker token may not export" 1 \
   ctl --token-file "$tokens/worker.token" export-model "$srste" -o "$tmp/none"
 expect_error "--weights takes final or ema" 2 "--weights: value 'best' is not final or ema" \
   ctl export-model "$srste" -o "$tmp/none" --weights best
+
+# nmctl run says where each run's model is and how to export it.
+ctl run "$srste" >"$tmp/run_srste.txt"
+check "nmctl run names the checkpoint" grep -qF "model:    <work_dir>/runs/$srste/checkpoint.pt on worker" "$tmp/run_srste.txt"
+check "nmctl run gives the export command" grep -qF "export:   nmctl export-model $srste -o DIR" "$tmp/run_srste.txt"
+
+# Fine-tuning from an exported file (issue 39): the file's SHA-256 is in the run's content hash. One spec,
+# one path, submitted twice with other contents at that path: two hashes, and the second run is not the
+# first one reused.
+mkdir -p "$work/weights"
+weights="$work/weights/w.safetensors"
+cp "$tmp/export_$dense/model.safetensors" "$weights"
+cat >"$tmp/finetune.yaml" <<SPEC
+name: finetune
+seed: 11
+model: {name: vit_nano_patch7_28, initial_checkpoint: $weights}
+data: {dataset: synthetic, synthetic_size: 48, batch_size: 16, eval_subset: 16}
+schedule: {epochs: 1}
+resources: {cpu_threads: 1}
+sparsity: {sparsity_type: SRSTE, n_sparsity: 2, m_sparsity: 4, sparsity_loc: FFQKV}
+SPEC
+finetune() {  # finetune [NMCTL_FLAGS...]: submits the fine-tune spec, prints its run's id once it has ended
+  local id
+  id=$(ctl submit "$tmp/finetune.yaml" "$@" --json | json "d['sweep']['id']")
+  wait_runs "$id" "len(runs) == 1 and runs[0]['state'] in ('SUCCEEDED', 'FAILED')" 240 >/dev/null
+  ctl runs --sweep "$id" --json | json "d['runs'][0]['id']"
+}
+run_field() { ctl run "$1" --json | json "d['run'].get('$2', '')"; }
+from_dense=$(finetune)
+check "the fine-tune from the dense export succeeds" test "$(run_field "$from_dense" state)" = SUCCEEDED
+dense_sha=$(sha256sum "$weights" | cut -d' ' -f1)
+check "nmctl put the file's SHA-256 into the stored spec" \
+  grep -qF "initial_checkpoint_sha256: $dense_sha" <<<"$(run_field "$from_dense" resolved_spec)"
+cp "$tmp/export_$srste/model.safetensors" "$weights"
+srste_sha=$(sha256sum "$weights" | cut -d' ' -f1)
+from_srste=$(finetune)
+check "the fine-tune from the other content succeeds" test "$(run_field "$from_srste" state)" = SUCCEEDED
+check "the same spec from another file's content hashes differently" \
+  test "$(run_field "$from_dense" content_hash)" != "$(run_field "$from_srste" content_hash)"
+check "the second fine-tune is not the first one reused" test -z "$(run_field "$from_srste" reused_from)"
+
+# A file nmctl cannot read (a relative path, opened by the worker from the run directory) needs its digest;
+# a wrong one passes the coordinator and nmtrain refuses it at start (exit 2), naming the file and both.
+expect_error "a file out of nmctl's reach needs its digest" 2 \
+  "model.initial_checkpoint_sha256 is required with model.initial_checkpoint '../../weights/w.safetensors'" \
+  ctl validate "$tmp/finetune.yaml" --set model.initial_checkpoint=../../weights/w.safetensors
+expect_error "a digest that is not the file's is refused by nmctl" 2 \
+  "model.initial_checkpoint_sha256: $dense_sha is not the SHA-256 of $weights on this host, $srste_sha" \
+  ctl validate "$tmp/finetune.yaml" --set "model.initial_checkpoint_sha256=$dense_sha"
+wrong=$(finetune --set model.initial_checkpoint=../../weights/w.safetensors \
+  --set "model.initial_checkpoint_sha256=$dense_sha")
+check "a worker's file other than its digest fails the run" test "$(run_field "$wrong" state)" = FAILED
+check "nmtrain names the file and both digests" \
+  grep -qF "w.safetensors is $srste_sha, not model.initial_checkpoint_sha256 $dense_sha" \
+  <<<"$(ctl logs "$wrong" 2>&1; run_field "$wrong" message)"
+
 stop_worker "${worker_pid[w1]}"; unset 'worker_pid[w1]'
 expect_error "a worker that is gone" 1 "worker .* (w1), which holds run $srste's directory and checkpoint, is not connected" \
   ctl export-model "$srste" -o "$tmp/none"

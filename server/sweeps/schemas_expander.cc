@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/status_macros.h"
+#include "schemas/initial_weights_digest.h"
 #include "schemas/sweep.h"
 
 namespace nmsparse::server {
@@ -13,6 +14,9 @@ absl::StatusOr<std::vector<NewRun>> ExpandWithSchemas(const v1::SweepSpec& spec)
   std::vector<NewRun> out;
   out.reserve(resolved.size());
   for (ResolvedRun& r : resolved) {
+    // Every stored run with initial weights has their digest in its hash: the coordinator cannot read them.
+    if (absl::Status st = RequireInitialWeightsDigest(r.config); !st.ok())
+      return RunError(r.index, r.labels, st);
     NewRun& run = out.emplace_back();
     run.index = static_cast<uint32_t>(r.index);
     for (const auto& [axis, label] : r.labels) run.labels.emplace_back(axis, label);

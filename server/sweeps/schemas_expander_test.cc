@@ -44,6 +44,31 @@ TEST(SchemasExpanderTest, ExpandsIntoStorableRuns) {
   EXPECT_EQ(last.gpus, 1u);
 }
 
+// Issue 39: a run with initial weights but no digest of them is refused, naming the run, both keys and the
+// path (its hash would not cover the file's content); with the digest it is stored, and two digests of one
+// path give two hashes.
+TEST(SchemasExpanderTest, InitialWeightsWithoutTheirDigestAreRefused) {
+  v1::SweepSpec spec = Parse(kSweep);
+  auto& set = *spec.mutable_grid(1)->mutable_values(1)->mutable_set();
+  set["model.initial_checkpoint"] = "/data/w.safetensors";
+  auto refused = ExpandWithSchemas(spec);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("run 1 (sparsity.m_sparsity=4, recipe=srste): "
+                                            "model.initial_checkpoint_sha256 is required with "
+                                            "model.initial_checkpoint '/data/w.safetensors'"),
+            std::string::npos)
+      << refused.status();
+  set["model.initial_checkpoint_sha256"] = std::string(64, 'a');
+  auto a = ExpandWithSchemas(spec);
+  ASSERT_TRUE(a.ok()) << a.status();
+  set["model.initial_checkpoint_sha256"] = std::string(64, 'b');
+  auto b = ExpandWithSchemas(spec);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_NE((*a)[1].content_hash, (*b)[1].content_hash);
+  EXPECT_EQ((*a)[0].content_hash, (*b)[0].content_hash);  // The run without a file is unchanged.
+}
+
 TEST(SchemasExpanderTest, InvalidSpecThroughTheServiceLeavesNoTrace) {
   std::string db = testing::TempDbPath("schemas_invalid");
   {

@@ -247,6 +247,27 @@ TEST(NmtrainTest, TheContractsFlagsAreItsFlagsAndUnknownOnesExit2) {
       Start({"--validate-only", "--spec", WriteSpec(dir, kSmallRun), "--loader-threads", "0"}, {},
             dir + "/d.txt", dir + "/d.err");
   EXPECT_EQ(Wait(dashed, std::chrono::seconds(60)), 0) << ReadFile(dir + "/d.err");
+
+// model.initial_checkpoint_sha256 (issue 39): a weights file other than the one the run was submitted with
+// (its SHA-256 differs from the spec's) is refused at start with exit 2, naming the file and both digests.
+TEST(NmtrainTest, AWeightsFileOtherThanItsDigestExitsWithCode2) {
+  const std::string dir = TestTempDir("weights_digest");
+  std::ofstream(dir + "/w.safetensors") << "abc";
+  const std::string submitted(64, '0');
+  const std::string spec = WriteSpec(dir, "model: {name: vit_nano_patch7_28, initial_checkpoint: " + dir +
+                                              "/w.safetensors, initial_checkpoint_sha256: " + submitted +
+                                              "}\ndata: {dataset: synthetic, synthetic_size: 64, batch_size: "
+                                              "32}\nschedule: {epochs: 1}\n");
+  const pid_t pid = Start({"--spec", spec, "--out", dir + "/out"}, {}, dir + "/out.txt", dir + "/err.txt");
+  EXPECT_EQ(Wait(pid, std::chrono::seconds(60)), 2) << ReadFile(dir + "/err.txt");
+  EXPECT_NE(
+      ReadFile(dir + "/err.txt")
+          .find("model.initial_checkpoint: the SHA-256 of " + dir +
+                "/w.safetensors is ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad, not "
+                "model.initial_checkpoint_sha256 " +
+                submitted),
+      std::string::npos)
+      << ReadFile(dir + "/err.txt");
 }
 
 // --precision replaces the spec's resources.precision (as --validate-only reports it); without it the spec's

@@ -129,6 +129,7 @@ class Run {
     // Before the sparsity method exists: its first masks come from these weights. A resume or a fork
     // replaces them with its checkpoint's.
     if (!config.model.initial_checkpoint.empty()) {
+      CheckInitialWeightsDigest(config.model.initial_checkpoint, config.model.initial_checkpoint_sha256);
       LoadInitialWeights(config.model.initial_checkpoint, arch_, *model_, Log());
     }
     model_->to(device_);
@@ -586,6 +587,13 @@ class Run {
     AddDeviceFields(line);
     AddLossScalerFields(line);
     EmitMetric(*o_.metrics, line);
+    // Beside the checkpoint, for the export's model card; a disk that refuses it is a storage error.
+    const absl::Status written =
+        WriteFileAtomically(o_.out_dir + "/" + contract::kFinalMetricsFile, line.ToJson() + "\n");
+    if (!written.ok()) {
+      throw TrainerError(kExitStorage,
+                         "cannot write the run's final metrics: " + std::string(written.message()));
+    }
   }
 
   static void AddEmaFields(double loss, double top1, double top5, MetricLine& line) {

@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "worker/trainer/checkpoint_digest.h"
 #include "worker/trainer/interop/safetensors.h"
 #include "worker/trainer/trainer_error.h"
 
@@ -105,6 +106,19 @@ std::string InitialWeightsFile(const std::string& path) {
                            " has no model.safetensors (a timm save_for_hf / Hugging Face folder)");
   }
   return file;
+}
+
+void CheckInitialWeightsDigest(const std::string& path, const std::string& sha256) {
+  if (sha256.empty()) return;
+  const std::string file = InitialWeightsFile(path);
+  absl::StatusOr<std::string> digest = FileSha256(file);
+  if (!digest.ok())
+    throw TrainerError(kExitUsage, "model.initial_checkpoint: " + std::string(digest.status().message()));
+  if (*digest == sha256) return;
+  throw TrainerError(kExitUsage, "model.initial_checkpoint: the SHA-256 of " + file + " is " + *digest +
+                                     ", not model.initial_checkpoint_sha256 " + sha256 +
+                                     " that the run was submitted with (the file changed, or this worker "
+                                     "holds another file at this path)");
 }
 
 torch::Tensor ResampleAbsPosEmbed(const torch::Tensor& pos_embed, int64_t new_grid,

@@ -31,6 +31,11 @@ namespace nmsparse {
 // naming the path for a torch.save file or a folder without one.
 std::string InitialWeightsFile(const std::string& path);
 
+// model.initial_checkpoint_sha256: the SHA-256 of the file `path` names (read in chunks) must be `sha256`,
+// the digest the run's spec and content hash were made with; else TrainerError(kExitUsage) naming the file
+// and both digests. An empty `sha256` (a spec run by hand) checks nothing.
+void CheckInitialWeightsDigest(const std::string& path, const std::string& sha256);
+
 // Loads `path` into `model` (built for `arch`, on the CPU, before the sparsity method reads its weights).
 // Throws TrainerError(kExitUsage) naming the file and every mismatch; writes what it adapted to `log`.
 void LoadInitialWeights(const std::string& path, const ModelArch& arch, torch::nn::Module& model,

@@ -9,6 +9,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/version.h"
+#include "contract/metric_names.h"
+#include "contract/run_directory.h"
 #include "nlohmann/json.hpp"
 #include "schemas/data_pipeline.h"
 #include "worker/sparsity/sparsity_engine.h"
@@ -99,6 +101,29 @@ json SparsityJson(const ExperimentConfig& config, const SparsityEngine& engine, 
           {"layers", std::move(layers)}};
 }
 
+// "- top-1: D deployable (...), R raw (...)" from the run's final line beside the checkpoint (the EMA's with
+// --weights ema), or why it is not known.
+std::string Top1Text(const ExportOptions& options) {
+  const std::string checkpoint_dir = options.checkpoint.substr(0, options.checkpoint.find_last_of('/') + 1);
+  const std::string path = checkpoint_dir + contract::kFinalMetricsFile;
+  std::ifstream in(path);
+  const json final_line = in ? json::parse(in, nullptr, /*allow_exceptions=*/false) : json();
+  const char* deploy = options.ema ? contract::kEmaDeployTop1 : contract::kDeployTop1;
+  const char* raw = options.ema ? contract::kEmaTop1 : contract::kTop1;
+  if (!final_line.is_object() || !final_line.contains(raw) || !final_line[raw].is_number()) {
+    return absl::StrCat("- top-1: not known (no final metrics in ", path,
+                        ": the run has not finished, or it was trained before nmtrain wrote them)\n");
+  }
+  std::string text = "- top-1: ";
+  if (final_line.contains(deploy) && final_line[deploy].is_number()) {
+    absl::StrAppend(&text, final_line[deploy].dump(), "% deployable (", deploy,
+                    ": this model, every sparse layer hard-masked at its target N:M), ");
+  }
+  absl::StrAppend(&text, final_line[raw].dump(), "% raw (", raw,
+                  ": the trained weights under the last step's rule), on the run's evaluation set\n");
+  return text;
+}
+
 std::string ModelCard(const ExperimentConfig& config, const ModelArch& arch, const ExportOptions& options) {
   const bool dense = config.sparsity.sparsity_type == SparsityType::kDense;
   return absl::StrCat(
@@ -112,9 +137,9 @@ std::string ModelCard(const ExperimentConfig& config, const ModelArch& arch, con
                            config.sparsity.nm_qkv.n, ":", config.sparsity.nm_qkv.m, ") on ",
                            SparsityLocationsToString(config.sparsity.locations),
                            "; every sparse layer hard-masked at its target (sparsity.json)"),
-      "\n", "- data: ", config.data.dataset, config.data.path.empty() ? "" : " at " + config.data.path,
-      "\n\n", "Load it in timm: see docs/interop.md.\n\n## Spec\n\n```yaml\n", CanonicalYaml(config),
-      "```\n");
+      "\n", "- data: ", config.data.dataset, config.data.path.empty() ? "" : " at " + config.data.path, "\n",
+      Top1Text(options), "\n", "Load it in timm: see docs/interop.md.\n\n## Spec\n\n```yaml\n",
+      CanonicalYaml(config), "```\n");
 }
 
 }  // namespace

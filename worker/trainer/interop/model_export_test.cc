@@ -121,6 +121,15 @@ TEST(ModelExportTest, SrsteTwoFourOnFfAndQkvIsExactlyTwoFourWithTimmNames) {
   text << card.rdbuf();
   EXPECT_NE(text.str().find("```yaml\n"), std::string::npos);
   EXPECT_NE(text.str().find("SRSTE"), std::string::npos);
+  // Stopped before its end: no final line, and the card says so.
+  EXPECT_NE(text.str().find("- top-1: not known (no final metrics in "), std::string::npos) << text.str();
+}
+
+// The number the model card gives after `label` ("- top-1: " for the first, "), " for the second).
+double CardNumber(const std::string& card, const std::string& label) {
+  const size_t at = card.find(label);
+  EXPECT_NE(at, std::string::npos) << card;
+  return at == std::string::npos ? -1.0 : std::stod(card.substr(at + label.size()));
 }
 
 TEST(ModelExportTest, MdgfOneEightDropsTheDecayedLeakAndKeepsTheCheckpointsWeights) {
@@ -210,6 +219,14 @@ TEST(ModelExportTest, TheFinalDeployableTop1IsTheExportedModelsTop1) {
   Distributed single(DistributedEnv{}, std::chrono::milliseconds(1000));
   const EvalResult deployed = Evaluate(*exported, *data.eval, data.norm, config.data.eval_batch_size, single);
   EXPECT_DOUBLE_EQ(std::stod(final_line.at(contract::kDeployTop1)), deployed.top1);
+  // The model card names both top-1s of the run's final line (issue 39).
+  std::ifstream card_file(options.out_dir + "/" + kExportCardFile);
+  std::stringstream card;
+  card << card_file.rdbuf();
+  EXPECT_DOUBLE_EQ(CardNumber(card.str(), "- top-1: "), std::stod(final_line.at(contract::kDeployTop1)));
+  EXPECT_NE(card.str().find("% deployable (deploy_top1: this model"), std::string::npos) << card.str();
+  EXPECT_DOUBLE_EQ(CardNumber(card.str(), "N:M), "), std::stod(final_line.at(contract::kTop1)));
+  EXPECT_NE(card.str().find("% raw (top1: the trained weights"), std::string::npos) << card.str();
 
   // The leaking model: the checkpoint under MDGF's rule at its last step, as the trainer's last evaluation.
   auto trained = CreateModel(arch);
