@@ -247,6 +247,7 @@ TEST(NmtrainTest, TheContractsFlagsAreItsFlagsAndUnknownOnesExit2) {
       Start({"--validate-only", "--spec", WriteSpec(dir, kSmallRun), "--loader-threads", "0"}, {},
             dir + "/d.txt", dir + "/d.err");
   EXPECT_EQ(Wait(dashed, std::chrono::seconds(60)), 0) << ReadFile(dir + "/d.err");
+}
 
 // model.initial_checkpoint_sha256 (issue 39): a weights file other than the one the run was submitted with
 // (its SHA-256 differs from the spec's) is refused at start with exit 2, naming the file and both digests.
