@@ -11,13 +11,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 slots=${1:-2}
-bazel build --jobs=1 --disk_cache="$HOME/.cache/nmsparse-bazel-disk" //server:nmserver //worker/agent:nmworker \
-  //cli:nmctl //worker/trainer:nmtrain >&2 || exit 1
-bin=$(bazel info bazel-bin 2>/dev/null)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/asha_savings.XXXXXX")
-# Copies: a rebuild while the benchmark runs must not change the programs under it.
-cp -L "$bin/server/nmserver" "$bin/worker/agent/nmworker" "$bin/cli/nmctl" "$bin/worker/trainer/nmtrain" "$tmp/"
-nmserver=$tmp/nmserver nmworker=$tmp/nmworker nmctl=$tmp/nmctl nmtrain=$tmp/nmtrain
+source bench/bench_lib.sh
+build_service_programs "$tmp" || exit 1
 db=$tmp/nmsparse.db
 full_yaml=bench/asha_savings_sweep.yaml
 asha_yaml=$tmp/asha.yaml

@@ -16,3 +16,14 @@ steady_rate() {
       if (step + 0 > warmup + 0 && rate > 0) { inverse += 1 / rate; n++ } }
     END { if (n) printf "%.6g\n", n / inverse; else exit 1 }'
 }
+
+# Builds nmserver, nmworker, nmctl and nmtrain and copies them into DIR: a rebuild while the benchmark runs must
+# not change the programs under it. Sets nmserver, nmworker, nmctl and nmtrain to the copies.
+build_service_programs() {  # build_service_programs DIR
+  bazel build --jobs=1 --disk_cache="$HOME/.cache/nmsparse-bazel-disk" //server:nmserver //worker/agent:nmworker \
+    //cli:nmctl //worker/trainer:nmtrain >&2 || return 1
+  local bin
+  bin=$(bazel info bazel-bin 2>/dev/null)
+  cp -L "$bin/server/nmserver" "$bin/worker/agent/nmworker" "$bin/cli/nmctl" "$bin/worker/trainer/nmtrain" "$1/"
+  nmserver=$1/nmserver nmworker=$1/nmworker nmctl=$1/nmctl nmtrain=$1/nmtrain
+}

@@ -11,6 +11,7 @@
 #include "cli/live_view.h"
 #include "cli/nmctl_exit_codes.h"
 #include "cli/progress_bar.h"
+#include "cli/rank_tag.h"
 #include "cli/run_format.h"
 #include "cli/run_progress.h"
 #include "cli/sweep_fetch.h"
@@ -63,6 +64,7 @@ int RunWatchCommand(const CommandContext& context) {
   RunProgress progress = RunProgress::ForSpec(initial->run().resolved_spec());
   const int epochs = progress.epochs();
   const bool show_logs = context.args->Has("logs");
+  const RankTag rank_tag = RankTag::ForSpec(initial->run().resolved_spec());
   std::ostream& out = *context.out;
   if (!context.json) {
     out << "run " << *id << " " << FormatLabels(initial->run()) << ": "
@@ -129,7 +131,8 @@ int RunWatchCommand(const CommandContext& context) {
             v1::RunState_Name(st.to()), " (attempt ", st.attempt(),
             st.reason().empty() ? "" : ", " + VisibleText(st.reason()), ")"));
       } else if (event.has_log() && show_logs) {
-        print_line(absl::StrCat("  [rank ", event.log().rank(), "] ", VisibleText(event.log().text())));
+        print_line(absl::StrCat("  [", rank_tag.several_nodes() ? "" : "rank ", rank_tag(event.log().rank()),
+                                "] ", VisibleText(event.log().text())));
       }
       out << std::flush;
     }

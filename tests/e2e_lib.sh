@@ -113,6 +113,20 @@ holder_of() {
   ctl workers --json | json "[w['host'] for w in d['workers'] if str(w['id'])=='$worker_id'][0]"
 }
 
+now_ms() { date +%s%3N; }
+# until_gone TIMEOUT_S PIDS...: polls (a measurement, every 20 ms) until none of the processes is alive; prints
+# the time it returned at, in ms. Fails after TIMEOUT_S.
+until_gone() {
+  local deadline=$(($(now_ms) + $1 * 1000)) alive; shift
+  while (($(now_ms) < deadline)); do
+    alive=0
+    for p in "$@"; do kill -0 "$p" 2>/dev/null && alive=1; done
+    ((alive)) || { now_ms; return 0; }
+    sleep 0.02
+  done
+  return 1
+}
+
 # Ends the script: exit 1 when any check failed.
 finish() {
   if ((failures > 0)); then

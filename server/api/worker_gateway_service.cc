@@ -9,6 +9,7 @@
 #include "common/status_macros.h"
 #include "schemas/content_hash.h"
 #include "schemas/request_bounds.h"
+#include "server/api/advertise_address.h"
 #include "server/api/grpc_status.h"
 #include "server/api/metric_intake.h"
 #include "server/api/model_export_call.h"
@@ -153,7 +154,12 @@ grpc::Status WorkerGatewayService::Register(grpc::ServerContext* ctx, const v1::
                         "slots: empty; a worker must offer at least one slot");
   }
   const std::string presented = PresentedWorkerSession(ctx);
-  const std::string advertise_addr = req->advertise_addr().empty() ? PeerAddress(ctx) : req->advertise_addr();
+  std::string advertise_addr = PeerAddress(ctx);
+  if (!req->advertise_addr().empty()) {
+    absl::StatusOr<std::string> checked = CanonicalAdvertiseAddress(req->advertise_addr());
+    if (!checked.ok()) return ToGrpc(checked.status());
+    advertise_addr = *checked;
+  }
   absl::Status s = store_->Write([&](Database* db) -> absl::Status {
     resp->Clear();
     NM_ASSIGN_OR_RETURN(RegistrationBinding binding, BindRegistration(db, req->worker_id(), presented));

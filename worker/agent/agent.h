@@ -102,6 +102,8 @@ class Agent {
   RunLaunch MakeLaunch(const v1::Assignment& assignment) const;
   // Fails `run` before any trainer starts, with `why` in its message.
   void Refuse(const v1::RunAttempt& run, const absl::Status& why);
+  // Hands a gang's attempt back unstarted (no retry used) when this node 0 cannot listen on its MASTER_PORT.
+  void HandBackTakenPort(const v1::RunAttempt& run, int port);
   // What the supervisor reports (start, metrics, log lines, the outcome) goes into the outbox.
   RunCallbacks ReportingCallbacks(const v1::RunAttempt& run);
   void StartSupervisor(const v1::RunAttempt& run, RunLaunch launch);

@@ -52,6 +52,12 @@ void Agent::HandleAssignment(const v1::Assignment& assignment) {
     Refuse(run, refused);
     return;
   }
+  if (launch.nodes > 1 && launch.node_rank == 0 && !RunSupervisor::PortFree(launch.master_port)) {
+    // Rank 0 could not listen there. The coordinator cannot see this node's ports: hand the attempt back (no
+    // retry used); its next placement takes the range's next port.
+    HandBackTakenPort(run, launch.master_port);
+    return;
+  }
   AgentLog(absl::StrCat("starting ", AttemptName(run), " with ", launch.ranks.size(), " rank(s) in ",
                         launch.run_dir, assignment.resume() ? " (resume)" : "",
                         launch.nodes > 1
@@ -131,6 +137,14 @@ RunLaunch Agent::MakeLaunch(const v1::Assignment& assignment) const {
     launch.master_port = static_cast<int>(assignment.master_port());
   }
   return launch;
+}
+
+void Agent::HandBackTakenPort(const v1::RunAttempt& run, int port) {
+  RunOutcome outcome;
+  outcome.state = v1::QUEUED;
+  outcome.message = absl::StrCat("rendezvous port ", port, " is taken on node 0 (", options_.host, ")");
+  AgentLog(absl::StrCat("handing back ", AttemptName(run), ": ", outcome.message));
+  OnRunDone(run, outcome);
 }
 
 void Agent::Refuse(const v1::RunAttempt& run, const absl::Status& why) {

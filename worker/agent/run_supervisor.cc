@@ -61,6 +61,20 @@ int RunSupervisor::PickFreePort() {
   return port;
 }
 
+bool RunSupervisor::PortFree(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return true;  // Cannot tell: let rank 0 try.
+  const int on = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_ANY);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  const bool free = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  close(fd);
+  return free;
+}
+
 RunSupervisor::RunSupervisor(RunLaunch launch, RunCallbacks callbacks)
     : launch_(std::move(launch)), callbacks_(std::move(callbacks)) {}
 

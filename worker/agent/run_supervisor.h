@@ -63,6 +63,10 @@ class RunSupervisor {
 
   // The rendezvous port a run uses: a free TCP port on the loopback interface.
   static int PickFreePort();
+  // Whether a TCP port can be listened on here, on every interface (as rank 0's store listens on
+  // MASTER_PORT). SO_REUSEADDR as the store sets it: a port in TIME_WAIT after a previous attempt counts as
+  // free.
+  static bool PortFree(int port);
 
  private:
   void Main();

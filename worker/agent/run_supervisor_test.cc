@@ -2,6 +2,9 @@
 // process handling (rank environment, metric/log routing, kill-on-rank-death, outcomes), not about training.
 #include "worker/agent/run_supervisor.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -201,6 +204,23 @@ TEST(PickFreePortTest, ReturnsAPort) {
   const int port = RunSupervisor::PickFreePort();
   EXPECT_GT(port, 0);
   EXPECT_LT(port, 65536);
+}
+
+// A port another process listens on is taken; once it is closed the port is free again, TIME_WAIT or not.
+TEST(PortFreeTest, ATakenPortIsSeenAndAFreedOneIsFree) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(fd, 1), 0);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const int port = ntohs(addr.sin_port);
+  EXPECT_FALSE(RunSupervisor::PortFree(port));
+  close(fd);
+  EXPECT_TRUE(RunSupervisor::PortFree(port));
 }
 
 }  // namespace
