@@ -371,6 +371,41 @@ TEST(ExperimentConfigTest, SsteIsTwoFourOnLinearsOnly) {
             std::string::npos);
 }
 
+// STEP (§13) is 2:4 on linears with AdamW: the recipe writes 2:4 and the authors' switch bounds (omitted at
+// their defaults, so a run's hash does not change with the keys' introduction); anything else is refused with
+// the key that asks for it.
+TEST(ExperimentConfigTest, StepIsTwoFourOnLinearsWithAdamW) {
+  const std::string vit = "model: {name: vit_nano_patch7_28}\nsparsity: {";
+  const ExperimentConfig step = MustParse(vit + "recipe: STEP, sparsity_loc: \"FF,Q,K,V,O\"}\n");
+  EXPECT_EQ(step.sparsity.sparsity_type, SparsityType::kStep);
+  EXPECT_EQ(step.sparsity.nm, (NM{2, 4}));
+  EXPECT_EQ(step.sparsity.step_switch_min, 0.1);
+  EXPECT_EQ(step.sparsity.step_switch_max, 0.5);
+  EXPECT_EQ(step.sparsity.step_z_option, 1);
+  EXPECT_TRUE(ValidateExperiment(step).ok()) << ValidateExperiment(step);
+  const std::string lion = "model: {name: vit_nano_patch7_28}\noptimizer: {name: lion}\nsparsity: {";
+  EXPECT_NE(
+      ValidateError(lion + "recipe: STEP}\n").find("optimizer.name: value 'lion' with sparsity.recipe STEP"),
+      std::string::npos);
+  EXPECT_NE(
+      ValidateError(vit + "sparsity_type: STEP, n_sparsity: 1, m_sparsity: 4}\n").find("sparsity.n_sparsity"),
+      std::string::npos);
+  EXPECT_NE(ValidateError(vit + "sparsity_type: STEP, sparsity_loc: FFC}\n").find("sparsity.sparsity_loc"),
+            std::string::npos);
+  EXPECT_NE(ValidateError(vit + "recipe: STEP, dense_steps: 0.2}\n").find("sparsity.dense_steps"),
+            std::string::npos);
+  EXPECT_NE(ValidateError(vit + "recipe: STEP, fine_tune_steps: 0.2}\n").find("sparsity.fine_tune_steps"),
+            std::string::npos);
+  EXPECT_NE(ValidateError(vit + "recipe: STEP, step_switch_min: 0.6}\n").find("sparsity.step_switch_max"),
+            std::string::npos);
+  EXPECT_NE(ParseError(vit + "recipe: STEP, step_z_option: 3}\n").find("sparsity.step_z_option"),
+            std::string::npos);
+  const ExperimentConfig geometric =
+      MustParse(vit + "recipe: STEP, step_z_option: 2, step_switch_max: 0.8}\n");
+  EXPECT_EQ(geometric.sparsity.step_z_option, 2);
+  EXPECT_EQ(geometric.sparsity.step_switch_max, 0.8);
+}
+
 TEST(ExperimentConfigTest, ValidationChecksEveryNMEverUsed) {
   // Patch embedding [32, 1, 7, 7] = 1568 weights: a multiple of 32, not of 64.
   const std::string conv = "model: {name: vit_nano_patch7_28}\nsparsity: {sparsity_type: STRUCTURED_NM, ";

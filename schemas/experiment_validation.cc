@@ -78,23 +78,52 @@ std::shared_ptr<const std::vector<LayerShape>> LayersAt(const ModelConfig& m, co
   return memo->Get(key, [&] { return SparsifiableLayers(arch, locations); });
 }
 
-// S-STE's soft threshold is defined for 2:4 groups of a linear's in-features only (the authors' code has
-// nothing else): anything else is refused with the key that asks for it.
-absl::Status ValidateSste(const SparsityConfig& s) {
+// S-STE's soft threshold and STEP's hard 2:4 (Hu et al.'s code for both) are defined for 2:4 groups of a
+// linear's in-features only: anything else is refused with the key that asks for it. `recipe` names the
+// recipe in the errors.
+absl::Status ValidateTwoFourOnLinears(const SparsityConfig& s, const std::string& recipe) {
   const bool qkv = s.HasLocation(SparsityLocation::kQ) || s.HasLocation(SparsityLocation::kK) ||
                    s.HasLocation(SparsityLocation::kV);
   if (s.nm != NM{2, 4} || (qkv && s.nm_qkv != NM{2, 4})) {
     return Invalid(s.nm != NM{2, 4} ? "sparsity.n_sparsity" : "sparsity.n_sparsity_qkv",
-                   absl::StrCat("SSTE is 2:4 only, not ", NMText(s.nm != NM{2, 4} ? s.nm : s.nm_qkv)));
+                   absl::StrCat(recipe, " is 2:4 only, not ", NMText(s.nm != NM{2, 4} ? s.nm : s.nm_qkv)));
   }
   if (s.HasLocation(SparsityLocation::kC)) {
-    return Invalid("sparsity.sparsity_loc", "SSTE sparsifies linears only: drop C");
+    return Invalid("sparsity.sparsity_loc", recipe + " sparsifies linears only: drop C");
   }
   if (s.sparse_dim != SparseDim::kRow) {
-    return Invalid("sparsity.sparse_dim", "SSTE groups the in-features (ROW) only");
+    return Invalid("sparsity.sparse_dim", recipe + " groups the in-features (ROW) only");
   }
   if (s.structure_decay_flag) {
-    return Invalid("sparsity.structure_decay_flag", "SSTE has no structure decay");
+    return Invalid("sparsity.structure_decay_flag", recipe + " has no structure decay");
+  }
+  return absl::OkStatus();
+}
+
+// STEP (§13) is an AdamW variant whose own switch test ends the dense phase: it needs AdamW, and the engine's
+// phase keys would put a second dense phase (or a fine-tune the authors do not have) around it.
+absl::Status ValidateStep(const ExperimentConfig& c) {
+  const SparsityConfig& s = c.sparsity;
+  if (absl::Status two_four = ValidateTwoFourOnLinears(s, "STEP"); !two_four.ok()) return two_four;
+  if (c.optimizer.name != "adamw") {
+    return Invalid("optimizer.name", absl::StrCat("value '", c.optimizer.name,
+                                                  "' with sparsity.recipe STEP: STEP needs adamw (it freezes "
+                                                  "Adam's second moment)"));
+  }
+  if (s.dense_fraction > 0.0) {
+    return Invalid("sparsity.dense_steps", "STEP's switch test ends its dense phase: drop dense_steps");
+  }
+  if (s.fine_tune_fraction > 0.0) {
+    return Invalid("sparsity.fine_tune_steps", "STEP has no fine-tune: drop fine_tune_steps");
+  }
+  if (!s.phases.empty()) {
+    return Invalid("sparsity.phases", "STEP's switch test decides its phases: drop phases");
+  }
+  if (s.step_switch_min > s.step_switch_max) {
+    return Invalid("sparsity.step_switch_max",
+                   absl::StrCat("value ", yaml_util::FormatDouble(s.step_switch_max),
+                                " is below sparsity.step_switch_min (",
+                                yaml_util::FormatDouble(s.step_switch_min), ")"));
   }
   return absl::OkStatus();
 }
@@ -102,7 +131,10 @@ absl::Status ValidateSste(const SparsityConfig& s) {
 absl::Status ValidateSparsity(const ExperimentConfig& c, const ModelArch& arch) {
   const SparsityConfig& s = c.sparsity;
   if (s.sparsity_type == SparsityType::kSste) {
-    if (absl::Status sste = ValidateSste(s); !sste.ok()) return sste;
+    if (absl::Status sste = ValidateTwoFourOnLinears(s, "SSTE"); !sste.ok()) return sste;
+  }
+  if (s.sparsity_type == SparsityType::kStep) {
+    if (absl::Status step = ValidateStep(c); !step.ok()) return step;
   }
   for (const NM* nm : {&s.nm, &s.nm_qkv}) {
     if (nm->n < 1 || nm->n > nm->m) {
@@ -114,7 +146,8 @@ absl::Status ValidateSparsity(const ExperimentConfig& c, const ModelArch& arch) 
   }
   // The N:M of every stage of a target; SR-STE ignores the structure decay (§2): only its target is used.
   const auto stages_of = [&](const NM& target) {
-    return s.sparsity_type == SparsityType::kSrste || s.sparsity_type == SparsityType::kSste
+    return s.sparsity_type == SparsityType::kSrste || s.sparsity_type == SparsityType::kSste ||
+                   s.sparsity_type == SparsityType::kStep
                ? std::vector<std::pair<int, NM>>{{0, target}}
                : StructureDecayStages(s, SparsityEpochs(c.schedule), target);
   };

@@ -58,6 +58,10 @@ const std::vector<Recipe>& Recipes() {
        "S-STE (Hu, Zhu, Chen, NeurIPS 2024): 2:4 soft threshold scaled by a factor frozen at initialisation, "
        "gradient straight through, weight gradient by MVUE 2:4; no decay, no fine-tune",
        {{"sparsity_type", {"SSTE"}}, {"n_sparsity", {"2"}}, {"m_sparsity", {"4"}}}},
+      {"STEP",
+       "STEP (Lu et al., ICML 2023): dense AdamW until the second moment settles, then hard 2:4 straight "
+       "through with that moment frozen; needs optimizer.name adamw",
+       {{"sparsity_type", {"STEP"}}, {"n_sparsity", {"2"}}, {"m_sparsity", {"4"}}}},
   };
   return *recipes;
 }

@@ -193,11 +193,10 @@ absl::StatusOr<SparsityConfig> ParseSparsityKeys(const YAML::Node& node, const s
 
 // The names of the section's enums, built once.
 struct SparsityEnumNames {
-  EnumTable<SparsityType> types{{"DENSE", SparsityType::kDense},
-                                {"STRUCTURED_NM", SparsityType::kStructuredNM},
-                                {"SRSTE", SparsityType::kSrste},
-                                {"UNSTRUCTURED", SparsityType::kUnstructured},
-                                {"SSTE", SparsityType::kSste}};
+  EnumTable<SparsityType> types{
+      {"DENSE", SparsityType::kDense}, {"STRUCTURED_NM", SparsityType::kStructuredNM},
+      {"SRSTE", SparsityType::kSrste}, {"UNSTRUCTURED", SparsityType::kUnstructured},
+      {"SSTE", SparsityType::kSste},   {"STEP", SparsityType::kStep}};
   EnumTable<DecayType> decay_types{
       {"STEP", DecayType::kStep}, {"LINEAR", DecayType::kLinear}, {"EXP", DecayType::kExp}};
   EnumTable<StructureDecayType> structure_decay_types{{"SPARSIFY", StructureDecayType::kSparsify},
@@ -240,7 +239,9 @@ const KeyTable<SparsityConfig>& SparsityKeys() {
           "sparsity_type DENSE; STE = STRUCTURED_NM, decay_type STEP, no structure decay; SRSTE = "
           "sparsity_type SRSTE; MDGF = STRUCTURED_NM, decay_type EXP (or LINEAR when given), no "
           "structure decay; SDGF = STRUCTURED_NM, decay_type STEP, structure_decay_flag true "
-          "(structure_decay_type as given); SSTE = sparsity_type SSTE (S-STE, 2:4 only). An explicit key "
+          "(structure_decay_type as given); SSTE = sparsity_type SSTE (S-STE, 2:4 only); STEP = "
+          "sparsity_type "
+          "STEP (Adam-aware 2:4 with AdamW, step_switch_* and step_z_option). An explicit key "
           "that disagrees with the recipe is an "
           "error naming both. Case-insensitive; never stored: runs keep the expanded keys, so a "
           "recipe and its keys hash alike."),
@@ -307,6 +308,19 @@ const KeyTable<SparsityConfig>& SparsityKeys() {
           .Doc("SR-STE under fp16 loss scaling: EXACT (the term above, whatever the loss scale) or "
                "REFERENCE (the reference's: the term joins the still-scaled gradient, so unscaling divides "
                "it by the loss scale). Written only when REFERENCE."),
+      OmittedAtDefault(NumberKey<S>("step_switch_min", &S::step_switch_min, 0.0, 1.0))
+          .Doc("STEP: T_min, the fraction of the run's optimizer steps before which the second moment's "
+               "settling does not switch to sparse (T_min = floor(fraction * steps), the authors' "
+               "steps // 10 at 0.1). Written only when not 0.1.")
+          .Validated(),
+      OmittedAtDefault(NumberKey<S>("step_switch_max", &S::step_switch_max, 0.0, 1.0))
+          .Doc("STEP: T_max, the fraction of the run's optimizer steps after which it switches to sparse "
+               "whatever the test says (the authors' steps // 2 at 0.5); >= step_switch_min. Written only "
+               "when not 0.5.")
+          .Validated(),
+      OmittedAtDefault(IntKey<S>("step_z_option", &S::step_z_option, 1, 2))
+          .Doc("STEP: Z_t from |v_t - v_{t-1}| over the sparse weights: 1 its mean, 2 its geometric mean "
+               "(the authors' option). Written only when 2."),
       MemberKey<S, std::vector<PhaseSpec>>("phases", KeyKind::kPhases, &S::phases, ReadPhases, WritePhases)
           .Keys(PhaseKeys().Infos())
           .Doc("A general phase list replacing dense_steps/fine_tune_steps (not combined with them nor "

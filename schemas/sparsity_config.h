@@ -17,7 +17,9 @@
 namespace nmsparse {
 
 // kSste: S-STE, the 2:4 soft threshold with a scale frozen at initialisation (docs/sparsity-method.md §12).
-enum class SparsityType { kDense, kStructuredNM, kSrste, kUnstructured, kSste };
+// kStep: STEP, Adam-aware 2:4 that switches to sparse once Adam's second moment settles and then freezes it
+// (docs/sparsity-method.md §13).
+enum class SparsityType { kDense, kStructuredNM, kSrste, kUnstructured, kSste, kStep };
 enum class DecayType { kStep, kLinear, kExp };
 enum class StructureDecayType { kSparsify, kFine, kDensify };
 enum class SparseDim { kRow, kCol };
@@ -88,6 +90,11 @@ struct SparsityConfig {
   double srste_lambda = 2e-4;
   SrsteLossScale srste_decay_under_loss_scale = SrsteLossScale::kExact;  // fp16 only.
   std::vector<PhaseSpec> phases;  // Empty: dense_fraction / fine_tune_fraction decide.
+  // STEP only (§13): the switch test's bounds T_min and T_max as fractions of the run's optimizer steps, and
+  // Z_t's mean of |v_t - v_{t-1}| (1: arithmetic, 2: geometric), the authors' `clipping` and `option`.
+  double step_switch_min = 0.1;
+  double step_switch_max = 0.5;
+  int step_z_option = 1;
   // §7: non-empty for dynamic unstructured runs (sparsity_type UNSTRUCTURED); the N:M keys are then unused.
   std::vector<DynamicSparsityGroup> dynamic;
 

@@ -111,7 +111,7 @@ TEST(SparsityConfigTest, RangeErrorsNameKeyValueRangeAndLine) {
 TEST(SparsityConfigTest, TypeAndKeyErrors) {
   EXPECT_EQ(ErrorOf("sparsity_type: SPARSE\n"),
             "line 1: sparsity.sparsity_type: value 'SPARSE' is not one of DENSE, STRUCTURED_NM, SRSTE, "
-            "UNSTRUCTURED, SSTE");
+            "UNSTRUCTURED, SSTE, STEP");
   EXPECT_EQ(ErrorOf("\nn_sparsity: two\n"), "line 2: sparsity.n_sparsity: value 'two' is not an integer");
   EXPECT_EQ(ErrorOf("n_sparsity: 1.5\n"), "line 1: sparsity.n_sparsity: value '1.5' is not an integer");
   EXPECT_EQ(ErrorOf("decay_coef: [1]\n"), "line 1: sparsity.decay_coef: value [1] is not a number");
@@ -338,7 +338,7 @@ TEST(SparsityConfigTest, RecipesExpandToTheExistingKeys) {
             "line 2: sparsity.recipe: value SDGF sets sparsity.sparsity_type to STRUCTURED_NM, but "
             "sparsity.sparsity_type is SRSTE (line 1): drop one of the two");
   EXPECT_EQ(ErrorOf("recipe: MDFG\n"),
-            "line 1: sparsity.recipe: value 'MDFG' is not one of DENSE, STE, SRSTE, MDGF, SDGF, SSTE");
+            "line 1: sparsity.recipe: value 'MDFG' is not one of DENSE, STE, SRSTE, MDGF, SDGF, SSTE, STEP");
 }
 
 }  // namespace

@@ -17,7 +17,7 @@ fi
 if [[ $# -eq 0 ]]; then
   cd "$(dirname "$0")/.."
   set -- $(ls worker/sparsity/*.cc worker/sparsity/*/*.cc worker/trainer/models/*.cc \
-    worker/trainer/{trainer,optimizer,optimizer_step,adamw_step,loss,loss_scaler,autocast_guard,distributed,evaluator,host_reads,model_ema}.cc \
+    worker/trainer/{trainer,optimizer,optimizer_step,adamw_step,step_update,loss,loss_scaler,autocast_guard,distributed,evaluator,host_reads,model_ema}.cc \
     worker/trainer/data/batch_loader.cc | grep -v -e '_test\.cc$' -e '_testing\.cc$' -e 'shared_testdata')
 fi
 pattern='\.item *[<(]|\.cpu\(\)|\.to\((torch::)?kCPU|Device\((torch::)?kCPU\)\)|ReadToHost\(|[sS]ynchronize\(|cudaMemcpy\(|nonzero\(|masked_select\(|\.unique\(|_unique\('

@@ -3,6 +3,7 @@
 #include "worker/sparsity/dynamic/dynamic_sparsity_method.h"
 #include "worker/sparsity/nm_sparsity_method.h"
 #include "worker/sparsity/sste_method.h"
+#include "worker/sparsity/step_method.h"
 
 namespace nmsparse {
 
@@ -10,6 +11,7 @@ absl::StatusOr<std::unique_ptr<SparsityMethod>> CreateSparsityMethod(const Spars
                                                                      torch::nn::Module& model,
                                                                      const SparsityMethodOptions& options) {
   if (config.sparsity_type == SparsityType::kSste) return CreateSsteMethod(config, model, options);
+  if (config.sparsity_type == SparsityType::kStep) return CreateStepMethod(config, model, options);
   if (config.IsDynamic()) {
     return CreateDynamicSparsityMethod(config.dynamic, model, options.optimizer(), options.seed());
   }

@@ -34,6 +34,8 @@ class Optimizer;
 
 namespace nmsparse {
 
+struct StepSwitch;  // step_method.h
+
 using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
 
 // What a method says about itself at a step, for the metric lines (docs/nmtrain.md): numbers, and the few
@@ -92,6 +94,8 @@ struct SparsityMethodOptions {
   // SR-STE under fp16 loss scaling, exact mode: the loss scale its term is multiplied by (LayerRule::
   // srste_term_scale); undefined: none.
   TORCH_ARG(torch::Tensor, srste_term_scale);
+  // STEP (step_method.h): the switch shared with the optimizer's update; null for other recipes.
+  TORCH_ARG(std::shared_ptr<StepSwitch>, step_switch);
 };
 
 // The method `config` asks for: dynamic sparsity when it has `dynamic` groups, the N:M engine otherwise (a

@@ -13,6 +13,7 @@
 #include "worker/trainer/layer_decay.h"
 #include "worker/trainer/lion.h"
 #include "worker/trainer/models/classifier.h"
+#include "worker/trainer/step_update.h"
 
 namespace nmsparse {
 
@@ -97,11 +98,20 @@ std::unique_ptr<Lion> MakeLion(torch::nn::Module& model, const OptimizerConfig& 
 
 }  // namespace
 
-TrainingOptimizer MakeOptimizer(torch::nn::Module& model, const OptimizerConfig& config, bool on_gpu) {
+TrainingOptimizer MakeOptimizer(torch::nn::Module& model, const OptimizerConfig& config, bool on_gpu,
+                                std::shared_ptr<StepSwitch> step_switch) {
   TrainingOptimizer made;
+  if (step_switch != nullptr && config.name != "adamw") {
+    throw std::invalid_argument("optimizer.name: '" + config.name +
+                                "' with sparsity.recipe STEP: only adamw");
+  }
   if (config.name == "adamw") {
     auto adamw = MakeAdamW(model, config, &made.lr_scales);
-    made.update = std::make_unique<AdamWStep>(*adamw, /*fused=*/on_gpu);
+    if (step_switch != nullptr) {
+      made.update = std::make_unique<StepUpdate>(*adamw, /*fused=*/on_gpu, std::move(step_switch));
+    } else {
+      made.update = std::make_unique<AdamWStep>(*adamw, /*fused=*/on_gpu);
+    }
     made.optimizer = std::move(adamw);
   } else if (config.name == "lion") {
     auto lion = MakeLion(model, config, &made.lr_scales);

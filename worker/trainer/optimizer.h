@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "schemas/experiment_config.h"
+#include "worker/sparsity/step_method.h"
 #include "worker/trainer/optimizer_update.h"
 
 namespace nmsparse {
@@ -39,13 +40,15 @@ std::unique_ptr<torch::optim::AdamW> MakeAdamW(torch::nn::Module& model, const O
                                                std::vector<double>* lr_scales = nullptr);
 
 // The optimizer of config.name with its update (fused AdamW on a GPU where LibTorch has it) and each group's
-// learning-rate scale. Throws std::invalid_argument for a name it does not know.
+// learning-rate scale. With `step_switch` (sparsity.recipe STEP, AdamW only), STEP's update over AdamW's
+// (step_update.h). Throws std::invalid_argument for a name it does not know.
 struct TrainingOptimizer {
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   std::unique_ptr<OptimizerUpdate> update;
   std::vector<double> lr_scales;
 };
-TrainingOptimizer MakeOptimizer(torch::nn::Module& model, const OptimizerConfig& config, bool on_gpu);
+TrainingOptimizer MakeOptimizer(torch::nn::Module& model, const OptimizerConfig& config, bool on_gpu,
+                                std::shared_ptr<StepSwitch> step_switch = nullptr);
 
 // Sets the learning rate of every group: `lr`, times lr_scales[g] for group g when lr_scales is not empty
 // (timm's Scheduler: lr * param_group['lr_scale']).

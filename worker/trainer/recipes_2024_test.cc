@@ -1,6 +1,7 @@
 // The 2024 recipes (docs/sparsity-method.md §12) through the real training loop on the tiny ViT and SwinV2:
 // a run stopped mid-epoch and resumed ends with the weights of an uninterrupted one, which needs the frozen
-// S-STE scale from the checkpoint and the MVUE draws of each step from (seed, step).
+// S-STE scale from the checkpoint and the MVUE draws of each step from (seed, step), and STEP's switch state
+// and frozen second moment (the interruption falls after its switch).
 #include <torch/torch.h>
 
 #include <sstream>
@@ -17,7 +18,8 @@
 namespace nmsparse {
 namespace {
 
-void ExpectResumeIsExact(const std::string& model, const std::string& sparsity, const std::string& name) {
+void ExpectResumeIsExact(const std::string& model, const std::string& sparsity, const std::string& name,
+                         std::string* log = nullptr) {
   const auto config = ParseValidExperiment(R"(
 seed: 7
 model: {name: )" + model + R"(}
@@ -42,6 +44,7 @@ sparsity: )" + sparsity + "\n");
   SCOPED_TRACE(name);
   ExpectSameCheckpointWeights(model, straight.out_dir, interrupted.out_dir);
   EXPECT_NE(sink.str().find("\"phase\":\"sparse\""), std::string::npos) << sink.str();
+  if (log != nullptr) *log = sink.str();
 }
 
 TEST(Recipes2024Test, SsteResumesExactlyOnVit) {
@@ -50,6 +53,25 @@ TEST(Recipes2024Test, SsteResumesExactlyOnVit) {
 
 TEST(Recipes2024Test, SsteResumesExactlyOnSwinV2) {
   ExpectResumeIsExact("swinv2_micro_window7_28", "{recipe: SSTE, sparsity_loc: FF}", "sste_swin");
+}
+
+// STEP at its defaults over 8 steps: T_min = 0, T_max = 4, so the switch comes after step 5 at the latest,
+// and the interruption after step 6 falls in the frozen-moment phase. The first epoch (steps 1-4) reports the
+// dense phase, the last the sparse one.
+void ExpectStepResumes(const std::string& model, const std::string& locations, const std::string& name) {
+  std::string out;
+  ExpectResumeIsExact(model, "{recipe: STEP, sparsity_loc: \"" + locations + "\"}", name, &out);
+  const size_t dense = out.find("\"phase\":\"dense\"");
+  ASSERT_NE(dense, std::string::npos) << out;
+  EXPECT_LT(dense, out.find("\"phase\":\"sparse\"")) << out;
+}
+
+TEST(Recipes2024Test, StepResumesExactlyOnVit) {
+  ExpectStepResumes("vit_nano_patch7_28", "FF,Q,K,V,O", "step_vit");
+}
+
+TEST(Recipes2024Test, StepResumesExactlyOnSwinV2) {
+  ExpectStepResumes("swinv2_micro_window7_28", "FF", "step_swin");
 }
 
 }  // namespace

@@ -30,14 +30,16 @@ RunData LoadData(const ExperimentConfig& c, const ModelArch& arch) {
 std::unique_ptr<SparsityMethod> MakeSparsity(const ExperimentConfig& c, int64_t epochs,
                                              int64_t steps_per_epoch, torch::nn::Module& model,
                                              torch::optim::Optimizer* optimizer,
-                                             const torch::Tensor& loss_scale) {
+                                             const torch::Tensor& loss_scale,
+                                             std::shared_ptr<StepSwitch> step_switch) {
   const bool exact = c.sparsity.srste_decay_under_loss_scale == SrsteLossScale::kExact;
   auto method = CreateSparsityMethod(c.sparsity, model,
                                      SparsityMethodOptions(epochs, steps_per_epoch)
                                          .span_epochs(SparsityEpochs(c.schedule))
                                          .optimizer(optimizer)
                                          .seed(c.seed)
-                                         .srste_term_scale(exact ? loss_scale : torch::Tensor()));
+                                         .srste_term_scale(exact ? loss_scale : torch::Tensor())
+                                         .step_switch(std::move(step_switch)));
   if (!method.ok()) throw TrainerError(kExitUsage, std::string(method.status().message()));
   return std::move(*method);
 }

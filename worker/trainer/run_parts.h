@@ -29,7 +29,8 @@ RunData LoadData(const ExperimentConfig& c, const ModelArch& arch);
 std::unique_ptr<SparsityMethod> MakeSparsity(const ExperimentConfig& c, int64_t epochs,
                                              int64_t steps_per_epoch, torch::nn::Module& model,
                                              torch::optim::Optimizer* optimizer,
-                                             const torch::Tensor& loss_scale = torch::Tensor());
+                                             const torch::Tensor& loss_scale = torch::Tensor(),
+                                             std::shared_ptr<StepSwitch> step_switch = nullptr);
 
 // Accelerated 2:4 linears (docs/accelerated-2-4.md): null when the spec's semi_structured section chooses
 // none.

@@ -133,14 +133,18 @@ class Run {
       LoadInitialWeights(config.model.initial_checkpoint, arch_, *model_, Log());
     }
     model_->to(device_);
-    TrainingOptimizer made = MakeOptimizer(*model_, config.optimizer, /*on_gpu=*/device_.is_cuda());
+    // STEP's switch, shared by its optimizer update and its sparse linears (step_method.h).
+    auto step_switch =
+        config.sparsity.sparsity_type == SparsityType::kStep ? std::make_shared<StepSwitch>() : nullptr;
+    TrainingOptimizer made =
+        MakeOptimizer(*model_, config.optimizer, /*on_gpu=*/device_.is_cuda(), step_switch);
     optimizer_ = std::move(made.optimizer);
     update_ = std::move(made.update);
     lr_scales_ = std::move(made.lr_scales);
     schedule_ = MakeLrScheduler(config.schedule, config.optimizer.lr, steps_per_epoch_);
     epochs_ = schedule_->TrainedEpochs();
     sparsity_ = MakeSparsity(config, epochs_, steps_per_epoch_, *model_, optimizer_.get(),
-                             scaler_ ? scaler_->scale() : torch::Tensor());
+                             scaler_ ? scaler_->scale() : torch::Tensor(), step_switch);
     semi_structured_ = MakeSemiStructured(config, epochs_, steps_per_epoch_, *model_, device_);
     // Root's gradients are the averaged ones, so it alone observes (docs/sparsity-method.md §11).
     if (config.schedule.sparsity_diagnostics && dist_->is_root())
