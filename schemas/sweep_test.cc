@@ -246,7 +246,8 @@ TEST(SweepTest, ParseErrorsNameFileLineAndPath) {
             "sweep.yaml:1: base: missing: a sweep needs a base spec (base or base_file)");
   EXPECT_EQ(
       ParseError(std::string(kBase) + "grid:\n  sparsity.m_sparsty: [4, 8]\n"),
-      "sweep.yaml:8: grid.sparsity.m_sparsty: unknown key path 'sparsity.m_sparsty': known keys of sparsity: "
+      "sweep.yaml:8: grid.sparsity.m_sparsty: unknown key path 'sparsity.m_sparsty' (did you mean "
+      "'m_sparsity'?): known keys of sparsity: "
       "recipe, sparsity_type, n_sparsity, m_sparsity, n_sparsity_qkv, m_sparsity_qkv, decay_type, "
       "decay_coef, structure_decay_flag, structure_decay_type, structure_decay_start_multiple, dense_steps, "
       "fine_tune_steps, sparsity_loc, sparse_dim, prune_rate, srste_lambda, srste_decay_under_loss_scale, "
