@@ -10,6 +10,7 @@
 #include "cli/nmctl_exit_codes.h"
 #include "common/version.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 
 namespace nmsparse::cli {
 namespace {
@@ -154,7 +155,8 @@ early_stopping: {metric: top1, reduction_factor: 2}
   EXPECT_NE(r.out.find("recipe=mdgf nm=a"), std::string::npos) << r.out;  // Axis order (issue 40).
   EXPECT_NE(
       r.out.find("early_stopping asha on top1 (max): rung 1 after epoch 1: about 4 of 8 runs go on; rung 2 "
-                 "after epoch 2: about 2 of 4 runs go on\n"),
+                 "after epoch 2: about 2 of 4 runs go on; a rung decides once 2 runs have reached it "
+                 "(min_peers), the first ones going on meanwhile\n"),
       std::string::npos)
       << r.out;
 }
@@ -376,6 +378,125 @@ TEST(CommandsTest, UnreachableCoordinatorIsNamed) {
   const Result bare = Nmctl({"sweeps", "--coordinator", "127.0.0.2"});
   EXPECT_EQ(bare.code, kExitServerError);
   EXPECT_NE(bare.err.find("cannot reach the coordinator at 127.0.0.2:50151"), std::string::npos) << bare.err;
+}
+
+// Issue 40, item 5: an ASHA sweep's runs are dispatched in a seeded shuffle keyed by their content, which
+// validate prints; the same grid written with its learning rates descending runs the same runs in the same
+// order.
+TEST(CommandsTest, ValidateShowsAnAshaSweepsDispatchOrderWhateverTheAxisOrder) {
+  auto lrs_in_dispatch_order = [](const std::string& name, const std::string& lrs) {
+    const std::string path =
+        TempFile(name, absl::StrCat(R"(name: order
+seed: 3
+base:
+  model: {name: vit_nano_patch7_28}
+  data: {dataset: synthetic, batch_size: 8}
+  schedule: {epochs: 4}
+grid:
+  optimizer.lr: )",
+                                    lrs, "\nearly_stopping: {metric: top1, reduction_factor: 2}\n"));
+    const Result text = Nmctl({"validate", path});
+    EXPECT_EQ(text.code, kExitOk) << text.err;
+    EXPECT_NE(text.out.find("dispatch order (seed 3, shuffled by content so that the axes' order does not "
+                            "matter): "),
+              std::string::npos)
+        << text.out;
+    const Result json = Nmctl({"validate", path, "--json"});
+    EXPECT_EQ(json.code, kExitOk) << json.err;
+    const nlohmann::json doc = nlohmann::json::parse(json.out);
+    std::vector<std::string> out;
+    for (const auto& i : doc.at("dispatch_order")) {
+      out.push_back(doc.at("runs").at(i.get<size_t>()).at("labels").at("optimizer.lr").get<std::string>());
+    }
+    return out;
+  };
+  const std::vector<std::string> up =
+      lrs_in_dispatch_order("up.yaml", "[0.0001, 0.0003, 0.001, 0.003, 0.01, 0.03]");
+  const std::vector<std::string> down =
+      lrs_in_dispatch_order("down.yaml", "[0.03, 0.01, 0.003, 0.001, 0.0003, 0.0001]");
+  EXPECT_EQ(up.size(), 6u);
+  EXPECT_EQ(up, down);
+  EXPECT_NE(up, (std::vector<std::string>{"0.0001", "0.0003", "0.001", "0.003", "0.01", "0.03"}));
+}
+
+// Issue 40, item 4: a misspelt key or model gets "did you mean" and the line it is on.
+TEST(CommandsTest, ValidateSuggestsTheKeyOrModelMeant) {
+  const Result key = Nmctl({"validate", TempFile("typo_key.yaml", R"(name: typo
+base:
+  model: {name: vit_nano_patch7_28}
+  data: {dataset: synthetic, batch_size: 8}
+  schedule: {epochs: 2, warmup_epoch: 1}
+)")});
+  EXPECT_EQ(key.code, kExitUsage);
+  EXPECT_NE(
+      key.err.find("typo_key.yaml:5: schedule.warmup_epoch: unknown key (did you mean 'warmup_epochs'?)"),
+      std::string::npos)
+      << key.err;
+  const Result model = Nmctl({"validate", TempFile("typo_model.yaml", R"(name: typo
+base:
+  model: {name: vit_nano_patch7_29}
+  data: {dataset: synthetic, batch_size: 8}
+)")});
+  EXPECT_EQ(model.code, kExitUsage);
+  EXPECT_NE(model.err.find("typo_model.yaml:3: model.name: unknown model 'vit_nano_patch7_29' (did you mean "
+                           "'vit_nano_patch7_28'?)"),
+            std::string::npos)
+      << model.err;
+  const Result flat = Nmctl({"validate", TempFile("typo_flat.yaml",
+                                                  "model: vit_nano_patch7_28\ndataset: synthetic\n"
+                                                  "batch_size: 8\nlog_wand: true\n")});
+  EXPECT_EQ(flat.code, kExitUsage);
+  EXPECT_NE(flat.err.find("typo_flat.yaml:4: log_wand: unknown key (did you mean 'log_wandb'?)"),
+            std::string::npos)
+      << flat.err;
+}
+
+// Issue 40, item 4: timm's deit_tiny_patch16_224 is vit_tiny_patch16_224's architecture: accepted, and the
+// same run (one content hash) as the catalogue's name.
+TEST(CommandsTest, ValidateReadsTimmAliasesAsTheCatalogueModel) {
+  auto hash = [](const std::string& name, const std::string& model) {
+    const Result r =
+        Nmctl({"validate", "--json",
+               TempFile(name, absl::StrCat("name: alias\nbase:\n  model: {name: ", model,
+                                           "}\n  data: {dataset: synthetic, batch_size: 8}\n"))});
+    EXPECT_EQ(r.code, kExitOk) << r.err;
+    if (r.code != kExitOk) return std::string();
+    return nlohmann::json::parse(r.out).at("runs").at(0).at("content_hash").get<std::string>();
+  };
+  const std::string deit = hash("deit.yaml", "deit_tiny_patch16_224");
+  EXPECT_FALSE(deit.empty());
+  EXPECT_EQ(deit, hash("vit.yaml", "vit_tiny_patch16_224"));
+}
+
+// Issue 40, item 4: a reference config's keys that nmsparse accepts and ignores are named, with their line
+// and why they change nothing trained.
+TEST(CommandsTest, ValidateNamesTheReferenceKeysItIgnores) {
+  const Result r =
+      Nmctl({"validate", TempFile("flat.yaml",
+                                  "model: vit_nano_patch7_28\ndataset: synthetic\nbatch_size: 8\n"
+                                  "log_wandb: true\nchannels_last: true\n")});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.err.find("warning: flat.yaml:4: log_wandb: true is ignored (logging only): it does not change "
+                       "what is trained"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("flat.yaml:5: channels_last: true is ignored (memory layout only)"), std::string::npos)
+      << r.err;
+}
+
+// Issue 40, item 4: a TPE search is announced with its budget, not as the one draw validate checks.
+TEST(CommandsTest, ValidateAnnouncesASearchWithItsBudget) {
+  const Result r = Nmctl({"validate", TempFile("tpe.yaml", R"(name: tpe
+base:
+  model: {name: vit_nano_patch7_28}
+  data: {dataset: synthetic, batch_size: 8}
+random:
+  optimizer.lr: {min: 1.0e-4, max: 1.0e-2, log: true}
+search: {algorithm: tpe, budget: 8, metric: top1}
+)")});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("sweep 'tpe', a search of budget 8 run(s)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(", 1 run(s)"), std::string::npos) << r.out;
 }
 
 }  // namespace

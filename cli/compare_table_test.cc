@@ -205,6 +205,29 @@ TEST(CompareTableTest, EmaAndDeployableColumnsBesideTheMetric) {
             "mdgf_exp     -        -               -  70.0     72.0            12.5\n");
 }
 
+// Issue 40: a cell whose runs ASHA stopped at a rung shows where they left off (their top-1 at their last
+// evaluated epoch, in the table's percent), not just their state; a cell with a finished run keeps only the
+// finished runs' mean.
+TEST(CompareTableTest, StoppedRunsShowTheirValueAtTheRung) {
+  using report::testing::RecipeRun;
+  const std::vector<v1::Run> runs = {RecipeRun(1, "srste", "2:4", v1::STOPPED_EARLY, 0),
+                                     RecipeRun(2, "mdgf_exp", "1:8", v1::STOPPED_EARLY, 0),
+                                     RecipeRun(3, "mdgf_exp", "1:8", v1::STOPPED_EARLY, 0),
+                                     RecipeRun(4, "dense", "2:4", v1::SUCCEEDED, 0.80),
+                                     RecipeRun(5, "dense", "2:4", v1::STOPPED_EARLY, 0)};
+  const report::StoppedValues stopped = {{1, {0.412, 0}}, {2, {0.30, 0}}, {3, {0.40, 1}}, {5, {0.1, 0}}};
+  absl::StatusOr<PaperTable> table =
+      BuildPaperTable(BuildComparePivot(report::testing::RecipeByNmSweep(), runs, "top1", stopped), {});
+  ASSERT_TRUE(table.ok()) << table.status();
+  EXPECT_EQ(RenderPaperTable(*table, "t", TableFormat::kText),
+            "t\n"
+            "recipe                        2:4                           1:8\n"
+            "--------  -----------------------  ----------------------------\n"
+            "dense                        80.0                             -\n"
+            "srste     stopped at epoch 1: 41.2                             -\n"
+            "mdgf_exp                        -  stopped at epoch 1-2: 35.0 (n=2)\n");
+}
+
 TEST(CompareTableTest, FormatNames) {
   EXPECT_EQ(*ParseTableFormat("latex"), TableFormat::kLatex);
   EXPECT_EQ(ParseTableFormat("html").status().message(),

@@ -382,6 +382,20 @@ absl::StatusOr<CompareRuns> RunsForCompare(const CommandContext& context, int64_
   return CompareRuns{report::AtBestEpoch(data, metrics, maximize), true};
 }
 
+// Runs stopped early at a rung have no final value: compare shows where they left off (issue 40), read from
+// their curves, fetched only when such a run exists.
+absl::StatusOr<report::StoppedValues> StoppedValuesForCompare(const CommandContext& context, int64_t sweep_id,
+                                                              const std::vector<v1::Run>& runs,
+                                                              const std::string& metric) {
+  report::StoppedValues out;
+  const bool any = std::any_of(runs.begin(), runs.end(), [&metric](const v1::Run& r) {
+    return r.state() == v1::STOPPED_EARLY && r.final_metrics().count(metric) == 0;
+  });
+  if (!any) return out;
+  NM_ASSIGN_OR_RETURN(report::SweepData data, FetchSweepData(context, sweep_id, RunsFetched::kReported));
+  return report::StoppedRunValues(data, metric);
+}
+
 // "sweep 1 NAME: final top1 (%) by recipe x N:M, pooled over seed".
 std::string CompareTitle(const CommandContext& context, const v1::Sweep& sweep,
                          const report::PaperTable& table, const report::ComparePivot& pivot, bool best) {
@@ -421,7 +435,10 @@ int RunCompareCommand(const CommandContext& context) {
                                  ? asked.value_or(contract::kTop1)
                                  : report::PaperTableMetric(runs->runs, contract::kTop1);
   if (absl::Status known = CheckMetricReported(runs->runs, metric); !known.ok()) return Fail(context, known);
-  const report::ComparePivot pivot = report::BuildComparePivot(sweep->spec(), runs->runs, metric);
+  absl::StatusOr<report::StoppedValues> stopped =
+      runs->best ? report::StoppedValues() : StoppedValuesForCompare(context, *id, runs->runs, metric);
+  if (!stopped.ok()) return Fail(context, stopped.status());
+  const report::ComparePivot pivot = report::BuildComparePivot(sweep->spec(), runs->runs, metric, *stopped);
   if (context.json) {
     const Json doc = report::ComparePivotToJson(sweep->id(), pivot);
     PrintJson(context, doc);

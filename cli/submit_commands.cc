@@ -22,6 +22,7 @@
 #include "common/visible_text.h"
 #include "schemas/asha_rungs.h"
 #include "schemas/data_pipeline.h"
+#include "schemas/dispatch_order.h"
 #include "schemas/layer_plan.h"
 #include "schemas/limits.h"
 #include "schemas/recipe.h"
@@ -134,7 +135,31 @@ std::string AshaRungsText(const v1::SweepSpec& spec, size_t runs) {
                     ": about ", kept, " of ", reaching, " runs go on");
     reaching = kept;
   }
-  return text + "\n";
+  absl::StrAppend(&text, "; a rung decides once ", AshaMinPeers(es),
+                  " runs have reached it (min_peers), the first ones going on meanwhile\n");
+  return text;
+}
+
+// Where ASHA's rungs are fair to order, the runs are dispatched in a seeded shuffle keyed by their content
+// (schemas/dispatch_order.h); without early stopping, in grid order.
+std::vector<size_t> ValidateDispatchOrder(const v1::SweepSpec& spec, const std::vector<ResolvedRun>& runs) {
+  std::vector<size_t> order;
+  if (spec.early_stopping().policy().empty() || !spec.search().algorithm().empty()) return order;
+  std::vector<std::string> hashes;
+  for (const ResolvedRun& r : runs) hashes.push_back(r.content_hash);
+  for (size_t i : DispatchOrder(spec.seed(), hashes)) order.push_back(runs[i].index);
+  return order;
+}
+
+// "dispatch order (seed 1, shuffled by content so that the axes' order does not matter): 3, 0, 5, 1, 4, 2".
+std::string DispatchOrderText(const v1::SweepSpec& spec, const std::vector<size_t>& order) {
+  if (order.empty()) return "";
+  constexpr size_t kShown = 20;
+  std::vector<size_t> shown(order.begin(), order.begin() + std::min(order.size(), kShown));
+  return absl::StrCat(
+      "dispatch order (seed ", spec.seed(),
+      ", shuffled by content so that the axes' order does not matter): ", absl::StrJoin(shown, ", "),
+      order.size() > kShown ? absl::StrCat(", ... (", order.size() - kShown, " more)") : "", "\n");
 }
 
 // "G" ranks on one node, "KxG" for a run over K nodes.
@@ -214,6 +239,8 @@ int RunValidateCommand(const CommandContext& context) {
     doc["training"] = Json::array();
     for (const auto& [text, indices] : trainings)
       doc["training"].push_back({{"text", text}, {"runs", indices}});
+    const std::vector<size_t> dispatch = ValidateDispatchOrder(*spec, *runs);
+    if (!dispatch.empty()) doc["dispatch_order"] = dispatch;
     doc["transforms"] = Json::array();
     for (const auto& [text, indices] : pipelines)
       doc["transforms"].push_back({{"pipeline", text}, {"runs", indices}});
@@ -232,6 +259,7 @@ int RunValidateCommand(const CommandContext& context) {
         << " run(s) as results come in; one draw of the random axes is checked here\n";
   }
   if (!spec->early_stopping().policy().empty()) out << AshaRungsText(*spec, runs->size());
+  out << DispatchOrderText(*spec, ValidateDispatchOrder(*spec, *runs));
   Table table({"#", "LABELS", "MODEL", "SPARSITY", "EPOCHS", "GPUS", "PRECISION", "HASH"});
   const RowSummary summary(runs->size(), context.args->Has("verbose"));
   for (size_t i = 0; i < runs->size(); ++i) {

@@ -8,9 +8,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/metric_text.h"
+#include "contract/metric_line.h"
 #include "contract/metric_names.h"
-#include "report/sample_stats.h"
 #include "report/run_spec.h"
+#include "report/sample_stats.h"
 #include "schemas/experiment_config.h"
 
 namespace nmsparse::report {
@@ -46,6 +47,27 @@ int StatePriority(v1::RunState state) {
   }
 }
 
+}  // namespace
+
+std::string StoppedCellText(const ComparePivot::Cell& cell,
+                            const std::function<std::string(double)>& number) {
+  std::vector<double> values;
+  uint32_t first = UINT32_MAX, last = 0;
+  for (const auto& [value, epoch] : cell.stopped) {
+    values.push_back(value);
+    first = std::min(first, epoch);
+    last = std::max(last, epoch);
+  }
+  // Epochs for people count from 1 (docs/nmctl.md).
+  std::string text = absl::StrCat("stopped at epoch ", first + 1);
+  if (last != first) absl::StrAppend(&text, "-", last + 1);
+  absl::StrAppend(&text, ": ", number(Mean(values)));
+  if (values.size() > 1) absl::StrAppend(&text, " (n=", values.size(), ")");
+  return text;
+}
+
+namespace {
+
 // A run counts with its final metric when it trained to the end: succeeded, or stopped early by ASHA after
 // its final line (a stop at a rung kills the trainer before it writes one, so such a run has no final
 // metrics).
@@ -55,6 +77,7 @@ bool FinishedWith(const v1::Run& run, bool has_metric) {
 
 std::string PendingText(const ComparePivot& pivot, const ComparePivot::Cell& cell) {
   if (cell.runs == 0) return "-";
+  if (!cell.stopped.empty()) return StoppedCellText(cell, FormatMetric);
   return cell.pending == v1::SUCCEEDED ? "no " + pivot.metric
                                        : absl::AsciiStrToLower(v1::RunState_Name(cell.pending));
 }
@@ -188,8 +211,19 @@ void SetColumnHeaders(const v1::SweepSpec& spec, const std::vector<v1::Run>& run
 
 }  // namespace
 
+std::optional<std::pair<double, uint32_t>> LastEpochValue(const std::vector<v1::MetricPoint>& curve,
+                                                          const std::string& metric) {
+  for (auto p = curve.rbegin(); p != curve.rend(); ++p) {
+    if (p->kind() != contract::kKindEpoch) continue;
+    auto value = p->values().find(metric);
+    if (value != p->values().end() && std::isfinite(value->second))
+      return std::make_pair(value->second, p->epoch());
+  }
+  return std::nullopt;
+}
+
 ComparePivot BuildComparePivot(const v1::SweepSpec& spec, const std::vector<v1::Run>& runs,
-                               const std::string& metric) {
+                               const std::string& metric, const StoppedValues& stopped) {
   ComparePivot pivot;
   pivot.metric = metric;
   if (spec.grid_size() > 0) {
@@ -226,8 +260,10 @@ ComparePivot BuildComparePivot(const v1::SweepSpec& spec, const std::vector<v1::
     if (FinishedWith(run, has_value)) {
       cell.values.push_back(value->second);
       cell.pair_keys.push_back(PairKey(run, pivot.row_axis));
-    } else if (StatePriority(run.state()) > StatePriority(cell.pending)) {
-      cell.pending = run.state();
+    } else {
+      if (StatePriority(run.state()) > StatePriority(cell.pending)) cell.pending = run.state();
+      auto at = stopped.find(run.id());
+      if (run.state() == v1::STOPPED_EARLY && at != stopped.end()) cell.stopped.push_back(at->second);
     }
   }
   cells.resize(pivot.row_labels.size());

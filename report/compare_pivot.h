@@ -4,7 +4,12 @@
 #ifndef NMSPARSE_REPORT_COMPARE_PIVOT_H_
 #define NMSPARSE_REPORT_COMPARE_PIVOT_H_
 
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/proto_json.h"
@@ -22,6 +27,9 @@ struct ComparePivot {
     std::vector<std::string> pair_keys;
     int runs = 0;                                      // All runs in the cell.
     v1::RunState pending = v1::RUN_STATE_UNSPECIFIED;  // Most relevant state when none succeeded.
+    // Runs stopped early at a rung, which have no final value: the metric at their last evaluated epoch and
+    // that epoch (0-based). Shown in a cell without finished runs (issue 40), never pooled into the mean.
+    std::vector<std::pair<double, uint32_t>> stopped;
     int succeeded() const { return static_cast<int>(values.size()); }
     double mean() const;
     // Sample standard deviation (n - 1 in the denominator); 0 for fewer than two values.
@@ -38,8 +46,19 @@ struct ComparePivot {
   std::vector<std::vector<Cell>> cells;  // [row][column].
 };
 
+// Where each run stopped early left off, by run id: its metric at its last evaluated epoch, and that epoch.
+using StoppedValues = std::map<int64_t, std::pair<double, uint32_t>>;
+
+// The last epoch point of `curve` that carries `metric`, as (value, epoch); nullopt when none does.
+std::optional<std::pair<double, uint32_t>> LastEpochValue(const std::vector<v1::MetricPoint>& curve,
+                                                          const std::string& metric);
+
+// A cell whose runs were stopped early: "stopped at epoch 1: 41.2", or "stopped at epoch 1-2: 40.3 (n=3)" for
+// the mean of several, each number written by `number`.
+std::string StoppedCellText(const ComparePivot::Cell& cell, const std::function<std::string(double)>& number);
+
 ComparePivot BuildComparePivot(const v1::SweepSpec& spec, const std::vector<v1::Run>& runs,
-                               const std::string& metric);
+                               const std::string& metric, const StoppedValues& stopped = {});
 
 // The grid axes past the second, which the pivot does not show: a cell holds the runs of all their values
 // and would average them as if they were repeats. An axis whose every value sets only `seed` is a replicate

@@ -86,7 +86,9 @@ mstch::map PivotContext(const SweepData& data, const std::string& metric) {
   for (const RunData& r : data.runs) runs.push_back(r.run);
   // As nmctl compare: top-1 is the deployable model's where runs report it.
   const std::string table_metric = PaperTableMetric(runs, metric);
-  const ComparePivot pivot = BuildComparePivot(data.sweep.spec(), runs, table_metric);
+  // Where runs stopped early left off, as nmctl compare shows them.
+  const ComparePivot pivot =
+      BuildComparePivot(data.sweep.spec(), runs, table_metric, StoppedRunValues(data, table_metric));
   PaperTableOptions options;
   options.beside = CounterpartPivots(data.sweep.spec(), runs, Counterparts(runs, table_metric));
   const PaperTable table = *BuildPaperTable(pivot, options);  // Fails only for a missing delta row.

@@ -23,7 +23,15 @@ PaperNumber Summary(const std::vector<double>& values) {
   return number;
 }
 
+std::string Number(const PaperTable& table, double value, bool sign);
+
 PaperNumber ValueNumber(const ComparePivot& pivot, const ComparePivot::Cell& cell) {
+  if (cell.succeeded() == 0 && !cell.stopped.empty()) {
+    PaperTable units;  // The table's units: percent for accuracies.
+    units.percent = ShownAsPercent(pivot.metric);
+    return PaperNumber{0, 0.0, 0.0,
+                       StoppedCellText(cell, [&units](double v) { return Number(units, v, false); })};
+  }
   if (cell.succeeded() == 0) return PaperNumber{0, 0.0, 0.0, CellText(pivot, cell)};
   return Summary(cell.values);
 }

@@ -36,4 +36,13 @@ absl::Status ReadRunCurves(int64_t sweep_id, const CurvePageReader& read_page, S
   }
 }
 
+StoppedValues StoppedRunValues(const SweepData& data, const std::string& metric) {
+  StoppedValues out;
+  for (const RunData& r : data.runs) {
+    if (r.run.state() != v1::STOPPED_EARLY) continue;
+    if (auto at = LastEpochValue(r.curve, metric)) out[r.run.id()] = *at;
+  }
+  return out;
+}
+
 }  // namespace nmsparse::report

@@ -5,11 +5,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "nmsparse/v1/coordinator.pb.h"
 #include "nmsparse/v1/sweep.pb.h"
+#include "report/compare_pivot.h"
 
 namespace nmsparse::report {
 
@@ -22,6 +24,9 @@ struct SweepData {
   v1::Sweep sweep;
   std::vector<RunData> runs;
 };
+
+// Where the runs stopped early left off (report::LastEpochValue of `metric`), for the compare table.
+StoppedValues StoppedRunValues(const SweepData& data, const std::string& metric);
 
 // Appends one ListRunCurves page's runs to data->runs; a run the page before ended inside (the same run id
 // as the last one) gets the rest of its points.

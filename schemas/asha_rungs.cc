@@ -21,4 +21,8 @@ std::optional<int> AshaRungAt(const v1::EarlyStopping& policy, uint32_t max_reso
   return static_cast<int>(it - rungs.begin());
 }
 
+uint32_t AshaMinPeers(const v1::EarlyStopping& policy) {
+  return std::max<uint32_t>(1, policy.min_peers() > 0 ? policy.min_peers() : policy.reduction_factor());
+}
+
 }  // namespace nmsparse

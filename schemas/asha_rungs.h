@@ -18,6 +18,10 @@ std::vector<uint32_t> AshaRungs(const v1::EarlyStopping& policy, uint32_t max_re
 // The rung whose resource is `resource`, or nullopt when `resource` is no rung.
 std::optional<int> AshaRungAt(const v1::EarlyStopping& policy, uint32_t max_resource, uint32_t resource);
 
+// The results a rung waits for before it decides (docs/sweeps.md, "The rule"): min_peers, or the reduction
+// factor when it is 0 (absent), so that the first decision at a rung picks the best of η, never a lone run.
+uint32_t AshaMinPeers(const v1::EarlyStopping& policy);
+
 }  // namespace nmsparse
 
 #endif  // NMSPARSE_SCHEMAS_ASHA_RUNGS_H_

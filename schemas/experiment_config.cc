@@ -20,8 +20,14 @@ absl::StatusOr<ExperimentConfig> ParseExperimentNode(const YAML::Node& node, con
   ExperimentConfig config;
   absl::Status status;
   if (IsFlatReferenceConfig(node)) {
+    const size_t before = warnings == nullptr ? 0 : warnings->size();
     absl::StatusOr<ExperimentConfig> flat = ParseReferenceConfig(node, warnings);
     if (flat.ok()) config = *std::move(flat);
+    // "line 64: log_wandb: ..." -> "FILE:64: log_wandb: ...", as errors name their place.
+    for (size_t i = before; warnings != nullptr && i < warnings->size(); ++i) {
+      (*warnings)[i] =
+          std::string(yaml_util::WithFile(absl::InvalidArgumentError((*warnings)[i]), file_name).message());
+    }
     status = flat.status();
   } else {
     status = ExperimentKeys().Read(node, "", &config);

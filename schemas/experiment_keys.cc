@@ -19,6 +19,16 @@
 namespace nmsparse {
 namespace {
 
+// A model's name, checked where it is written (the line, "did you mean"); a timm alias is read as the
+// catalogue entry it names, so both spellings are one run with one content hash.
+absl::StatusOr<std::string> ReadModelName(const YAML::Node& value, const std::string& path) {
+  absl::StatusOr<std::string> name = ReadSpecString(value, path);
+  if (!name.ok() || name->empty()) return name;
+  const std::string entry = CatalogName(*name);
+  if (!entry.empty()) return entry;
+  return yaml_util::Error(value, path, std::string(LookupModel(*name).status().message()));
+}
+
 using E = ExperimentConfig;
 using M = ModelConfig;
 using D = DataConfig;
@@ -193,7 +203,11 @@ const KeyTable<ModelConfig>& ModelKeys() {
     std::vector<SpecKey<M>> keys = {
         [] {
           SpecKey<M> name =
-              StringKey<M>("name", &M::name).Doc("A catalogued model.").Alias("model").Validated();
+              spec_keys_internal::ScalarKey<M, std::string>("name", KeyKind::kString, MakeRef(&M::name),
+                                                            ReadModelName)
+                  .Doc("A catalogued model, or a timm alias of one (read as the catalogue's name).")
+                  .Alias("model")
+                  .Validated();
           name.info.names = ModelNames();
           return std::move(name).Required();
         }(),

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "schemas/did_you_mean.h"
 
 namespace nmsparse {
 namespace {
@@ -157,12 +158,21 @@ const std::map<std::string, ModelArch>& Catalog() {
 
 }  // namespace
 
+// "deit_tiny_patch16_224 (vit_tiny_patch16_224)".
+static void AliasText(std::string* out, const std::pair<const std::string, std::string>& alias) {
+  absl::StrAppend(out, alias.first, " (", alias.second, ")");
+}
+
 absl::StatusOr<ModelArch> LookupModel(const std::string& name, int img_size, int in_chans, int num_classes) {
   const auto& catalog = Catalog();
-  auto it = catalog.find(name);
+  auto it = catalog.find(CatalogName(name));
   if (it == catalog.end()) {
+    std::vector<std::string> names = ModelNames();
+    for (const auto& [alias, entry] : ModelAliases()) names.push_back(alias);
     return absl::NotFoundError(
-        absl::StrCat("unknown model '", name, "'; known models: ", absl::StrJoin(ModelNames(), ", ")));
+        absl::StrCat("unknown model '", name, "'", DidYouMean(name, names),
+                     "; known models: ", absl::StrJoin(ModelNames(), ", "),
+                     "; timm aliases: ", absl::StrJoin(ModelAliases(), ", ", AliasText)));
   }
   ModelArch arch = it->second;
   if (img_size > 0) arch.img_size = img_size;
@@ -172,8 +182,23 @@ absl::StatusOr<ModelArch> LookupModel(const std::string& name, int img_size, int
 }
 
 const ModelArch* FindModel(const std::string& name) {
-  auto it = Catalog().find(name);
+  auto it = Catalog().find(CatalogName(name));
   return it == Catalog().end() ? nullptr : &it->second;
+}
+
+const std::map<std::string, std::string>& ModelAliases() {
+  static const auto* aliases = new std::map<std::string, std::string>{
+      {"deit_base_patch16_224", "vit_base_patch16_224"},
+      {"deit_small_patch16_224", "vit_small_patch16_224"},
+      {"deit_tiny_patch16_224", "vit_tiny_patch16_224"},
+  };
+  return *aliases;
+}
+
+std::string CatalogName(const std::string& name) {
+  if (Catalog().count(name) > 0) return name;
+  auto alias = ModelAliases().find(name);
+  return alias == ModelAliases().end() ? "" : alias->second;
 }
 
 std::vector<std::string> ModelNames() {

@@ -5,6 +5,7 @@
 #ifndef NMSPARSE_SCHEMAS_MODEL_CATALOG_H_
 #define NMSPARSE_SCHEMAS_MODEL_CATALOG_H_
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,11 +20,19 @@ namespace nmsparse {
 absl::StatusOr<ModelArch> LookupModel(const std::string& name, int img_size = 0, int in_chans = 0,
                                       int num_classes = 0);
 
-// The catalogue entry of `name` as listed, or nullptr.
+// The catalogue entry of `name` (or of the entry an alias stands for) as listed, or nullptr.
 const ModelArch* FindModel(const std::string& name);
 
 // Every catalogued model name, sorted.
 std::vector<std::string> ModelNames();
+
+// timm's other names for catalogued architectures, alias -> catalogue name (docs/sweeps.md, "Model size"):
+// timm's deit_{tiny,small,base}_patch16_224 (not the distilled ones, nor deit3_*, which add LayerScale) are
+// its VisionTransformer with the widths of vit_{tiny,small,base}_patch16_224, and the same parameters.
+const std::map<std::string, std::string>& ModelAliases();
+
+// The catalogue name of `name`: itself when catalogued, the entry an alias stands for, else "".
+std::string CatalogName(const std::string& name);
 
 }  // namespace nmsparse
 

@@ -78,7 +78,32 @@ TEST(ModelCatalogTest, TimmNamedEntriesMatchTimmCreateModel) {
     }
     EXPECT_EQ(ParameterCount(*arch), totals.at(name)) << name;
   }
-  EXPECT_EQ(golden.size(), 16u);
+  EXPECT_EQ(golden.size(), 16u + ModelAliases().size());
+}
+
+// Issue 40: timm's deit_*_patch16_224 are read as the catalogue's ViTs. What an alias builds is timm's own
+// create_model(alias): the same parameter names, shapes and count as the entry it names.
+TEST(ModelCatalogTest, TimmAliasesBuildTimmsModel) {
+  std::map<std::string, int64_t> totals;
+  const auto golden = ReadCatalogGolden(&totals);
+  ASSERT_EQ(ModelAliases().size(), 3u);
+  for (const auto& [alias, entry] : ModelAliases()) {
+    EXPECT_EQ(CatalogName(alias), entry);
+    ASSERT_EQ(golden.count(alias), 1u)
+        << alias << " is missing from the golden: add it to timm_model_golden.py";
+    auto arch = LookupModel(alias);
+    ASSERT_TRUE(arch.ok()) << arch.status();
+    const auto params = ModelParameters(*arch);
+    const auto& timm = golden.at(alias);
+    ASSERT_EQ(params.size(), timm.size()) << alias;
+    for (size_t i = 0; i < timm.size(); ++i) {
+      EXPECT_EQ(params[i].name, timm[i].name) << alias;
+      EXPECT_EQ(params[i].shape, timm[i].shape) << alias << " " << timm[i].name;
+    }
+    EXPECT_EQ(ParameterCount(*arch), totals.at(alias)) << alias;
+  }
+  EXPECT_EQ(CatalogName("deit_tiny_distilled_patch16_224"), "");  // A second head: not the ViT.
+  EXPECT_EQ(CatalogName("vit_tiny_patch16_224"), "vit_tiny_patch16_224");
 }
 
 TEST(ModelCatalogTest, SmallModelsForFashionMnist) {

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "schemas/did_you_mean.h"
 #include "schemas/reference_key_table.h"
 #include "schemas/spec_keys.h"
 #include "schemas/yaml_util.h"
@@ -90,6 +91,19 @@ absl::Status CheckUnmappedKey(const UnmappedReferenceKey& unmapped, const YAML::
   return Error(key_node, unmapped.key,
                "value " + yaml_util::Describe(value) + " is not implemented (" + unmapped.why +
                    "); only timm's default " + unmapped.timm_default + " or null is accepted");
+}
+
+// Names a key that is accepted and ignored, and why that changes nothing trained (issue 40: a config's
+// `log_wandb: true` must not be dropped without a word). A key at timm's default is not ignored: it is what
+// nmsparse does.
+void NoteIgnoredKey(const UnmappedReferenceKey& unmapped, const YAML::Node& key_node, const YAML::Node& value,
+                    std::vector<std::string>* warnings) {
+  if (warnings == nullptr || unmapped.use != ReferenceKeyUse::kHarmless || yaml_util::IsNullish(value))
+    return;
+  const int line = yaml_util::Line(key_node);
+  warnings->push_back(absl::StrCat(line > 0 ? absl::StrCat("line ", line, ": ") : "", unmapped.key, ": ",
+                                   yaml_util::Describe(value), " is ignored (", unmapped.why,
+                                   "): it does not change what is trained"));
 }
 
 void Set(YAML::Node* nested, const std::string& path, const YAML::Node& value) {
@@ -310,6 +324,14 @@ absl::Status MapSpecialKeys(const YAML::Node& node, YAML::Node* nested, std::vec
   return absl::OkStatus();
 }
 
+// Every key a flat config takes but the sparsity section's, for "did you mean".
+std::vector<std::string> ReferenceKeyNames() {
+  std::vector<std::string> names(SpecialKeys().begin(), SpecialKeys().end());
+  for (const auto& [flat, path] : MappedKeys()) names.push_back(flat);
+  for (const UnmappedReferenceKey& k : UnmappedReferenceKeys()) names.push_back(k.key);
+  return names;
+}
+
 // "line L: optimizer.clip_grad_norm: ..." -> "line L: clip_grad: ..." so that errors name the key as written.
 absl::Status RenameNestedPath(const absl::Status& status) {
   std::string message(status.message());
@@ -352,8 +374,11 @@ absl::StatusOr<ExperimentConfig> ParseReferenceConfig(const YAML::Node& node,
       if (!yaml_util::IsNullish(value)) Set(&nested, mapped->second, value);
     } else if (const UnmappedReferenceKey* unmapped = FindUnmappedReferenceKey(key)) {
       if (auto st = CheckUnmappedKey(*unmapped, kv.first, value); !st.ok()) return st;
+      NoteIgnoredKey(*unmapped, kv.first, value, warnings);
     } else if (SpecialKeys().count(key) == 0) {
-      return Error(kv.first, key, "unknown key: neither a timm train.py key nor an nmsparse key");
+      return Error(kv.first, key,
+                   "unknown key" + DidYouMean(key, ReferenceKeyNames()) +
+                       ": neither a timm train.py key nor an nmsparse key");
     }
   }
   if (auto st = MapSpecialKeys(node, &nested, warnings); !st.ok()) return st;

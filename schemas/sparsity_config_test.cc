@@ -119,7 +119,8 @@ TEST(SparsityConfigTest, TypeAndKeyErrors) {
             "line 1: sparsity.structure_decay_flag: value 'maybe' is not a boolean: must be true or false");
   EXPECT_EQ(
       ErrorOf("sparsity_type: DENSE\nm_sparsty: 4\n"),
-      "line 2: sparsity.m_sparsty: unknown key; known keys: recipe, sparsity_type, n_sparsity, m_sparsity, "
+      "line 2: sparsity.m_sparsty: unknown key (did you mean 'm_sparsity'?); known keys: recipe, "
+      "sparsity_type, n_sparsity, m_sparsity, "
       "n_sparsity_qkv, m_sparsity_qkv, decay_type, decay_coef, structure_decay_flag, structure_decay_type, "
       "structure_decay_start_multiple, dense_steps, fine_tune_steps, sparsity_loc, sparse_dim, prune_rate, "
       "srste_lambda, srste_decay_under_loss_scale, phases, dynamic");

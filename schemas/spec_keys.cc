@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "schemas/did_you_mean.h"
 #include "schemas/limits.h"
 
 namespace nmsparse {
@@ -144,7 +145,9 @@ absl::Status NotAMapError(const YAML::Node& node, const std::string& path) {
 
 absl::Status UnknownKeyError(const YAML::Node& key_node, const std::string& path,
                              const std::vector<std::string>& known) {
-  return yaml_util::Error(key_node, path, "unknown key; known keys: " + absl::StrJoin(known, ", "));
+  const std::string key = key_node.IsScalar() ? key_node.Scalar() : "";
+  return yaml_util::Error(
+      key_node, path, "unknown key" + DidYouMean(key, known) + "; known keys: " + absl::StrJoin(known, ", "));
 }
 
 }  // namespace nmsparse

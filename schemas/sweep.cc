@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "schemas/base_spec.h"
+#include "schemas/did_you_mean.h"
 #include "schemas/recipe.h"
 #include "schemas/reference_config.h"
 #include "schemas/request_bounds.h"
@@ -246,8 +247,9 @@ absl::Status CheckKeyPath(const std::string& key_path) {
     return std::find(keys.begin(), keys.end(), key) != keys.end();
   };
   if (!known(top, parts[0])) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown key path '", key_path, "': known top-level keys: ", absl::StrJoin(top, ", ")));
+    return absl::InvalidArgumentError(absl::StrCat("unknown key path '", key_path, "'",
+                                                   DidYouMean(parts[0], top),
+                                                   ": known top-level keys: ", absl::StrJoin(top, ", ")));
   }
   const auto& section = ExperimentSectionKeys(parts[0]);
   if (section.empty()) {  // name, seed: scalars.
@@ -256,8 +258,10 @@ absl::Status CheckKeyPath(const std::string& key_path) {
         absl::StrCat("unknown key path '", key_path, "': ", parts[0], " has no keys"));
   }
   if (parts.size() != 2 || !known(section, parts[1])) {
-    return absl::InvalidArgumentError(absl::StrCat("unknown key path '", key_path, "': known keys of ",
-                                                   parts[0], ": ", absl::StrJoin(section, ", ")));
+    const std::string hint = parts.size() == 2 ? DidYouMean(parts[1], section) : "";
+    return absl::InvalidArgumentError(absl::StrCat("unknown key path '", key_path, "'", hint,
+                                                   ": known keys of ", parts[0], ": ",
+                                                   absl::StrJoin(section, ", ")));
   }
   return absl::OkStatus();
 }

@@ -108,6 +108,11 @@ const KeyTable<v1::EarlyStopping>& EarlyStoppingKeyTable() {
                     "trains (`schedule.epochs`, plus `cooldown_epochs` and a prefixed warm-up as the trainer "
                     "counts them)")
                 .NoDefault(),
+            ProtoIntKey<ES>("min_peers", 1, kMaxCount)
+                .Doc("the results a rung waits for before it decides: the first runs to reach it go on "
+                     "meanwhile, and the one that makes the count decides them all at once; default: "
+                     "`reduction_factor` (1: the first run at a rung always goes on)")
+                .NoDefault(),
         },
         defaults);
   }();

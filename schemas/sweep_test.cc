@@ -246,7 +246,8 @@ TEST(SweepTest, ParseErrorsNameFileLineAndPath) {
             "sweep.yaml:1: base: missing: a sweep needs a base spec (base or base_file)");
   EXPECT_EQ(
       ParseError(std::string(kBase) + "grid:\n  sparsity.m_sparsty: [4, 8]\n"),
-      "sweep.yaml:8: grid.sparsity.m_sparsty: unknown key path 'sparsity.m_sparsty': known keys of sparsity: "
+      "sweep.yaml:8: grid.sparsity.m_sparsty: unknown key path 'sparsity.m_sparsty' (did you mean "
+      "'m_sparsity'?): known keys of sparsity: "
       "recipe, sparsity_type, n_sparsity, m_sparsity, n_sparsity_qkv, m_sparsity_qkv, decay_type, "
       "decay_coef, structure_decay_flag, structure_decay_type, structure_decay_start_multiple, dense_steps, "
       "fine_tune_steps, sparsity_loc, sparse_dim, prune_rate, srste_lambda, srste_decay_under_loss_scale, "
@@ -267,10 +268,10 @@ TEST(SweepTest, ParseErrorsNameFileLineAndPath) {
             "sweep.yaml:8: random.optimizer.lr.max: value 1 is out of range: must be >= 2");
   EXPECT_EQ(ParseError(std::string(kBase) + "num_samples: -1\n"),
             "sweep.yaml:7: num_samples: value -1 is out of range: must be >= 0");
-  EXPECT_EQ(
-      ParseError(std::string(kBase) + "grids: {}\n"),
-      "sweep.yaml:7: grids: unknown key; known keys: name, base, base_file, grid, random, num_samples, seed, "
-      "priority, max_retries, gpus_per_run, idempotency_key, no_reuse, early_stopping, search");
+  EXPECT_EQ(ParseError(std::string(kBase) + "grids: {}\n"),
+            "sweep.yaml:7: grids: unknown key (did you mean 'grid'?); known keys: name, base, base_file, "
+            "grid, random, num_samples, seed, "
+            "priority, max_retries, gpus_per_run, idempotency_key, no_reuse, early_stopping, search");
   EXPECT_EQ(ParseError("base:\n  model: {name: vit_nano_patch7_28}\n  data: {batch_size: 0}\n"),
             "sweep.yaml:3: data.batch_size: value 0 is out of range: must be >= 1");
   EXPECT_EQ(ParseError("base_file: missing.yaml\n"), "sweep.yaml:1: base_file: cannot read missing.yaml");

@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "schemas/did_you_mean.h"
 #include "yaml-cpp/depthguard.h"
 
 namespace nmsparse {
@@ -158,8 +159,9 @@ absl::Status CheckKeys(const YAML::Node& map, const std::string& prefix,
     bool found = false;
     for (const auto& k : known) found = found || k == key;
     if (!found) {
-      return Error(kv.first, prefix + key,
-                   absl::StrCat("unknown key; known keys: ", absl::StrJoin(known, ", ")));
+      return Error(
+          kv.first, prefix + key,
+          absl::StrCat("unknown key", DidYouMean(key, known), "; known keys: ", absl::StrJoin(known, ", ")));
     }
   }
   return absl::OkStatus();

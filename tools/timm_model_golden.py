@@ -8,7 +8,8 @@ Format: a "model NAME {spec kwargs}" line (the kwargs in nmsparse's spec YAML, a
 them), then one "NAME D0,D1,..." line per parameter in named_parameters() order, then "total N".
 
 With --catalog it prints, in the same format with no kwargs, timm's own geometry of each catalogued model that
-timm names (schemas/testdata/timm_catalog_models.txt, compared by //schemas:model_catalog_test).
+timm names and of each timm alias of one (schemas/testdata/timm_catalog_models.txt, compared by
+//schemas:model_catalog_test).
 """
 import sys
 
@@ -39,6 +40,9 @@ CATALOG = [
     "swinv2_base_window12_192", "swinv2_large_window12_192", "swinv2_base_window12to16_192to256",
     "swinv2_base_window12to24_192to384", "swinv2_large_window12to16_192to256",
     "swinv2_large_window12to24_192to384",
+    # timm's aliases of catalogued architectures (schemas/model_catalog.h, ModelAliases): DeiT without
+    # distillation is a VisionTransformer with the ViT's widths.
+    "deit_tiny_patch16_224", "deit_small_patch16_224", "deit_base_patch16_224",
 ]
 
 

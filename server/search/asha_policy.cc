@@ -31,4 +31,12 @@ AshaDecision DecideAsha(const v1::EarlyStopping& policy, int rung, uint32_t reso
   return d;
 }
 
+std::string AshaWaitReason(const v1::EarlyStopping& policy, int rung, uint32_t resource, double value,
+                           size_t have) {
+  return absl::StrFormat(
+      "asha: rung %d (%s %d): %s %.4g: waits for %d results at the rung before deciding (%d so far); goes on "
+      "meanwhile",
+      rung + 1, policy.resource(), resource, policy.metric(), value, AshaMinPeers(policy), have);
+}
+
 }  // namespace nmsparse::server

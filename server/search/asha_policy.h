@@ -29,6 +29,12 @@ struct AshaDecision {
 AshaDecision DecideAsha(const v1::EarlyStopping& policy, int rung, uint32_t resource, double value,
                         const std::vector<double>& earlier);
 
+// What a run that reaches a rung with fewer than AshaMinPeers results (`have`, its own included) is told: it
+// goes on, and is decided once the rung has them. "asha: rung 1 (epoch 1): top1 0.5: waits for 3 results at
+// the rung before deciding (1 so far); goes on meanwhile".
+std::string AshaWaitReason(const v1::EarlyStopping& policy, int rung, uint32_t resource, double value,
+                           size_t have);
+
 }  // namespace nmsparse::server
 
 #endif  // NMSPARSE_SERVER_SEARCH_ASHA_POLICY_H_

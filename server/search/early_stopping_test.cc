@@ -23,8 +23,9 @@ class EarlyStoppingTest : public ::testing::Test {
     server_ = std::make_unique<TestServer>(db_);
   }
 
-  // Three runs, reduction factor 2, rungs at epochs 1 and 2 (max_resource 4), two retries each.
-  v1::SubmitSweepResponse SubmitAsha() {
+  // Three runs, reduction factor 2, rungs at epochs 1 and 2 (max_resource 4), two retries each; min_peers 0
+  // is its default, the reduction factor.
+  v1::SubmitSweepResponse SubmitAsha(uint32_t min_peers = 0) {
     v1::SubmitSweepRequest req;
     *req.mutable_spec() = MSweep("asha", {"4", "8", "16"});
     req.mutable_spec()->set_max_retries(2);
@@ -36,6 +37,7 @@ class EarlyStoppingTest : public ::testing::Test {
     es->set_min_resource(1);
     es->set_reduction_factor(2);
     es->set_max_resource(4);
+    es->set_min_peers(min_peers);
     v1::SubmitSweepResponse resp;
     grpc::ClientContext ctx;
     grpc::Status s = server_->coordinator().SubmitSweep(&ctx, req, &resp);
@@ -107,8 +109,8 @@ TEST_F(EarlyStoppingTest, StopsTheLosersAtEachRungOnceAndForAll) {
   const v1::RunAttempt b = Started(sweep.runs(1).id());
   const v1::RunAttempt c = Started(sweep.runs(2).id());
 
-  // Rung 0 (epoch 1), in this order: a 0.5 (first: goes on), b 0.4 (n=2, keep 1, cutoff 0.5: stopped),
-  // c 0.6 (n=3, keep 1, cutoff 0.6: goes on).
+  // Rung 0 (epoch 1), in this order: a 0.5 (first: waits for min_peers = 2 results), b 0.4 (n=2, keep 1,
+  // cutoff 0.5: b stopped, a promoted), c 0.6 (n=3, keep 1, cutoff 0.6: goes on).
   ReportTop1(a, 0, 0.5);
   ReportTop1(b, 0, 0.4);
   ReportTop1(c, 0, 0.6);
@@ -118,8 +120,8 @@ TEST_F(EarlyStoppingTest, StopsTheLosersAtEachRungOnceAndForAll) {
   EXPECT_EQ(stopped.state(), v1::STOPPED_EARLY);
   EXPECT_EQ(stopped.message(), "asha: rung 1 (epoch 1): top1 0.4 < cutoff 0.5 (best 1 of 2 go on): stopped");
 
-  // Rung 1 (epoch 2): c 0.9 goes on; a 0.7 (n=2, keep 1, cutoff 0.9) is stopped. Its attempt then fails: with
-  // retries left it is still not requeued.
+  // Rung 1 (epoch 2): c 0.9 waits; a 0.7 (n=2, keep 1, cutoff 0.9) is stopped and c goes on. Its attempt then
+  // fails: with retries left it is still not requeued.
   ReportTop1(c, 1, 0.9);
   ReportTop1(a, 1, 0.7);
   EXPECT_EQ(StopsFor(worker.id(), {a, c}), (std::vector<int64_t>{a.run_id()}));
@@ -140,7 +142,7 @@ TEST_F(EarlyStoppingTest, StopsTheLosersAtEachRungOnceAndForAll) {
 // constraint failed: rung_results.value" on every retry, and the worker's later reports queued behind it.
 // Now it is refused at the gateway naming the value, nothing is decided from it, and later reports go on.
 TEST_F(EarlyStoppingTest, ANonFiniteValueAtARungIsRefusedAndLaterReportsGoOn) {
-  const v1::SubmitSweepResponse sweep = SubmitAsha();
+  const v1::SubmitSweepResponse sweep = SubmitAsha(/*min_peers=*/1);
   FakeWorker worker(&server_->gateway(), 3);
   ASSERT_EQ(worker.WaitAssignments(3).size(), 3u);
   const v1::RunAttempt a = Started(sweep.runs(0).id());
@@ -155,6 +157,30 @@ TEST_F(EarlyStoppingTest, ANonFiniteValueAtARungIsRefusedAndLaterReportsGoOn) {
   ReportTop1(a, 0, 0.5);
   EXPECT_EQ(CountRows(db_, "rung_results"), 2);
   EXPECT_EQ(StopsFor(worker.id(), {a, b}), (std::vector<int64_t>{}));
+}
+
+// The first runs at a rung wait for min_peers results (issue 40): with 3, a and b go on while they wait, and
+// c's result decides all three among the same values, whatever order they came in. a was first and would
+// have gone on under the old rule; now it is judged against its peers and stopped.
+TEST_F(EarlyStoppingTest, TheFirstRunsAtARungWaitForTheirPeers) {
+  const v1::SubmitSweepResponse sweep = SubmitAsha(/*min_peers=*/3);
+  FakeWorker worker(&server_->gateway(), 3);
+  ASSERT_EQ(worker.WaitAssignments(3).size(), 3u);
+  const v1::RunAttempt a = Started(sweep.runs(0).id());
+  const v1::RunAttempt b = Started(sweep.runs(1).id());
+  const v1::RunAttempt c = Started(sweep.runs(2).id());
+  ReportTop1(a, 0, 0.5);
+  ReportTop1(b, 0, 0.6);
+  EXPECT_EQ(StopsFor(worker.id(), {a, b, c}), (std::vector<int64_t>{}));
+  EXPECT_EQ(Get(a.run_id()).message(), "");
+  ReportTop1(c, 0, 0.4);  // n = 3, keep max(1, 3 / 2) = 1, cutoff 0.6.
+  EXPECT_EQ(StopsFor(worker.id(), {a, b, c}), (std::vector<int64_t>{a.run_id(), c.run_id()}));
+  End(a, v1::CANCELLED);
+  EXPECT_EQ(Get(a.run_id()).state(), v1::STOPPED_EARLY);
+  EXPECT_EQ(Get(a.run_id()).message(),
+            "asha: rung 1 (epoch 1): top1 0.5 < cutoff 0.6 (best 1 of 3 go on): stopped");
+  EXPECT_EQ(Get(b.run_id()).state(), v1::RUNNING);
+  EXPECT_EQ(CountRows(db_, "rung_results"), 3);
 }
 
 }  // namespace

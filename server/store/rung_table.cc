@@ -8,11 +8,18 @@ namespace {
 constexpr char kSelect[] =
     "SELECT run_id, value, promoted, reason FROM rung_results WHERE sweep_id = ? AND rung = ?";
 
+constexpr int kStopped = 0;
+constexpr int kPromoted = 1;
+constexpr int kWaiting = 2;
+
+int PromotedColumn(const RungResult& r) { return r.waiting ? kWaiting : r.promoted ? kPromoted : kStopped; }
+
 RungResult FromRow(const Statement& st) {
   RungResult r;
   r.run_id = st.Int(0);
   r.value = st.Double(1);
-  r.promoted = st.Int(2) != 0;
+  r.promoted = st.Int(2) == kPromoted;
+  r.waiting = st.Int(2) == kWaiting;
   r.reason = st.Text(3);
   return r;
 }
@@ -50,9 +57,22 @@ absl::Status InsertRungResult(Database* db, int64_t sweep_id, int rung, const Ru
       .Bind(2, rung)
       .Bind(3, result.run_id)
       .Bind(4, result.value)
-      .Bind(5, result.promoted ? 1 : 0)
+      .Bind(5, PromotedColumn(result))
       .BindText(6, result.reason)
       .Bind(7, now_ms)
+      .Run();
+}
+
+absl::Status DecideWaitingRungResult(Database* db, int64_t sweep_id, int rung, const RungResult& result) {
+  NM_ASSIGN_OR_RETURN(Stmt st,
+                      db->Prepare("UPDATE rung_results SET promoted = ?4, reason = ?5 WHERE sweep_id = "
+                                  "?1 AND rung = ?2 AND run_id = ?3 AND promoted = ?6"));
+  return st->Bind(1, sweep_id)
+      .Bind(2, rung)
+      .Bind(3, result.run_id)
+      .Bind(4, PromotedColumn(result))
+      .BindText(5, result.reason)
+      .Bind(6, kWaiting)
       .Run();
 }
 

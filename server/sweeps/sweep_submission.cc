@@ -1,10 +1,13 @@
 #include "server/sweeps/sweep_submission.h"
 
+#include <algorithm>
+#include <numeric>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "schemas/dispatch_order.h"
 #include "schemas/sweep_blocks.h"
 #include "schemas/sweep_size.h"
 #include "server/store/clock.h"
@@ -130,6 +133,19 @@ absl::StatusOr<v1::SubmitSweepResponse> DryRun(Store* store, const v1::SweepSpec
   return out;
 }
 
+// Grid order, or for a sweep with early stopping the seeded shuffle that makes ASHA's decisions independent
+// of how the axes were written (schemas/dispatch_order.h).
+std::vector<size_t> StorageOrder(const v1::SweepSpec& spec, const std::vector<NewRun>& runs) {
+  if (spec.early_stopping().policy().empty()) {
+    std::vector<size_t> order(runs.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    return order;
+  }
+  std::vector<std::string> hashes;
+  for (const NewRun& r : runs) hashes.push_back(r.content_hash);
+  return DispatchOrder(spec.seed(), hashes);
+}
+
 // What a new run's first state change says: a fork names its parent.
 std::string CreationReason(const NewRun& r) {
   if (r.lineage.parent_run_id() == 0) return "submitted";
@@ -163,10 +179,15 @@ absl::Status StoreSweep(Database* db, const v1::SweepSpec& spec, const std::vect
                         const SweepOwner& owner, v1::SubmitSweepResponse* out) {
   int64_t now = NowMs();
   NM_ASSIGN_OR_RETURN(int64_t sweep_id, InsertSweep(db, spec, now, owner));
-  for (const NewRun& r : runs) {
-    NM_ASSIGN_OR_RETURN(*out->add_runs(), StoreRun(db, spec, sweep_id, r, now, CreationReason(r)));
+  // The queue serves runs of equal priority by id, so the order they are stored in is the order they run.
+  for (size_t i : StorageOrder(spec, runs)) {
+    NM_ASSIGN_OR_RETURN(*out->add_runs(),
+                        StoreRun(db, spec, sweep_id, runs[i], now, CreationReason(runs[i])));
     out->mutable_runs()->rbegin()->set_submitted_by(owner.name);
   }
+  // The answer lists the runs in grid order, as every other listing of a sweep does.
+  std::stable_sort(out->mutable_runs()->begin(), out->mutable_runs()->end(),
+                   [](const v1::Run& a, const v1::Run& b) { return a.index() < b.index(); });
   NM_ASSIGN_OR_RETURN(*out->mutable_sweep(), LoadSweep(db, sweep_id));
   return absl::OkStatus();
 }
