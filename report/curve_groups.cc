@@ -81,7 +81,8 @@ std::vector<const RunCurve*> TopRuns(const std::vector<RunCurve>& curves, const 
 std::string CurveGroupOf(const v1::Run& run) {
   const SparsityConfig s = RunSparsity(run);
   const bool nm = s.sparsity_type == SparsityType::kStructuredNM || s.sparsity_type == SparsityType::kSrste ||
-                  s.sparsity_type == SparsityType::kSste;  // Dense and unstructured runs ignore their N:M.
+                  s.sparsity_type == SparsityType::kSste ||
+                  s.sparsity_type == SparsityType::kHu24;  // Dense and unstructured runs ignore their N:M.
   return nm ? absl::StrCat(RecipeOf(s), " ", s.nm.n, ":", s.nm.m) : RecipeOf(s);
 }
 

@@ -78,31 +78,44 @@ std::shared_ptr<const std::vector<LayerShape>> LayersAt(const ModelConfig& m, co
   return memo->Get(key, [&] { return SparsifiableLayers(arch, locations); });
 }
 
-// S-STE's soft threshold is defined for 2:4 groups of a linear's in-features only (the authors' code has
-// nothing else): anything else is refused with the key that asks for it.
-absl::Status ValidateSste(const SparsityConfig& s) {
+// S-STE's soft threshold and Hu et al.'s transposable mask are defined for 2:4 groups of a linear's
+// in-features only (the authors' code has nothing else): anything else is refused with the key that asks for
+// it. `name` is the sparsity_type (SSTE, HU24).
+absl::Status ValidateTwoFourLinearRecipe(const SparsityConfig& s, const std::string& name) {
   const bool qkv = s.HasLocation(SparsityLocation::kQ) || s.HasLocation(SparsityLocation::kK) ||
                    s.HasLocation(SparsityLocation::kV);
   if (s.nm != NM{2, 4} || (qkv && s.nm_qkv != NM{2, 4})) {
     return Invalid(s.nm != NM{2, 4} ? "sparsity.n_sparsity" : "sparsity.n_sparsity_qkv",
-                   absl::StrCat("SSTE is 2:4 only, not ", NMText(s.nm != NM{2, 4} ? s.nm : s.nm_qkv)));
+                   absl::StrCat(name, " is 2:4 only, not ", NMText(s.nm != NM{2, 4} ? s.nm : s.nm_qkv)));
   }
   if (s.HasLocation(SparsityLocation::kC)) {
-    return Invalid("sparsity.sparsity_loc", "SSTE sparsifies linears only: drop C");
+    return Invalid("sparsity.sparsity_loc", name + " sparsifies linears only: drop C");
   }
   if (s.sparse_dim != SparseDim::kRow) {
-    return Invalid("sparsity.sparse_dim", "SSTE groups the in-features (ROW) only");
+    return Invalid("sparsity.sparse_dim", name + " groups the in-features (ROW) only");
   }
   if (s.structure_decay_flag) {
-    return Invalid("sparsity.structure_decay_flag", "SSTE has no structure decay");
+    return Invalid("sparsity.structure_decay_flag", name + " has no structure decay");
   }
   return absl::OkStatus();
 }
 
+// HU24's transposable mask tiles every sparse weight (block) in 4x4: both of its dimensions are multiples
+// of 4.
+absl::Status ValidateHu24Layer(const LayerShape& layer) {
+  if (layer.shape.size() == 2 && layer.shape[0] % 4 == 0 && layer.shape[1] % 4 == 0) return absl::OkStatus();
+  std::vector<std::string> dims;
+  for (int64_t d : layer.shape) dims.push_back(absl::StrCat(d));
+  return Invalid("sparsity.sparsity_loc",
+                 absl::StrCat("HU24's transposable 2:4 mask tiles weights in 4x4, but layer ", layer.name,
+                              " (", ToString(layer.location), ") is [", absl::StrJoin(dims, ", "),
+                              "]: both dimensions must be multiples of 4"));
+}
+
 absl::Status ValidateSparsity(const ExperimentConfig& c, const ModelArch& arch) {
   const SparsityConfig& s = c.sparsity;
-  if (s.sparsity_type == SparsityType::kSste) {
-    if (absl::Status sste = ValidateSste(s); !sste.ok()) return sste;
+  if (s.sparsity_type == SparsityType::kSste || s.sparsity_type == SparsityType::kHu24) {
+    if (absl::Status st = ValidateTwoFourLinearRecipe(s, ToString(s.sparsity_type)); !st.ok()) return st;
   }
   for (const NM* nm : {&s.nm, &s.nm_qkv}) {
     if (nm->n < 1 || nm->n > nm->m) {
@@ -114,12 +127,16 @@ absl::Status ValidateSparsity(const ExperimentConfig& c, const ModelArch& arch) 
   }
   // The N:M of every stage of a target; SR-STE ignores the structure decay (§2): only its target is used.
   const auto stages_of = [&](const NM& target) {
-    return s.sparsity_type == SparsityType::kSrste || s.sparsity_type == SparsityType::kSste
+    return s.sparsity_type == SparsityType::kSrste || s.sparsity_type == SparsityType::kSste ||
+                   s.sparsity_type == SparsityType::kHu24
                ? std::vector<std::pair<int, NM>>{{0, target}}
                : StructureDecayStages(s, SparsityEpochs(c.schedule), target);
   };
   const std::vector<std::pair<int, NM>> main_stages = stages_of(s.nm), qkv_stages = stages_of(s.nm_qkv);
   for (const LayerShape& layer : *LayersAt(c.model, arch, s.locations)) {
+    if (s.sparsity_type == SparsityType::kHu24) {
+      if (absl::Status st = ValidateHu24Layer(layer); !st.ok()) return st;
+    }
     for (const auto& [start, nm] : TargetFor(s, layer.location) == s.nm ? main_stages : qkv_stages) {
       if (layer.numel() % nm.m != 0) {
         std::vector<std::string> dims;
