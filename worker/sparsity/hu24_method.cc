@@ -103,7 +103,8 @@ class Hu24Method : public SparsityMethod {
       linear->set_accelerator(hu24);
       layers_.push_back({item.key(), linear, std::move(hu24)});
     }
-    const torch::Device device = layers_.empty() ? torch::kCPU : layers_.front().linear->weight.device();
+    const torch::Device device =
+        layers_.empty() ? torch::Device(torch::kCPU) : layers_.front().linear->weight.device();
     flips_ = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device));
     for (const Hu24Layer& layer : layers_) sparse_numel_ += static_cast<double>(layer.linear->weight.numel());
     PrepareTransposableMask(device);  // The pattern tables' one host-to-device copy, before step 1.
@@ -212,7 +213,7 @@ class Hu24Method : public SparsityMethod {
       return absl::InvalidArgumentError(
           absl::StrCat("the checkpoint has no ", kRefreshStepKey, " or ", kRefreshFlipsKey));
     }
-    refreshed_at_ = step->to(torch::kLong).data_ptr<int64_t>()[0];
+    refreshed_at_ = step->reshape({-1})[0].item<int64_t>();
     flips_ = flips->to(flips_.device(), torch::kDouble).reshape({});
     return absl::OkStatus();
   }
