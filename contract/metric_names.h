@@ -56,6 +56,12 @@ constexpr char kFlipRate[] = "flip_rate";
 constexpr char kGradNormPruned[] = "grad_norm_pruned";
 constexpr char kGradNormKept[] = "grad_norm_kept";
 
+// HU24's held transposable mask (docs/sparsity-method.md §12), at step and epoch lines: the 1-based optimizer
+// step whose forward last recomputed it (0: none yet, all ones), and the authors' flip rate, the share of
+// mask entries that changed at that refresh against the one before (0 at the first), held until the next.
+constexpr char kMaskRefreshStep[] = "mask_refresh_step";
+constexpr char kRefreshFlipRate[] = "refresh_flip_rate";
+
 // Labels of the epoch and final lines: rank 0's device ("cuda:0 (GPU 2) NVIDIA H100 80GB HBM3", "cpu") and
 // every rank's, joined with "; " in rank order.
 constexpr char kDeviceLabel[] = "device";

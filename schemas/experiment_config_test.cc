@@ -413,6 +413,30 @@ TEST(ExperimentConfigTest, StepIsTwoFourOnLinearsWithAdamW) {
   EXPECT_EQ(geometric.sparsity.step_switch_max, 0.8);
 }
 
+// HU24 (docs/sparsity-method.md §12.3) is 2:4 on linears whose weights tile in 4x4: anything else is refused
+// with the key that asks for it.
+TEST(ExperimentConfigTest, Hu24IsTwoFourOnLinearsOnly) {
+  const std::string vit = "model: {name: vit_nano_patch7_28}\nsparsity: {";
+  for (const char* loc : {"FF", "\"FF,Q,K,V,O\""}) {
+    const ExperimentConfig hu24 = MustParse(vit + "recipe: HU24, sparsity_loc: " + loc + "}\n");
+    EXPECT_EQ(hu24.sparsity.sparsity_type, SparsityType::kHu24);
+    EXPECT_TRUE(ValidateExperiment(hu24).ok()) << ValidateExperiment(hu24);
+  }
+  const ExperimentConfig swin =
+      MustParse("model: {name: swinv2_micro_window7_28}\nsparsity: {recipe: HU24, sparsity_loc: FFQKVO}\n");
+  EXPECT_TRUE(ValidateExperiment(swin).ok()) << ValidateExperiment(swin);
+  EXPECT_EQ(ValidateError(vit + "sparsity_type: HU24, n_sparsity: 1, m_sparsity: 4}\n"),
+            "sparsity.n_sparsity: HU24 is 2:4 only, not 1:4");
+  EXPECT_EQ(ValidateError(vit + "sparsity_type: HU24, sparsity_loc: FFQ, n_sparsity_qkv: 1}\n"),
+            "sparsity.n_sparsity_qkv: HU24 is 2:4 only, not 1:4");
+  EXPECT_EQ(ValidateError(vit + "sparsity_type: HU24, sparsity_loc: FFC}\n"),
+            "sparsity.sparsity_loc: HU24 sparsifies linears only: drop C");
+  EXPECT_EQ(ValidateError(vit + "sparsity_type: HU24, sparse_dim: COL}\n"),
+            "sparsity.sparse_dim: HU24 groups the in-features (ROW) only");
+  EXPECT_NE(ParseError(vit + "recipe: HU24, m_sparsity: 8}\n").find("sparsity.m_sparsity"),
+            std::string::npos);
+}
+
 TEST(ExperimentConfigTest, ValidationChecksEveryNMEverUsed) {
   // Patch embedding [32, 1, 7, 7] = 1568 weights: a multiple of 32, not of 64.
   const std::string conv = "model: {name: vit_nano_patch7_28}\nsparsity: {sparsity_type: STRUCTURED_NM, ";

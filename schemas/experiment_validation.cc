@@ -128,10 +128,22 @@ absl::Status ValidateStep(const ExperimentConfig& c) {
   return absl::OkStatus();
 }
 
+// HU24's transposable mask tiles every sparse weight (block) in 4x4: both of its dimensions are multiples
+// of 4.
+absl::Status ValidateHu24Layer(const LayerShape& layer) {
+  if (layer.shape.size() == 2 && layer.shape[0] % 4 == 0 && layer.shape[1] % 4 == 0) return absl::OkStatus();
+  std::vector<std::string> dims;
+  for (int64_t d : layer.shape) dims.push_back(absl::StrCat(d));
+  return Invalid("sparsity.sparsity_loc",
+                 absl::StrCat("HU24's transposable 2:4 mask tiles weights in 4x4, but layer ", layer.name,
+                              " (", ToString(layer.location), ") is [", absl::StrJoin(dims, ", "),
+                              "]: both dimensions must be multiples of 4"));
+}
+
 absl::Status ValidateSparsity(const ExperimentConfig& c, const ModelArch& arch) {
   const SparsityConfig& s = c.sparsity;
-  if (s.sparsity_type == SparsityType::kSste) {
-    if (absl::Status sste = ValidateTwoFourOnLinears(s, "SSTE"); !sste.ok()) return sste;
+  if (s.sparsity_type == SparsityType::kSste || s.sparsity_type == SparsityType::kHu24) {
+    if (absl::Status st = ValidateTwoFourOnLinears(s, ToString(s.sparsity_type)); !st.ok()) return st;
   }
   if (s.sparsity_type == SparsityType::kStep) {
     if (absl::Status step = ValidateStep(c); !step.ok()) return step;
@@ -147,12 +159,15 @@ absl::Status ValidateSparsity(const ExperimentConfig& c, const ModelArch& arch) 
   // The N:M of every stage of a target; SR-STE ignores the structure decay (§2): only its target is used.
   const auto stages_of = [&](const NM& target) {
     return s.sparsity_type == SparsityType::kSrste || s.sparsity_type == SparsityType::kSste ||
-                   s.sparsity_type == SparsityType::kStep
+                   s.sparsity_type == SparsityType::kStep || s.sparsity_type == SparsityType::kHu24
                ? std::vector<std::pair<int, NM>>{{0, target}}
                : StructureDecayStages(s, SparsityEpochs(c.schedule), target);
   };
   const std::vector<std::pair<int, NM>> main_stages = stages_of(s.nm), qkv_stages = stages_of(s.nm_qkv);
   for (const LayerShape& layer : *LayersAt(c.model, arch, s.locations)) {
+    if (s.sparsity_type == SparsityType::kHu24) {
+      if (absl::Status st = ValidateHu24Layer(layer); !st.ok()) return st;
+    }
     for (const auto& [start, nm] : TargetFor(s, layer.location) == s.nm ? main_stages : qkv_stages) {
       if (layer.numel() % nm.m != 0) {
         std::vector<std::string> dims;

@@ -59,7 +59,9 @@ double ForwardFlopsAt(const ModelArch& arch, const std::vector<SparsityLocation>
 
 double TrainingFlopsPerImageAt(const ModelArch& arch, const std::vector<SparsityLocation>& locations,
                                const GemmDensity& density) {
-  return 3.0 * ForwardFlops(arch) - 2.0 * SkippedForwardFlops(arch, locations, density);
+  const GemmDensity weight_gradient{density.weight_gradient, density.weight_gradient};
+  return 3.0 * ForwardFlops(arch) - 2.0 * SkippedForwardFlops(arch, locations, density) -
+         SkippedForwardFlops(arch, locations, weight_gradient);
 }
 
 }  // namespace nmsparse

@@ -6,8 +6,9 @@
 // By what a recipe computes (docs/sparsity-method.md §10): every GEMM of a training step is counted three
 // times: forward (X W~ᵀ), input gradient (dY W~) and weight gradient (dYᵀ X). The first two multiply W~ and
 // so run at the step's GEMM density of the layer (N/M under a hard mask, 1 while W~ is dense: dense phases
-// and MDGF's D(j) > 0); the weight gradient is dense in every recipe (STE, SR-STE and MDGF hand W the dense
-// gradient). Everything outside the sparse locations is dense. Plain C++: nmctl and nmserver report it.
+// and MDGF's D(j) > 0); the weight gradient is dense (STE, SR-STE and MDGF hand W the dense gradient) except
+// where MVUE 2:4 prunes dY^T (HU24, SSTE: GemmDensity::weight_gradient). Everything outside the sparse
+// locations is dense. Plain C++: nmctl and nmserver report it.
 #ifndef NMSPARSE_SCHEMAS_MODEL_FLOPS_H_
 #define NMSPARSE_SCHEMAS_MODEL_FLOPS_H_
 
@@ -37,7 +38,8 @@ double SparsifiableForwardFlops(const ModelArch& arch, const std::vector<Sparsit
 double ForwardFlopsAt(const ModelArch& arch, const std::vector<SparsityLocation>& locations,
                       const GemmDensity& density);
 
-// One image's training step: 3 x the dense forward, less the skipped forward and input-gradient work.
+// One image's training step: 3 x the dense forward, less the skipped forward and input-gradient work and
+// the skipped weight-gradient work (at density.weight_gradient).
 double TrainingFlopsPerImageAt(const ModelArch& arch, const std::vector<SparsityLocation>& locations,
                                const GemmDensity& density);
 

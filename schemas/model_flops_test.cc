@@ -43,6 +43,16 @@ TEST(TrainingFlopsTest, HardMaskSkipsForwardAndInputGradientOnly) {
   EXPECT_DOUBLE_EQ(ForwardFlopsAt(TinyVit(), kFFOnly, quarter), kForward - kFF + kFF / 4);
 }
 
+// HU24 and SSTE at 2:4 on FF: forward and input gradient at 1/2, and the weight gradient at 1/2 too (MVUE 2:4
+// of dY^T); before HU24's first mask (W~ dense) only the weight gradient is halved.
+TEST(TrainingFlopsTest, MvueWeightGradientCountsSparse) {
+  EXPECT_DOUBLE_EQ(TrainingFlopsPerImageAt(TinyVit(), kFFOnly, GemmDensity{0.5, 1.0, 0.5}),
+                   kDenseTraining - 3 * kFF + 3 * (kFF / 2));
+  EXPECT_DOUBLE_EQ(TrainingFlopsPerImageAt(TinyVit(), kFFOnly, GemmDensity{1.0, 1.0, 0.5}),
+                   kDenseTraining - kFF / 2);
+  EXPECT_DOUBLE_EQ(ForwardFlopsAt(TinyVit(), kFFOnly, GemmDensity{0.5, 1.0, 0.5}), kForward - kFF / 2);
+}
+
 // MDGF while D(j) > 0: W~ is dense, so is every GEMM; SDGF at its 2:4 stage of a 1:4 target: at 1/2.
 TEST(TrainingFlopsTest, DecayingMaskIsDenseAndStagesCountTheirOwnDensity) {
   EXPECT_DOUBLE_EQ(TrainingFlopsPerImageAt(TinyVit(), kFFOnly, GemmDensity{1.0, 1.0}), kDenseTraining);

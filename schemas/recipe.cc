@@ -32,6 +32,25 @@ std::string AllowedText(const RecipeKey& k) {
   });
 }
 
+// Whether `value` of `key` is the key table's default (what a fully written-out section holds for a key
+// nobody set), e.g. srste_lambda 2e-4 or phases [].
+bool IsKeyDefault(const std::string& key, const YAML::Node& value) {
+  if (!value || yaml_util::IsNullish(value)) return true;
+  YAML::Node single(YAML::NodeType::Map);
+  single[key] = value;
+  const absl::StatusOr<SparsityConfig> parsed = ParseSparsityConfig(single, "");
+  return parsed.ok() && *parsed == SparsityConfig();
+}
+
+// A recipe's default for `k` is written unless the section gives the key, or (for phases) the fractions
+// that a phase list cannot be combined with.
+bool WritesDefault(const RecipeKey& k, const YAML::Node& sparsity) {
+  if (!IsKeyDefault(k.key, sparsity[k.key])) return false;
+  if (k.key != "phases") return true;
+  return IsKeyDefault("dense_steps", sparsity["dense_steps"]) &&
+         IsKeyDefault("fine_tune_steps", sparsity["fine_tune_steps"]);
+}
+
 }  // namespace
 
 const std::vector<Recipe>& Recipes() {
@@ -62,6 +81,15 @@ const std::vector<Recipe>& Recipes() {
        "STEP (Lu et al., ICML 2023): dense AdamW until the second moment settles, then hard 2:4 straight "
        "through with that moment frozen; needs optimizer.name adamw",
        {{"sparsity_type", {"STEP"}}, {"n_sparsity", {"2"}}, {"m_sparsity", {"4"}}}},
+      {"HU24",
+       "Hu et al. (ICML 2024): transposable 2:4 mask refreshed every mask_refresh_steps (first at step 10) "
+       "and "
+       "held, weight gradient by MVUE 2:4, masked decay 1e-3 after clipping, dense for the last sixth",
+       {{"sparsity_type", {"HU24"}},
+        {"n_sparsity", {"2"}},
+        {"m_sparsity", {"4"}},
+        {"srste_lambda", {"0.001"}, /*default_only=*/true},
+        {"phases", {"[{sparse: 0.8333333333333334}, {dense: 0.16666666666666666}]"}, /*default_only=*/true}}},
   };
   return *recipes;
 }
@@ -70,6 +98,7 @@ std::string RecipeOf(const SparsityConfig& sparsity) {
   const YAML::Node keys = SparsityConfigToYaml(sparsity);
   for (const Recipe& r : Recipes()) {
     const bool is = std::all_of(r.keys.begin(), r.keys.end(), [&keys](const RecipeKey& k) {
+      if (k.default_only) return true;
       const YAML::Node value = keys[k.key];
       return value &&
              std::find(k.allowed.begin(), k.allowed.end(), Normalised(value, k.key)) != k.allowed.end();
@@ -109,6 +138,12 @@ absl::StatusOr<YAML::Node> ExpandRecipe(const YAML::Node& sparsity, const std::s
   }
   for (const RecipeKey& k : recipe->keys) {
     const YAML::Node given = sparsity[k.key];
+    if (k.default_only) {
+      if (!given || yaml_util::IsNullish(given)) {
+        if (WritesDefault(k, sparsity)) out[k.key] = YAML::Load(k.allowed[0]);
+      }
+      continue;
+    }
     if (!given || yaml_util::IsNullish(given)) {
       out[k.key] = k.allowed[0] == "TRUE" ? "true" : k.allowed[0] == "FALSE" ? "false" : k.allowed[0];
       continue;
@@ -130,6 +165,11 @@ void OverrideRecipe(YAML::Node& sparsity, const YAML::Node& value) {
   if (const Recipe* recipe = value.IsScalar() ? FindRecipe(value.Scalar()) : nullptr) {
     for (const RecipeKey& k : recipe->keys) {
       const YAML::Node current = sparsity[k.key];
+      // A written-out base holds every key: one at the key table's default is the recipe's to set.
+      if (k.default_only) {
+        if (current && IsKeyDefault(k.key, current)) sparsity.remove(k.key);
+        continue;
+      }
       if (!current || yaml_util::IsNullish(current)) continue;
       const std::string text = Normalised(current, k.key);
       if (std::find(k.allowed.begin(), k.allowed.end(), text) == k.allowed.end()) sparsity.remove(k.key);

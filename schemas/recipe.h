@@ -20,6 +20,10 @@ inline constexpr char kRecipeKey[] = "recipe";
 struct RecipeKey {
   std::string key;
   std::vector<std::string> allowed;  // allowed[0] is written when the key is not given.
+  // A default only: allowed[0] (YAML text, e.g. a flow list) is written when the key is not given, any
+  // value given stands, and the key does not decide which recipe a section is (the authors' defaults of a
+  // recipe that a user may tune, e.g. HU24's decay).
+  bool default_only = false;
 };
 
 struct Recipe {

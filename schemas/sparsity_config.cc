@@ -21,6 +21,7 @@ using yaml_util::Error;
 
 constexpr int64_t kMaxM = std::numeric_limits<int32_t>::max();
 constexpr int64_t kMaxStartMultiple = 65536;
+constexpr int64_t kMaxRefreshSteps = 1000000;
 
 // Phases come as {dense|sparse|fine_tune: fraction} or as their canonical {kind: K, fraction: F}.
 absl::StatusOr<PhaseSpec> ReadPhase(const YAML::Node& entry, const std::string& path) {
@@ -174,6 +175,10 @@ absl::Status CheckCrossKeys(const SparsityConfig& c, const KeyNodes& read, const
                  "cannot be combined with structure_decay_flag: true (structure decay is defined over "
                  "dense_steps / fine_tune_steps, §4)");
   }
+  if (ReadNode(read, "mask_refresh_steps") && c.sparsity_type != SparsityType::kHu24) {
+    return Error(at("mask_refresh_steps"), prefix + "mask_refresh_steps",
+                 "is a key of sparsity_type HU24 only, not " + ToString(c.sparsity_type));
+  }
   return absl::OkStatus();
 }
 
@@ -196,7 +201,7 @@ struct SparsityEnumNames {
   EnumTable<SparsityType> types{
       {"DENSE", SparsityType::kDense}, {"STRUCTURED_NM", SparsityType::kStructuredNM},
       {"SRSTE", SparsityType::kSrste}, {"UNSTRUCTURED", SparsityType::kUnstructured},
-      {"SSTE", SparsityType::kSste},   {"STEP", SparsityType::kStep}};
+      {"SSTE", SparsityType::kSste},   {"STEP", SparsityType::kStep}, {"HU24", SparsityType::kHu24}};
   EnumTable<DecayType> decay_types{
       {"STEP", DecayType::kStep}, {"LINEAR", DecayType::kLinear}, {"EXP", DecayType::kExp}};
   EnumTable<StructureDecayType> structure_decay_types{{"SPARSIFY", StructureDecayType::kSparsify},
@@ -240,8 +245,9 @@ const KeyTable<SparsityConfig>& SparsityKeys() {
           "sparsity_type SRSTE; MDGF = STRUCTURED_NM, decay_type EXP (or LINEAR when given), no "
           "structure decay; SDGF = STRUCTURED_NM, decay_type STEP, structure_decay_flag true "
           "(structure_decay_type as given); SSTE = sparsity_type SSTE (S-STE, 2:4 only); STEP = "
-          "sparsity_type "
-          "STEP (Adam-aware 2:4 with AdamW, step_switch_* and step_z_option). An explicit key "
+          "sparsity_type STEP (Adam-aware 2:4 with AdamW, step_switch_* and step_z_option); HU24 = "
+          "sparsity_type HU24 (Hu et al. 2024, 2:4 only), srste_lambda 0.001 and a dense last sixth (phases) "
+          "unless given. An explicit key "
           "that disagrees with the recipe is an "
           "error naming both. Case-insensitive; never stored: runs keep the expanded keys, so a "
           "recipe and its keys hash alike."),
@@ -302,7 +308,8 @@ const KeyTable<SparsityConfig>& SparsityKeys() {
       NumberKey<S>("prune_rate", &S::prune_rate, 0.0, 1.0, /*max_open=*/true)
           .Doc("UNSTRUCTURED: fraction pruned per layer by magnitude (keep int((1 - rate) * numel))."),
       NumberKey<S>("srste_lambda", &S::srste_lambda, 0.0)
-          .Doc("SR-STE lambda: the gradient gets + lambda * (1 - mask) * W."),
+          .Doc("SR-STE lambda: the gradient gets + lambda * (1 - mask) * W. HU24: its masked decay, added "
+               "after clipping, before the optimizer's update."),
       OmittedAtDefault(
           EnumKey<S>("srste_decay_under_loss_scale", &S::srste_decay_under_loss_scale, SrsteLossScales()))
           .Doc("SR-STE under fp16 loss scaling: EXACT (the term above, whatever the loss scale) or "
@@ -321,6 +328,11 @@ const KeyTable<SparsityConfig>& SparsityKeys() {
       OmittedAtDefault(IntKey<S>("step_z_option", &S::step_z_option, 1, 2))
           .Doc("STEP: Z_t from |v_t - v_{t-1}| over the sparse weights: 1 its mean, 2 its geometric mean "
                "(the authors' option). Written only when 2."),
+      OmittedAtDefault(IntKey<S>("mask_refresh_steps", &S::mask_refresh_steps, 1, kMaxRefreshSteps))
+          .Doc("HU24 only: the transposable mask is recomputed from |W| at optimizer steps k, 2k, 3k, ... "
+               "(1-based) and held in between; all ones before step k (the authors' DeiT schedule, k = "
+               "10). Written only when not 10.")
+          .Validated(),
       MemberKey<S, std::vector<PhaseSpec>>("phases", KeyKind::kPhases, &S::phases, ReadPhases, WritePhases)
           .Keys(PhaseKeys().Infos())
           .Doc("A general phase list replacing dense_steps/fine_tune_steps (not combined with them nor "

@@ -19,7 +19,8 @@ namespace nmsparse {
 // kSste: S-STE, the 2:4 soft threshold with a scale frozen at initialisation (docs/sparsity-method.md §12).
 // kStep: STEP, Adam-aware 2:4 that switches to sparse once Adam's second moment settles and then freezes it
 // (docs/sparsity-method.md §13).
-enum class SparsityType { kDense, kStructuredNM, kSrste, kUnstructured, kSste, kStep };
+// kHu24: Hu et al. 2024, transposable 2:4 held between refreshes, MVUE weight gradient, masked decay (§12).
+enum class SparsityType { kDense, kStructuredNM, kSrste, kUnstructured, kSste, kStep, kHu24 };
 enum class DecayType { kStep, kLinear, kExp };
 enum class StructureDecayType { kSparsify, kFine, kDensify };
 enum class SparseDim { kRow, kCol };
@@ -89,6 +90,7 @@ struct SparsityConfig {
   double prune_rate = 0.5;  // UNSTRUCTURED only.
   double srste_lambda = 2e-4;
   SrsteLossScale srste_decay_under_loss_scale = SrsteLossScale::kExact;  // fp16 only.
+  int mask_refresh_steps = 10;  // HU24 only: its mask is recomputed at optimizer steps k, 2k, ... (1-based).
   std::vector<PhaseSpec> phases;  // Empty: dense_fraction / fine_tune_fraction decide.
   // STEP only (§13): the switch test's bounds T_min and T_max as fractions of the run's optimizer steps, and
   // Z_t's mean of |v_t - v_{t-1}| (1: arithmetic, 2: geometric), the authors' `clipping` and `option`.

@@ -1,6 +1,7 @@
 #include "schemas/sparsity_config.h"
 
 #include "gtest/gtest.h"
+#include "schemas/recipe.h"
 
 namespace nmsparse {
 namespace {
@@ -111,7 +112,7 @@ TEST(SparsityConfigTest, RangeErrorsNameKeyValueRangeAndLine) {
 TEST(SparsityConfigTest, TypeAndKeyErrors) {
   EXPECT_EQ(ErrorOf("sparsity_type: SPARSE\n"),
             "line 1: sparsity.sparsity_type: value 'SPARSE' is not one of DENSE, STRUCTURED_NM, SRSTE, "
-            "UNSTRUCTURED, SSTE, STEP");
+            "UNSTRUCTURED, SSTE, STEP, HU24");
   EXPECT_EQ(ErrorOf("\nn_sparsity: two\n"), "line 2: sparsity.n_sparsity: value 'two' is not an integer");
   EXPECT_EQ(ErrorOf("n_sparsity: 1.5\n"), "line 1: sparsity.n_sparsity: value '1.5' is not an integer");
   EXPECT_EQ(ErrorOf("decay_coef: [1]\n"), "line 1: sparsity.decay_coef: value [1] is not a number");
@@ -123,7 +124,7 @@ TEST(SparsityConfigTest, TypeAndKeyErrors) {
       "sparsity_type, n_sparsity, m_sparsity, "
       "n_sparsity_qkv, m_sparsity_qkv, decay_type, decay_coef, structure_decay_flag, structure_decay_type, "
       "structure_decay_start_multiple, dense_steps, fine_tune_steps, sparsity_loc, sparse_dim, prune_rate, "
-      "srste_lambda, srste_decay_under_loss_scale, phases, dynamic");
+      "srste_lambda, srste_decay_under_loss_scale, mask_refresh_steps, phases, dynamic");
   EXPECT_EQ(
       ErrorOf("algorithm: rigl\n"),
       "line 1: sparsity.sparsity: missing: a dynamic sparsity group needs its sparsity (a number in [0, "
@@ -339,7 +340,63 @@ TEST(SparsityConfigTest, RecipesExpandToTheExistingKeys) {
             "line 2: sparsity.recipe: value SDGF sets sparsity.sparsity_type to STRUCTURED_NM, but "
             "sparsity.sparsity_type is SRSTE (line 1): drop one of the two");
   EXPECT_EQ(ErrorOf("recipe: MDFG\n"),
-            "line 1: sparsity.recipe: value 'MDFG' is not one of DENSE, STE, SRSTE, MDGF, SDGF, SSTE, STEP");
+            "line 1: sparsity.recipe: value 'MDFG' is not one of DENSE, STE, SRSTE, MDGF, SDGF, SSTE, STEP, HU24");
+}
+
+// HU24 (docs/sparsity-method.md §12.3): the recipe fixes the type and 2:4 and writes the authors' defaults
+// (decay 1e-3, dense for the last sixth: their switch at epoch 250 of 300), which a given key replaces.
+TEST(SparsityConfigTest, Hu24RecipeWritesTheAuthorsDefaults) {
+  auto hu24 = Parse("recipe: HU24\n");
+  ASSERT_TRUE(hu24.ok()) << hu24.status();
+  EXPECT_EQ(hu24->sparsity_type, SparsityType::kHu24);
+  EXPECT_EQ(hu24->nm, (NM{2, 4}));
+  EXPECT_DOUBLE_EQ(hu24->srste_lambda, 1e-3);
+  EXPECT_EQ(hu24->mask_refresh_steps, 10);
+  ASSERT_EQ(hu24->phases.size(), 2u);
+  EXPECT_EQ(hu24->phases[0].kind, PhaseKind::kSparse);
+  EXPECT_EQ(hu24->phases[1].kind, PhaseKind::kDense);
+  EXPECT_DOUBLE_EQ(hu24->phases[1].fraction * 300, 50.0);
+  EXPECT_EQ(RecipeOf(*hu24), "HU24");
+
+  auto tuned = Parse("recipe: HU24\nsrste_lambda: 6e-5\nmask_refresh_steps: 40\nphases: [{sparse: 1}]\n");
+  ASSERT_TRUE(tuned.ok()) << tuned.status();
+  EXPECT_DOUBLE_EQ(tuned->srste_lambda, 6e-5);
+  EXPECT_EQ(tuned->mask_refresh_steps, 40);
+  EXPECT_EQ(tuned->phases.size(), 1u);
+  EXPECT_EQ(RecipeOf(*tuned), "HU24");
+  // The fine-tune fractions replace the phase list rather than clash with it.
+  auto fractions = Parse("recipe: HU24\nfine_tune_steps: 0.1\n");
+  ASSERT_TRUE(fractions.ok()) << fractions.status();
+  EXPECT_TRUE(fractions->phases.empty());
+  // The canonical form parses back to the same run, and the refresh period is written only when not 10.
+  YAML::Emitter out;
+  out << SparsityConfigToYaml(*tuned);
+  EXPECT_NE(std::string(out.c_str()).find("mask_refresh_steps: 40"), std::string::npos) << out.c_str();
+  EXPECT_EQ(*ParseSparsityConfig(YAML::Load(out.c_str()), "sparsity."), *tuned);
+  YAML::Emitter plain;
+  plain << SparsityConfigToYaml(*hu24);
+  EXPECT_EQ(std::string(plain.c_str()).find("mask_refresh_steps"), std::string::npos) << plain.c_str();
+
+  EXPECT_EQ(ErrorOf("recipe: HU24\nn_sparsity: 1\n"),
+            "line 1: sparsity.recipe: value HU24 sets sparsity.n_sparsity to 2, but sparsity.n_sparsity is 1 "
+            "(line 2): drop one of the two");
+  EXPECT_EQ(ErrorOf("recipe: STE\nmask_refresh_steps: 20\n"),
+            "line 2: sparsity.mask_refresh_steps: is a key of sparsity_type HU24 only, not STRUCTURED_NM");
+  EXPECT_EQ(ErrorOf("sparsity_type: HU24\nmask_refresh_steps: 0\n"),
+            "line 2: sparsity.mask_refresh_steps: value 0 is out of range: must be in [1, 1000000]");
+}
+
+// A sweep axis `sparsity.recipe: HU24` over a written-out base: the keys the base holds at their defaults
+// (srste_lambda 2e-4, phases []) give way to the recipe's, as if the base had not set them.
+TEST(SparsityConfigTest, Hu24OverAWrittenOutBaseGetsItsDefaults) {
+  YAML::Node base = SparsityConfigToYaml(*Parse("sparsity_loc: FF\n"));
+  OverrideRecipe(base, YAML::Node("HU24"));
+  auto hu24 = ParseSparsityConfig(base, "sparsity.");
+  ASSERT_TRUE(hu24.ok()) << hu24.status();
+  EXPECT_EQ(*hu24, *Parse("recipe: HU24\n"));
+  YAML::Node tuned = SparsityConfigToYaml(*Parse("srste_lambda: 6e-5\n"));
+  OverrideRecipe(tuned, YAML::Node("HU24"));
+  EXPECT_DOUBLE_EQ(ParseSparsityConfig(tuned, "sparsity.")->srste_lambda, 6e-5);
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The 2024 recipes end to end (issue 42): a sweep of STE 2:4, S-STE (on the MLP, and on every linear of the
-# blocks) and STEP through the real nmserver, one nmworker and nmtrain; every run SUCCEEDS, its stored spec has
-# sparsity_type SSTE or STEP at 2:4, its epoch lines are in the sparse phase, and `nmctl compare` has one row per
-# recipe.
+# blocks), STEP and HU24 through the real nmserver, one nmworker and nmtrain; every run SUCCEEDS, its stored
+# spec has sparsity_type SSTE, STEP or HU24 at 2:4, its epoch lines are in the sparse phase, HU24's last epoch
+# line shows the mask refreshed at step 8, and `nmctl compare` has one row per recipe.
 #
 # Usage: recipes_2024_e2e_test.sh NMSERVER NMWORKER NMCTL NMTRAIN SWEEP_YAML
 set -uo pipefail
@@ -20,8 +20,8 @@ start_worker w1
 
 sweep=$(ctl submit "$sweep_yaml" --json | json "d['sweep']['id']")
 check "the sweep is submitted" test -n "$sweep"
-check "its 4 runs end SUCCEEDED" wait_runs "$sweep" \
-  "len(runs) == 4 and all(r['state'] == 'SUCCEEDED' for r in runs)" 180
+check "its 5 runs end SUCCEEDED" wait_runs "$sweep" \
+  "len(runs) == 5 and all(r['state'] == 'SUCCEEDED' for r in runs)" 180
 ctl runs --sweep "$sweep" >"$tmp/runs.out" 2>&1
 log "nmctl runs:"; cat "$tmp/runs.out" >&2
 for run in $(ctl runs --sweep "$sweep" --json | json "' '.join(str(r['id']) for r in d['runs'])"); do
@@ -32,9 +32,14 @@ for run in $(ctl runs --sweep "$sweep" --json | json "' '.join(str(r['id']) for 
 done
 check "two runs' stored specs say SSTE" test "$(grep -l "sparsity_type: SSTE" "$tmp"/run_*.out | wc -l)" -eq 2
 check "one run's stored spec says STEP" test "$(grep -l "sparsity_type: STEP" "$tmp"/run_*.out | wc -l)" -eq 1
+hu24_run=$(grep -l "sparsity_type: HU24" "$tmp"/run_*.out | head -1)
+check "one run's stored spec says HU24" test -n "$hu24_run"
+check "HU24's last epoch line has the mask of step 8" test "$(json \
+  "float([p['values'].get('mask_refresh_step') for p in d['metrics'] if p['kind'] == 'epoch'][-1]) == 8" \
+  <"${hu24_run%.out}.json")" = True
 ctl compare "$sweep" --metric top1 >"$tmp/compare.out" 2>&1
 log "nmctl compare:"; cat "$tmp/compare.out" >&2
-for label in ste_2_4 sste sste_all_linears step; do
+for label in ste_2_4 sste sste_all_linears step hu24; do
   check "compare has a row for $label" grep -qw "$label" "$tmp/compare.out"
 done
 finish

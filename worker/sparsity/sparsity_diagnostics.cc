@@ -29,7 +29,8 @@ std::function<const LayerRule*()> RuleOf(const std::shared_ptr<Impl>& layer) {
 
 }  // namespace
 
-SparsityDiagnostics::SparsityDiagnostics(torch::nn::Module& model) {
+SparsityDiagnostics::SparsityDiagnostics(torch::nn::Module& model, HeldMaskFunction held_mask)
+    : held_mask_(std::move(held_mask)) {
   for (const auto& item : model.named_modules(/*name_prefix=*/"", /*include_self=*/false)) {
     const std::string& name = item.key();
     if (auto linear = std::dynamic_pointer_cast<SparseLinearImpl>(item.value())) {
@@ -53,7 +54,9 @@ void SparsityDiagnostics::Observe(int64_t line_step) {
       layer.previous_kept = torch::Tensor();  // A dense stretch breaks the comparison.
       continue;
     }
-    const torch::Tensor kept = LayerMask(layer.weight.detach(), *rule, 0.f).ne(0);
+    const torch::Tensor held = held_mask_ ? held_mask_(layer.name) : torch::Tensor();
+    const torch::Tensor kept =
+        held.defined() ? held.ne(0) : LayerMask(layer.weight.detach(), *rule, 0.f).ne(0);
     const torch::Tensor squares = grad.square();
     const torch::Tensor flipped =
         layer.previous_kept.defined()

@@ -4,8 +4,9 @@
 //
 // Observe() runs after the backward pass of the step that ends a log window, before clipping and the
 // optimizer step, so W is the weight that step's forward masked and the mask it recomputes is that forward's
-// mask. It only queues device work: the previous mask stays on the device (1 byte per sparse weight) and the
-// per-layer sums stay there until Read(), the one host read, at the log point that syncs anyway.
+// mask; a layer whose method holds its own mask (HU24's, refreshed every k steps) is read from it. It
+// only queues device work: the previous mask stays on the device (1 byte per sparse weight) and the per-layer
+// sums stay there until Read(), the one host read, at the log point that syncs anyway.
 #ifndef NMSPARSE_WORKER_SPARSITY_SPARSITY_DIAGNOSTICS_H_
 #define NMSPARSE_WORKER_SPARSITY_SPARSITY_DIAGNOSTICS_H_
 
@@ -32,9 +33,13 @@ struct LayerDiagnostics {
 
 class SparsityDiagnostics {
  public:
+  // The mask a method holds for a layer, by module name (SparsityMethod::HeldMask); undefined: the rule's.
+  using HeldMaskFunction = std::function<torch::Tensor(const std::string& layer)>;
+
   // Every SparseLinear / SparseConv2d of `model` (which must outlive this); a layer counts at an observation
-  // when the engine has given it a sparse rule and its weight has a gradient.
-  explicit SparsityDiagnostics(torch::nn::Module& model);
+  // when the engine has given it a sparse rule and its weight has a gradient. `held_mask`, when set, gives
+  // the mask of a layer whose method holds its own (HU24); the others' masks follow from their rule.
+  explicit SparsityDiagnostics(torch::nn::Module& model, HeldMaskFunction held_mask = {});
 
   // Device work only. `line_step`: the step count of the metric line(s) that will show it.
   void Observe(int64_t line_step);
@@ -53,6 +58,7 @@ class SparsityDiagnostics {
     std::function<const LayerRule*()> rule;
     torch::Tensor previous_kept;  // Bool, on the weight's device; undefined before the first observation.
   };
+  HeldMaskFunction held_mask_;
   std::vector<Layer> layers_;
   std::vector<const Layer*> observed_;  // The rows of pending_, in order.
   torch::Tensor pending_;               // [observed, 3] double: flipped, pruned and kept squared sums.

@@ -1,6 +1,7 @@
 #include "worker/sparsity/sparsity_method.h"
 
 #include "worker/sparsity/dynamic/dynamic_sparsity_method.h"
+#include "worker/sparsity/hu24_method.h"
 #include "worker/sparsity/nm_sparsity_method.h"
 #include "worker/sparsity/sste_method.h"
 #include "worker/sparsity/step_method.h"
@@ -12,6 +13,7 @@ absl::StatusOr<std::unique_ptr<SparsityMethod>> CreateSparsityMethod(const Spars
                                                                      const SparsityMethodOptions& options) {
   if (config.sparsity_type == SparsityType::kSste) return CreateSsteMethod(config, model, options);
   if (config.sparsity_type == SparsityType::kStep) return CreateStepMethod(config, model, options);
+  if (config.sparsity_type == SparsityType::kHu24) return CreateHu24Method(config, model, options);
   if (config.IsDynamic()) {
     return CreateDynamicSparsityMethod(config.dynamic, model, options.optimizer(), options.seed());
   }

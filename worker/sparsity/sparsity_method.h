@@ -3,7 +3,7 @@
 // trainer knows only this interface and calls, at every optimizer step (`step` = its 0-based index):
 //
 //   BeginStep(epoch, step); forward and backward; [gradient all-reduce]; AfterBackward(step);
-//   [clipping]; optimizer.step(); AfterOptimizerStep(step)
+//   [clipping]; BeforeOptimizerUpdate(step); optimizer.step(); AfterOptimizerStep(step)
 //
 // and Report at its log points, StateDict / LoadStateDict with the checkpoint, Describe for --validate-only.
 #ifndef NMSPARSE_WORKER_SPARSITY_SPARSITY_METHOD_H_
@@ -53,11 +53,19 @@ class SparsityMethod {
   virtual void BeginStep(int epoch, int64_t global_step) = 0;
   // After the gradients are averaged over the ranks, before clipping and the optimizer step.
   virtual void AfterBackward(int64_t global_step) = 0;
+  // After clipping, just before the optimizer's update: where a term that must not be clipped joins the
+  // gradient (Hu et al.'s masked decay, MaskedDecaySite::kInOptimizer / kAfterClip). Nothing by default.
+  virtual void BeforeOptimizerUpdate(int64_t /*global_step*/) {}
   virtual void AfterOptimizerStep(int64_t global_step) = 0;
 
   // The method's state at `global_step`; `per_layer` adds the measured and target sparsity per location or
   // parameter, which reads every sparse weight (epoch lines; step lines leave it out).
   virtual SparsityReport Report(int64_t global_step, bool per_layer) const = 0;
+
+  // The mask the layer named `layer` (a module name, e.g. "blocks.0.mlp.fc1") multiplies its weight by, when
+  // the method holds one of its own rather than the layer rule's (HU24's transposable mask, held between
+  // refreshes); undefined otherwise. The diagnostics read it (sparsity_diagnostics.h).
+  virtual torch::Tensor HeldMask(const std::string& /*layer*/) const { return {}; }
 
   // What the forward and input-gradient GEMMs of the step begun last multiply, for the FLOP count (§10).
   // Dense unless a method says otherwise (dynamic sparsity is counted dense).

@@ -71,8 +71,13 @@ class SsteMethod : public SparsityMethod {
   SparsityReport Report(int64_t step, bool per_layer) const override {
     return engine_method_->Report(step, per_layer);
   }
-  // The forward and input-gradient GEMMs multiply the 2:4 beta * S(W): the engine's hard 2:4 count.
-  GemmDensity ForwardDensity() const override { return engine_method_->ForwardDensity(); }
+  // The forward and input-gradient GEMMs multiply the 2:4 beta * S(W): the engine's hard 2:4 count; the
+  // weight gradient multiplies MVUE 2:4 of dY^T whenever the layers are sparse.
+  GemmDensity ForwardDensity() const override {
+    GemmDensity density = engine_method_->ForwardDensity();
+    if (density.ff < 1.0 || density.qkv < 1.0) density.weight_gradient = 0.5;
+    return density;
+  }
 
   NamedTensors StateDict() const override {
     NamedTensors state;

@@ -24,6 +24,7 @@ void OptimizerStep::operator()(int64_t global_step, const std::function<void()>&
     // On a device-side skip clipping still runs; inf gradients make it NaN, which the skipped update and the
     // next zero_grad discard.
     if (clip_grad_norm_ > 0) ClipGradNorm(params_, clip_grad_norm_);
+    sparsity_.BeforeOptimizerUpdate(global_step);
     update_(scaler_ != nullptr && !host_skip() ? scaler_->found_inf() : torch::Tensor());
     sparsity_.AfterOptimizerStep(global_step);
   }

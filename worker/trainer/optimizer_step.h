@@ -1,9 +1,9 @@
 // The update of a training step once its gradients are complete (averaged over the ranks): the sparsity
-// method's after-backward hook, gradient clipping, the optimizer's update (optimizer_update.h) and the
-// method's after-step hook, in that order. With a loss scaler (fp16), the gradients are unscaled first (so
-// clipping sees true gradients), and a step whose gradients hold an inf or NaN is skipped whole: no optimizer
-// update and no sparsity update, as torch.amp.GradScaler.step skips optimizer.step(); the scaler then backs
-// off or grows.
+// method's after-backward hook, gradient clipping, its before-update hook, the optimizer's update
+// (optimizer_update.h) and the method's after-step hook, in that order. With a loss scaler (fp16), the
+// gradients are unscaled first (so clipping sees true gradients), and a step whose gradients hold an inf or
+// NaN is skipped whole: no optimizer update and no sparsity update, as torch.amp.GradScaler.step skips
+// optimizer.step(); the scaler then backs off or grows.
 //
 // The skip decision: where the update skips on the device (the fused AdamW kernel and Lion on a GPU) it
 // stays there, the update reading the scaler's found-inf flag and leaving parameters and moments as they

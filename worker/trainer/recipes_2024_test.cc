@@ -1,13 +1,18 @@
 // The 2024 recipes (docs/sparsity-method.md §12) through the real training loop on the tiny ViT and SwinV2:
 // a run stopped mid-epoch and resumed ends with the weights of an uninterrupted one, which needs the frozen
-// S-STE scale from the checkpoint and the MVUE draws of each step from (seed, step), and STEP's switch state
-// and frozen second moment (the interruption falls after its switch).
+// S-STE scale and HU24's held masks from the checkpoint and the MVUE draws of each step from (seed, step),
+// STEP's switch state and frozen second moment (the interruption falls after its switch); HU24's mask
+// refreshes follow the authors' DeiT counter (golden_deit_schedule.json).
 #include <torch/torch.h>
 
+#include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "schemas/experiment_config.h"
 #include "worker/trainer/checkpoint.h"
 #include "worker/trainer/models/model_factory.h"
@@ -72,6 +77,81 @@ TEST(Recipes2024Test, StepResumesExactlyOnVit) {
 
 TEST(Recipes2024Test, StepResumesExactlyOnSwinV2) {
   ExpectStepResumes("swinv2_micro_window7_28", "FF", "step_swin");
+}
+
+// Refreshes at steps 3 and 6 (the run stops after 6, then takes 7 and 8 with the mask of step 6 from the
+// checkpoint), the masked decay and MVUE on every step, no dense tail.
+TEST(Recipes2024Test, Hu24ResumesExactlyOnVit) {
+  ExpectResumeIsExact(
+      "vit_nano_patch7_28",
+      "{recipe: HU24, mask_refresh_steps: 3, phases: [{sparse: 1}], sparsity_loc: \"FF,Q,K,V,O\"}",
+      "hu24_vit");
+}
+
+TEST(Recipes2024Test, Hu24ResumesExactlyOnSwinV2) {
+  ExpectResumeIsExact("swinv2_micro_window7_28",
+                      "{recipe: HU24, mask_refresh_steps: 3, phases: [{sparse: 1}], sparsity_loc: FF}",
+                      "hu24_swin");
+}
+
+// The authors' DeiT schedule (golden_deit_schedule.json: SparseLinear + Lion of thu-ml/2by4-pretrain-acc-
+// examples@93a0d634, 35 steps) through the trainer with HU24's defaults and Lion: the masks are recomputed in
+// the steps the golden recomputes them (10, 20, 30: all ones before), and the flip rate is 0 until the second
+// refresh and changes exactly where the golden's does, held in between. The draws differ from the authors'
+// (their MVUE seeds come from Python's random), so the flip counts themselves are not compared.
+TEST(Recipes2024Test, Hu24FollowsTheDeitScheduleOfTheAuthors) {
+  std::ifstream in("worker/sparsity/testdata/recipes/golden_deit_schedule.json");
+  ASSERT_TRUE(in) << "golden_deit_schedule.json";
+  const nlohmann::json golden = nlohmann::json::parse(in);
+  ASSERT_EQ(golden["freq"].get<int>(), 10);
+  const auto& log = golden["log"];
+  const auto config =
+      ParseValidExperiment(R"(
+seed: 3
+model: {name: vit_nano_patch7_28}
+data: {dataset: fashion_mnist, train_subset: )" +
+                           std::to_string(8 * log.size()) + R"(, eval_subset: 16, batch_size: 8}
+optimizer: {name: lion, lr: 0.005, beta2: 0.99, weight_decay: 0.5}
+schedule: {epochs: 1, warmup_epochs: 0, log_every_steps: 1}
+sparsity: {recipe: HU24, sparsity_loc: FF}
+)");
+  ASSERT_EQ(config.sparsity.mask_refresh_steps, 10);
+  std::ostringstream metrics, sink;
+  TrainerOptions options;
+  options.out_dir = TestTempDir("hu24_deit_schedule");
+  options.metrics = &metrics;
+  options.log = &sink;
+  ASSERT_EQ(RunTraining(config, options), kExitOk) << sink.str();
+  const std::vector<std::string> steps = MetricLines(metrics.str(), "step");
+  ASSERT_EQ(steps.size(), log.size()) << metrics.str();
+
+  int64_t last_refresh = 0;
+  std::string previous_flips;
+  std::vector<int64_t> refreshes;
+  for (size_t i = 0; i < log.size(); ++i) {
+    const auto& entry = log[i];
+    const int64_t step = entry["optimizer_step"].get<int64_t>();
+    std::map<std::string, std::string> fields = MetricFields(steps[i]);
+    ASSERT_EQ(fields["step"], std::to_string(step)) << steps[i];
+    if (entry["mask_recomputed_in_forward"].get<bool>()) {
+      last_refresh = step;
+      refreshes.push_back(step);
+    }
+    EXPECT_EQ(std::stod(fields["mask_refresh_step"]), static_cast<double>(last_refresh)) << steps[i];
+    if (entry["mask_all_ones_in_forward"].get<bool>()) {
+      EXPECT_EQ(fields.count("refresh_flip_rate"), 0u) << steps[i];
+      continue;
+    }
+    const std::string flips = fields["refresh_flip_rate"];
+    ASSERT_FALSE(flips.empty()) << steps[i];
+    EXPECT_EQ(entry["flip_sum"].get<int>() == 0, std::stod(flips) == 0.0) << steps[i];
+    if (step > 1 && !log[i - 1]["mask_all_ones_in_forward"].get<bool>()) {
+      const bool golden_held = entry["flip_sum"] == log[i - 1]["flip_sum"];
+      EXPECT_EQ(golden_held, flips == previous_flips) << steps[i];
+    }
+    previous_flips = flips;
+  }
+  EXPECT_EQ(refreshes, golden["recompute_steps"].get<std::vector<int64_t>>());
 }
 
 }  // namespace

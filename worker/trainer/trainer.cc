@@ -148,7 +148,8 @@ class Run {
     semi_structured_ = MakeSemiStructured(config, epochs_, steps_per_epoch_, *model_, device_);
     // Root's gradients are the averaged ones, so it alone observes (docs/sparsity-method.md §11).
     if (config.schedule.sparsity_diagnostics && dist_->is_root())
-      diagnostics_ = std::make_unique<SparsityDiagnostics>(*model_);
+      diagnostics_ = std::make_unique<SparsityDiagnostics>(
+          *model_, [this](const std::string& layer) { return sparsity_->HeldMask(layer); });
     params_ = model_->parameters();
     averager_ = std::make_unique<GradientAverager>(*dist_, params_);
     step_ = std::make_unique<OptimizerStep>(params_, *update_, *sparsity_, config.optimizer.clip_grad_norm,
