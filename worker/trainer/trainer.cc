@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <torch/torch.h>
 
+#include <chrono>
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -129,7 +130,11 @@ class Run {
     // Before the sparsity method exists: its first masks come from these weights. A resume or a fork
     // replaces them with its checkpoint's.
     if (!config.model.initial_checkpoint.empty()) {
+      const auto start = std::chrono::steady_clock::now();
       LoadInitialWeights(config.model.initial_checkpoint, arch_, *model_, Log());
+      // Read by bench/interop_bench.sh.
+      Log() << "initial weights: " << config.model.initial_checkpoint << " loaded in "
+            << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s\n";
     }
     model_->to(device_);
     TrainingOptimizer made = MakeOptimizer(*model_, config.optimizer, /*on_gpu=*/device_.is_cuda());
