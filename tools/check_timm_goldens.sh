@@ -13,7 +13,8 @@
 #   repeat_aug_test:   RepeatAugSampler's per-rank order for a given permutation (issue 24)
 #   layer_decay_test:  param_groups_layer_decay's groups, lr_scale and weight decay per parameter (issue 24)
 #   models_test:       SwinV2 fine-tunes' forward (pretrained_window_sizes) for fixed weights (issue 24)
-#   models_test:       a ViT that timm saved with save_for_hf, loaded as model.initial_checkpoint: its logits (issue 39)
+#   models_test:       a ViT that timm saved with save_for_hf and torch.save (plain, train.py's wrapping) and a SwinV2
+#                      torch.save'd in {'model': ...}, loaded as model.initial_checkpoint: their logits (issue 39)
 #   timm_import_test:  a SwinV2 that timm saved with save_for_hf, loaded with 3, 1 and 4 input channels
 #                      (adapt_input_conv in timm's load_pretrained): the stem's weight and the logits (issue 39)
 #   model_export_test: a run nmtrain trained, exported by nmtrain --export, loaded by timm (create_model with

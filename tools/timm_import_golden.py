@@ -1,12 +1,19 @@
 #!/usr/bin/env python3
-"""timm's side of model.initial_checkpoint (worker/trainer/interop/initial_weights.h): a small ViT that timm
-builds and saves, and its logits, which nmsparse must reproduce after loading timm's files.
+"""timm's side of model.initial_checkpoint (worker/trainer/interop/initial_weights.h): small models that timm
+builds and saves, and their logits, which nmsparse must reproduce after loading timm's files: a ViT with custom
+kwargs and a SwinV2 with custom depths, heads and width.
 
-`--write DIR` saves the model with timm's own save_for_hf (DIR/config.json and DIR/model.safetensors, what a
-timm / Hugging Face Hub folder holds); worker/trainer/models/testdata/timm_vit_import/ was written so. Without
-it, prints the golden text that models_test compares with (worker/trainer/models/testdata/timm_vit_import.txt,
-which tools/check_timm_goldens.sh regenerates): the "model NAME {kwargs}" line (as tools/timm_model_golden.py
-writes it), an "input B,C,H,W" line, and one "logits V0 V1 ..." line per image.
+`--write DIR` saves them as worker/trainer/models/testdata/ holds them (regenerate them so):
+- timm_vit_import/: the ViT with timm's own save_for_hf (config.json and model.safetensors, what a timm /
+  Hugging Face Hub folder holds);
+- timm_vit_import.pth: the ViT's plain state dict with torch.save (an OrderedDict, as model.state_dict() is);
+- timm_vit_import_train.pth: the same wrapped as timm's train.py CheckpointSaver wraps it ({'epoch', 'arch',
+  'state_dict', 'optimizer', 'version', 'args': an argparse.Namespace});
+- timm_swinv2_import.pth: the SwinV2's state dict wrapped in {'model': ...} (DeiT's and Swin's own repos).
+Without it, prints the golden text that models_test compares with (worker/trainer/models/testdata/
+timm_vit_import.txt, which tools/check_timm_goldens.sh regenerates), per model: the "model NAME {kwargs}" line
+(as tools/timm_model_golden.py writes it), a "files F1 F2 ..." line naming the files above that hold it, an
+"input B,C,H,W" line, and one "logits V0 V1 ..." line per image.
 
 Parameter i of named_parameters() (flat element k) is 0.05*sin(0.37*k + 1.3*i + 0.5), except that LayerNorm
 weights are 1 + that (a norm with weights near 0 would hide errors); input element k is sin(0.11*k). All in
@@ -14,6 +21,8 @@ float32, the dtype a checkpoint is trained and shipped in, in eval mode, on one 
 significant digits (a float32 holds about 7.2, so the text is exact for the values timm computed).
 """
 import argparse
+import collections
+import os
 import sys
 
 import timm
@@ -21,7 +30,20 @@ import torch
 
 NAME = "vit_tiny_patch16_224"
 KWARGS = dict(embed_dim=32, depth=2, num_heads=2, patch_size=4, img_size=28, in_chans=1, num_classes=10)
+SWIN_NAME = "swinv2_tiny_window8_256"
+SWIN_KWARGS = dict(img_size=28, patch_size=2, in_chans=3, num_classes=10, embed_dim=16, depths=(1, 1),
+                   num_heads=(1, 2), window_size=7)
+# Per model: name, kwargs, the files (in worker/trainer/models/testdata/) that hold it.
+CASES = ((NAME, KWARGS, ("timm_vit_import", "timm_vit_import.pth", "timm_vit_import_train.pth")),
+         (SWIN_NAME, SWIN_KWARGS, ("timm_swinv2_import.pth",)))
 BATCH = 2
+
+
+def spec_value(value):
+    """A kwarg as the spec's YAML writes it (also tools/timm_swinv2_import_golden.py)."""
+    if isinstance(value, (tuple, list)):
+        return "[" + ", ".join(str(v) for v in value) + "]"
+    return str(value)
 
 
 def build(name=NAME, kwargs=KWARGS):
@@ -38,27 +60,43 @@ def build(name=NAME, kwargs=KWARGS):
     return model.eval()
 
 
+def write(folder):
+    """The files of CASES, saved by timm's save_for_hf and by torch.save as the docstring says."""
+    import torch.optim
+    from timm.models import save_for_hf  # timm's Hub layout: config.json + model.safetensors.
+
+    vit = build()
+    save_for_hf(vit, os.path.join(folder, "timm_vit_import"), model_args=KWARGS, safe_serialization=True)
+    torch.save(vit.state_dict(), os.path.join(folder, "timm_vit_import.pth"))
+    optimizer = torch.optim.SGD(vit.head.parameters(), lr=0.1)  # Its state holds no tensor: kept small.
+    train = collections.OrderedDict(epoch=3, arch=NAME, state_dict=vit.state_dict(),
+                                    optimizer=optimizer.state_dict(), version=2,
+                                    args=argparse.Namespace(model=NAME, lr=0.1, epochs=300))
+    torch.save(train, os.path.join(folder, "timm_vit_import_train.pth"))
+    torch.save({"model": build(SWIN_NAME, SWIN_KWARGS).state_dict()}, os.path.join(folder, "timm_swinv2_import.pth"))
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--write", help="save the model with timm's save_for_hf into this folder")
+    parser.add_argument("--write", help="save the models with save_for_hf and torch.save into this folder")
     args = parser.parse_args()
     torch.set_num_threads(1)
-    model = build()
     if args.write:
-        from timm.models import save_for_hf  # timm's Hub layout: config.json + model.safetensors.
-
-        save_for_hf(model, args.write, model_args=KWARGS, safe_serialization=True)
+        write(args.write)
         return
-    c, s = KWARGS["in_chans"], KWARGS["img_size"]
-    x = torch.sin(0.11 * torch.arange(BATCH * c * s * s, dtype=torch.float64)).view(BATCH, c, s, s).float()
-    with torch.no_grad():
-        logits = model(x)
     out = sys.stdout
     out.write(f"# Generated by tools/timm_import_golden.py from timm {timm.__version__}; do not edit.\n")
-    out.write("model %s {%s}\n" % (NAME, ", ".join(f"{k}: {v}" for k, v in KWARGS.items())))
-    out.write(f"input {BATCH},{c},{s},{s}\n")
-    for row in logits:
-        out.write("logits " + " ".join("%.9g" % v for v in row.tolist()) + "\n")
+    for name, kwargs, files in CASES:
+        model = build(name, kwargs)
+        c, s = kwargs["in_chans"], kwargs["img_size"]
+        x = torch.sin(0.11 * torch.arange(BATCH * c * s * s, dtype=torch.float64)).view(BATCH, c, s, s).float()
+        with torch.no_grad():
+            logits = model(x)
+        out.write("model %s {%s}\n" % (name, ", ".join(f"{k}: {spec_value(v)}" for k, v in kwargs.items())))
+        out.write("files " + " ".join(files) + "\n")
+        out.write(f"input {BATCH},{c},{s},{s}\n")
+        for row in logits:
+            out.write("logits " + " ".join("%.9g" % v for v in row.tolist()) + "\n")
 
 
 if __name__ == "__main__":

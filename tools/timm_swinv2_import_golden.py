@@ -25,7 +25,7 @@ import tempfile
 import timm
 import torch
 
-from timm_import_golden import build
+from timm_import_golden import build, spec_value
 
 NAME = "swinv2_tiny_window8_256"
 KWARGS = dict(img_size=28, patch_size=2, in_chans=3, num_classes=10, embed_dim=32, depths=(2, 2),
@@ -34,12 +34,6 @@ KWARGS = dict(img_size=28, patch_size=2, in_chans=3, num_classes=10, embed_dim=3
 # same 14x14 grid: timm's checkpoint_filter_fn resamples patch_embed.proj.weight with resample_patch_embed.
 LOADED = ((3, 28, 2), (1, 28, 2), (4, 28, 2), (3, 56, 4))
 BATCH = 2
-
-
-def spec_value(value):
-    if isinstance(value, (tuple, list)):
-        return "[" + ", ".join(str(v) for v in value) + "]"
-    return str(value)
 
 
 def save(model, folder):

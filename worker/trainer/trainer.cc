@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <torch/torch.h>
 
+#include <chrono>
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -130,7 +131,11 @@ class Run {
     // replaces them with its checkpoint's.
     if (!config.model.initial_checkpoint.empty()) {
       CheckInitialWeightsDigest(config.model.initial_checkpoint, config.model.initial_checkpoint_sha256);
+      const auto start = std::chrono::steady_clock::now();
       LoadInitialWeights(config.model.initial_checkpoint, arch_, *model_, Log());
+      // Read by bench/interop_bench.sh.
+      Log() << "initial weights: " << config.model.initial_checkpoint << " loaded in "
+            << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s\n";
     }
     model_->to(device_);
     // STEP's switch, shared by its optimizer update and its sparse linears (step_method.h).

@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <fstream>
 #include <map>
 #include <utility>
 #include <vector>
@@ -13,16 +14,11 @@
 #include "absl/strings/str_join.h"
 #include "worker/trainer/checkpoint_digest.h"
 #include "worker/trainer/interop/safetensors.h"
+#include "worker/trainer/interop/torch_save.h"
 #include "worker/trainer/trainer_error.h"
 
 namespace nmsparse {
 namespace {
-
-// The one command that turns a torch.save checkpoint into safetensors, with timm's own unwrapping of
-// state_dict / model / state_dict_ema and of module. prefixes (timm.models.load_state_dict).
-constexpr char kConvertCommand[] =
-    "python -c \"import sys, timm, safetensors.torch as s; s.save_file({k: v.contiguous() for k, v in "
-    "timm.models.load_state_dict(sys.argv[1]).items()}, sys.argv[2])\" FILE.pth FILE.safetensors";
 
 std::string ShapeText(const torch::Tensor& t) { return "[" + absl::StrJoin(t.sizes(), ", ") + "]"; }
 
@@ -72,6 +68,22 @@ torch::Tensor Adapted(const std::string& name, const torch::Tensor& value, const
   return value;
 }
 
+// The tensors of a safetensors file, or of a torch.save file's state dict (told apart by their first bytes).
+absl::StatusOr<NamedTensors> ReadWeightsFile(const std::string& file) {
+  std::string prefix(4, '\0');
+  {
+    std::ifstream in(file, std::ios::binary);
+    in.read(prefix.data(), 4);
+    prefix.resize(static_cast<size_t>(in.gcount()));
+  }
+  if (!absl::EndsWith(file, ".safetensors") && (LooksLikeZip(prefix) || LooksLikePickle(prefix))) {
+    return ReadTorchSaveStateDict(file);
+  }
+  absl::StatusOr<SafetensorsContents> read = ReadSafetensors(file);
+  if (!read.ok()) return read.status();
+  return std::move(read->tensors);
+}
+
 }  // namespace
 
 torch::Tensor AdaptInputConv(int64_t in_chans, const torch::Tensor& weight) {
@@ -88,24 +100,17 @@ torch::Tensor AdaptInputConv(int64_t in_chans, const torch::Tensor& weight) {
 }
 
 std::string InitialWeightsFile(const std::string& path) {
-  for (const char* ext : {".pth", ".pt", ".bin", ".pth.tar", ".ckpt"}) {
-    if (absl::EndsWith(path, ext)) {
-      throw TrainerError(kExitUsage,
-                         "model.initial_checkpoint: " + path +
-                             " is a torch.save file, which nmtrain cannot read reliably from C++; convert it "
-                             "to safetensors with timm:\n  " +
-                             kConvertCommand);
-    }
-  }
   if (!IsDirectory(path)) return path;
-  const std::string file = path + "/model.safetensors";
-  struct stat st;
-  if (stat(file.c_str(), &st) != 0) {
-    throw TrainerError(kExitUsage,
-                       "model.initial_checkpoint: the folder " + path +
-                           " has no model.safetensors (a timm save_for_hf / Hugging Face folder)");
+  // timm's and the Hub's names, safetensors first as timm's loader prefers it.
+  for (const char* name : {"model.safetensors", "pytorch_model.bin"}) {
+    const std::string file = path + "/" + name;
+    struct stat st;
+    if (stat(file.c_str(), &st) == 0) return file;
   }
-  return file;
+  throw TrainerError(kExitUsage,
+                     "model.initial_checkpoint: the folder " + path +
+                         " has neither model.safetensors nor pytorch_model.bin (a timm save_for_hf "
+                         "/ Hugging Face folder)");
 }
 
 void CheckInitialWeightsDigest(const std::string& path, const std::string& sha256) {
@@ -164,11 +169,11 @@ torch::Tensor ResamplePatchEmbed(const torch::Tensor& weight, int64_t new_h, int
 void LoadInitialWeights(const std::string& path, const ModelArch& arch, torch::nn::Module& model,
                         std::ostream& log) {
   const std::string file = InitialWeightsFile(path);
-  absl::StatusOr<SafetensorsContents> read = ReadSafetensors(file);
+  absl::StatusOr<NamedTensors> read = ReadWeightsFile(file);
   if (!read.ok())
     throw TrainerError(kExitUsage, "model.initial_checkpoint: " + std::string(read.status().message()));
   std::map<std::string, torch::Tensor> tensors;
-  for (auto& [name, t] : read->tensors) {
+  for (auto& [name, t] : *read) {
     if (!IsSkippedBuffer(name)) tensors[name] = t.to(torch::kFloat32);
   }
   auto params = model.named_parameters();

@@ -1,6 +1,8 @@
-// model.initial_checkpoint (timm's initial_checkpoint): a run's first weights from a safetensors file or a
-// timm / Hugging Face folder (config.json + model.safetensors), with timm's loading semantics
-// (timm/models/_builder.py load_pretrained and vision_transformer.py checkpoint_filter_fn):
+// model.initial_checkpoint (timm's initial_checkpoint): a run's first weights from a safetensors file, a
+// torch.save file (.pth, .bin; the state dict unwrapped from state_dict_ema, model_ema, state_dict or model
+// as timm's load_state_dict does, torch_save.h) or a timm / Hugging Face folder (config.json +
+// model.safetensors or pytorch_model.bin), with timm's loading semantics (timm/models/_builder.py
+// load_pretrained and vision_transformer.py checkpoint_filter_fn):
 // - strict: a model parameter the file lacks, a tensor the model has no parameter for, and a shape that
 //   differs are refused, each named with both shapes;
 // - the classifier (ViT's head, SwinV2's head.fc) is dropped and left re-initialised when its number of
@@ -13,8 +15,8 @@
 //   adapt_input_conv does, logged;
 // - SwinV2's non-persistent tables (relative_position_index, relative_coords_table, attn_mask) in older files
 //   are skipped, as timm's filter does: the model computes its own.
-// A torch.save file (.pth, .pt, .bin) is refused with the timm command that converts it: its pickle cannot be
-// read reliably from C++ across torch versions.
+// A torch.save file that cannot be read from C++ (the legacy non-zip format, a pickled nn.Module) is refused
+// with the command that converts it.
 #ifndef NMSPARSE_WORKER_TRAINER_INTEROP_INITIAL_WEIGHTS_H_
 #define NMSPARSE_WORKER_TRAINER_INTEROP_INITIAL_WEIGHTS_H_
 
@@ -27,8 +29,8 @@
 
 namespace nmsparse {
 
-// The safetensors file `path` names (the folder's model.safetensors for a folder). TrainerError(kExitUsage)
-// naming the path for a torch.save file or a folder without one.
+// The weights file `path` names (a folder's model.safetensors, else its pytorch_model.bin).
+// TrainerError(kExitUsage) naming the path for a folder with neither.
 std::string InitialWeightsFile(const std::string& path);
 
 // model.initial_checkpoint_sha256: the SHA-256 of the file `path` names (read in chunks) must be `sha256`,

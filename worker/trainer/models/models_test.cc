@@ -307,6 +307,7 @@ TEST(ModelsTest, ModelKwargsMatchTimmCreateModel) {
 // checksums {L1, sum, sin-weighted sum} and logits for fixed float64 weights and images.
 struct TimmForwardCase {
   std::string model_line;
+  std::vector<std::string> files;  // testdata/timm_vit_import.txt: the files timm saved the model into.
   std::vector<int64_t> input_shape;
   std::vector<std::array<double, 3>> stages;
   std::vector<std::vector<double>> logits;
@@ -328,7 +329,9 @@ std::vector<TimmForwardCase> ReadTimmForwardGolden(const std::string& path) {
     if (line.empty() || line[0] == '#') continue;
     const std::pair<std::string, std::string> word = absl::StrSplit(line, absl::MaxSplits(' ', 1));
     if (word.first == "model") {
-      cases.push_back({word.second, {}, {}, {}});
+      cases.push_back({word.second, {}, {}, {}, {}});
+    } else if (word.first == "files") {
+      cases.back().files = absl::StrSplit(word.second, ' ');
     } else if (word.first == "input") {
       for (double d : Numbers(word.second)) cases.back().input_shape.push_back(static_cast<int64_t>(d));
     } else if (word.first == "stage") {
@@ -426,36 +429,46 @@ TEST(ModelsTest, AttentionLinearsReachTheirSemiStructuredLayers) {
   }
 }
 
-// model.initial_checkpoint against timm itself (tools/timm_import_golden.py): a folder that timm's save_for_hf
-// wrote (config.json + model.safetensors) for a ViT with custom kwargs, loaded through the trainer's own path,
-// gives the logits timm computed from the same file. Tolerance: both sides run the same float32 function with
-// other summation orders (LibTorch's or the fused kernels' GEMMs, timm's SDPA); a dot product of K terms in
-// float32 is off by at most K*u*sum|a_i*b_i| (u = 2^-24), K <= 128 here (the MLP's hidden width), and about a
-// dozen such stages (patch embedding, per block q/k/v, attention, projection, fc1, fc2, then the head) chain,
-// with LayerNorms in between keeping activations O(1): 12 * 128 * 6e-8 ~ 1e-4 relative to the logits' scale.
+// model.initial_checkpoint against timm itself (tools/timm_import_golden.py): the files timm wrote for a ViT
+// with custom kwargs (save_for_hf's folder, torch.save's plain state dict, and the state dict wrapped as
+// timm's train.py saves it, with an argparse.Namespace beside it) and for a SwinV2 with custom depths
+// (torch.save of {'model': state_dict}), loaded through the trainer's own path, give the logits timm
+// computed. Tolerance: both sides run the same float32 function with other summation orders (LibTorch's or
+// the fused kernels' GEMMs, timm's SDPA); a dot product of K terms in float32 is off by at most
+// K*u*sum|a_i*b_i| (u = 2^-24), K <= 128 here (the MLP's hidden width, the SwinV2's second stage's too), and
+// a chain of stages (ViT: patch embedding, per block q/k/v, attention, projection, fc1, fc2, then the head:
+// about a dozen; the SwinV2 adds the patch merging and its position-bias MLP, of 512 terms once per block,
+// about 16) with LayerNorms in between keeping activations O(1): 16 * 128 * 6e-8 ~ 1.2e-4 relative to the
+// logits' scale, and the bias MLP's error reaches the logits only through a softmax, so 2e-4.
 TEST(ModelsTest, TimmSavedWeightsGiveTimmsLogits) {
   const auto cases = ReadTimmForwardGolden("worker/trainer/models/testdata/timm_vit_import.txt");
-  ASSERT_EQ(cases.size(), 1u);
-  const TimmForwardCase& c = cases[0];
-  auto arch = ArchOfGoldenLine(c.model_line);
-  ASSERT_TRUE(arch.ok()) << c.model_line << ": " << arch.status();
-  auto model = CreateModel(*arch);
-  std::ostringstream log;
-  LoadInitialWeights("worker/trainer/models/testdata/timm_vit_import", *arch, *model, log);
-  EXPECT_EQ(log.str(), "");  // Nothing adapted: timm's names and shapes are the model's.
-  model->eval();
-  torch::NoGradGuard no_grad;
-  int64_t n = 1;
-  for (int64_t d : c.input_shape) n *= d;
-  const torch::Tensor images =
-      torch::sin(0.11 * torch::arange(n, torch::kFloat64)).view(c.input_shape).to(torch::kFloat32);
-  const torch::Tensor logits = model->forward(images).to(torch::kFloat64);
-  ASSERT_EQ(logits.size(0), static_cast<int64_t>(c.logits.size()));
-  const double scale = 1.0 + logits.abs().max().item<double>();
-  for (size_t b = 0; b < c.logits.size(); ++b) {
-    ASSERT_EQ(logits.size(1), static_cast<int64_t>(c.logits[b].size()));
-    for (size_t j = 0; j < c.logits[b].size(); ++j) {
-      EXPECT_NEAR(logits[b][j].item<double>(), c.logits[b][j], 1e-4 * scale) << "image " << b << " class " << j;
+  ASSERT_EQ(cases.size(), 2u);
+  for (const TimmForwardCase& c : cases) {
+    auto arch = ArchOfGoldenLine(c.model_line);
+    ASSERT_TRUE(arch.ok()) << c.model_line << ": " << arch.status();
+    ASSERT_FALSE(c.files.empty()) << c.model_line;
+    for (const std::string& file : c.files) {
+      SCOPED_TRACE(file);
+      auto model = CreateModel(*arch);
+      std::ostringstream log;
+      LoadInitialWeights("worker/trainer/models/testdata/" + file, *arch, *model, log);
+      EXPECT_EQ(log.str(), "");  // Nothing adapted: timm's names and shapes are the model's.
+      model->eval();
+      torch::NoGradGuard no_grad;
+      int64_t n = 1;
+      for (int64_t d : c.input_shape) n *= d;
+      const torch::Tensor images =
+          torch::sin(0.11 * torch::arange(n, torch::kFloat64)).view(c.input_shape).to(torch::kFloat32);
+      const torch::Tensor logits = model->forward(images).to(torch::kFloat64);
+      ASSERT_EQ(logits.size(0), static_cast<int64_t>(c.logits.size()));
+      const double scale = 1.0 + logits.abs().max().item<double>();
+      for (size_t b = 0; b < c.logits.size(); ++b) {
+        ASSERT_EQ(logits.size(1), static_cast<int64_t>(c.logits[b].size()));
+        for (size_t j = 0; j < c.logits[b].size(); ++j) {
+          EXPECT_NEAR(logits[b][j].item<double>(), c.logits[b][j], 2e-4 * scale)
+              << "image " << b << " class " << j;
+        }
+      }
     }
   }
 }
