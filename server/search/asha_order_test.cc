@@ -115,7 +115,7 @@ TEST(AshaOrderTest, AscendingAndDescendingGridsGetTheSamePromotions) {
   for (const auto& [key, promoted] : up) stopped += !promoted;
   EXPECT_GE(stopped, 3) << "with η = 2, about half the runs at a rung stop";
   EXPECT_EQ(up.count("rung 0 lr 0.003"), 1u);
-  EXPECT_TRUE(up["rung 0 lr 0.003"]) << "the best learning rate goes on";
+  EXPECT_TRUE(up.at("rung 0 lr 0.003")) << "the best learning rate goes on";
 }
 
 }  // namespace
