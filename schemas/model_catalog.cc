@@ -158,21 +158,14 @@ const std::map<std::string, ModelArch>& Catalog() {
 
 }  // namespace
 
-// "deit_tiny_patch16_224 (vit_tiny_patch16_224)".
-static void AliasText(std::string* out, const std::pair<const std::string, std::string>& alias) {
-  absl::StrAppend(out, alias.first, " (", alias.second, ")");
-}
-
 absl::StatusOr<ModelArch> LookupModel(const std::string& name, int img_size, int in_chans, int num_classes) {
   const auto& catalog = Catalog();
   auto it = catalog.find(CatalogName(name));
   if (it == catalog.end()) {
     std::vector<std::string> names = ModelNames();
     for (const auto& [alias, entry] : ModelAliases()) names.push_back(alias);
-    return absl::NotFoundError(
-        absl::StrCat("unknown model '", name, "'", DidYouMean(name, names),
-                     "; known models: ", absl::StrJoin(ModelNames(), ", "),
-                     "; timm aliases: ", absl::StrJoin(ModelAliases(), ", ", AliasText)));
+    return absl::NotFoundError(absl::StrCat("unknown model '", name, "'", DidYouMean(name, names),
+                                            "; known models: ", absl::StrJoin(ModelNames(), ", ")));
   }
   ModelArch arch = it->second;
   if (img_size > 0) arch.img_size = img_size;
