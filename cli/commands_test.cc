@@ -476,7 +476,7 @@ TEST(CommandsTest, ValidateNamesTheReferenceKeysItIgnores) {
                                   "model: vit_nano_patch7_28\ndataset: synthetic\nbatch_size: 8\n"
                                   "log_wandb: true\nchannels_last: true\n")});
   EXPECT_EQ(r.code, kExitOk) << r.err;
-  EXPECT_NE(r.err.find("warning: flat.yaml:4: log_wandb: true is ignored (logging only): it does not change "
+  EXPECT_NE(r.err.find("flat.yaml:4: log_wandb: true is ignored (logging only): it does not change "
                        "what is trained"),
             std::string::npos)
       << r.err;

@@ -221,11 +221,11 @@ TEST(CompareTableTest, StoppedRunsShowTheirValueAtTheRung) {
   ASSERT_TRUE(table.ok()) << table.status();
   EXPECT_EQ(RenderPaperTable(*table, "t", TableFormat::kText),
             "t\n"
-            "recipe                        2:4                           1:8\n"
-            "--------  -----------------------  ----------------------------\n"
-            "dense                        80.0                             -\n"
-            "srste     stopped at epoch 1: 41.2                             -\n"
-            "mdgf_exp                        -  stopped at epoch 1-2: 35.0 (n=2)\n");
+            "recipe    2:4                       1:8\n"
+            "--------  ------------------------  --------------------------------\n"
+            "dense     80.0                      -\n"
+            "srste     stopped at epoch 1: 41.2  -\n"
+            "mdgf_exp  -                         stopped at epoch 1-2: 35.0 (n=2)\n");
 }
 
 TEST(CompareTableTest, FormatNames) {

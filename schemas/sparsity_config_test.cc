@@ -124,7 +124,8 @@ TEST(SparsityConfigTest, TypeAndKeyErrors) {
       "sparsity_type, n_sparsity, m_sparsity, "
       "n_sparsity_qkv, m_sparsity_qkv, decay_type, decay_coef, structure_decay_flag, structure_decay_type, "
       "structure_decay_start_multiple, dense_steps, fine_tune_steps, sparsity_loc, sparse_dim, prune_rate, "
-      "srste_lambda, srste_decay_under_loss_scale, mask_refresh_steps, phases, dynamic");
+      "srste_lambda, srste_decay_under_loss_scale, step_switch_min, step_switch_max, step_z_option, "
+      "mask_refresh_steps, phases, dynamic");
   EXPECT_EQ(
       ErrorOf("algorithm: rigl\n"),
       "line 1: sparsity.sparsity: missing: a dynamic sparsity group needs its sparsity (a number in [0, "
@@ -339,8 +340,9 @@ TEST(SparsityConfigTest, RecipesExpandToTheExistingKeys) {
   EXPECT_EQ(ErrorOf("sparsity_type: SRSTE\nrecipe: SDGF\n"),
             "line 2: sparsity.recipe: value SDGF sets sparsity.sparsity_type to STRUCTURED_NM, but "
             "sparsity.sparsity_type is SRSTE (line 1): drop one of the two");
-  EXPECT_EQ(ErrorOf("recipe: MDFG\n"),
-            "line 1: sparsity.recipe: value 'MDFG' is not one of DENSE, STE, SRSTE, MDGF, SDGF, SSTE, STEP, HU24");
+  EXPECT_EQ(
+      ErrorOf("recipe: MDFG\n"),
+      "line 1: sparsity.recipe: value 'MDFG' is not one of DENSE, STE, SRSTE, MDGF, SDGF, SSTE, STEP, HU24");
 }
 
 // HU24 (docs/sparsity-method.md §12.3): the recipe fixes the type and 2:4 and writes the authors' defaults

