@@ -259,12 +259,7 @@ absl::StatusOr<std::unique_ptr<SparsityMethod>> CreateHu24Method(const SparsityC
                                                                  torch::nn::Module& model,
                                                                  const SparsityMethodOptions& options) {
   // The engine places the layers and phases as for STE 2:4; its masks are never used.
-  SparsityConfig engine_config = config;
-  engine_config.sparsity_type = SparsityType::kStructuredNM;
-  engine_config.decay_type = DecayType::kStep;
-  auto engine_method =
-      CreateNMSparsityMethod(engine_config, options.total_epochs(), options.steps_per_epoch(), model,
-                             options.span_epochs(), torch::Tensor());
+  auto engine_method = CreateSteTwoFourEngine(config, model, options);
   if (!engine_method.ok()) return engine_method.status();
   auto method = std::make_unique<Hu24Method>(std::move(*engine_method), config, options.seed());
   method->Install(model);

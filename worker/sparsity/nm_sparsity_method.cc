@@ -106,6 +106,16 @@ double TargetSparsity(const std::string& target) {
   return 0.0;
 }
 
+absl::StatusOr<std::unique_ptr<SparsityMethod>> CreateSteTwoFourEngine(const SparsityConfig& config,
+                                                                       torch::nn::Module& model,
+                                                                       const SparsityMethodOptions& options) {
+  SparsityConfig engine_config = config;
+  engine_config.sparsity_type = SparsityType::kStructuredNM;
+  engine_config.decay_type = DecayType::kStep;
+  return CreateNMSparsityMethod(engine_config, options.total_epochs(), options.steps_per_epoch(), model,
+                                options.span_epochs(), torch::Tensor());
+}
+
 absl::StatusOr<std::unique_ptr<SparsityMethod>> CreateNMSparsityMethod(
     const SparsityConfig& config, int total_epochs, int64_t steps_per_epoch, torch::nn::Module& model,
     int span_epochs, const torch::Tensor& srste_term_scale) {

@@ -18,6 +18,12 @@ absl::StatusOr<std::unique_ptr<SparsityMethod>> CreateNMSparsityMethod(
     const SparsityConfig& config, int total_epochs, int64_t steps_per_epoch, torch::nn::Module& model,
     int span_epochs = 0, const torch::Tensor& srste_term_scale = {});
 
+// The engine of a 2024 recipe (S-STE, STEP, HU24): its layers and phases placed as for STE 2:4 (hard mask,
+// straight through), which the recipe then wraps with its own masks or update.
+absl::StatusOr<std::unique_ptr<SparsityMethod>> CreateSteTwoFourEngine(const SparsityConfig& config,
+                                                                       torch::nn::Module& model,
+                                                                       const SparsityMethodOptions& options);
+
 // 1 - N/M of an "N:M" target, the rate of "unstructured R", 0 for "dense" (target_sparsity/<location>).
 double TargetSparsity(const std::string& target);
 

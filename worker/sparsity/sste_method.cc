@@ -133,12 +133,7 @@ absl::StatusOr<std::unique_ptr<SparsityMethod>> CreateSsteMethod(const SparsityC
                                                                  torch::nn::Module& model,
                                                                  const SparsityMethodOptions& options) {
   // The engine places the layers and phases as for STE 2:4 (hard mask, straight through).
-  SparsityConfig engine_config = config;
-  engine_config.sparsity_type = SparsityType::kStructuredNM;
-  engine_config.decay_type = DecayType::kStep;
-  auto engine_method =
-      CreateNMSparsityMethod(engine_config, options.total_epochs(), options.steps_per_epoch(), model,
-                             options.span_epochs(), torch::Tensor());
+  auto engine_method = CreateSteTwoFourEngine(config, model, options);
   if (!engine_method.ok()) return engine_method.status();
   auto method = std::make_unique<SsteMethod>(std::move(*engine_method), options.seed());
   method->Install(model);

@@ -144,12 +144,7 @@ absl::StatusOr<std::unique_ptr<SparsityMethod>> CreateStepMethod(const SparsityC
   if (options.step_switch() == nullptr && options.optimizer() != nullptr)
     return absl::InvalidArgumentError("sparsity.recipe STEP needs optimizer.name adamw (its update)");
   // The engine places the layers as for STE 2:4 (hard mask, straight through); STEP's switch picks the phase.
-  SparsityConfig engine_config = config;
-  engine_config.sparsity_type = SparsityType::kStructuredNM;
-  engine_config.decay_type = DecayType::kStep;
-  auto engine_method =
-      CreateNMSparsityMethod(engine_config, options.total_epochs(), options.steps_per_epoch(), model,
-                             options.span_epochs(), torch::Tensor());
+  auto engine_method = CreateSteTwoFourEngine(config, model, options);
   if (!engine_method.ok()) return engine_method.status();
   std::shared_ptr<StepSwitch> step_switch =
       options.step_switch() != nullptr ? options.step_switch() : std::make_shared<StepSwitch>();
