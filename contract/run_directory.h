@@ -27,12 +27,12 @@ inline std::string NodeSpecFileName(uint32_t node_rank) {
 }
 
 // The checkpoint nmtrain keeps in its --out directory, and the one before it, which nmtrain falls back to
-// when the newer one is damaged (worker/trainer/checkpoint.cc writes and reads both; the agent looks for a
-// fork's parent checkpoint among them).
+// when the newer one is damaged (worker/trainer/checkpoint/checkpoint.cc writes and reads both; the agent
+// looks for a fork's parent checkpoint among them).
 constexpr const char* kCheckpointFiles[] = {"checkpoint.pt", "checkpoint.prev.pt"};
 
 // The SHA-256 of every checkpoint file nmtrain wrote there, one per line, latest first; a checkpoint whose
-// digest is not listed is damaged and not used (worker/trainer/checkpoint_digest.h).
+// digest is not listed is damaged and not used (worker/trainer/checkpoint/checkpoint_digest.h).
 constexpr char kCheckpointDigestFile[] = "checkpoint.sha256";
 
 // nmtrain's final metric line (the JSON object of kind "final", contract/metric_line.h), also written here

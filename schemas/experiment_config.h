@@ -98,7 +98,7 @@ struct OptimizerConfig {
   double clip_grad_norm = 0.0;  // 0: no clipping.
   double label_smoothing = 0.0;
   double mixup_alpha = 0.0;  // 0: no mixup.
-  // timm's Mixup/CutMix and its loss choice (worker/trainer/mixup.h, loss.h; docs/nmtrain.md).
+  // timm's Mixup/CutMix and its loss choice (worker/trainer/loss/mixup.h, loss.h; docs/nmtrain.md).
   double cutmix_alpha = 0.0;  // 0: no CutMix (unless cutmix_min/max are set).
   double cutmix_min = 0.0;    // cutmix_min < cutmix_max: box sides drawn in [min, max) of the image's.
   double cutmix_max = 0.0;
@@ -122,8 +122,8 @@ struct ScheduleConfig {
   double warmup_lr = 1e-6;
   int log_every_steps = 0;           // 0: per epoch only.
   bool sparsity_diagnostics = true;  // Flip rates and pruned / kept gradient norms at log points.
-  // timm's schedulers (worker/trainer/lr_scheduler.h; create_scheduler_v2's arguments by train.py's names).
-  // warmup_cosine: nmsparse's own cosine (per update, the warm-up inside `epochs`).
+  // timm's schedulers (worker/trainer/scheduler/lr_scheduler.h; create_scheduler_v2's arguments by train.py's
+  // names). warmup_cosine: nmsparse's own cosine (per update, the warm-up inside `epochs`).
   std::string sched = "warmup_cosine";
   int cooldown_epochs = 0;
   bool warmup_prefix = false;

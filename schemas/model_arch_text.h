@@ -1,6 +1,6 @@
 // A resolved architecture (schemas/model_resolution.h) as text, one `key: value` line per hyper-parameter
 // that shapes the weights, keys named as the spec's model keys. Checkpoints record it and resume compares it
-// (worker/trainer/checkpoint_architecture.h); fork compares the parent's and the fork's
+// (worker/trainer/checkpoint/checkpoint_architecture.h); fork compares the parent's and the fork's
 // (server/sweeps/run_fork.cc). Two spellings of one model (another catalogue name, a kwarg set to its
 // default) give the same text; dropout rates are not part of it.
 #ifndef NMSPARSE_SCHEMAS_MODEL_ARCH_TEXT_H_

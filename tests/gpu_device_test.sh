@@ -5,7 +5,7 @@
 # CPU slots, every rank must get --device cuda (cpu on CPU slots), CUDA_VISIBLE_DEVICES listing the run's
 # GPUs in rank order and CUDA_DEVICE_ORDER=PCI_BUS_ID (nvidia-smi's numbering), with LOCAL_RANK = RANK: nmtrain
 # opens cuda:LOCAL_RANK, its own slot's GPU (the rule nmtrain applies is tested in
-# worker/trainer/device_choice_test.cc). A run on GPU slots whose trainer reports the CPU fails instead of
+# worker/trainer/device/device_choice_test.cc). A run on GPU slots whose trainer reports the CPU fails instead of
 # succeeding slowly.
 #
 # Usage: gpu_device_test.sh NMSERVER NMWORKER NMCTL SWEEP_YAML FAKE_NVIDIA_SMI RECORDING_TRAINER

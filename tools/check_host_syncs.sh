@@ -6,7 +6,7 @@
 # Each hit must be in the allow-list (tools/host_sync_allowlist.txt: "path | text on the line | why"), and
 # each entry must still match a line, so that a new host read cannot be added unnoticed and a stale reason
 # does not linger. Its GPU counterpart sees LibTorch's own calls too: NMTRAIN_SYNC_DEBUG=error
-# (worker/trainer/sync_debug.h), run by bench/gpu/node_check.sh.
+# (worker/trainer/device/sync_debug.h), run by bench/gpu/node_check.sh.
 # Usage: tools/check_host_syncs.sh [--allowlist FILE] [FILE...]   (default: the step's files, from the root)
 set -euo pipefail
 allowlist=tools/host_sync_allowlist.txt
@@ -17,7 +17,10 @@ fi
 if [[ $# -eq 0 ]]; then
   cd "$(dirname "$0")/.."
   set -- $(ls worker/sparsity/*.cc worker/sparsity/*/*.cc worker/trainer/models/*.cc \
-    worker/trainer/{trainer,optimizer,optimizer_step,adamw_step,step_update,loss,loss_scaler,autocast_guard,distributed,evaluator,host_reads,model_ema}.cc \
+    worker/trainer/{trainer,evaluator,model_ema}.cc \
+    worker/trainer/optim/{optimizer,optimizer_step,adamw_step,step_update}.cc worker/trainer/loss/loss.cc \
+    worker/trainer/precision/{loss_scaler,autocast_guard}.cc worker/trainer/distributed/distributed.cc \
+    worker/trainer/device/host_reads.cc \
     worker/trainer/data/batch_loader.cc | grep -v -e '_test\.cc$' -e '_testing\.cc$' -e 'shared_testdata')
 fi
 pattern='\.item *[<(]|\.cpu\(\)|\.to\((torch::)?kCPU|Device\((torch::)?kCPU\)\)|ReadToHost\(|[sS]ynchronize\(|cudaMemcpy\(|nonzero\(|masked_select\(|\.unique\(|_unique\('

@@ -55,19 +55,19 @@ check() {
 }
 check worker/trainer/models/testdata/timm_model_kwargs.txt tools/timm_model_golden.py worker/trainer/models/
 check schemas/testdata/timm_catalog_models.txt "tools/timm_model_golden.py --catalog" schemas/model_catalog.cc
-check worker/trainer/testdata/timm_loss.txt tools/timm_loss_golden.py "worker/trainer/loss.cc, mixup.cc"
-check worker/trainer/testdata/timm_lr_schedules.txt tools/timm_sched_golden.py worker/trainer/lr_scheduler.cc
+check worker/trainer/testdata/timm_loss.txt tools/timm_loss_golden.py "worker/trainer/loss/loss.cc, mixup.cc"
+check worker/trainer/testdata/timm_lr_schedules.txt tools/timm_sched_golden.py worker/trainer/scheduler/lr_scheduler.cc
 check worker/trainer/data/testdata/pillow_jpeg_decode.txt tools/pillow_jpeg_golden.py worker/trainer/data/jpeg_decoder.cc
 check worker/trainer/data/randaugment/testdata/timm_randaugment.txt tools/timm_randaugment_golden.py worker/trainer/data/randaugment/
 check worker/trainer/testdata/timm_ema.txt tools/timm_ema_golden.py worker/trainer/model_ema.cc
-check worker/trainer/testdata/timm_lion.txt tools/timm_lion_golden.py worker/trainer/lion.cc
+check worker/trainer/testdata/timm_lion.txt tools/timm_lion_golden.py worker/trainer/optim/lion.cc
 check worker/trainer/data/testdata/timm_repeat_aug.txt tools/timm_repeat_aug_golden.py worker/trainer/data/repeat_aug_sampler.cc
-check worker/trainer/testdata/timm_layer_decay.txt tools/timm_layer_decay_golden.py "worker/trainer/layer_decay.cc, optimizer.cc"
+check worker/trainer/testdata/timm_layer_decay.txt tools/timm_layer_decay_golden.py "worker/trainer/optim/layer_decay.cc, optimizer.cc"
 check worker/trainer/data/transforms/testdata/timm_transforms.txt tools/timm_transforms_golden.py worker/trainer/data/transforms/
 check worker/trainer/models/testdata/timm_swinv2_forward.txt tools/timm_swinv2_forward_golden.py worker/trainer/models/swin_transformer_v2.cc
 check worker/trainer/models/testdata/timm_vit_import.txt tools/timm_import_golden.py worker/trainer/interop/initial_weights.cc
 check worker/trainer/interop/testdata/timm_swinv2_import.txt tools/timm_swinv2_import_golden.py worker/trainer/interop/initial_weights.cc
 check worker/trainer/interop/testdata/timm_export.txt tools/timm_export_golden.py worker/trainer/interop/model_export.cc
-check worker/trainer/testdata/torch_grad_scaler.txt tools/torch_grad_scaler_golden.py worker/trainer/loss_scaler.cc
+check worker/trainer/testdata/torch_grad_scaler.txt tools/torch_grad_scaler_golden.py worker/trainer/precision/loss_scaler.cc
 check report/testdata/optuna_importances.txt tools/optuna_importance_golden.py report/param_importance.cc
 exit $failed

@@ -1,6 +1,6 @@
 """Prints timm's layer-wise learning-rate decay groups: the golden file
 worker/trainer/testdata/timm_layer_decay.txt, which layer_decay_test compares with nmsparse's
-worker/trainer/optimizer.h (issue 24). For each model, create_optimizer_v2(model, 'adamw', layer_decay=...)
+worker/trainer/optim/optimizer.h (issue 24). For each model, create_optimizer_v2(model, 'adamw', layer_decay=...)
 as train.py calls it: each parameter's group (in timm's order), lr_scale and weight decay (timm's Scheduler
 then sets each group's rate to the base rate times lr_scale). Run by tools/check_timm_goldens.sh.
 """

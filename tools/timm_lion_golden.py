@@ -1,5 +1,5 @@
 """Prints timm's Lion (timm.optim.Lion) on a fixed sequence of gradients: the golden file
-worker/trainer/testdata/timm_lion.txt, which lion_test compares with nmsparse's worker/trainer/lion.h
+worker/trainer/testdata/timm_lion.txt, which lion_test compares with nmsparse's worker/trainer/optim/lion.h
 (issue 42; Hu et al.'s DeiT recipe trains with Lion). One parameter of 8 values starts at `init`; each step sets
 its gradient to the step's values and calls step(). Both of timm's code paths (foreach and the per-tensor
 loop) under two settings: DeiT's (lr 2e-4, betas (0.9, 0.99), weight decay 0.5) and a larger rate without

@@ -1,5 +1,5 @@
 """Prints timm's losses and Mixup/CutMix on fixed inputs: the golden file worker/trainer/testdata/timm_loss.txt,
-which loss_test compares with nmsparse's worker/trainer/loss.h and mixup.h (issue 24). Random draws are
+which loss_test compares with nmsparse's worker/trainer/loss/loss.h and mixup.h (issue 24). Random draws are
 recorded per kind (uniform, beta, int) in call order so the C++ test can replay them; the `sample` lines are
 10^4 draws of timm's own numpy stream for the distribution (KS) tests. Run by tools/check_timm_goldens.sh.
 """

@@ -1,6 +1,6 @@
 """Prints timm's learning rate at every optimizer update of a set of schedules, as train.py drives the
 scheduler create_scheduler_v2 builds (step_update after each update, step(epoch + 1, top1) after each
-epoch), for lr_scheduler_test to compare with nmsparse's (worker/trainer/lr_scheduler.h).
+epoch), for lr_scheduler_test to compare with nmsparse's (worker/trainer/scheduler/lr_scheduler.h).
 
 Usage: python tools/timm_sched_golden.py > worker/trainer/testdata/timm_lr_schedules.txt
 """

@@ -1,6 +1,6 @@
 """Prints torch.amp.GradScaler's scale and growth tracker over fixed sequences of finite and inf/NaN steps, and
 its unscaled gradients: the golden file worker/trainer/testdata/torch_grad_scaler.txt, which loss_scaler_test
-compares with nmsparse's worker/trainer/loss_scaler.h (issue 24). Run by tools/check_timm_goldens.sh.
+compares with nmsparse's worker/trainer/precision/loss_scaler.h (issue 24). Run by tools/check_timm_goldens.sh.
 """
 import torch
 

@@ -9,8 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "schemas/base_spec.h"
 #include "common/status_macros.h"
+#include "schemas/base_spec.h"
 #include "schemas/content_hash.h"
 #include "schemas/experiment_config.h"
 #include "schemas/model_arch_text.h"
@@ -26,7 +26,7 @@ namespace nmsparse::server {
 namespace {
 
 // Keys a fork keeps from its parent: the trainer refuses a checkpoint written under another seed or precision
-// (worker/trainer/resume.cc). The model is compared as the architecture it resolves to
+// (worker/trainer/checkpoint/resume.cc). The model is compared as the architecture it resolves to
 // (CheckSameArchitecture).
 constexpr const char* kKeptKeys[] = {"seed", "resources.precision"};
 

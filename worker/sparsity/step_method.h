@@ -1,9 +1,9 @@
 // STEP (Lu et al., ICML 2023; docs/sparsity-method.md §13), as Hu et al. implement it (AdamW_STEP and its
 // module): dense AdamW while Adam's second moment v still moves, then hard 2:4 straight through with v
 // frozen. The decision lives on the device (StepSwitch): the optimizer's update
-// (worker/trainer/step_update.h) runs the switch test after every step, and the sparse linears select dense
-// or 2:4 weights from its flag, so no step waits for the GPU. This method wraps the N:M engine (as STE 2:4)
-// for the layers and reports.
+// (worker/trainer/optim/step_update.h) runs the switch test after every step, and the sparse linears select
+// dense or 2:4 weights from its flag, so no step waits for the GPU. This method wraps the N:M engine (as STE
+// 2:4) for the layers and reports.
 #ifndef NMSPARSE_WORKER_SPARSITY_STEP_METHOD_H_
 #define NMSPARSE_WORKER_SPARSITY_STEP_METHOD_H_
 

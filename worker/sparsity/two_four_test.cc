@@ -16,7 +16,7 @@
 
 #include "nlohmann/json.hpp"
 #include "worker/sparsity/semi_structured/transposable_mask.h"
-#include "worker/trainer/lion.h"
+#include "worker/trainer/optim/lion.h"
 
 namespace nmsparse {
 namespace {

@@ -4,10 +4,10 @@
 
 #include <algorithm>
 
-#include "worker/trainer/autocast_guard.h"
 #include "worker/trainer/data/prefetch_loader.h"
-#include "worker/trainer/device_setup.h"
-#include "worker/trainer/host_reads.h"
+#include "worker/trainer/device/device_setup.h"
+#include "worker/trainer/device/host_reads.h"
+#include "worker/trainer/precision/autocast_guard.h"
 
 namespace nmsparse {
 

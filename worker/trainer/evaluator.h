@@ -9,7 +9,7 @@
 
 #include "worker/trainer/data/batch_loader.h"
 #include "worker/trainer/data/dataset.h"
-#include "worker/trainer/distributed.h"
+#include "worker/trainer/distributed/distributed.h"
 #include "worker/trainer/models/classifier.h"
 
 namespace nmsparse {

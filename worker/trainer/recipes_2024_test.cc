@@ -14,7 +14,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "schemas/experiment_config.h"
-#include "worker/trainer/checkpoint.h"
+#include "worker/trainer/checkpoint/checkpoint.h"
 #include "worker/trainer/models/model_factory.h"
 #include "worker/trainer/trainer.h"
 #include "worker/trainer/trainer_error.h"

@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "schemas/model_catalog.h"
-#include "worker/trainer/checkpoint.h"
+#include "worker/trainer/checkpoint/checkpoint.h"
 #include "worker/trainer/models/model_factory.h"
 
 namespace nmsparse {

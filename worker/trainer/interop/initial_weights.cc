@@ -12,7 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "worker/trainer/checkpoint_digest.h"
+#include "worker/trainer/checkpoint/checkpoint_digest.h"
 #include "worker/trainer/interop/safetensors.h"
 #include "worker/trainer/interop/torch_save.h"
 #include "worker/trainer/trainer_error.h"

@@ -14,12 +14,12 @@
 #include "nlohmann/json.hpp"
 #include "schemas/data_pipeline.h"
 #include "worker/sparsity/sparsity_engine.h"
-#include "worker/trainer/checkpoint.h"
+#include "worker/trainer/checkpoint/checkpoint.h"
 #include "worker/trainer/interop/safetensors.h"
 #include "worker/trainer/interop/timm_config.h"
-#include "worker/trainer/lr_scheduler.h"
 #include "worker/trainer/models/model_factory.h"
 #include "worker/trainer/run_parts.h"
+#include "worker/trainer/scheduler/lr_scheduler.h"
 #include "worker/trainer/trainer_error.h"
 
 namespace nmsparse {

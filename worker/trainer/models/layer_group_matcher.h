@@ -1,6 +1,6 @@
 // A model's grouping of its parameters into layers, as timm's group_matcher(coarse=False) declares it (a
 // dict of regexes whose matches sort into layer order), for layer-wise learning-rate decay
-// (worker/trainer/layer_decay.h).
+// (worker/trainer/optim/layer_decay.h).
 #ifndef NMSPARSE_WORKER_TRAINER_MODELS_LAYER_GROUP_MATCHER_H_
 #define NMSPARSE_WORKER_TRAINER_MODELS_LAYER_GROUP_MATCHER_H_
 
