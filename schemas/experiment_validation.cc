@@ -153,13 +153,10 @@ absl::Status ValidateSparsity(const ExperimentConfig& c, const ModelArch& arch) 
       return Invalid("sparsity", absl::StrCat("N:M ", NMText(*nm), " is invalid: must have 1 <= N <= M"));
     }
   }
-  if (s.sparsity_type == SparsityType::kDense || s.sparsity_type == SparsityType::kUnstructured) {
-    return absl::OkStatus();
-  }
+  if (!IsNMSparsity(s.sparsity_type)) return absl::OkStatus();
   // The N:M of every stage of a target; SR-STE ignores the structure decay (§2): only its target is used.
   const auto stages_of = [&](const NM& target) {
-    return s.sparsity_type == SparsityType::kSrste || s.sparsity_type == SparsityType::kSste ||
-                   s.sparsity_type == SparsityType::kStep || s.sparsity_type == SparsityType::kHu24
+    return !FollowsStructureDecay(s.sparsity_type)
                ? std::vector<std::pair<int, NM>>{{0, target}}
                : StructureDecayStages(s, SparsityEpochs(c.schedule), target);
   };

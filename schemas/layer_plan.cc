@@ -52,11 +52,8 @@ std::vector<LayerPlanStage> DefaultTimeline(const SparsityConfig& s, int span, i
   const int f = FineTuneEpochs(s, span);
   // Fine-tune covers epochs > T - f (strictly greater, as the reference does), after T too.
   const int fine_start = std::min(total, std::max(d, span - f + 1));
-  // SR-STE, S-STE, STEP and HU24 have no structure decay, and no hard mask in a fine-tune.
-  const bool srste = s.sparsity_type == SparsityType::kSrste || s.sparsity_type == SparsityType::kSste ||
-                     s.sparsity_type == SparsityType::kStep || s.sparsity_type == SparsityType::kHu24;
-  const auto decay =
-      srste ? std::vector<std::pair<int, NM>>{{d, target}} : StructureDecayStages(s, span, target);
+  const auto decay = !FollowsStructureDecay(s.sparsity_type) ? std::vector<std::pair<int, NM>>{{d, target}}
+                                                             : StructureDecayStages(s, span, target);
   Add(&stages, 0, d, "dense", {0, 0}, "dense");
   for (size_t i = 0; i < decay.size(); ++i) {
     const int start = decay[i].first;

@@ -201,7 +201,8 @@ struct SparsityEnumNames {
   EnumTable<SparsityType> types{
       {"DENSE", SparsityType::kDense}, {"STRUCTURED_NM", SparsityType::kStructuredNM},
       {"SRSTE", SparsityType::kSrste}, {"UNSTRUCTURED", SparsityType::kUnstructured},
-      {"SSTE", SparsityType::kSste},   {"STEP", SparsityType::kStep}, {"HU24", SparsityType::kHu24}};
+      {"SSTE", SparsityType::kSste},   {"STEP", SparsityType::kStep},
+      {"HU24", SparsityType::kHu24}};
   EnumTable<DecayType> decay_types{
       {"STEP", DecayType::kStep}, {"LINEAR", DecayType::kLinear}, {"EXP", DecayType::kExp}};
   EnumTable<StructureDecayType> structure_decay_types{{"SPARSIFY", StructureDecayType::kSparsify},
@@ -402,5 +403,22 @@ YAML::Node SparsityConfigToYaml(const SparsityConfig& config) {
   SparsityKeys().Write(config, &out);
   return out.root();
 }
+
+bool IsNMSparsity(SparsityType type) {
+  switch (type) {
+    case SparsityType::kDense:
+    case SparsityType::kUnstructured:
+      return false;
+    case SparsityType::kStructuredNM:
+    case SparsityType::kSrste:
+    case SparsityType::kSste:
+    case SparsityType::kStep:
+    case SparsityType::kHu24:
+      return true;
+  }
+  return false;
+}
+
+bool FollowsStructureDecay(SparsityType type) { return type == SparsityType::kStructuredNM; }
 
 }  // namespace nmsparse

@@ -22,6 +22,13 @@ namespace nmsparse {
 // kHu24: Hu et al. 2024, transposable 2:4 held between refreshes, MVUE weight gradient, masked decay (§12).
 enum class SparsityType { kDense, kStructuredNM, kSrste, kUnstructured, kSste, kStep, kHu24 };
 enum class DecayType { kStep, kLinear, kExp };
+
+// Whether a run of this type keeps N of every M weights, so that sparsity.nm and nm_qkv apply (dense and
+// unstructured runs ignore them).
+bool IsNMSparsity(SparsityType type);
+// Whether its N:M steps through the structure decay's stages (§3, §4). The other N:M recipes hold their
+// target from their first sparse step and never harden the mask in a fine-tune.
+bool FollowsStructureDecay(SparsityType type);
 enum class StructureDecayType { kSparsify, kFine, kDensify };
 enum class SparseDim { kRow, kCol };
 enum class PhaseKind { kDense, kSparse, kFineTune };

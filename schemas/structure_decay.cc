@@ -76,7 +76,7 @@ std::vector<std::pair<int, NM>> StructureDecayStages(const SparsityConfig& confi
 }
 
 std::string SkippedStagesWarning(const SparsityConfig& config, int total_epochs) {
-  if (!config.structure_decay_flag || config.sparsity_type != SparsityType::kStructuredNM) return "";
+  if (!config.structure_decay_flag || !FollowsStructureDecay(config.sparsity_type)) return "";
   const std::vector<NM> table =
       StructureDecayTable(config.structure_decay_type, config.nm, config.structure_decay_start_multiple);
   const auto stages = StructureDecayStages(config, total_epochs, config.nm);

@@ -62,7 +62,7 @@ std::vector<SparsityLocation> BlockLocationsOf(const std::string& name) {
 
 // SDGF applies to STRUCTURED_NM only; SR-STE and unstructured ignore it (spec §2, §4).
 bool UsesStructureDecay(const SparsityConfig& config) {
-  return config.structure_decay_flag && config.sparsity_type == SparsityType::kStructuredNM;
+  return config.structure_decay_flag && FollowsStructureDecay(config.sparsity_type);
 }
 
 // Every N:M `target` goes through (the SDGF stages, or the target alone).
