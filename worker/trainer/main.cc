@@ -177,16 +177,8 @@ int Main(int argc, char** argv) {
     std::cout << "image transforms:\n" << DescribeDataPipeline(*pipeline);
     return kExitOk;
   }
-  if (const char* hold = std::getenv("NMTRAIN_HOLD_FILE"); hold != nullptr && *hold != '\0') {
-    const char* epochs = std::getenv("NMTRAIN_HOLD_AFTER_EPOCHS");
-    const char* steps = std::getenv("NMTRAIN_HOLD_AFTER_STEPS");
-    const bool by_epochs = epochs != nullptr && absl::SimpleAtoi(epochs, &options.hold_after_epochs) &&
-                           options.hold_after_epochs >= 1;
-    const bool by_steps = steps != nullptr && absl::SimpleAtoi(steps, &options.hold_after_steps) &&
-                          options.hold_after_steps >= 1;
-    if (!by_epochs && !by_steps)
-      return Usage("NMTRAIN_HOLD_FILE needs NMTRAIN_HOLD_AFTER_EPOCHS=N or NMTRAIN_HOLD_AFTER_STEPS=N >= 1");
-    options.hold_file = hold;
+  if (absl::Status hold = ReadHoldFromEnvironment(&options.test); !hold.ok()) {
+    return Usage(std::string(hold.message()));
   }
   std::signal(SIGTERM, OnTerminate);
   std::signal(SIGINT, OnTerminate);

@@ -1,6 +1,5 @@
 #include "worker/trainer/trainer.h"
 
-#include <sys/stat.h>
 #include <torch/torch.h>
 
 #include <chrono>
@@ -10,7 +9,6 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
-#include <thread>
 
 #include "absl/strings/str_join.h"
 #include "common/checked_file.h"
@@ -52,6 +50,7 @@
 #include "worker/trainer/precision/loss_scaler.h"
 #include "worker/trainer/run_parts.h"
 #include "worker/trainer/scheduler/lr_scheduler.h"
+#include "worker/trainer/test_hooks.h"
 #include "worker/trainer/trainer_error.h"
 
 namespace nmsparse {
@@ -90,10 +89,10 @@ class Run {
               std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) +
               " (use fp32 or bf16 on the CPU, or a GPU)");
     }
-    if (autocast_dtype_ == at::kHalf || options.loss_scaling) {
+    if (autocast_dtype_ == at::kHalf || options.test.loss_scaling) {
       LossScalerOptions scaling;
-      if (options.loss_scale_growth_interval > 0)
-        scaling.growth_interval = options.loss_scale_growth_interval;
+      if (options.test.loss_scale_growth_interval > 0)
+        scaling.growth_interval = options.test.loss_scale_growth_interval;
       scaler_ = std::make_unique<LossScaler>(scaling, device_);
     }
     dist_ = std::make_unique<Distributed>(env, options.timeout, device_.is_cuda(), device_);
@@ -191,7 +190,7 @@ class Run {
     for (int epoch = state_.epoch; epoch < epochs_; ++epoch) {
       if (!TrainEpoch(epoch)) return kExitTerminated;
       FinishEpoch(epoch);
-      HoldIfAsked();
+      hold_.AfterEpochs(state_.epoch);
     }
     EvaluateDeployable();
     EmitFinal();
@@ -293,7 +292,7 @@ class Run {
       sync_debug_.EndStep();  // The sync point below reads the loss on the host.
       const bool stop_wanted = StopWanted();
       const bool stop = AtSyncPoint(stop_wanted) && Sync(epoch, lr, stop_wanted);
-      if (o_.on_step_end) o_.on_step_end(state_.global_step);
+      if (o_.test.on_step_end) o_.test.on_step_end(state_.global_step);
       if (stop) {
         if (state_.step_in_epoch == steps_per_epoch_)
           FinishEpoch(epoch);  // Completes the epoch first.
@@ -303,7 +302,7 @@ class Run {
         return false;
       }
       EmitProgressIfDue(epoch);
-      HoldAtStepIfAsked();
+      hold_.AfterSteps(state_.global_step);
     }
     return true;
   }
@@ -327,24 +326,6 @@ class Run {
     const int64_t n = batch.labels.size(0);
     window_loss_.add_(loss.detach().to(torch::kDouble) * static_cast<double>(n));
     window_images_ += static_cast<double>(n);
-  }
-
-  // The tests' hold point (TrainerOptions::hold_file): a stat every 50 ms while held, none otherwise. A stop
-  // ends the hold; the next step then stops the run as usual.
-  void HoldIfAsked() {
-    if (state_.epoch == o_.hold_after_epochs) Hold(std::to_string(state_.epoch) + " epochs");
-  }
-  void HoldAtStepIfAsked() {
-    if (o_.hold_after_steps > 0 && state_.global_step == o_.hold_after_steps)
-      Hold(std::to_string(state_.global_step) + " steps");
-  }
-  void Hold(const std::string& after) {
-    struct stat st;
-    const auto held = [this, &st] { return stat(o_.hold_file.c_str(), &st) == 0 && !StopWanted(); };
-    if (o_.hold_file.empty() || !held()) return;
-    Log() << "holding after " << after << " while " << o_.hold_file << " exists\n";
-    while (held()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    Log() << "hold released\n";
   }
 
   bool StopWanted() const {
@@ -635,6 +616,8 @@ class Run {
   const ExperimentConfig& c_;
   const TrainerOptions& o_;
   std::ostream& log_;
+  const HoldPoint hold_{o_.test, [this] { return StopWanted(); },
+                        [this]() -> std::ostream& { return Log(); }};
   ModelArch arch_;
   const c10::ScalarType autocast_dtype_;  // Of the forward passes: bf16, fp16, or Undefined (fp32).
   const TrainLoss loss_;                  // timm train.py's choice of training loss.
@@ -671,7 +654,7 @@ class Run {
   std::vector<torch::Tensor> params_;
   std::unique_ptr<GradientAverager> averager_;  // Bucketed all-reduce overlapped with backward.
   std::unique_ptr<ModelEma> ema_;               // model.ema only.
-  std::unique_ptr<LossScaler> scaler_;          // fp16 (or TrainerOptions::loss_scaling); else null.
+  std::unique_ptr<LossScaler> scaler_;          // fp16 (or TrainerTestHooks::loss_scaling); else null.
   std::unique_ptr<OptimizerStep> step_;
   TrainState state_;
   std::optional<double> deploy_top1_, ema_deploy_top1_;  // EvaluateDeployable's, for the final line.

@@ -7,11 +7,11 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <functional>
 #include <iostream>
 #include <string>
 
 #include "schemas/experiment_config.h"
+#include "worker/trainer/test_hooks.h"
 
 namespace nmsparse {
 
@@ -27,18 +27,7 @@ struct TrainerOptions {
   const std::atomic<bool>* stop = nullptr;   // Set by SIGTERM: stop at the next step boundary.
   int64_t stop_after_steps = -1;             // Behave as if stopped once this many optimizer steps are done.
   int loader_threads = -1;                   // Batch-building threads; -1: 2+ on a GPU, none on the CPU.
-  std::function<void(int64_t global_step)> on_step_end;  // Tests: called after every optimizer step.
-  // Tests (the chaos suite): once this many epochs are done (their lines printed, the checkpoint written), or
-  // this many optimizer steps (mid-epoch, after the step's lines), wait while `hold_file` exists or until
-  // stopped; nmtrain sets them from $NMTRAIN_HOLD_FILE, $NMTRAIN_HOLD_AFTER_EPOCHS and
-  // $NMTRAIN_HOLD_AFTER_STEPS. Empty: no hold, and no file is looked at; 0: not at that kind of point.
-  std::string hold_file;
-  int hold_after_epochs = 0;
-  // Tests: fp16's loss scaling in a run of another precision (fp16 autocast needs a GPU or LibTorch 2.4+),
-  // and a growth interval for the scaler (0: GradScaler's 2000).
-  bool loss_scaling = false;
-  int64_t loss_scale_growth_interval = 0;
-  int64_t hold_after_steps = 0;
+  TrainerTestHooks test;                     // What tests may ask beyond the spec; all off by default.
 };
 
 // Trains; returns kExitOk, or kExitTerminated when stopped. Throws TrainerError (with its exit code) on bad

@@ -75,7 +75,7 @@ sparsity: {sparsity_type: SRSTE, n_sparsity: 2, m_sparsity: 4, sparsity_loc: FF}
   CapturedRun run("syncs");
   run.options.loader_threads = 2;          // The prefetcher too, as on a GPU.
   std::map<int64_t, int64_t> reads_after;  // global step -> reads so far
-  run.options.on_step_end = [&](int64_t step) { reads_after[step] = HostReadCount(); };
+  run.options.test.on_step_end = [&](int64_t step) { reads_after[step] = HostReadCount(); };
   ASSERT_EQ(RunTraining(config, run.options), kExitOk) << run.log.str();
   const int64_t per_epoch = 16;
   ASSERT_EQ(reads_after.size(), 2u * per_epoch);

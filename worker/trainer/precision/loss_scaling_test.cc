@@ -2,7 +2,7 @@
 // AdamW state, masks and SR-STE untouched) and halves the scale; clean steps grow it; a resume in the middle
 // of a scaled run is bit-exact; SR-STE's term under the scale, exact and as the reference has it. On the CPU
 // with Debian's LibTorch, fp16 autocast is refused, so the trainer tests scale an fp32 run
-// (TrainerOptions::loss_scaling): the scaler, the skip and the checkpoint are the same code.
+// (TrainerTestHooks::loss_scaling): the scaler, the skip and the checkpoint are the same code.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -126,8 +126,8 @@ TEST(LossScalingTest, ReferenceModeDividesTheSrsteTermByTheScale) {
 TEST(LossScalingTest, CleanStepsGrowTheScaleAndTheLinesCountSkippedSteps) {
   const ExperimentConfig config = ParseValidExperiment(kSrsteSpec);
   CapturedRun run("growth");
-  run.options.loss_scaling = true;
-  run.options.loss_scale_growth_interval = 3;
+  run.options.test.loss_scaling = true;
+  run.options.test.loss_scale_growth_interval = 3;
   ASSERT_EQ(RunTraining(config, run.options), kExitOk) << run.log.str();
   // 16 clean steps (fp32 does not overflow at these scales): 5 growths.
   auto final_line = LastMetricFields(run.metrics.str(), "final");
@@ -145,8 +145,8 @@ TEST(LossScalingTest, ResumeInTheMiddleOfAScaledRunIsBitExact) {
   TrainerOptions straight;
   straight.out_dir = TestTempDir("scaled_straight");
   straight.metrics = straight.log = &sink;
-  straight.loss_scaling = true;
-  straight.loss_scale_growth_interval = 3;
+  straight.test.loss_scaling = true;
+  straight.test.loss_scale_growth_interval = 3;
   ASSERT_EQ(RunTraining(config, straight), kExitOk) << sink.str();
   TrainerOptions interrupted = straight;
   interrupted.out_dir = TestTempDir("scaled_interrupted");
