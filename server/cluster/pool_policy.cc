@@ -30,11 +30,12 @@ PoolPlan PlanPool(const PoolDemand& d) {
   for (uint32_t free : d.free_slots) bins.push_back({free, kLive});
   const int starting = static_cast<int>(d.starting_jobs.size());
   for (int j = 0; j < starting; ++j) {
-    for (uint32_t n = 0; n < std::max<uint32_t>(d.starting_jobs[j], 1); ++n) bins.push_back({d.slots_per_job, j});
+    for (uint32_t n = 0; n < std::max<uint32_t>(d.starting_jobs[j], 1); ++n)
+      bins.push_back({d.slots_per_job, j});
   }
   PoolPlan plan;
-  std::vector<uint32_t> new_jobs;      // Nodes of each new job.
-  std::vector<int> placed_in_new;      // For each run placed in new jobs: the newest of them.
+  std::vector<uint32_t> new_jobs;  // Nodes of each new job.
+  std::vector<int> placed_in_new;  // For each run placed in new jobs: the newest of them.
   for (size_t i = 0; i < d.queued_slots.size(); ++i) {
     const uint32_t need = d.queued_slots[i];
     const uint32_t nodes = std::max<uint32_t>(i < d.queued_nodes.size() ? d.queued_nodes[i] : 1, 1);

@@ -160,7 +160,7 @@ absl::StatusOr<std::string> SlurmLauncher::Submit(uint32_t nodes) {
 
 absl::StatusOr<std::vector<LaunchedJob>> SlurmLauncher::List() {
   const std::vector<std::string> argv = {
-      Program("squeue"),        "--noheader", "--me", "--states=all", "--name=" + config_.job_name,
+      Program("squeue"),           "--noheader", "--me", "--states=all", "--name=" + config_.job_name,
       "--format=%i|%T|%N|%L|%r|%D"};
   NM_ASSIGN_OR_RETURN(CommandResult r, RunCommand(argv, kCommandTimeout));
   if (r.exit_code != 0) return CommandFailed(argv, r);

@@ -46,7 +46,7 @@ class WorkerPool {
   };
   struct Queue {
     PoolDemand demand;
-    std::map<std::string, v1::Worker> workers_by_job;  // "slurm:<id>" -> its newest worker.
+    std::map<std::string, v1::Worker> workers_by_job;     // "slurm:<id>" -> its newest worker.
     std::map<std::string, uint32_t> live_workers_by_job;  // A gang job's nodes each have one.
   };
 
