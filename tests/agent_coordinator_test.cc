@@ -285,7 +285,7 @@ TEST_F(AgentCoordinatorTest, RefusedRegistrationEndsTheAgentInsteadOfRetrying) {
   agent::Agent* refused = StartAgent("wild", [](agent::AgentOptions* o) { o->advertise_addr = "0.0.0.0"; });
   const agent::ExitRequest request = refused->WaitForExitRequest();
   EXPECT_EQ(request.kind, agent::ExitKind::kRefused);
-  EXPECT_TRUE(absl::StrContains(request.why, "refused this worker's registration (INVALID_ARGUMENT)"))
+  EXPECT_TRUE(absl::StrContains(request.why, "refused this worker's registration: INVALID_ARGUMENT: "))
       << request.why;
   EXPECT_TRUE(absl::StrContains(request.why, "advertise_addr: '0.0.0.0'")) << request.why;
   v1::ListWorkersResponse workers;

@@ -60,7 +60,7 @@ unset "worker_pid[wildcard]"
 check "a worker advertising 0.0.0.0 is refused, naming the key and value" \
   grep -q "advertise_addr: '0.0.0.0' is the wildcard address" "$tmp/nmworker-wildcard.log"
 check "and exits 78 (registration refused) instead of retrying" test "$wildcard_exit" = 78
-check "saying it will not retry" grep -q "refused this worker's registration (INVALID_ARGUMENT).*not retrying" \
+check "saying it will not retry" grep -q "refused this worker's registration: INVALID_ARGUMENT: .*not retrying" \
   "$tmp/nmworker-wildcard.log"
 node n2 127.0.0.2
 node n3 127.0.0.3

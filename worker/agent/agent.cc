@@ -219,8 +219,8 @@ void Agent::HeartbeatLoop() {
       absl::Status status = RegisterOnce();
       if (FateOf(status) == ReportFate::kRefused) {  // Asking again would be refused again: say why, and end.
         const std::string why =
-            absl::StrCat("the coordinator ", client_->address(), " refused this worker's registration (",
-                         absl::StatusCodeToString(status.code()), "): ", status.message(),
+            absl::StrCat("the coordinator ", client_->address(),
+                         " refused this worker's registration: ", status.ToString(),
                          "; not retrying: fix the flag or credential it names and start nmworker again");
         AgentLog(why);
         RequestExit({ExitKind::kRefused, why});
