@@ -153,6 +153,10 @@ gang_hosts() {  # gang_hosts RUN: node 0's and node 1's worker host names.
 # Rank 0 logs its hold after step 15. Rank 1 has then passed step 15's collectives (the gradients' and the
 # step-line sync point's) and is held too, or blocked in step 16's all-reduce until rank 0 goes on: mid-epoch 2.
 wait_held() { wait_log "$1" "holding after 15 steps"; }
+wait_log_file() {  # wait_log_file FILE TEXT: until FILE has a line with TEXT (10 s).
+  for _ in $(seq 100); do grep -q "$2" "$1" && return 0; sleep 0.1; done
+  return 1
+}
 
 # --- all or nothing: one node's nmworker SIGKILLed mid-epoch.
 touch "$hold"
@@ -295,7 +299,8 @@ wait "$range_holder" 2>/dev/null
 
 # --- ASHA stops a gang: two 2-node runs of one sweep, one that learns and one that barely moves; rungs at
 # epochs 1 and 2. The first reaches rung 1 alone (promoted), is let go at its hold and finishes; the second
-# is held after step 15 (mid-epoch 2, past its rung-1 result), where ASHA's stop must reach both nodes.
+# is stopped after its rung-1 result (epoch 1, step 10): at the latest at its hold after step 15, so it cannot
+# train to the end before the stop reaches both nodes.
 cat >"$tmp/asha.yaml" <<YAML
 name: asha-gang
 base_file: $run_yaml
@@ -314,14 +319,12 @@ rm -f "$hold"
 check "and is let go" wait_log "$learns" "hold released"
 touch "$hold"
 check "the first run succeeds" wait_state "$learns" SUCCEEDED 300
-check "the second gang run reaches its hold, past its rung-1 result" wait_held "$barely"
-read -r host0 host1 < <(gang_hosts "$barely")
-ranks=$(pgrep -P "${worker_pid[$host0]}"; pgrep -P "${worker_pid[$host1]}")
-check "ASHA stops it: STOPPED_EARLY at rung 1" wait_state "$barely" STOPPED_EARLY 60
+check "ASHA stops the second: STOPPED_EARLY at rung 1" wait_state "$barely" STOPPED_EARLY 120
 check "saying why" bash -c "'$nmctl' run '$barely' | grep -q 'asha: rung 1 (epoch 1): top1 .*< cutoff'"
-check "the ranks of both nodes stop" test -n "$(until_gone 30 $ranks)"
+read -r host0 host1 < <(gang_hosts "$barely")
 for h in "$host0" "$host1"; do
   check "the stop reached $h's nmworker" grep -qE "coordinator asks to stop run $barely attempt 1|stopping stale attempt 1 of run $barely" "$tmp/nmworker-$h.log"
+  check "and its ranks ended" wait_log_file "$tmp/nmworker-$h.log" "run $barely attempt 1 ended"
 done
 rm -f "$hold"
 
