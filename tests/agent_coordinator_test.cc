@@ -279,6 +279,21 @@ TEST_F(AgentCoordinatorTest, IdleWorkerAsksToLeave) {
   EXPECT_TRUE(absl::StrContains(request.why, "no run for")) << request.why;
 }
 
+// A registration the coordinator refuses for good (an advertised address naming no host) is not retried: the
+// agent asks to exit, naming the coordinator's reason, and registers no worker.
+TEST_F(AgentCoordinatorTest, RefusedRegistrationEndsTheAgentInsteadOfRetrying) {
+  agent::Agent* refused = StartAgent("wild", [](agent::AgentOptions* o) { o->advertise_addr = "0.0.0.0"; });
+  const agent::ExitRequest request = refused->WaitForExitRequest();
+  EXPECT_EQ(request.kind, agent::ExitKind::kRefused);
+  EXPECT_TRUE(absl::StrContains(request.why, "refused this worker's registration: INVALID_ARGUMENT: "))
+      << request.why;
+  EXPECT_TRUE(absl::StrContains(request.why, "advertise_addr: '0.0.0.0'")) << request.why;
+  v1::ListWorkersResponse workers;
+  grpc::ClientContext context;
+  ASSERT_TRUE(stub_->ListWorkers(&context, v1::ListWorkersRequest(), &workers).ok());
+  EXPECT_EQ(workers.workers_size(), 0);
+}
+
 TEST_F(AgentCoordinatorTest, TrainerFailureIsReportedWithExitCodeAndStderr) {
   StartAgent("a");
   const int64_t sweep = Submit("fail", {{"x", "fail"}});

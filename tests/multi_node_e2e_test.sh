@@ -3,7 +3,7 @@
 # nmtrain (Gloo on the CPU). Each node is an nmworker of one CPU slot on a loopback address of its own
 # (--advertise_addr 127.0.0.2, .3, .4), all declaring one shared storage (--storage) for one work directory.
 # Checks that
-# - a worker advertising a wildcard address (0.0.0.0) is refused at registration;
+# - a worker advertising a wildcard address (0.0.0.0) is refused at registration, and exits 78 at once;
 # - equivalence: a 2-node x 1-rank run equals a 1-node x 2-rank run of the same spec step for step (losses and
 #   final metrics within the tolerance below), its ranks meeting at node 0's address; `nmctl run` lists its
 #   gang and `nmctl logs` tags its lines by node and rank;
@@ -17,7 +17,9 @@
 # - cancel of a gang held mid-epoch stops every node's ranks; a fork of a 2-node run trains on 2 nodes from its
 #   parent's checkpoint;
 # - a rendezvous port taken on node 0 hands the attempt back (no retry used), and the run goes on with the
-#   range's next port.
+#   range's next port; with every port of the range taken, the run's 50th attempt (one per port) fails
+#   instead of being handed back again, naming the range;
+# - ASHA early stopping of a gang: the stop reaches both nodes' ranks, and the run ends STOPPED_EARLY.
 #
 # Usage: multi_node_e2e_test.sh NMSERVER NMWORKER NMCTL NMTRAIN RUN_YAML
 set -uo pipefail
@@ -48,10 +50,18 @@ finals() { run_json "$1" | json "json.dumps(d['run']['final_metrics'])"; }
 base=$((20000 + RANDOM % 20000))
 start_server 0 --rendezvous_ports="$base-$((base + 49))"
 # A wildcard address names no host the other nodes could reach: the coordinator refuses the registration.
+# The worker does not retry a refused registration: it exits 78 (contract/nmworker_exit_codes.h) at once.
 node wildcard 0.0.0.0
-check "a worker advertising 0.0.0.0 is refused, naming the key and value" bash -c "
-  for _ in \$(seq 100); do grep -q \"advertise_addr: '0.0.0.0' is the wildcard address\" '$tmp/nmworker-wildcard.log' && exit 0; sleep 0.1; done; exit 1"
-stop_worker "${worker_pid[wildcard]}"; unset "worker_pid[wildcard]"
+wildcard_exit=0
+# Until it exits; one still retrying after 20 s is stopped (and the exit code check fails).
+timeout 20 tail --pid="${worker_pid[wildcard]}" -f /dev/null || stop_worker "${worker_pid[wildcard]}"
+wait "${worker_pid[wildcard]}" || wildcard_exit=$?
+unset "worker_pid[wildcard]"
+check "a worker advertising 0.0.0.0 is refused, naming the key and value" \
+  grep -q "advertise_addr: '0.0.0.0' is the wildcard address" "$tmp/nmworker-wildcard.log"
+check "and exits 78 (registration refused) instead of retrying" test "$wildcard_exit" = 78
+check "saying it will not retry" grep -q "refused this worker's registration: INVALID_ARGUMENT: .*not retrying" \
+  "$tmp/nmworker-wildcard.log"
 node n2 127.0.0.2
 node n3 127.0.0.3
 start_cpu_worker single --cpu-slots=2  # No shared storage: it never joins a gang.
@@ -143,6 +153,10 @@ gang_hosts() {  # gang_hosts RUN: node 0's and node 1's worker host names.
 # Rank 0 logs its hold after step 15. Rank 1 has then passed step 15's collectives (the gradients' and the
 # step-line sync point's) and is held too, or blocked in step 16's all-reduce until rank 0 goes on: mid-epoch 2.
 wait_held() { wait_log "$1" "holding after 15 steps"; }
+wait_log_file() {  # wait_log_file FILE TEXT: until FILE has a line with TEXT (10 s).
+  for _ in $(seq 100); do grep -q "$2" "$1" && return 0; sleep 0.1; done
+  return 1
+}
 
 # --- all or nothing: one node's nmworker SIGKILLed mid-epoch.
 touch "$hold"
@@ -253,5 +267,65 @@ check "it met at the port after the taken ones" test "$(run_json "$ported" | jso
 check "as attempt 4, after 3 attempts handed back for taken ports" test "$(run_field "$ported" attempt)" = 4
 check "the history names a taken port" bash -c "'$nmctl' run '$ported' | grep -q 'rendezvous port ${taken[0]} is taken on node 0'"
 kill "$port_holder"
+wait "$port_holder" 2>/dev/null
+
+# --- every port of the range taken: the hand-backs stop after as many attempts as the range has ports, and
+# the attempt fails (max_retries 0: the run fails), naming the range.
+python3 - "$tmp/range_held" "$base" "$((base + 49))" <<'PY' &
+import socket, sys, time
+held = []
+for port in range(int(sys.argv[2]), int(sys.argv[3]) + 1):
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        s.bind(("0.0.0.0", port))
+        s.listen(1)
+        held.append(s)
+    except OSError:
+        pass  # Another program has it already: taken either way.
+open(sys.argv[1], "w").close()
+time.sleep(3600)
+PY
+range_holder=$!
+check "another program holds every rendezvous port $base-$((base + 49))" bash -c "
+  for _ in \$(seq 100); do test -e '$tmp/range_held' && exit 0; sleep 0.1; done; exit 1"
+exhausted=$(first_run "$tmp/port_taken.yaml" --set name=range-taken --no-reuse)
+check "a 2-node run whose every port is taken fails instead of going round the range" \
+  wait_state "$exhausted" FAILED 120
+check "after 50 attempts, one per port of the range" test "$(run_field "$exhausted" attempt)" = 50
+check "its message names the range" bash -c "'$nmctl' run '$exhausted' --json | grep -q 'every port of the rendezvous range $base-$((base + 49))'"
+kill "$range_holder"
+wait "$range_holder" 2>/dev/null
+
+# --- ASHA stops a gang: two 2-node runs of one sweep, one that learns and one that barely moves; rungs at
+# epochs 1 and 2. The first reaches rung 1 alone (promoted), is let go at its hold and finishes; the second
+# is stopped after its rung-1 result (epoch 1, step 10): at the latest at its hold after step 15, so it cannot
+# train to the end before the stop reaches both nodes.
+cat >"$tmp/asha.yaml" <<YAML
+name: asha-gang
+base_file: $run_yaml
+max_retries: 0
+grid:
+  optimizer.lr: [0.003, 1.0e-7]
+  resources.nodes: [2]
+  schedule.epochs: [3]
+early_stopping: {policy: asha, metric: top1, mode: max, resource: epoch, min_resource: 1, reduction_factor: 2}
+YAML
+touch "$hold"
+asha_sweep=$(ctl submit "$tmp/asha.yaml" --no-reuse --json | json "d['sweep']['id']")
+read -r learns barely < <(ctl runs --sweep "$asha_sweep" --json | json "' '.join(str(r['id']) for r in sorted(d['runs'], key=lambda r: r['id']))")
+check "the first ASHA gang run reaches its hold (past rung 1)" wait_held "$learns"
+rm -f "$hold"
+check "and is let go" wait_log "$learns" "hold released"
+touch "$hold"
+check "the first run succeeds" wait_state "$learns" SUCCEEDED 300
+check "ASHA stops the second: STOPPED_EARLY at rung 1" wait_state "$barely" STOPPED_EARLY 120
+check "saying why" bash -c "'$nmctl' run '$barely' | grep -q 'asha: rung 1 (epoch 1): top1 .*< cutoff'"
+read -r host0 host1 < <(gang_hosts "$barely")
+for h in "$host0" "$host1"; do
+  check "the stop reached $h's nmworker" grep -qE "coordinator asks to stop run $barely attempt 1|stopping stale attempt 1 of run $barely" "$tmp/nmworker-$h.log"
+  check "and its ranks ended" wait_log_file "$tmp/nmworker-$h.log" "run $barely attempt 1 ended"
+done
+rm -f "$hold"
 
 finish

@@ -1,4 +1,4 @@
-# A one-node Slurm cluster on loopback, for the real-Slurm end-to-end test (sourced by slurm_e2e_test.sh).
+# A two-node Slurm cluster on loopback, for the real-Slurm end-to-end test (sourced by slurm_e2e_test.sh).
 # Everything lives in a fresh short directory under /tmp ($slurm_dir; Slurm and munge put Unix sockets in their
 # spool directories, and socket paths must fit in 108 bytes): its own munge key and socket, a generated
 # slurm.conf with free ports, state and spool directories, logs. start_slurm_cluster starts munged, slurmctld and slurmd in the
@@ -6,8 +6,10 @@
 # touched, so it runs beside any other Slurm or munge on the machine. Needs root (slurmd runs jobs as their
 # user) and Debian's slurmctld, slurmd, slurm-client and munge (tools/bootstrap.sh NMSPARSE_SLURM=1).
 #
-# The node is CPU-only: 4 CPUs from the configuration, whatever the machine has (config_overrides), one
-# partition "cpu" as the default.
+# Two nodes, nmnode1 and nmnode2, both on 127.0.0.1: two slurmd on one host, each with a port of its own
+# (Debian's Slurm 22.05 is built with MULTIPLE_SLURMD; each started as `slurmd -N NAME`), so that a
+# `--nodes=2 --ntasks-per-node=1` job runs one task on each. Each node is CPU-only: 4 CPUs from the
+# configuration, whatever the machine has (config_overrides), one partition "cpu" as the default.
 
 slurm_pids=()
 slurm_dir=""
@@ -16,8 +18,9 @@ free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# start_slurm_cluster: sets slurm_dir, SLURM_CONF (exported, so sbatch, squeue, scancel and nmserver use it)
-# and slurm_node; returns non-zero when the cluster does not come up within 60 s.
+# start_slurm_cluster: sets slurm_dir, SLURM_CONF (exported, so sbatch, squeue, scancel and nmserver use it),
+# slurm_nodes and slurm_node (the nodes' common prefix: nmnode1 and nmnode2); returns non-zero when
+# the cluster does not come up within 60 s.
 start_slurm_cluster() {
   local dir host
   slurm_dir=$(mktemp -d /tmp/nmslurm.XXXXXX)
@@ -25,6 +28,7 @@ start_slurm_cluster() {
   dir=$slurm_dir
   host=$(hostname -s)
   slurm_node=nmnode
+  slurm_nodes=(nmnode1 nmnode2)
   mkdir -p "$dir"/{munge,state,spool,log}
   chmod 0700 "$dir/munge"
   dd if=/dev/urandom of="$dir/munge/munge.key" bs=1024 count=1 status=none
@@ -35,9 +39,11 @@ start_slurm_cluster() {
     >"$dir/log/munged.out" 2>&1 &
   slurm_pids+=($!)
 
-  local ctld_port slurmd_port
+  local ctld_port slurmd_port port1 port2
   ctld_port=$(free_port)
   slurmd_port=$(free_port)
+  port1=$(free_port)
+  port2=$(free_port)
   export SLURM_CONF="$dir/slurm.conf"
   cat >"$SLURM_CONF" <<EOF
 ClusterName=nmtest
@@ -54,7 +60,7 @@ SlurmdSpoolDir=$dir/spool/slurmd-%n
 SlurmctldPidFile=$dir/slurmctld.pid
 SlurmdPidFile=$dir/slurmd-%n.pid
 SlurmctldLogFile=$dir/log/slurmctld.log
-SlurmdLogFile=$dir/log/slurmd.log
+SlurmdLogFile=$dir/log/slurmd-%n.log
 SlurmctldDebug=info
 SlurmdDebug=info
 ProctrackType=proctrack/linuxproc
@@ -74,19 +80,23 @@ MinJobAge=600
 MessageTimeout=10
 SlurmdTimeout=30
 InactiveLimit=0
-NodeName=${slurm_node} NodeHostname=${host} NodeAddr=127.0.0.1 CPUs=4 RealMemory=2000 State=UNKNOWN
-PartitionName=cpu Nodes=${slurm_node} Default=YES MaxTime=INFINITE State=UP
+NodeName=nmnode1 NodeHostname=${host} NodeAddr=127.0.0.1 Port=${port1} CPUs=4 RealMemory=2000 State=UNKNOWN
+NodeName=nmnode2 NodeHostname=${host} NodeAddr=127.0.0.1 Port=${port2} CPUs=4 RealMemory=2000 State=UNKNOWN
+PartitionName=cpu Nodes=nmnode[1-2] Default=YES MaxTime=INFINITE State=UP
 EOF
   slurmctld -D -i -f "$SLURM_CONF" >"$dir/log/slurmctld.out" 2>&1 &
   slurm_pids+=($!)
-  slurmd -D -N "$slurm_node" -f "$SLURM_CONF" >"$dir/log/slurmd.out" 2>&1 &
-  slurm_pids+=($!)
+  local node
+  for node in "${slurm_nodes[@]}"; do
+    slurmd -D -N "$node" -f "$SLURM_CONF" >"$dir/log/slurmd-$node.out" 2>&1 &
+    slurm_pids+=($!)
+  done
   local deadline=$((SECONDS + 60))
   while ((SECONDS < deadline)); do
-    if [[ "$(timeout 5 sinfo -h -n "$slurm_node" -o '%t' 2>/dev/null)" == idle ]]; then return 0; fi
+    if [[ "$(timeout 5 sinfo -h -N -o '%t' 2>/dev/null | grep -cx idle)" == "${#slurm_nodes[@]}" ]]; then return 0; fi
     sleep 0.5
   done
-  echo "slurm: node $slurm_node did not become idle; sinfo says: $(sinfo -h -o '%n %t %E' 2>&1)" >&2
+  echo "slurm: nodes ${slurm_nodes[*]} did not become idle; sinfo says: $(sinfo -h -N -o '%N %t %E' 2>&1)" >&2
   return 1
 }
 

@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # End to end through a real Slurm: a one-node cluster on loopback (munged, slurmctld, slurmd, started and
-# stopped here; tests/slurm_cluster.sh), the real nmserver with a `slurm:` config launching nmworker jobs
+# stopped here; tests/slurm_cluster.sh: two slurmd on one host), the real nmserver with a `slurm:` config launching nmworker jobs
 # with sbatch, real nmtrain runs. Covers:
 #   A. a sweep end to end: the pool submits jobs for the queued runs (up to max_jobs, the rest shown as
 #      waiting), workers register from their jobs, every run succeeds, and the jobs end once the queue drains;
 #   B. a job scancel'ed mid-run: the run is requeued and resumes from its checkpoint in a new job;
 #   C. a job reaching its time limit: Slurm's USR1 before the end makes the worker stop the run at a
 #      checkpoint and hand it back (no retry used), its job ends COMPLETED, and the run starts again;
-#   D. a job that fails to start (nmworker missing on the node) is reported as a failed start.
+#   D. a job that fails to start (nmworker missing on the node) is reported as a failed start;
+#   E. one run on two nodes: the pool submits one `--nodes=2 --ntasks-per-node=1` job, whose srun starts an
+#      nmworker on each node; the two register, form the run's gang and train it (Gloo on the CPU) to
+#      SUCCEEDED, each node's worker reporting its end; the job ends COMPLETED once both leave.
 # Prints "figure:" lines (submit to first run started; the pool over time) for docs/benchmarks.md.
 # Needs root and Debian's slurmctld, slurmd, slurm-client and munge (tools/bootstrap.sh installs them
-# when NMSPARSE_SLURM=1, as tools/test.sh does); fails, saying so, without them.
+# when NMSPARSE_SLURM=1, as tools/test.sh does); without them it is SKIPPED, saying why, and checks nothing.
 #
 # Usage: slurm_e2e_test.sh NMSERVER NMWORKER NMCTL NMTRAIN SWEEP_YAML
 set -uo pipefail
@@ -26,14 +29,17 @@ work="$tmp/work"  # The jobs' work directory: the shared filesystem of a real cl
 source "$here/e2e_lib.sh"
 source "$here/slurm_cluster.sh"
 
-for program in munged slurmctld slurmd sbatch squeue scancel sinfo; do
+for program in munged slurmctld slurmd sbatch squeue scancel sinfo srun; do
   command -v "$program" >/dev/null || {
-    log "FAIL: $program is missing: install Debian's slurmctld slurmd slurm-client munge" \
-      "(NMSPARSE_SLURM=1 tools/bootstrap.sh)"
-    exit 1
+    echo "slurm_e2e_test: SKIPPED: $program is not installed; nothing was checked. Install Debian's slurmctld" \
+      "slurmd slurm-client munge (NMSPARSE_SLURM=1 tools/bootstrap.sh, as tools/test.sh does)" >&2
+    exit 0
   }
 done
-[[ $(id -u) == 0 ]] || { log "FAIL: needs root (slurmd starts jobs as their user)"; exit 1; }
+[[ $(id -u) == 0 ]] || {
+  echo "slurm_e2e_test: SKIPPED: needs root (slurmd starts jobs as their user); nothing was checked" >&2
+  exit 0
+}
 
 dump_slurm_logs() {
   if ((failures > 0)); then
@@ -125,7 +131,7 @@ check "the jobs ended COMPLETED, not killed (as the pool sees them)" wait_for 15
 check "every job had a worker register from it" \
   test "$(cluster_json | json "all(int(j.get('worker_id',0))>0 for j in d['jobs'])")" = True
 check "nmctl workers shows the job behind each worker" \
-  bash -c "'$nmctl' workers | grep -q 'slurm:[0-9]* COMPLETED on $slurm_node'"
+  bash -c "'$nmctl' workers | grep -q 'slurm:[0-9]* COMPLETED on $slurm_node[12]'"
 sleep 2
 kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
 log "figure: the pool over time (sampled about once a second; unchanged lines left out):"
@@ -140,7 +146,7 @@ victim=$(ctl runs --sweep "$sweep_c" --json | json "[r['id'] for r in d['runs'] 
 wait_for 60 bash -c "'$nmctl' run '$victim' --json | python3 -c \"import json,sys; d=json.load(sys.stdin); sys.exit(0 if sum(1 for p in d.get('metrics',[]) if p['kind']=='epoch')>=2 else 1)\""
 job=$(job_of_run "$victim")
 check "nmctl workers shows the running job, its node and time left" \
-  bash -c "'$nmctl' workers | grep -q 'slurm:$job RUNNING on $slurm_node, .* left'"
+  bash -c "'$nmctl' workers | grep -q 'slurm:$job RUNNING on $slurm_node[12], .* left'"
 log "scancel job $job (running run $victim)"
 scancel "$job"
 check "the run is requeued after its job was cancelled" \
@@ -179,6 +185,35 @@ check "a job whose nmworker cannot start is reported as a failed start" \
 check "why work waits: the second run waits for a slot at max_jobs (1)" \
   bash -c "'$nmctl' cluster | grep -q '1 run waits for a slot: the pool is at max_jobs (1)'"
 ctl cancel --sweep "$sweep_e" >/dev/null
+
+# --- E. one run on two nodes: one allocation of 2 nodes, an nmworker on each, one gang
+serve_with "$(write_config e time=10:00 max_jobs=2 signal_before_end_s=0)"
+sweep_g=$(ctl submit "$sweep_yaml" --set resources.nodes=2 --set name=slurm-gang --no-reuse --json | json "d['sweep']['id']")
+check "both 2-node runs succeed through Slurm" \
+  wait_runs "$sweep_g" "all(r['state']=='SUCCEEDED' for r in runs)" 300
+check "the pool submitted one job of 2 nodes for them" \
+  bash -c "'$nmctl' cluster | grep -q 'submitted job slurm:[0-9]* of 2 nodes'"
+gang_run=$(ctl runs --sweep "$sweep_g" --json | json "d['runs'][0]['id']")
+check "the run's gang is two workers of one Slurm job, one on each node" python3 - "$(ctl run "$gang_run" --json)" \
+  "$(ctl workers --json)" "$(squeue -h -t all -n nmworker -o '%i|%N|%D')" <<'PY'
+import json, sys
+members = json.loads(sys.argv[1])['run']['gang']['members']
+jobs = {str(w['id']): w.get('job', '') for w in json.loads(sys.argv[2])['workers']}
+nodes = dict(l.split('|', 1) for l in sys.argv[3].split())
+job = {jobs[str(m['worker_id'])] for m in members}
+ok = len(members) == 2 and len({m['worker_id'] for m in members}) == 2 and len(job) == 1
+slurm_id = next(iter(job)).split(':')[-1] if ok else ''
+ok = ok and nodes.get(slurm_id) == 'nmnode[1-2]|2'
+sys.exit(0 if ok else f"gang {members}, workers' jobs {jobs}, squeue {nodes}")
+PY
+gang_worker=$(ctl run "$gang_run" --json | json "d['run']['gang']['members'][0]['worker_id']")
+gang_job=$(ctl workers --json | json "[w.get('job','') for w in d['workers'] if str(w['id'])=='$gang_worker'][0].split(':')[1]")
+check "both nodes' ranks logged, tagged node 0 and node 1" \
+  bash -c "'$nmctl' logs '$gang_run' | grep -q 'node0/rank0' && '$nmctl' logs '$gang_run' | grep -q 'node1/rank1'"
+check "the nmworker on each node saw the attempt end SUCCEEDED" test \
+  "$(grep -c "run $gang_run attempt 1 ended: SUCCEEDED exit 0" "$work/slurm-logs/nmworker-$gang_job.out")" = 2
+check "once idle, both workers leave and the job ends" wait_for 60 no_active_jobs
+check "COMPLETED" wait_for 30 bash -c "squeue -h -t all -j '$gang_job' -o '%T' | grep -qx COMPLETED"
 ctl cluster >&2
 
 finish

@@ -25,7 +25,8 @@ PACKAGES=(
   chromium-headless-shell    # tests/dashboard_e2e_test.sh loads the dashboard in a real headless Chromium
 )
 if [[ "${NMSPARSE_SLURM:-0}" == 1 ]]; then
-  # A one-node Slurm for tests/slurm_e2e_test.sh (tools/test.sh asks for it; the main job does not need it).
+  # A two-node Slurm on one host for tests/slurm_e2e_test.sh (tools/test.sh asks for it; the main job does
+  # not need it).
   # The test starts its own daemons with its own config; none is configured system-wide here.
   PACKAGES+=(slurmctld slurmd slurm-client munge)
 fi

@@ -7,6 +7,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "contract/nmtrain_exit_codes.h"
+#include "contract/rendezvous_hand_back.h"
 #include "schemas/content_hash.h"
 #include "schemas/request_bounds.h"
 #include "server/api/advertise_address.h"
@@ -248,6 +250,7 @@ grpc::Status WorkerGatewayService::StartRun(grpc::ServerContext* ctx, const v1::
     return MarkRunning(db, req->run(), NowMs());
   });
   if (s.ok()) resp->set_accepted(1);
+  if (s.ok()) scheduler_->ClearTakenPorts(req->run().run_id());
   changes_->Notify();
   return ToGrpc(s);
 }
@@ -295,6 +298,22 @@ grpc::Status WorkerGatewayService::ReportLog(grpc::ServerContext* ctx, const v1:
   return ToGrpc(s);
 }
 
+// Node 0's hand-back of an attempt whose rendezvous port is taken, counted: once every port of the range has
+// been tried, the attempt fails (a retry, from its checkpoint) instead of going round the range for ever.
+v1::CompleteRunRequest WorkerGatewayService::PortsExhausted(const v1::CompleteRunRequest& req) {
+  if (req.outcome() != v1::QUEUED || req.exit_code() != contract::kRendezvousPortTaken) return req;
+  const std::optional<std::string> range = scheduler_->CountTakenPort(req.run().run_id());
+  if (!range) return req;
+  v1::CompleteRunRequest failed = req;
+  failed.set_outcome(v1::FAILED);
+  failed.set_exit_code(contract::kExitDistributed);
+  failed.set_message(
+      absl::StrCat(req.message(), "; every port of the rendezvous range ", *range,
+                   " (nmserver --rendezvous_ports) was found taken by this run's attempts in a row:"
+                   " free some of them on the workers, or give nmserver another range"));
+  return failed;
+}
+
 grpc::Status WorkerGatewayService::CompleteRun(grpc::ServerContext* ctx, const v1::CompleteRunRequest* req,
                                                v1::Ack* resp) {
   v1::CompleteRunRequest cut;
@@ -303,7 +322,7 @@ grpc::Status WorkerGatewayService::CompleteRun(grpc::ServerContext* ctx, const v
   absl::Status s = store_->Write([&](Database* db) -> absl::Status {
     NM_ASSIGN_OR_RETURN(Reporter from, CheckReport(db, ctx, req->run()));
     sweep_id = from.run.run.sweep_id();
-    if (from.node_rank == 0) return CompleteAttempt(db, *req, NowMs());
+    if (from.node_rank == 0) return CompleteAttempt(db, PortsExhausted(*req), NowMs());
     // Node 0 (global rank 0) decides a gang's success; any other node's failure, cancel or hand-back ends
     // the attempt for all: the other nodes are told to stop in their next heartbeat.
     if (req->outcome() == v1::SUCCEEDED) return absl::OkStatus();

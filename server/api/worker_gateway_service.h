@@ -49,6 +49,8 @@ class WorkerGatewayService final : public v1::WorkerGateway::Service {
                                  v1::Ack* resp) override;
 
  private:
+  v1::CompleteRunRequest PortsExhausted(const v1::CompleteRunRequest& req);
+
   Store* store_;
   Scheduler* scheduler_;
   AssignmentHub* hub_;

@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -69,7 +71,7 @@ std::vector<LaunchedJob> ParseSqueue(const std::string& text) {
   std::vector<LaunchedJob> jobs;
   for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipWhitespace())) {
     std::vector<std::string> f = absl::StrSplit(absl::StripAsciiWhitespace(line), '|');
-    if (f.size() != 5 || f[0].empty()) continue;
+    if ((f.size() != 5 && f.size() != 6) || f[0].empty()) continue;
     LaunchedJob j;
     j.id = f[0];
     j.state = f[1];
@@ -77,16 +79,19 @@ std::vector<LaunchedJob> ParseSqueue(const std::string& text) {
     j.node = j.phase == JobPhase::kPending ? "" : f[2];
     j.time_left_s = j.phase == JobPhase::kEnded ? -1 : ParseSlurmDuration(f[3]);
     j.reason = f[4] == "None" ? "" : f[4];
+    if (uint32_t nodes = 0; f.size() == 6 && absl::SimpleAtoi(f[5], &nodes) && nodes > 0) j.nodes = nodes;
     jobs.push_back(std::move(j));
   }
   return jobs;
 }
 
-std::vector<std::string> SbatchCommand(const SlurmConfig& c, const std::string& coordinator) {
+std::vector<std::string> SbatchCommand(const SlurmConfig& c, const std::string& coordinator, uint32_t nodes) {
   std::vector<std::string> worker = {
       c.nmworker,
       "--coordinator=" + coordinator,
       "--work_dir=" + c.work_dir,
+      // Every worker of the pool is on the one work_dir, so any of them may form a gang with any other.
+      "--storage=" + c.work_dir,
       absl::StrCat("--idle_exit_ms=", c.idle_exit_s * 1000),
   };
   if (c.gpus_per_job > 0) {
@@ -96,17 +101,21 @@ std::vector<std::string> SbatchCommand(const SlurmConfig& c, const std::string& 
     worker.push_back(absl::StrCat("--cpu-slots=", c.cpu_slots_per_job));
   }
   worker.insert(worker.end(), c.worker_args.begin(), c.worker_args.end());
+  if (nodes > 1) {  // One task per node; srun forwards the B:USR1 warning and scancel's SIGTERM to each.
+    const std::string srun = c.slurm_bin_dir.empty() ? "srun" : c.slurm_bin_dir + "/srun";
+    worker.insert(worker.begin(), {srun, "--ntasks-per-node=1", "--kill-on-bad-exit=0"});
+  }
   std::vector<std::string> words;
   for (const std::string& w : worker) words.push_back(ShellWord(w));
-  // exec: nmworker is the batch shell itself, so Slurm's B:USR1 signal reaches it. --job comes unquoted so
-  // that the shell expands the job id.
+  // exec: nmworker (or srun) is the batch shell itself, so Slurm's B:USR1 signal reaches it. --job comes
+  // unquoted so that the shell expands the job id.
   const std::string wrap = absl::StrCat("exec ", absl::StrJoin(words, " "), " --job=slurm:$SLURM_JOB_ID");
 
   std::vector<std::string> argv = {
       "--parsable",
       "--job-name=" + c.job_name,
-      "--nodes=1",
-      "--ntasks=1",
+      absl::StrCat("--nodes=", std::max<uint32_t>(nodes, 1)),
+      nodes > 1 ? "--ntasks-per-node=1" : "--ntasks=1",
       "--time=" + c.time,
       "--chdir=" + c.work_dir,
       "--output=" + c.log_dir + "/%x-%j.out",
@@ -114,7 +123,7 @@ std::vector<std::string> SbatchCommand(const SlurmConfig& c, const std::string& 
   if (c.signal_before_end_s > 0) argv.push_back(absl::StrCat("--signal=B:USR1@", c.signal_before_end_s));
   if (!c.partition.empty()) argv.push_back("--partition=" + c.partition);
   if (!c.account.empty()) argv.push_back("--account=" + c.account);
-  if (c.gpus_per_job > 0) argv.push_back(absl::StrCat("--gres=gpu:", c.gpus_per_job));
+  if (c.gpus_per_job > 0) argv.push_back(absl::StrCat("--gres=gpu:", c.gpus_per_job));  // Per node.
   if (c.cpus_per_job > 0) argv.push_back(absl::StrCat("--cpus-per-task=", c.cpus_per_job));
   argv.insert(argv.end(), c.sbatch_args.begin(), c.sbatch_args.end());
   argv.push_back("--wrap=" + wrap);
@@ -133,10 +142,10 @@ std::string SlurmLauncher::JobLogPath(const std::string& id) const {
   return absl::StrCat(config_.log_dir, "/", config_.job_name, "-", id, ".out");
 }
 
-absl::StatusOr<std::string> SlurmLauncher::Submit() {
+absl::StatusOr<std::string> SlurmLauncher::Submit(uint32_t nodes) {
   mkdir(config_.work_dir.c_str(), 0755);
   mkdir(config_.log_dir.c_str(), 0755);
-  std::vector<std::string> argv = SbatchCommand(config_, coordinator_);
+  std::vector<std::string> argv = SbatchCommand(config_, coordinator_, nodes);
   argv.insert(argv.begin(), Program("sbatch"));
   NM_ASSIGN_OR_RETURN(CommandResult r, RunCommand(argv, kCommandTimeout));
   if (r.exit_code != 0) return CommandFailed(argv, r);
@@ -151,8 +160,8 @@ absl::StatusOr<std::string> SlurmLauncher::Submit() {
 
 absl::StatusOr<std::vector<LaunchedJob>> SlurmLauncher::List() {
   const std::vector<std::string> argv = {
-      Program("squeue"),        "--noheader", "--me", "--states=all", "--name=" + config_.job_name,
-      "--format=%i|%T|%N|%L|%r"};
+      Program("squeue"),           "--noheader", "--me", "--states=all", "--name=" + config_.job_name,
+      "--format=%i|%T|%N|%L|%r|%D"};
   NM_ASSIGN_OR_RETURN(CommandResult r, RunCommand(argv, kCommandTimeout));
   if (r.exit_code != 0) return CommandFailed(argv, r);
   return ParseSqueue(r.out);

@@ -71,7 +71,25 @@ TEST(SbatchCommandTest, GpuJob) {
   EXPECT_THAT(argv, Contains("--output=/scratch/nm/slurm-logs/%x-%j.out"));
   EXPECT_EQ(argv.back(),
             "--wrap=exec /opt/nm/nmworker --coordinator=head:50151 --work_dir=/scratch/nm "
-            "--idle_exit_ms=120000 --gpus=2 '--host=a b' --job=slurm:$SLURM_JOB_ID");
+            "--storage=/scratch/nm --idle_exit_ms=120000 --gpus=2 '--host=a b' --job=slurm:$SLURM_JOB_ID");
+  EXPECT_THAT(argv, Contains("--nodes=1"));
+  EXPECT_THAT(argv, Contains("--ntasks=1"));
+}
+
+TEST(SbatchCommandTest, GangJobRunsOneWorkerPerNodeThroughSrun) {
+  SlurmConfig c = Config(
+      "slurm:\n  nmworker: /opt/nm/nmworker\n  work_dir: \"/scratch/it's $(x)\"\n  gpus_per_job: 4\n"
+      "  slurm_bin_dir: /opt/slurm/bin\n  worker_args: ['--host=`id`; rm -rf /']\n");
+  std::vector<std::string> argv = SbatchCommand(c, "head:50151", 3);
+  EXPECT_THAT(argv, Contains("--nodes=3"));
+  EXPECT_THAT(argv, Contains("--ntasks-per-node=1"));
+  EXPECT_THAT(argv, Contains("--gres=gpu:4"));  // Per node.
+  EXPECT_TRUE(std::none_of(argv.begin(), argv.end(), [](const std::string& a) { return a == "--ntasks=1"; }));
+  // Every user string is one single-quoted word: the shell expands only the job id.
+  EXPECT_EQ(argv.back(),
+            "--wrap=exec /opt/slurm/bin/srun --ntasks-per-node=1 --kill-on-bad-exit=0 /opt/nm/nmworker "
+            "--coordinator=head:50151 '--work_dir=/scratch/it'\\''s $(x)' '--storage=/scratch/it'\\''s $(x)' "
+            "--idle_exit_ms=120000 --gpus=4 '--host=`id`; rm -rf /' --job=slurm:$SLURM_JOB_ID");
 }
 
 TEST(SbatchCommandTest, CpuOnlyJobHasNoGres) {
@@ -99,6 +117,13 @@ TEST(SqueueTest, ParsesStatesNodesTimeLeftAndReasons) {
   EXPECT_EQ(jobs[1].reason, "");
   EXPECT_EQ(jobs[2].phase, JobPhase::kEnded);
   EXPECT_EQ(jobs[2].state, "TIMEOUT");
+}
+
+TEST(SqueueTest, ReadsAGangJobsNodeCount) {
+  std::vector<LaunchedJob> jobs = ParseSqueue("7|RUNNING|n[1-2]|9:00|None|2\n8|PENDING||10:00|Resources|1\n");
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0].nodes, 2u);
+  EXPECT_EQ(jobs[1].nodes, 1u);
 }
 
 TEST(SqueueTest, Durations) {

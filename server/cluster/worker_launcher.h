@@ -22,6 +22,7 @@ struct LaunchedJob {
   std::string state;  // The scheduler's word (PENDING, RUNNING, COMPLETED, FAILED, TIMEOUT, NODE_FAIL, ...).
   std::string node;
   int64_t time_left_s = -1;  // -1: unknown or unlimited.
+  uint32_t nodes = 1;        // A gang job has one nmworker on each of its nodes.
   std::string reason;        // Why pending, or how it ended.
 };
 
@@ -35,8 +36,9 @@ class WorkerLauncher {
   virtual uint32_t MaxJobs() const = 0;
   // How often the pool looks at the scheduler and the queue.
   virtual int64_t PollIntervalMs() const = 0;
-  // Submits one worker job; returns its id.
-  virtual absl::StatusOr<std::string> Submit() = 0;
+  // Submits one worker job of `nodes` nodes, one nmworker on each (all of them one gang's workers when
+  // nodes > 1); returns its id.
+  virtual absl::StatusOr<std::string> Submit(uint32_t nodes) = 0;
   // The launcher's jobs the scheduler still knows, ended ones included while it remembers them.
   virtual absl::StatusOr<std::vector<LaunchedJob>> List() = 0;
   virtual absl::Status Cancel(const std::string& id) = 0;

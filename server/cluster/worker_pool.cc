@@ -65,11 +65,15 @@ absl::StatusOr<WorkerPool::Queue> WorkerPool::ReadQueue() {
   Queue q;
   NM_RETURN_IF_ERROR(store_->Read([&](Database* db) -> absl::Status {
     NM_ASSIGN_OR_RETURN(std::vector<QueuedRun> queued, QueuedInOrder(db));
-    for (const QueuedRun& r : queued) q.demand.queued_slots.push_back(r.gpus);
+    for (const QueuedRun& r : queued) {
+      q.demand.queued_slots.push_back(r.gpus);
+      q.demand.queued_nodes.push_back(r.nodes);
+    }
     NM_ASSIGN_OR_RETURN(std::vector<v1::Worker> workers, WorkersWithRuns(db));
     for (v1::Worker& w : workers) {
       if (w.alive() && w.free_slots() > 0) q.demand.free_slots.push_back(w.free_slots());
       if (w.job().empty()) continue;
+      if (w.alive()) ++q.live_workers_by_job[w.job()];
       auto it = q.workers_by_job.find(w.job());
       if (it == q.workers_by_job.end() || it->second.id() < w.id()) q.workers_by_job[w.job()] = std::move(w);
     }
@@ -148,10 +152,11 @@ void WorkerPool::Watch(const Queue& queue, int64_t now_ms) {
   }
 }
 
-void WorkerPool::Apply(const PoolPlan& plan, int64_t now_ms) {
+void WorkerPool::Apply(const PoolPlan& plan, const std::vector<std::string>& starting, int64_t now_ms) {
   const bool paused = now_ms < paused_until_ms_;
   for (uint32_t i = 0; i < plan.submit && !paused; ++i) {
-    absl::StatusOr<std::string> id = launcher_->Submit();
+    const uint32_t nodes = plan.submit_nodes[i];
+    absl::StatusOr<std::string> id = launcher_->Submit(nodes);
     if (!id.ok()) {
       ++failed_starts_in_a_row_;
       Event(absl::StrCat("submitting a worker job failed: ", id.status().message()));
@@ -160,15 +165,17 @@ void WorkerPool::Apply(const PoolPlan& plan, int64_t now_ms) {
     Tracked& t = jobs_[*id];
     t.job.id = *id;
     t.job.state = "PENDING";
+    t.job.nodes = nodes;
     t.submitted_at_ms = now_ms;
-    Event(absl::StrCat("submitted job ", Name(*id), " (", plan.target_jobs, " wanted)"));
+    Event(absl::StrCat("submitted job ", Name(*id), nodes > 1 ? absl::StrCat(" of ", nodes, " nodes") : "",
+                       " (", plan.target_jobs, " wanted)"));
   }
-  // Pending jobs no queued run needs: the newest go first.
-  uint32_t surplus = plan.surplus_starting;
-  for (auto it = jobs_.rbegin(); it != jobs_.rend() && surplus > 0; ++it) {
+  // Pending jobs no queued run needs.
+  for (size_t index : plan.surplus_jobs) {
+    auto it = jobs_.find(starting[index]);
+    if (it == jobs_.end()) continue;
     Tracked& t = it->second;
     if (t.job.phase != JobPhase::kPending || t.worker_id != 0) continue;
-    --surplus;
     absl::Status s = launcher_->Cancel(it->first);
     if (s.ok()) {
       t.job.phase = JobPhase::kEnded;
@@ -222,6 +229,10 @@ void WorkerPool::Describe(const Queue& queue, const PoolPlan& plan, int64_t now_
     s.add_waiting(absl::StrCat(Counted(plan.runs_too_large, "run", "need"), " more than the ",
                                launcher_->SlotsPerJob(), " slots a worker job offers (slurm.gpus_per_job)"));
   }
+  if (plan.runs_too_wide > 0) {
+    s.add_waiting(absl::StrCat(Counted(plan.runs_too_wide, "run", "need"), " more nodes than max_jobs (",
+                               launcher_->MaxJobs(), ") allows: a K-node run is one job of K nodes"));
+  }
   if (plan.runs_past_max > 0) {
     s.add_waiting(absl::StrCat(Counted(plan.runs_past_max, "run", "wait"),
                                " for a slot: the pool is at max_jobs (", launcher_->MaxJobs(), ")"));
@@ -252,15 +263,22 @@ void WorkerPool::Tick(int64_t now_ms) {
     return;
   }
   Watch(*queue, now_ms);
+  std::vector<std::string> starting;  // Jobs with nodes whose worker has not registered yet.
   for (const auto& [id, t] : jobs_) {
     if (t.job.phase == JobPhase::kEnded) continue;
-    ++queue->demand.active_jobs;
-    if (t.worker_id == 0) ++queue->demand.starting_jobs;
+    const uint32_t nodes = std::max<uint32_t>(t.job.nodes, 1);
+    queue->demand.active_jobs += nodes;
+    const auto live = queue->live_workers_by_job.find(Name(id));
+    const uint32_t registered = live == queue->live_workers_by_job.end() ? 0 : live->second;
+    if (t.worker_id == 0 || (nodes > 1 && registered < nodes)) {  // A gang job's nodes register one by one.
+      queue->demand.starting_jobs.push_back(t.worker_id == 0 ? nodes : nodes - registered);
+      starting.push_back(id);
+    }
   }
   queue->demand.slots_per_job = launcher_->SlotsPerJob();
   queue->demand.max_jobs = launcher_->MaxJobs();
   PoolPlan plan = PlanPool(queue->demand);
-  Apply(plan, now_ms);
+  Apply(plan, starting, now_ms);
   Describe(*queue, plan, now_ms);
 }
 

@@ -46,13 +46,15 @@ class WorkerPool {
   };
   struct Queue {
     PoolDemand demand;
-    std::map<std::string, v1::Worker> workers_by_job;  // "slurm:<id>" -> its newest worker.
+    std::map<std::string, v1::Worker> workers_by_job;     // "slurm:<id>" -> its newest worker.
+    std::map<std::string, uint32_t> live_workers_by_job;  // A gang job's nodes each have one.
   };
 
   absl::StatusOr<Queue> ReadQueue();
   void Merge(const std::vector<LaunchedJob>& listed);
   void Watch(const Queue& queue, int64_t now_ms);
-  void Apply(const PoolPlan& plan, int64_t now_ms);
+  // `starting` names the jobs of PoolDemand::starting_jobs, in the same order.
+  void Apply(const PoolPlan& plan, const std::vector<std::string>& starting, int64_t now_ms);
   void Describe(const Queue& queue, const PoolPlan& plan, int64_t now_ms);
   std::string Name(const std::string& id) const { return launcher_->Kind() + ":" + id; }
   void Event(const std::string& text);

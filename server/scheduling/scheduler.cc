@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "contract/rank_environment.h"
 #include "server/scheduling/gang_placement.h"
@@ -101,14 +102,28 @@ v1::Gang MakeGang(const GangPlacement& nodes, const std::vector<NodeFree>& worke
 
 void Scheduler::SetRendezvousPorts(uint32_t first, uint32_t last) {
   absl::MutexLock pass(&pass_mu_);
+  absl::MutexLock ports(&ports_mu_);
   first_port_ = first;
   last_port_ = std::max(first, last);
 }
 
 uint32_t Scheduler::NextPort() {
+  absl::MutexLock ports(&ports_mu_);
   const uint32_t port = first_port_ + next_port_ % (last_port_ - first_port_ + 1);
   ++next_port_;
   return port;
+}
+
+std::optional<std::string> Scheduler::CountTakenPort(int64_t run_id) {
+  absl::MutexLock ports(&ports_mu_);
+  if (++taken_ports_[run_id] < last_port_ - first_port_ + 1) return std::nullopt;
+  taken_ports_.erase(run_id);
+  return absl::StrCat(first_port_, "-", last_port_);
+}
+
+void Scheduler::ClearTakenPorts(int64_t run_id) {
+  absl::MutexLock ports(&ports_mu_);
+  taken_ports_.erase(run_id);
 }
 
 absl::StatusOr<std::map<int64_t, std::string>> Scheduler::GangWaitReasons(Database* db) const {

@@ -243,5 +243,20 @@ TEST_F(SchedulerTest, LosingOneNodeOfAGangLosesTheWholeAttempt) {
                   .ok());
 }
 
+// Node 0's hand-backs for a taken port are counted per run: as many in a row as the range has ports end the
+// round (the range named), and the count starts over; a started attempt starts it over too.
+TEST_F(SchedulerTest, TakenPortHandBacksAreBoundedByTheRange) {
+  scheduler_->SetRendezvousPorts(29600, 29602);
+  EXPECT_FALSE(scheduler_->CountTakenPort(7).has_value());
+  EXPECT_FALSE(scheduler_->CountTakenPort(7).has_value());
+  EXPECT_FALSE(scheduler_->CountTakenPort(8).has_value());  // Another run's count is its own.
+  EXPECT_EQ(scheduler_->CountTakenPort(7).value_or(""), "29600-29602");
+  EXPECT_FALSE(scheduler_->CountTakenPort(7).has_value());  // Started over.
+  scheduler_->ClearTakenPorts(8);
+  EXPECT_FALSE(scheduler_->CountTakenPort(8).has_value());
+  EXPECT_FALSE(scheduler_->CountTakenPort(8).has_value());
+  EXPECT_EQ(scheduler_->CountTakenPort(8).value_or(""), "29600-29602");
+}
+
 }  // namespace
 }  // namespace nmsparse::server

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "worker/agent/agent_log.h"
 #include "worker/agent/data_roots.h"
+#include "worker/agent/report_fate.h"
 #include "worker/agent/run_attempt.h"
 
 namespace nmsparse::agent {
@@ -181,7 +182,7 @@ absl::Status Agent::RegisterOnce() {
     std::lock_guard<std::mutex> lock(mu_);
     worker_id_ = 0;
     client_->set_session("");
-    return response.status();
+    return absl::AbortedError(response.status().message());  // Not a refusal: tried again at once, anew.
   }
   if (!response.ok()) return response.status();
   if (!response->session().empty()) client_->set_session(response->session());
@@ -216,6 +217,15 @@ void Agent::HeartbeatLoop() {
       // A fresh stream belongs to the new registration; the old one may hang on a dead connection.
       client_->CancelAssignments(/*for_good=*/false);
       absl::Status status = RegisterOnce();
+      if (FateOf(status) == ReportFate::kRefused) {  // Asking again would be refused again: say why, and end.
+        const std::string why =
+            absl::StrCat("the coordinator ", client_->address(),
+                         " refused this worker's registration: ", status.ToString(),
+                         "; not retrying: fix the flag or credential it names and start nmworker again");
+        AgentLog(why);
+        RequestExit({ExitKind::kRefused, why});
+        return;
+      }
       if (!status.ok()) {
         if (!reported_unreachable) {
           AgentLog(absl::StrCat("cannot register with coordinator ", client_->address(), ": ",

@@ -42,9 +42,11 @@ struct AgentOptions {
 };
 
 // Why nmworker should end: a shutdown (SIGTERM, SIGINT: runs reported FAILED and requeued while retries
-// remain) or leaving (Slurm's signal before the time limit, or idle past --idle_exit_ms: runs are stopped at
-// a checkpoint and handed back without costing a retry).
-enum class ExitKind { kShutdown, kLeave };
+// remain), leaving (Slurm's signal before the time limit, or idle past --idle_exit_ms: runs are stopped at
+// a checkpoint and handed back without costing a retry), or a registration the coordinator refused for good
+// (a bad --advertise_addr or credential: trying again would be refused again; shut down like kShutdown, and
+// nmworker exits contract::kWorkerExitRegistrationRefused).
+enum class ExitKind { kShutdown, kLeave, kRefused };
 struct ExitRequest {
   ExitKind kind = ExitKind::kShutdown;
   std::string why;

@@ -7,6 +7,7 @@
 #include "absl/time/clock.h"
 #include "common/unicode_text.h"
 #include "contract/nmtrain_exit_codes.h"
+#include "contract/rendezvous_hand_back.h"
 #include "contract/run_directory.h"
 #include "contract/trainer_flags.h"
 #include "schemas/limits.h"
@@ -142,6 +143,7 @@ RunLaunch Agent::MakeLaunch(const v1::Assignment& assignment) const {
 void Agent::HandBackTakenPort(const v1::RunAttempt& run, int port) {
   RunOutcome outcome;
   outcome.state = v1::QUEUED;
+  outcome.exit_code = contract::kRendezvousPortTaken;  // Counted by the coordinator against the range.
   outcome.message = absl::StrCat("rendezvous port ", port, " is taken on node 0 (", options_.host, ")");
   AgentLog(absl::StrCat("handing back ", AttemptName(run), ": ", outcome.message));
   OnRunDone(run, outcome);

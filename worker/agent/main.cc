@@ -15,6 +15,7 @@
 #include "common/client_security.h"
 #include "common/coordinator_address.h"
 #include "common/program_flags.h"
+#include "contract/nmworker_exit_codes.h"
 #include "worker/agent/agent.h"
 #include "worker/agent/agent_log.h"
 #include "worker/agent/data_roots.h"
@@ -102,7 +103,7 @@ int main(int argc, char** argv) {
   if (!positional) return 0;  // --help
   if (positional->size() > 1) {
     AgentLog(absl::StrCat("unexpected argument '", (*positional)[1], "' (see nmworker --help)"));
-    return 2;
+    return nmsparse::contract::kWorkerExitUsage;
   }
 
   // Signals are taken by sigwait below; every thread started from here on inherits the blocked mask (ranks
@@ -125,7 +126,7 @@ int main(int argc, char** argv) {
       nmsparse::agent::BuildSlots(gpus_flag, absl::GetFlag(FLAGS_cpu_slots), detected);
   if (!slots.ok()) {
     AgentLog(slots.status().message());
-    return 2;
+    return nmsparse::contract::kWorkerExitUsage;
   }
 
   nmsparse::ClientSecurityFlags security_flags{absl::GetFlag(FLAGS_token_file), absl::GetFlag(FLAGS_tls_ca),
@@ -133,7 +134,7 @@ int main(int argc, char** argv) {
   absl::StatusOr<nmsparse::ClientSecurity> security = nmsparse::ResolveClientSecurity(security_flags);
   if (!security.ok()) {
     AgentLog(security.status().message());
-    return 2;
+    return nmsparse::contract::kWorkerExitUsage;
   }
 
   nmsparse::agent::AgentOptions options;
@@ -182,6 +183,11 @@ int main(int argc, char** argv) {
   const nmsparse::agent::ExitRequest request = agent.WaitForExitRequest();
   if (request.kind == nmsparse::agent::ExitKind::kLeave) {
     agent.Leave(request.why);
+  } else if (request.kind == nmsparse::agent::ExitKind::kRefused) {
+    agent.Shutdown();  // The reason is in the log already.
+    AgentLog(absl::StrCat("stopped: registration refused (exit ",
+                          nmsparse::contract::kWorkerExitRegistrationRefused, ")"));
+    return nmsparse::contract::kWorkerExitRegistrationRefused;
   } else {
     AgentLog(absl::StrCat("received ", request.why, ": stopping ranks and exiting"));
     agent.Shutdown();
