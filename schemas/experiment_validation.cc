@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "schemas/experiment_config.h"
+#include "schemas/initial_weights_digest.h"
 #include "schemas/model_catalog.h"
 #include "schemas/model_resolution.h"
 #include "schemas/param_filter.h"
@@ -273,6 +274,7 @@ absl::Status ValidateExperiment(const ExperimentConfig& c) {
   auto arch = ResolveModel(c.model);
   if (!arch.ok()) return Invalid("model.name", std::string(arch.status().message()));
   if (auto st = ValidateModelAndData(c, *arch); !st.ok()) return st;
+  if (auto st = ValidateInitialWeightsDigest(c.model); !st.ok()) return st;
   if (auto st = CheckBatchOverRanks(c); !st.ok()) return st;
   if (auto st = CheckEpochHasSteps(c); !st.ok()) return st;
   if (auto st = ValidateMixup(c); !st.ok()) return st;
