@@ -5,7 +5,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "schemas/experiment_config.h"
-#include "schemas/initial_weights_digest.h"
 #include "schemas/model_catalog.h"
 #include "schemas/model_resolution.h"
 #include "schemas/param_filter.h"
@@ -24,6 +23,16 @@ absl::Status Invalid(const std::string& path, const std::string& reason) {
 }
 
 std::string NMText(const NM& nm) { return absl::StrCat(nm.n, ":", nm.m); }
+
+// A digest is of the weights file a run starts from (schemas/initial_weights_digest.h): one without a file
+// would count in the content hash of a run that loads no weights.
+absl::Status ValidateInitialWeightsDigest(const ModelConfig& model) {
+  if (model.initial_checkpoint_sha256.empty() || !model.initial_checkpoint.empty()) return absl::OkStatus();
+  return Invalid("model.initial_checkpoint_sha256",
+                 absl::StrCat(model.initial_checkpoint_sha256,
+                              " is given without model.initial_checkpoint: a digest is of the weights file a "
+                              "run starts from; give the file, or leave the digest out"));
+}
 
 // timm's transform keys: ranges in order, one normalisation value per channel (or one for all).
 absl::Status ValidateTransforms(const DataConfig& d, const ModelArch& arch) {

@@ -14,12 +14,4 @@ absl::Status RequireInitialWeightsDigest(const ExperimentConfig& config) {
       "folder, its model.safetensors)"));
 }
 
-absl::Status ValidateInitialWeightsDigest(const ModelConfig& model) {
-  if (model.initial_checkpoint_sha256.empty() || !model.initial_checkpoint.empty()) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      "model.initial_checkpoint_sha256: ", model.initial_checkpoint_sha256,
-      " is given without model.initial_checkpoint: a digest is of the weights file a run starts from; give "
-      "the file, or leave the digest out"));
-}
-
 }  // namespace nmsparse

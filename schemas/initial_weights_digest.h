@@ -13,10 +13,6 @@ namespace nmsparse {
 // INVALID_ARGUMENT naming both keys and the path when `config` has an initial checkpoint but no digest.
 absl::Status RequireInitialWeightsDigest(const ExperimentConfig& config);
 
-// INVALID_ARGUMENT naming the digest's key when `model` has a digest but no file: the digest would count in
-// the content hash of a run that loads no weights. Part of ValidateExperiment.
-absl::Status ValidateInitialWeightsDigest(const ModelConfig& model);
-
 }  // namespace nmsparse
 
 #endif  // NMSPARSE_SCHEMAS_INITIAL_WEIGHTS_DIGEST_H_
