@@ -3,8 +3,9 @@
 # nmtrain beside PyTorch and safetensors in the same run, on this machine's CPU:
 #   - Python (the LibTorch 2.x venv of tools/libtorch2_env.sh, bench/interop_bench.py): torch.save /
 #     torch.load (weights_only) and safetensors.torch.save_file / load_file of the state dict;
-#   - nmtrain's import: model.initial_checkpoint from the safetensors file and from the torch.save file, the
-#     time of LoadInitialWeights as nmtrain logs it (read, checked against the model, copied into it);
+#   - nmtrain's import: model.initial_checkpoint from the safetensors file and from the torch.save file, with
+#     its model.initial_checkpoint_sha256 as a submitted run has it, the time of LoadInitialWeights as nmtrain
+#     logs it (the file read once and hashed, parsed, checked against the model, copied into it);
 #   - nmtrain's export: `nmtrain --export CHECKPOINT -o DIR` wall-clock, the whole process (start, spec, model
 #     built, LibTorch checkpoint read, config.json, sparsity.json and model.safetensors written).
 # Each is the median of ROUNDS (default 3); ratios are to safetensors' load_file (imports) and save_file
@@ -15,7 +16,7 @@ cd "$(dirname "$0")/.."
 rounds=${1:-3}
 torch_dir=$(bash tools/libtorch2_env.sh)
 python=${NMSPARSE_TORCH_PYTHON:-$(dirname "$(dirname "$(dirname "$(dirname "$torch_dir")")")")/bin/python}
-bazel build --disk_cache="$HOME/.cache/nmsparse-bazel-disk" //worker/trainer:nmtrain >&2
+bazel build --jobs=2 --disk_cache="$HOME/.cache/nmsparse-bazel-disk" //worker/trainer:nmtrain >&2
 nmtrain=bazel-bin/worker/trainer/nmtrain
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -28,7 +29,7 @@ py() { awk -v k="$1" '$1 == k {print $2}' "$work/python.txt"; }
 spec() {
   cat <<SPEC
 seed: 0
-model: {name: vit_base_patch16_224, initial_checkpoint: $1}
+model: {name: vit_base_patch16_224, initial_checkpoint: $1, initial_checkpoint_sha256: $(sha256sum "$1" | cut -d' ' -f1)}
 data: {dataset: synthetic, synthetic_size: 2, eval_subset: 2, batch_size: 2}
 schedule: {epochs: 1, warmup_epochs: 0}
 SPEC

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/sha256_stream.h"
 #include "contract/model_export_files.h"
@@ -39,6 +41,19 @@ std::string ScalarValue(const std::string& text) {
   absl::StatusOr<YAML::Node> node = yaml_util::LoadYaml(text, kPathKey);
   if (!node.ok() || !node->IsScalar()) return text;
   return node->Scalar();
+}
+
+// The value of the last "key=value" of `sets` for `key` as ApplyOverride reads a scalar (schemas/sweep.h):
+// the text as given, "" for the key's default (empty, ~ or null); nullopt when none sets it.
+std::optional<std::string> LastSet(const std::vector<std::string>& sets, const std::string& key) {
+  std::optional<std::string> value;
+  for (const std::string& assignment : sets) {
+    if (!absl::StartsWith(assignment, key + "=")) continue;
+    value = assignment.substr(key.size() + 1);
+    const std::string lower = absl::AsciiStrToLower(*value);
+    if (lower == "~" || lower == "null") value = "";
+  }
+  return value;
 }
 
 }  // namespace
@@ -120,6 +135,33 @@ absl::Status CheckInitialWeightsDigests(const std::vector<ResolvedRun>& runs, We
     }
   }
   return absl::OkStatus();
+}
+
+absl::Status FillForkWeightsDigest(std::vector<std::string>* sets, WeightsDigests* digests) {
+  const std::optional<std::string> file = LastSet(*sets, kPathKey);
+  if (!file.has_value()) return absl::OkStatus();
+  const std::optional<std::string> given = LastSet(*sets, kDigestKey);
+  if (file->empty()) {  // No weights file: no digest either (validation refuses one alone).
+    if (!given.has_value()) sets->push_back(absl::StrCat(kDigestKey, "="));
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::optional<std::string>> digest = digests->Of(*file);
+  if (!digest.ok()) return digest.status();
+  if (digest->has_value() && !given.has_value()) {
+    sets->push_back(absl::StrCat(kDigestKey, "=", **digest));
+    return absl::OkStatus();
+  }
+  if (digest->has_value() && absl::AsciiStrToLower(*given) != **digest) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--set ", kDigestKey, "=", *given, " is not the SHA-256 of ", *file, " on this host, ",
+                     **digest, " (a changed file, or another file at this path)"));
+  }
+  if (given.has_value()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--set ", kPathKey, "=", *file, ": nmctl cannot read ", *file,
+      " on this host (a relative path is opened by the worker from the run directory): give --set ",
+      kDigestKey, "=DIGEST beside it (sha256sum FILE on the worker), else the fork keeps its parent's ",
+      kDigestKey, " and nmtrain refuses the new file"));
 }
 
 }  // namespace nmsparse::cli

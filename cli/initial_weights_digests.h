@@ -37,6 +37,12 @@ absl::Status FillInitialWeightsDigests(v1::SweepSpec* spec, WeightsDigests* dige
 // errors name the run, the file and both digests.
 absl::Status CheckInitialWeightsDigests(const std::vector<ResolvedRun>& runs, WeightsDigests* digests);
 
+// nmctl fork's "key.path=value" overrides: where they set model.initial_checkpoint without its digest, adds
+// the digest of the file (read here), or clears it with the file; checks a digest given beside a file read
+// here. A file out of nmctl's reach without a digest is an error naming both keys: else the fork would keep
+// its parent's digest, and nmtrain would refuse the new file at start.
+absl::Status FillForkWeightsDigest(std::vector<std::string>* sets, WeightsDigests* digests);
+
 }  // namespace nmsparse::cli
 
 #endif  // NMSPARSE_CLI_INITIAL_WEIGHTS_DIGESTS_H_

@@ -7,9 +7,13 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <string>
+#include <vector>
 
+#include "absl/strings/ascii.h"
 #include "common/sha256_stream.h"
 #include "gtest/gtest.h"
+#include "schemas/spec_overrides.h"
 
 namespace nmsparse::cli {
 namespace {
@@ -118,6 +122,52 @@ TEST_F(InitialWeightsDigestsTest, EachGridValueGetsItsFilesDigest) {
   ASSERT_FALSE(random.ok());
   EXPECT_NE(random.status().message().find("random axis model.initial_checkpoint"), std::string::npos)
       << random.status();
+}
+
+// nmctl fork --set model.initial_checkpoint=NEW: the fork's spec (the parent's with the overrides, as
+// nmserver applies them) carries NEW's digest, not the parent's; a file out of reach without a digest, and a
+// digest that is not the file's, are refused naming the keys; unsetting the file unsets its digest.
+TEST_F(InitialWeightsDigestsTest, AForkOfAnotherFileGetsThatFilesDigest) {
+  auto parent = ParseExperimentYaml("model: {name: vit_nano_patch7_28, initial_checkpoint: " + dir_ +
+                                        "/folder, initial_checkpoint_sha256: " + std::string(64, 'f') + "}\n",
+                                    "parent");
+  ASSERT_TRUE(parent.ok()) << parent.status();
+  auto fork = [&](std::vector<std::string> sets) -> absl::StatusOr<ExperimentConfig> {
+    WeightsDigests digests;
+    if (absl::Status st = FillForkWeightsDigest(&sets, &digests); !st.ok()) return st;
+    return ApplySetOverrides(sets, *parent);
+  };
+  auto other = fork({"schedule.epochs=3", "model.initial_checkpoint=" + dir_ + "/abc.safetensors"});
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_EQ(other->model.initial_checkpoint, dir_ + "/abc.safetensors");
+  EXPECT_EQ(other->model.initial_checkpoint_sha256, kAbc);
+  auto given = fork({"model.initial_checkpoint=" + dir_ + "/abc.safetensors",
+                     "model.initial_checkpoint_sha256=" + absl::AsciiStrToUpper(kAbc)});
+  ASSERT_TRUE(given.ok()) << given.status();
+  EXPECT_EQ(given->model.initial_checkpoint_sha256, kAbc);
+  auto none = fork({"model.initial_checkpoint="});
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_EQ(none->model.initial_checkpoint, "");
+  EXPECT_EQ(none->model.initial_checkpoint_sha256, "");
+
+  auto out_of_reach = fork({"model.initial_checkpoint=../../w.safetensors"});
+  ASSERT_FALSE(out_of_reach.ok());
+  EXPECT_EQ(
+      out_of_reach.status().message(),
+      "--set model.initial_checkpoint=../../w.safetensors: nmctl cannot read ../../w.safetensors on this "
+      "host (a relative path is opened by the worker from the run directory): give --set "
+      "model.initial_checkpoint_sha256=DIGEST beside it (sha256sum FILE on the worker), else the fork "
+      "keeps its parent's model.initial_checkpoint_sha256 and nmtrain refuses the new file");
+  EXPECT_TRUE(fork({"model.initial_checkpoint=../../w.safetensors",
+                    std::string("model.initial_checkpoint_sha256=") + kAbc})
+                  .ok());
+  const std::string wrong(64, '0');
+  auto mismatch = fork(
+      {"model.initial_checkpoint=" + dir_ + "/abc.safetensors", "model.initial_checkpoint_sha256=" + wrong});
+  ASSERT_FALSE(mismatch.ok());
+  EXPECT_EQ(mismatch.status().message(),
+            "--set model.initial_checkpoint_sha256=" + wrong + " is not the SHA-256 of " + dir_ +
+                "/abc.safetensors on this host, " + kAbc + " (a changed file, or another file at this path)");
 }
 
 }  // namespace

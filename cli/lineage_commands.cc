@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "cli/initial_weights_digests.h"
 #include "cli/nmctl_exit_codes.h"
 #include "cli/submit_commands.h"
 #include "cli/table_printer.h"
@@ -33,7 +34,10 @@ int RunForkCommand(const CommandContext& context) {
   if (!id.ok()) return Fail(context, id.status());
   v1::ForkRunRequest request;
   request.set_run_id(*id);
-  for (const std::string& set : context.args->GetAll("set")) request.add_set(set);
+  std::vector<std::string> sets = context.args->GetAll("set");
+  WeightsDigests digests;
+  if (absl::Status st = FillForkWeightsDigest(&sets, &digests); !st.ok()) return Fail(context, st);
+  for (const std::string& set : sets) request.add_set(set);
   request.set_no_reuse(context.args->Has("no-reuse"));
   absl::StatusOr<int32_t> priority = PriorityOption(context);
   if (!priority.ok()) return Fail(context, priority.status());

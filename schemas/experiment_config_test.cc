@@ -216,6 +216,23 @@ TEST(ExperimentConfigTest, InitialCheckpointDigestIsPartOfTheHash) {
   EXPECT_NE(ParseError(from(std::string(63, 'a') + "g")).find("is not a SHA-256 digest"), std::string::npos);
 }
 
+// A digest without its file would count in the content hash of a run that loads no weights: validation
+// refuses it by the key, in the nested and the flat (timm) form; with its file it validates.
+TEST(ExperimentConfigTest, InitialCheckpointDigestNeedsItsFile) {
+  const std::string a(64, 'a');
+  const std::string refusal = "model.initial_checkpoint_sha256: " + a +
+                              " is given without model.initial_checkpoint: a digest is of the weights file a "
+                              "run starts from; give the file, or leave the digest out";
+  EXPECT_EQ(ValidateError("model: {name: vit_micro_patch4_28, initial_checkpoint_sha256: " + a + "}\n"),
+            refusal);
+  EXPECT_EQ(ValidateError("model: vit_micro_patch4_28\ninitial_checkpoint_sha256: " + a + "\n"), refusal);
+  const ExperimentConfig with_file = MustParse(
+      "model: {name: vit_micro_patch4_28, initial_checkpoint: "
+      "/data/w.safetensors, initial_checkpoint_sha256: " +
+      a + "}\n");
+  EXPECT_TRUE(ValidateExperiment(with_file).ok()) << ValidateExperiment(with_file);
+}
+
 // resources.precision: fp32 (default) or bf16, case-insensitive; a bad value names key, value and line; bf16
 // is part of the canonical form and hash, fp32 is left out of both so that older runs keep their hashes.
 // timm's Mixup pairs image i with image B-1-i of each rank's batch: an odd one is refused at validation,

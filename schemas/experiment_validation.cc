@@ -24,6 +24,16 @@ absl::Status Invalid(const std::string& path, const std::string& reason) {
 
 std::string NMText(const NM& nm) { return absl::StrCat(nm.n, ":", nm.m); }
 
+// A digest is of the weights file a run starts from (schemas/initial_weights_digest.h): one without a file
+// would count in the content hash of a run that loads no weights.
+absl::Status ValidateInitialWeightsDigest(const ModelConfig& model) {
+  if (model.initial_checkpoint_sha256.empty() || !model.initial_checkpoint.empty()) return absl::OkStatus();
+  return Invalid("model.initial_checkpoint_sha256",
+                 absl::StrCat(model.initial_checkpoint_sha256,
+                              " is given without model.initial_checkpoint: a digest is of the weights file a "
+                              "run starts from; give the file, or leave the digest out"));
+}
+
 // timm's transform keys: ranges in order, one normalisation value per channel (or one for all).
 absl::Status ValidateTransforms(const DataConfig& d, const ModelArch& arch) {
   for (const auto& [path, range] :
@@ -270,6 +280,7 @@ absl::Status ValidateExperiment(const ExperimentConfig& c) {
   auto arch = ResolveModel(c.model);
   if (!arch.ok()) return Invalid("model.name", std::string(arch.status().message()));
   if (auto st = ValidateModelAndData(c, *arch); !st.ok()) return st;
+  if (auto st = ValidateInitialWeightsDigest(c.model); !st.ok()) return st;
   if (auto st = CheckBatchOverRanks(c); !st.ok()) return st;
   if (auto st = CheckEpochHasSteps(c); !st.ok()) return st;
   if (auto st = ValidateMixup(c); !st.ok()) return st;

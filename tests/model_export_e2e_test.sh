@@ -158,6 +158,20 @@ check "the same spec from another file's content hashes differently" \
 check "the second fine-tune is not the first one reused" \
   test "$(run_field "$from_srste" reused_from)" != "$from_dense"
 
+# A fork that names another weights file gets that file's digest from nmctl, not its parent's (which nmtrain
+# would refuse at start); a file nmctl cannot read needs the digest given, and both keys are named.
+other_weights="$work/weights/other.safetensors"
+cp "$tmp/export_$srste/model.safetensors" "$other_weights"
+fork_sweep=$(ctl fork "$from_dense" --set "model.initial_checkpoint=$other_weights" --json | json "d['sweep']['id']")
+wait_runs "$fork_sweep" "len(runs) == 1 and runs[0]['state'] in ('SUCCEEDED', 'FAILED')" 240 >/dev/null
+forked=$(ctl runs --sweep "$fork_sweep" --json | json "d['runs'][0]['id']")
+check "a fork from another weights file succeeds" test "$(run_field "$forked" state)" = SUCCEEDED
+check "the fork's stored spec has the new file's SHA-256" \
+  grep -qF "initial_checkpoint_sha256: $srste_sha" <<<"$(run_field "$forked" resolved_spec)"
+expect_error "a fork from a file out of nmctl's reach needs its digest" 2 \
+  "model.initial_checkpoint=../../weights/w.safetensors: nmctl cannot read .* give --set model.initial_checkpoint_sha256=DIGEST" \
+  ctl fork "$from_dense" --set model.initial_checkpoint=../../weights/w.safetensors
+
 # A file nmctl cannot read (a relative path, opened by the worker from the run directory) needs its digest;
 # a wrong one passes the coordinator and nmtrain refuses it at start (exit 2), naming the file and both.
 expect_error "a file out of nmctl's reach needs its digest" 2 \

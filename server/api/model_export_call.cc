@@ -3,8 +3,10 @@
 #include <set>
 #include <string>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/status_macros.h"
 #include "contract/model_export_files.h"
 #include "schemas/limits.h"
 #include "schemas/request_bounds.h"
@@ -12,7 +14,6 @@
 #include "server/auth/worker_session.h"
 #include "server/store/run_table.h"
 #include "server/store/run_transitions.h"
-#include "common/status_macros.h"
 #include "server/store/worker_table.h"
 
 namespace nmsparse::server {
@@ -143,9 +144,10 @@ grpc::Status TakeModelExportUpload(Store* store, ModelExportRelay* relay, grpc::
       break;
     }
     const v1::ModelFileChunk& chunk = msg.chunk();
+    // A name from another process, checked against the fixed list and shown escaped (it reaches terminals).
     if (!contract::IsExportFile(chunk.file()) || done.count(chunk.file())) {
-      outcome = absl::InvalidArgumentError(
-          absl::StrCat("chunk.file: '", chunk.file(), "' is not an export file still to send"));
+      outcome = absl::InvalidArgumentError(absl::StrCat("chunk.file: '", absl::CHexEscape(chunk.file()),
+                                                        "' is not an export file still to send"));
       break;
     }
     total += static_cast<int64_t>(chunk.data().size());

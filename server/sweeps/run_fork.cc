@@ -142,6 +142,21 @@ bool SetsKey(const v1::ForkRunRequest& request, const std::string& key) {
   return false;
 }
 
+// A fork that names another weights file and keeps its parent's digest would be refused by nmtrain at start
+// (the digest is not the new file's): refused here, naming both keys. nmctl fills the digest in.
+absl::Status CheckDigestFollowsFile(int64_t parent_id, const ModelConfig& parent, const ModelConfig& fork,
+                                    const v1::ForkRunRequest& request) {
+  if (fork.initial_checkpoint == parent.initial_checkpoint || fork.initial_checkpoint.empty() ||
+      parent.initial_checkpoint_sha256.empty() || SetsKey(request, "model.initial_checkpoint_sha256")) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      ForkName(parent_id), ": --set model.initial_checkpoint=", fork.initial_checkpoint,
+      " needs --set model.initial_checkpoint_sha256 beside it: the parent's ",
+      parent.initial_checkpoint_sha256, " is of ", parent.initial_checkpoint,
+      " (nmctl fork fills it in where it can read the file; else sha256sum FILE on the worker)"));
+}
+
 absl::StatusOr<NewRun> ExpandFork(const v1::SweepSpec& sweep, const SweepExpander& expand,
                                   int64_t parent_id) {
   absl::StatusOr<std::vector<NewRun>> runs = expand(sweep);
@@ -184,6 +199,7 @@ absl::StatusOr<ForkPlan> PlanFork(const RunRecord& parent, const std::string& pa
   }
   NM_RETURN_IF_ERROR(CheckKeptKeys(parent_id, *parent_spec, *spec, request));
   NM_RETURN_IF_ERROR(CheckSameArchitecture(parent_id, *parent_spec, *spec, request));
+  NM_RETURN_IF_ERROR(CheckDigestFollowsFile(parent_id, parent_spec->model, spec->model, request));
   NM_RETURN_IF_ERROR(CheckScheduleReaches(parent_id, *spec, progress));
   plan.sweep.set_base(BaseSpecYaml(*spec));
   plan.sweep.set_name(absl::StrCat(parent_sweep_name, "-fork-of-", parent_id));

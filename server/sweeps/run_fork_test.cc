@@ -127,6 +127,31 @@ TEST(RunForkTest, RefusesWhatTheCheckpointCannotStartFrom) {
 }
 
 // The checkpoint fits any spelling of the parent's architecture, and dropout rates are not part of it.
+// A fork naming another weights file with its parent's digest would fail at nmtrain's start: refused here,
+// naming both keys; with the new file's digest it forks, and the digest is in the fork's spec.
+TEST(RunForkTest, AnotherWeightsFileNeedsItsOwnDigest) {
+  const std::string a(64, 'a'), b(64, 'b');
+  RunRecord parent = Parent();
+  auto spec = ParseExperimentYaml(parent.run.resolved_spec(), "");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  spec->model.initial_checkpoint = "/w/a.safetensors";
+  spec->model.initial_checkpoint_sha256 = a;
+  parent.run.set_resolved_spec(CanonicalYaml(*spec));
+  auto kept = Plan(parent, {"model.initial_checkpoint=/w/b.safetensors"});
+  ASSERT_FALSE(kept.ok());
+  EXPECT_EQ(kept.status().message(),
+            "fork of run 5: --set model.initial_checkpoint=/w/b.safetensors needs --set "
+            "model.initial_checkpoint_sha256 beside it: the parent's " +
+                a +
+                " is of /w/a.safetensors (nmctl fork fills it in where it can read the file; else sha256sum "
+                "FILE on the worker)");
+  auto own =
+      Plan(parent, {"model.initial_checkpoint=/w/b.safetensors", "model.initial_checkpoint_sha256=" + b});
+  ASSERT_TRUE(own.ok()) << own.status();
+  EXPECT_NE(own->run.resolved_spec.find("initial_checkpoint_sha256: " + b), std::string::npos);
+  EXPECT_TRUE(Plan(parent, {"schedule.epochs=3"}).ok());  // The same file keeps its digest.
+}
+
 TEST(RunForkTest, SameArchitectureRespelledOrWithOtherDropoutForks) {
   auto respelled = Plan(Parent(), {"model.depth=2", "model.embed_dim=32", "model.drop_path_rate=0.1"});
   ASSERT_TRUE(respelled.ok()) << respelled.status();

@@ -129,9 +129,9 @@ class Run {
     // Before the sparsity method exists: its first masks come from these weights. A resume or a fork
     // replaces them with its checkpoint's.
     if (!config.model.initial_checkpoint.empty()) {
-      CheckInitialWeightsDigest(config.model.initial_checkpoint, config.model.initial_checkpoint_sha256);
       const auto start = std::chrono::steady_clock::now();
-      LoadInitialWeights(config.model.initial_checkpoint, arch_, *model_, Log());
+      LoadInitialWeights(config.model.initial_checkpoint, arch_, *model_, Log(),
+                         config.model.initial_checkpoint_sha256);
       // Read by bench/interop_bench.sh.
       Log() << "initial weights: " << config.model.initial_checkpoint << " loaded in "
             << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s\n";

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -68,18 +69,40 @@ torch::Tensor Adapted(const std::string& name, const torch::Tensor& value, const
   return value;
 }
 
+// The file's bytes, read once in 1 MiB chunks and hashed as they are read (where there is a digest to
+// check): the digest check and the load see the same bytes. A non-empty `sha256` that differs is TrainerError(kExitUsage) naming the file and
+// both digests.
+std::string ReadCheckedBytes(const std::string& file, const std::string& sha256) {
+  std::ifstream in(file, std::ios::binary | std::ios::ate);
+  if (!in) throw TrainerError(kExitUsage, "model.initial_checkpoint: cannot open " + file);
+  std::string bytes(static_cast<size_t>(in.tellg()), '\0');
+  in.seekg(0);
+  Sha256 hash;
+  constexpr size_t kChunk = size_t{1} << 20;
+  for (size_t at = 0; at < bytes.size(); at += kChunk) {
+    const size_t n = std::min(kChunk, bytes.size() - at);
+    if (!in.read(bytes.data() + at, static_cast<std::streamsize>(n))) {
+      throw TrainerError(kExitUsage, "model.initial_checkpoint: reading " + file + " failed (it shrank?)");
+    }
+    if (!sha256.empty()) hash.Update(bytes.data() + at, n);
+  }
+  if (sha256.empty()) return bytes;
+  const std::string digest = hash.HexDigest();
+  if (digest == sha256) return bytes;
+  throw TrainerError(kExitUsage, "model.initial_checkpoint: the SHA-256 of " + file + " is " + digest +
+                                     ", not model.initial_checkpoint_sha256 " + sha256 +
+                                     " that the run was submitted with (the file changed, or this worker "
+                                     "holds another file at this path)");
+}
+
 // The tensors of a safetensors file, or of a torch.save file's state dict (told apart by their first bytes).
-absl::StatusOr<NamedTensors> ReadWeightsFile(const std::string& file) {
-  std::string prefix(4, '\0');
-  {
-    std::ifstream in(file, std::ios::binary);
-    in.read(prefix.data(), 4);
-    prefix.resize(static_cast<size_t>(in.gcount()));
-  }
+absl::StatusOr<NamedTensors> ReadWeightsFile(const std::string& file, const std::string& sha256) {
+  const std::string bytes = ReadCheckedBytes(file, sha256);
+  const std::string prefix = bytes.substr(0, 4);
   if (!absl::EndsWith(file, ".safetensors") && (LooksLikeZip(prefix) || LooksLikePickle(prefix))) {
-    return ReadTorchSaveStateDict(file);
+    return ReadTorchSaveStateDictBytes(bytes, file);
   }
-  absl::StatusOr<SafetensorsContents> read = ReadSafetensors(file);
+  absl::StatusOr<SafetensorsContents> read = ReadSafetensorsBytes(bytes, file);
   if (!read.ok()) return read.status();
   return std::move(read->tensors);
 }
@@ -111,19 +134,6 @@ std::string InitialWeightsFile(const std::string& path) {
                      "model.initial_checkpoint: the folder " + path +
                          " has neither model.safetensors nor pytorch_model.bin (a timm save_for_hf "
                          "/ Hugging Face folder)");
-}
-
-void CheckInitialWeightsDigest(const std::string& path, const std::string& sha256) {
-  if (sha256.empty()) return;
-  const std::string file = InitialWeightsFile(path);
-  absl::StatusOr<std::string> digest = FileSha256(file);
-  if (!digest.ok())
-    throw TrainerError(kExitUsage, "model.initial_checkpoint: " + std::string(digest.status().message()));
-  if (*digest == sha256) return;
-  throw TrainerError(kExitUsage, "model.initial_checkpoint: the SHA-256 of " + file + " is " + *digest +
-                                     ", not model.initial_checkpoint_sha256 " + sha256 +
-                                     " that the run was submitted with (the file changed, or this worker "
-                                     "holds another file at this path)");
 }
 
 torch::Tensor ResampleAbsPosEmbed(const torch::Tensor& pos_embed, int64_t new_grid,
@@ -167,9 +177,9 @@ torch::Tensor ResamplePatchEmbed(const torch::Tensor& weight, int64_t new_h, int
 }
 
 void LoadInitialWeights(const std::string& path, const ModelArch& arch, torch::nn::Module& model,
-                        std::ostream& log) {
+                        std::ostream& log, const std::string& sha256) {
   const std::string file = InitialWeightsFile(path);
-  absl::StatusOr<NamedTensors> read = ReadWeightsFile(file);
+  absl::StatusOr<NamedTensors> read = ReadWeightsFile(file, sha256);
   if (!read.ok())
     throw TrainerError(kExitUsage, "model.initial_checkpoint: " + std::string(read.status().message()));
   std::map<std::string, torch::Tensor> tensors;

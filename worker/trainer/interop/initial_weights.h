@@ -33,15 +33,14 @@ namespace nmsparse {
 // TrainerError(kExitUsage) naming the path for a folder with neither.
 std::string InitialWeightsFile(const std::string& path);
 
-// model.initial_checkpoint_sha256: the SHA-256 of the file `path` names (read in chunks) must be `sha256`,
-// the digest the run's spec and content hash were made with; else TrainerError(kExitUsage) naming the file
-// and both digests. An empty `sha256` (a spec run by hand) checks nothing.
-void CheckInitialWeightsDigest(const std::string& path, const std::string& sha256);
-
 // Loads `path` into `model` (built for `arch`, on the CPU, before the sparsity method reads its weights).
 // Throws TrainerError(kExitUsage) naming the file and every mismatch; writes what it adapted to `log`.
+// model.initial_checkpoint_sha256: a non-empty `sha256` (the digest the run's spec and content hash were
+// made with) must be the SHA-256 of the file's bytes, hashed as they are read for the load (the file is
+// read once, and held in memory while it is parsed); else TrainerError(kExitUsage) naming the file and both
+// digests, before any weight is loaded. An empty one (a spec run by hand) checks nothing.
 void LoadInitialWeights(const std::string& path, const ModelArch& arch, torch::nn::Module& model,
-                        std::ostream& log);
+                        std::ostream& log, const std::string& sha256 = "");
 
 // timm's resample_abs_pos_embed: [1, prefix + old*old, D] -> [1, prefix + new_grid*new_grid, D].
 torch::Tensor ResampleAbsPosEmbed(const torch::Tensor& pos_embed, int64_t new_grid,

@@ -9,10 +9,12 @@
 #include <torch/torch.h>
 
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 
 #include "schemas/model_catalog.h"
+#include "worker/trainer/checkpoint_digest.h"
 #include "worker/trainer/interop/safetensors.h"
 #include "worker/trainer/models/model_factory.h"
 #include "worker/trainer/trainer_error.h"
@@ -70,6 +72,44 @@ TEST(InitialWeightsTest, AnotherModelsWeightsGiveItsLogitsFromAFileAndAFolder) {
     EXPECT_TRUE(torch::equal(model->forward(x), expected)) << path;  // Same weights, same arithmetic.
     EXPECT_EQ(log.str(), "") << path;
   }
+}
+
+// model.initial_checkpoint_sha256: the bytes loaded are the bytes hashed (the file is read once). The file's
+// digest loads; another is refused (exit 2) naming the file and both digests, with no weight loaded.
+TEST(InitialWeightsTest, TheDigestIsOfTheBytesLoaded) {
+  const ModelArch arch = Nano();
+  torch::manual_seed(1);
+  auto source = CreateModel(arch);
+  const std::string file = Saved("digested.safetensors", Weights(*source));
+  std::string bytes;
+  {
+    std::ifstream in(file, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  Sha256 sha;
+  sha.Update(bytes.data(), bytes.size());
+  const std::string digest = sha.HexDigest();
+  torch::manual_seed(2);
+  auto model = CreateModel(arch);
+  std::ostringstream log;
+  LoadInitialWeights(file, arch, *model, log, digest);
+  EXPECT_TRUE(torch::equal(model->named_parameters()["pos_embed"], source->named_parameters()["pos_embed"]));
+
+  const std::string other(64, 'a');
+  torch::manual_seed(2);
+  auto fresh = CreateModel(arch);
+  const torch::Tensor before = fresh->named_parameters()["pos_embed"].clone();
+  try {
+    LoadInitialWeights(file, arch, *fresh, log, other);
+    ADD_FAILURE() << "loaded with another digest";
+  } catch (const TrainerError& e) {
+    EXPECT_EQ(e.exit_code(), kExitUsage);
+    EXPECT_EQ(std::string(e.what()), "model.initial_checkpoint: the SHA-256 of " + file + " is " + digest +
+                                         ", not model.initial_checkpoint_sha256 " + other +
+                                         " that the run was submitted with (the file changed, or this "
+                                         "worker holds another file at this path)");
+  }
+  EXPECT_TRUE(torch::equal(fresh->named_parameters()["pos_embed"], before));
 }
 
 TEST(InitialWeightsTest, AHeadOfAnotherSizeIsDroppedAndLogged) {

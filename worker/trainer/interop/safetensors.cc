@@ -1,6 +1,8 @@
 #include "worker/trainer/interop/safetensors.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <utility>
 #include <vector>
@@ -52,18 +54,17 @@ bool ReadAt(std::ifstream& in, uint64_t offset, char* out, uint64_t bytes) {
   return in.good() || (bytes == 0 && !in.bad());
 }
 
-}  // namespace
-
-absl::StatusOr<SafetensorsContents> ReadSafetensors(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open safetensors file ", path));
-  const uint64_t file_size = static_cast<uint64_t>(in.tellg());
+// Every tensor of a file of `file_size` bytes whose bytes `read_at(offset, out, n)` reads (false when it
+// cannot): the one parse of a file on disk and of one already in memory.
+template <typename ReadAtFn>
+absl::StatusOr<SafetensorsContents> ReadContents(uint64_t file_size, const std::string& path,
+                                                 const ReadAtFn& read_at) {
   std::string head(std::min<uint64_t>(file_size, 8), '\0');
-  if (!ReadAt(in, 0, head.data(), head.size())) return absl::InvalidArgumentError("cannot read " + path);
+  if (!read_at(0, head.data(), head.size())) return absl::InvalidArgumentError("cannot read " + path);
   absl::StatusOr<uint64_t> length = SafetensorsHeaderLength(head, file_size, path);
   if (!length.ok()) return length.status();
   head.resize(8 + *length);
-  if (!ReadAt(in, 8, head.data() + 8, *length)) {
+  if (!read_at(8, head.data() + 8, *length)) {
     return absl::InvalidArgumentError(absl::StrCat("safetensors file ", path, ": cannot read its header"));
   }
   absl::StatusOr<SafetensorsHeader> header = ParseSafetensorsHeader(head, file_size, path);
@@ -72,13 +73,31 @@ absl::StatusOr<SafetensorsContents> ReadSafetensors(const std::string& path) {
   contents.metadata = std::move(header->metadata);
   for (const SafetensorsEntry& e : header->entries) {
     torch::Tensor t = torch::empty(e.shape, torch::TensorOptions().dtype(ToTorch(e.dtype)));
-    if (!ReadAt(in, header->data_start + e.begin, static_cast<char*>(t.data_ptr()), e.end - e.begin)) {
+    if (!read_at(header->data_start + e.begin, static_cast<char*>(t.data_ptr()), e.end - e.begin)) {
       return absl::InvalidArgumentError(
           absl::StrCat("safetensors file ", path, ": cannot read tensor '", e.name, "' (truncated?)"));
     }
     contents.tensors.emplace_back(e.name, std::move(t));
   }
   return contents;
+}
+
+}  // namespace
+
+absl::StatusOr<SafetensorsContents> ReadSafetensors(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open safetensors file ", path));
+  const uint64_t file_size = static_cast<uint64_t>(in.tellg());
+  return ReadContents(file_size, path,
+                      [&in](uint64_t offset, char* out, uint64_t n) { return ReadAt(in, offset, out, n); });
+}
+
+absl::StatusOr<SafetensorsContents> ReadSafetensorsBytes(absl::string_view bytes, const std::string& path) {
+  return ReadContents(bytes.size(), path, [bytes](uint64_t offset, char* out, uint64_t n) {
+    if (offset > bytes.size() || n > bytes.size() - offset) return false;
+    if (n > 0) std::memcpy(out, bytes.data() + offset, n);
+    return true;
+  });
 }
 
 absl::Status WriteSafetensors(const std::string& path, const NamedTensors& tensors,

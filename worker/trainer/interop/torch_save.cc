@@ -3,13 +3,17 @@
 #include <caffe2/serialize/inline_container.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <utility>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "worker/trainer/interop/torch_pickle.h"
 
 namespace nmsparse {
@@ -70,11 +74,45 @@ class Storages {
   std::map<std::string, torch::Tensor> read_;
 };
 
-absl::StatusOr<NamedTensors> ReadZip(const std::string& path) {
+// A file's bytes in memory as LibTorch's zip reader reads a file.
+class BytesAdapter : public caffe2::serialize::ReadAdapterInterface {
+ public:
+  explicit BytesAdapter(absl::string_view bytes) : bytes_(bytes) {}
+  size_t size() const override { return bytes_.size(); }
+  size_t read(uint64_t pos, void* buf, size_t n, const char* /*what*/) const override {
+    if (pos >= bytes_.size()) return 0;
+    n = std::min<size_t>(n, bytes_.size() - pos);
+    std::memcpy(buf, bytes_.data() + pos, n);
+    return n;
+  }
+
+ private:
+  absl::string_view bytes_;
+};
+
+// torch.save records the byte order of the machine that saved the file (the archive's "byteorder": "little"
+// or "big"; none before torch 1.13, when every file was little-endian) and torch.load swaps the bytes of a
+// big-endian file. nmtrain copies storages as they are, so it reads only little-endian files.
+absl::Status CheckByteOrder(caffe2::serialize::PyTorchStreamReader& reader, const std::string& path) {
+  if (!reader.hasRecord("byteorder")) return absl::OkStatus();
+  auto [data, bytes] = reader.getRecord("byteorder");
+  const std::string order(static_cast<const char*>(data.get()), std::min<size_t>(bytes, 32));
+  if (order == "little") return absl::OkStatus();
+  return Refused(absl::StrCat("torch.save file ", path, " records its byte order as '",
+                              absl::CHexEscape(order),
+                              "' (archive record byteorder), not 'little': nmtrain reads little-endian "
+                              "files only (torch.load on this machine swaps the bytes)"));
+}
+
+// `open` makes the zip reader of the file `path` names (LibTorch's, which throws on a damaged zip).
+absl::StatusOr<NamedTensors> ReadZip(
+    const std::string& path,
+    const std::function<std::unique_ptr<caffe2::serialize::PyTorchStreamReader>()>& open) {
   std::unique_ptr<caffe2::serialize::PyTorchStreamReader> reader;
   std::string pickled;
   try {
-    reader = std::make_unique<caffe2::serialize::PyTorchStreamReader>(path);
+    reader = open();
+    if (absl::Status order = CheckByteOrder(*reader, path); !order.ok()) return order;
     if (!reader->hasRecord("data.pkl"))
       return Refused(absl::StrCat("torch.save file ", path, ": a zip without data.pkl"));
     auto [data, bytes] = reader->getRecord("data.pkl");
@@ -122,14 +160,10 @@ bool LooksLikeZip(const std::string& prefix) { return prefix.rfind("PK\x03\x04",
 
 bool LooksLikePickle(const std::string& prefix) { return !prefix.empty() && prefix[0] == '\x80'; }
 
-absl::StatusOr<NamedTensors> ReadTorchSaveStateDict(const std::string& path) {
-  std::string prefix(4, '\0');
-  {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return absl::NotFoundError("cannot open torch.save file " + path);
-    in.read(prefix.data(), 4);
-    prefix.resize(static_cast<size_t>(in.gcount()));
-  }
+namespace {
+
+// Refuses a file whose first bytes (`prefix`) are not torch.save's zip, naming `path`.
+absl::Status CheckZipPrefix(const std::string& prefix, const std::string& path) {
   if (LooksLikePickle(prefix)) {
     return Refused(absl::StrCat("torch.save file ", path,
                                 " is in torch.save's legacy format (a bare pickle: torch < 1.6 or "
@@ -139,7 +173,28 @@ absl::StatusOr<NamedTensors> ReadTorchSaveStateDict(const std::string& path) {
     return Refused(
         absl::StrCat("torch.save file ", path, " is neither a zip (torch.save) nor a legacy pickle"));
   }
-  return ReadZip(path);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<NamedTensors> ReadTorchSaveStateDict(const std::string& path) {
+  std::string prefix(4, '\0');
+  {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return absl::NotFoundError("cannot open torch.save file " + path);
+    in.read(prefix.data(), 4);
+    prefix.resize(static_cast<size_t>(in.gcount()));
+  }
+  if (absl::Status zip = CheckZipPrefix(prefix, path); !zip.ok()) return zip;
+  return ReadZip(path, [&path] { return std::make_unique<caffe2::serialize::PyTorchStreamReader>(path); });
+}
+
+absl::StatusOr<NamedTensors> ReadTorchSaveStateDictBytes(absl::string_view bytes, const std::string& path) {
+  if (absl::Status zip = CheckZipPrefix(std::string(bytes.substr(0, 4)), path); !zip.ok()) return zip;
+  return ReadZip(path, [bytes] {
+    return std::make_unique<caffe2::serialize::PyTorchStreamReader>(std::make_shared<BytesAdapter>(bytes));
+  });
 }
 
 }  // namespace nmsparse

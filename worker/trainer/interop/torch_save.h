@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "worker/sparsity/sparsity_method.h"  // NamedTensors
 
 namespace nmsparse {
@@ -26,7 +27,12 @@ bool LooksLikePickle(const std::string& prefix);
 // file (and, where that helps, the command above) for a damaged zip, a legacy pickle, a pickle that is not
 // a state dict, a tensor outside its storage or of a dtype nmsparse does not read; NotFound when it cannot
 // be opened. Never throws.
+// A file saved on a big-endian machine (its "byteorder" record) is refused too.
 absl::StatusOr<NamedTensors> ReadTorchSaveStateDict(const std::string& path);
+
+// The same of a file's `bytes` already in memory (read once, e.g. while hashing them); `path` names it in
+// errors.
+absl::StatusOr<NamedTensors> ReadTorchSaveStateDictBytes(absl::string_view bytes, const std::string& path);
 
 }  // namespace nmsparse
 

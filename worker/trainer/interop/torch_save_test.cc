@@ -9,6 +9,7 @@
 #include <torch/torch.h>
 
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -29,10 +30,13 @@ std::string Saved(const std::string& name, const c10::IValue& value) {
   return path;
 }
 
-// A zip with a hand-written data.pkl and one float32 storage "0" of `floats` elements.
-std::string Crafted(const std::string& name, const std::string& pickle, int floats = 4) {
+// A zip with a hand-written data.pkl and one float32 storage "0" of `floats` elements, and torch.save's
+// "byteorder" record when `byteorder` is not empty.
+std::string Crafted(const std::string& name, const std::string& pickle, int floats = 4,
+                    const std::string& byteorder = "") {
   const std::string path = Path(name);
   caffe2::serialize::PyTorchStreamWriter writer(path);
+  if (!byteorder.empty()) writer.writeRecord("byteorder", byteorder.data(), byteorder.size());
   writer.writeRecord("data.pkl", pickle.data(), pickle.size());
   const std::vector<float> data(static_cast<size_t>(floats), 1.5f);
   writer.writeRecord("data/0", data.data(), data.size() * sizeof(float));
@@ -158,6 +162,31 @@ TEST(TorchSaveTest, DamagedHostileAndLegacyFilesAreRefusedByName) {
   EXPECT_NE(ErrorOf(protocol0).find(protocol0 + ": data.pkl at byte 2 (opcode 0x70)"), std::string::npos)
       << ErrorOf(protocol0);
   EXPECT_NE(ErrorOf(Crafted("stop.pth", "\x80\x02}")).find("ends before its STOP"), std::string::npos);
+  // torch.save's byte order record: a big-endian file (whose storages nmtrain would read swapped) is
+  // refused by name, from the file and from its bytes in memory; "little" reads as a file without it.
+  const std::string big = Crafted("big.pth", tensor_pickle("FloatStorage", 1, 3), 4, "big");
+  const std::string big_error = ErrorOf(big);
+  EXPECT_NE(big_error.find("torch.save file " + big +
+                           " records its byte order as 'big' (archive record byteorder), not 'little': "
+                           "nmtrain reads little-endian files only"),
+            std::string::npos)
+      << big_error;
+  EXPECT_NE(big_error.find(kTorchSaveConvertCommand), std::string::npos);
+  std::string big_bytes;
+  {
+    std::ifstream in(big, std::ios::binary);
+    big_bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  absl::StatusOr<NamedTensors> big_in_memory = ReadTorchSaveStateDictBytes(big_bytes, big);
+  ASSERT_FALSE(big_in_memory.ok());
+  EXPECT_EQ(big_in_memory.status().message(), big_error);
+  EXPECT_NE(
+      ErrorOf(Crafted("odd.pth", tensor_pickle("FloatStorage", 1, 3), 4, "mid\ndle")).find("'mid\\ndle'"),
+      std::string::npos);
+  const std::string little = Crafted("little.pth", tensor_pickle("FloatStorage", 1, 3), 4, "little");
+  absl::StatusOr<NamedTensors> little_read = ReadTorchSaveStateDict(little);
+  ASSERT_TRUE(little_read.ok()) << little_read.status();
+  EXPECT_TRUE(torch::equal(little_read->at(0).second, torch::full({3}, 1.5f)));
   EXPECT_NE(ErrorOf(Crafted("underflow.pth", "\x80\x02u.")).find("no mark"), std::string::npos);
   EXPECT_NE(ErrorOf(Crafted("memo.pth", "\x80\x02h\x07.")).find("memo 7 was never stored"),
             std::string::npos);
