@@ -201,7 +201,8 @@ struct SparsityEnumNames {
   EnumTable<SparsityType> types{
       {"DENSE", SparsityType::kDense}, {"STRUCTURED_NM", SparsityType::kStructuredNM},
       {"SRSTE", SparsityType::kSrste}, {"UNSTRUCTURED", SparsityType::kUnstructured},
-      {"SSTE", SparsityType::kSste},   {"STEP", SparsityType::kStep}, {"HU24", SparsityType::kHu24}};
+      {"SSTE", SparsityType::kSste},   {"STEP", SparsityType::kStep},
+      {"HU24", SparsityType::kHu24}};
   EnumTable<DecayType> decay_types{
       {"STEP", DecayType::kStep}, {"LINEAR", DecayType::kLinear}, {"EXP", DecayType::kExp}};
   EnumTable<StructureDecayType> structure_decay_types{{"SPARSIFY", StructureDecayType::kSparsify},
@@ -377,12 +378,12 @@ absl::StatusOr<SparsityConfig> ParseSparsityConfig(const YAML::Node& node, const
   if (!node.IsMap()) {
     return Error(node, section, "value " + yaml_util::Describe(node) + " is not a map of sparsity keys");
   }
-  for (const auto& kv : node) {
-    if (DynamicGroupKeys().Find(kv.first.as<std::string>()) != nullptr)
-      return ParseInlineGroup(node, section, path);
-  }
   absl::StatusOr<YAML::Node> expanded = ExpandRecipe(node, path);  // recipe: MDGF -> its keys.
   if (!expanded.ok()) return expanded.status();
+  for (const auto& kv : *expanded) {  // recipe: SRIGL is a dynamic group.
+    if (DynamicGroupKeys().Find(kv.first.as<std::string>()) != nullptr)
+      return ParseInlineGroup(*expanded, section, path);
+  }
   return ParseSparsityKeys(*expanded, section, path);
 }
 
