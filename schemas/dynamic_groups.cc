@@ -73,7 +73,22 @@ absl::StatusOr<DynamicSparsityGroup> ReadGroupKeys(const YAML::Node& keys, const
     return Error(node, path + ".sparsity",
                  "missing: a dynamic sparsity group needs its sparsity (a number in [0, 1] or a schedule)");
   }
+  if (group.algorithm != DynamicAlgorithm::kSrigl) {
+    for (const char* name : {"t_end", "grad_accumulation_n", "dynamic_ablation",
+                             "min_salient_weights_per_neuron", "no_ablation_filter"}) {
+      if (const YAML::Node at = ReadNode(read, name)) {
+        return Error(at, path + "." + name,
+                     "is a key of algorithm SRIGL only, not " + ToString(group.algorithm));
+      }
+    }
+  }
   return group;
+}
+
+// Whether an inline section names algorithm SRIGL (any case).
+bool IsSrigl(const YAML::Node& node) {
+  const YAML::Node a = node["algorithm"];
+  return a && a.IsScalar() && yaml_util::Upper(a.Scalar()) == "SRIGL";
 }
 
 // One group; `path` is its key path ("sparsity.dynamic[0]").
@@ -91,7 +106,8 @@ struct GroupEnumNames {
   EnumTable<DynamicAlgorithm> algorithms{{"STATIC", DynamicAlgorithm::kStatic},
                                          {"GMP", DynamicAlgorithm::kGmp},
                                          {"SET", DynamicAlgorithm::kSet},
-                                         {"RIGL", DynamicAlgorithm::kRigl}};
+                                         {"RIGL", DynamicAlgorithm::kRigl},
+                                         {"SRIGL", DynamicAlgorithm::kSrigl}};
   EnumTable<InitMethod> init_methods{
       {"RANDOM", InitMethod::kRandom}, {"TOPK", InitMethod::kTopk}, {"FROM_ZEROS", InitMethod::kFromZeros}};
 };
@@ -116,14 +132,18 @@ const KeyTable<DynamicSparsityGroup>& DynamicGroupKeys() {
           .Doc("STATIC (mask fixed at start), GMP (re-prune to the scheduled level by |W| on update steps), "
                "SET "
                "(drop the smallest active |W|, regrow at random), RIGL (drop the smallest active |W|, regrow "
-               "where the dense |gradient| is largest). Case-insensitive.")
+               "where the dense |gradient| is largest), SRIGL (RigL with a constant fan-in per output neuron "
+               "and "
+               "neuron ablation, Lasby et al. 2024: not M-grouped N:M; counts steps from 1 and updates "
+               "after optimizer step u when u % update.freq == 0 and u < T_end). Case-insensitive.")
           .Validated(),
       ScheduleKey("sparsity", &G::sparsity)
           .Doc("Fraction of the group's weights pruned (required).")
           .Required(),
       ScheduleKey("drop_fraction", &G::drop_fraction)
-          .Doc("SET/RIGL: fraction of the active weights dropped and regrown per update (default 0.3; RigL "
-               "usually a cosine decay)."),
+          .Doc("SET/RIGL/SRIGL: fraction of the active weights dropped and regrown per update (default 0.3; "
+               "RigL usually a cosine decay). SRIGL: a constant is the authors' alpha, annealed as "
+               "alpha/2 (1 + cos(pi u / T_end)); a schedule is used as written."),
       EnumKey<G>("init_method", &G::init_method, InitMethods())
           .Doc("Initial mask at update.start: RANDOM, TOPK (largest |W|), FROM_ZEROS (weights that are "
                "already "
@@ -146,6 +166,23 @@ const KeyTable<DynamicSparsityGroup>& DynamicGroupKeys() {
                "head); 0/1: off."),
       IntKey<G>("balance_in_groups", &G::balance_in_groups, 0, kMaxBalanceGroups)
           .Doc("Likewise over input columns."),
+      OmittedAtDefault(NumberKey<G>("t_end", &G::t_end, 0.0, 1.0, false, /*min_open=*/true))
+          .Doc("SRIGL only: T_end as a fraction of the run's optimizer steps, int(t_end x steps) (the "
+               "authors' 0.75), when update.stop is 0; no update from T_end on."),
+      OmittedAtDefault(IntKey<G>("grad_accumulation_n", &G::grad_accumulation_n, 1, kMaxStep))
+          .Doc("SRIGL only: the dense gradient that scores growth is the mean over this many optimizer steps "
+               "up to each update (the authors' 8)."),
+      OmittedAtDefault(BoolKey<G>("dynamic_ablation", &G::dynamic_ablation))
+          .Doc("SRIGL only: ablate (zero) output neurons with too few salient weights (the authors' true)."),
+      OmittedAtDefault(
+          NumberKey<G>("min_salient_weights_per_neuron", &G::min_salient_weights_per_neuron, 0.0, 1.0))
+          .Doc("SRIGL only: a neuron is ablated below max(1, int(this x fan-in)) salient weights (the "
+               "authors' 0.95 for ViT)."),
+      OmittedAtDefault(MemberKey<G, std::vector<std::string>>("no_ablation_filter", KeyKind::kGlobs,
+                                                              &G::no_ablation_filter, ReadFilter,
+                                                              WriteFilter))
+          .Doc("SRIGL only: globs of parameters whose neurons are never ablated (the authors' classifier "
+               "head: head.*); need not match."),
   });
   return *keys;
 }
@@ -189,12 +226,17 @@ absl::StatusOr<SparsityConfig> ParseInlineGroup(const YAML::Node& node, const st
                          " cannot be combined with dynamic group keys (algorithm, sparsity, ...): dynamic "
                          "sparsity (§7) is UNSTRUCTURED");
       }
-    } else if (std::find(group_keys.begin(), group_keys.end(), name) == group_keys.end()) {
+    } else if (std::find(group_keys.begin(), group_keys.end(), name) != group_keys.end()) {
+      group[kv.first] = kv.second;
+    } else if (IsSparsityKey(name) && IsSrigl(node)) {
+      return Error(kv.first, prefix + name,
+                   "does not apply to algorithm SRIGL: SRigL keeps a constant fan-in per output neuron (k "
+                   "non-zeros anywhere in each row), not M-grouped N:M; drop " +
+                       prefix + name);
+    } else {
       return Error(kv.first, prefix + name,
                    "unknown key next to dynamic group keys; a group takes " +
                        absl::StrJoin(group_keys, ", ") + " (N:M keys go in a section without them)");
-    } else {
-      group[kv.first] = kv.second;
     }
   }
   absl::StatusOr<DynamicSparsityGroup> parsed = ReadGroupKeys(group, node, path);

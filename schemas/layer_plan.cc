@@ -103,6 +103,18 @@ std::vector<LayerPlanStage> PhaseTimeline(const SparsityConfig& s, int span, int
 
 // Dynamic sparsity (§7): every parameter of the model in module order, with the algorithm and sparsity of the
 // group that takes it (the first whose filter matches) over all epochs, or "dense" when no group does.
+// SRIGL (docs/sparsity-method.md §7.1): the constant fan-in it starts from, int(numel (1 - s)) // rows, as
+// worker/sparsity/dynamic/const_fan_in.h counts it, and that it is not N:M.
+std::string SriglFanIn(const DynamicSparsityGroup& g, const std::vector<int64_t>& shape) {
+  if (g.algorithm != DynamicAlgorithm::kSrigl || shape.empty()) return "";
+  int64_t numel = 1;
+  for (int64_t d : shape) numel *= d;
+  const double density = 1.0 - ScheduleValue(g.sparsity, 0);
+  const int64_t fan_in =
+      static_cast<int64_t>(static_cast<double>(numel) * density) / std::max<int64_t>(1, shape[0]);
+  return absl::StrCat(", constant fan-in ", fan_in, " per output neuron, not M-grouped N:M");
+}
+
 absl::StatusOr<std::vector<LayerPlanRow>> DynamicRows(const ExperimentConfig& config, const ModelArch& arch) {
   const auto& groups = config.sparsity.dynamic;
   const auto params = ModelParameters(arch);
@@ -125,8 +137,8 @@ absl::StatusOr<std::vector<LayerPlanRow>> DynamicRows(const ExperimentConfig& co
       Add(&row.stages, 0, TrainedEpochs(config.schedule), "dense", {0, 0}, "dense");
     } else {
       Add(&row.stages, 0, TrainedEpochs(config.schedule), "sparse", {0, 0},
-          absl::StrCat(ToString(groups[g].algorithm), " ", DescribeSchedule(groups[g].sparsity), " (group ",
-                       g, ")"));
+          absl::StrCat(ToString(groups[g].algorithm), " ", DescribeSchedule(groups[g].sparsity),
+                       SriglFanIn(groups[g], params[i].shape), " (group ", g, ")"));
     }
     rows.push_back(std::move(row));
   }

@@ -64,4 +64,16 @@ double TrainingFlopsPerImageAt(const ModelArch& arch, const std::vector<Sparsity
          SkippedForwardFlops(arch, locations, weight_gradient);
 }
 
+double TrainingFlopsPerImageByParameter(const ModelArch& arch,
+                                        const std::vector<ParameterDensity>& densities) {
+  double flops = 0.0;
+  for (const MatMul& m : Geometry(arch).matmuls) {
+    const double dense = MatMulFlops(m.rows, m.macs_per_row);
+    auto it = std::find_if(densities.begin(), densities.end(),
+                           [&](const ParameterDensity& d) { return d.name == m.name; });
+    flops += it == densities.end() ? 3.0 * dense : (2.0 * it->forward + it->weight_gradient) * dense;
+  }
+  return flops;
+}
+
 }  // namespace nmsparse

@@ -43,6 +43,12 @@ double ForwardFlopsAt(const ModelArch& arch, const std::vector<SparsityLocation>
 double TrainingFlopsPerImageAt(const ModelArch& arch, const std::vector<SparsityLocation>& locations,
                                const GemmDensity& density);
 
+// The same for dynamic sparsity, whose densities are per parameter: each matmul named by a weight in
+// `densities` runs its forward and input gradient at its `forward` density and its weight gradient at its
+// `weight_gradient` density; the rest is dense.
+double TrainingFlopsPerImageByParameter(const ModelArch& arch,
+                                        const std::vector<ParameterDensity>& densities);
+
 }  // namespace nmsparse
 
 #endif  // NMSPARSE_SCHEMAS_MODEL_FLOPS_H_

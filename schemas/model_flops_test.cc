@@ -53,6 +53,16 @@ TEST(TrainingFlopsTest, MvueWeightGradientCountsSparse) {
   EXPECT_DOUBLE_EQ(ForwardFlopsAt(TinyVit(), kFFOnly, GemmDensity{0.5, 1.0, 0.5}), kForward - kFF / 2);
 }
 
+// Dynamic sparsity (SRigL, RigL) per parameter: fc1 (1280 of the FF FLOPs) at density 1/4 with a sparse
+// weight gradient, fc2 at 1/4 on a step that reads its dense gradient; the rest dense.
+TEST(TrainingFlopsTest, DynamicSparsityCountsEachParameterAtItsDensity) {
+  EXPECT_DOUBLE_EQ(TrainingFlopsPerImageByParameter(TinyVit(), {}), kDenseTraining);
+  const double fc = kFF / 2;
+  EXPECT_DOUBLE_EQ(TrainingFlopsPerImageByParameter(TinyVit(), {{"blocks.0.mlp.fc1.weight", 0.25, 0.25},
+                                                                {"blocks.0.mlp.fc2.weight", 0.25, 1.0}}),
+                   kDenseTraining - 3 * kFF + 3 * (fc / 4) + (2 * (fc / 4) + fc));
+}
+
 // MDGF while D(j) > 0: W~ is dense, so is every GEMM; SDGF at its 2:4 stage of a 1:4 target: at 1/2.
 TEST(TrainingFlopsTest, DecayingMaskIsDenseAndStagesCountTheirOwnDensity) {
   EXPECT_DOUBLE_EQ(TrainingFlopsPerImageAt(TinyVit(), kFFOnly, GemmDensity{1.0, 1.0}), kDenseTraining);

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "schemas/sparsity_config.h"
+#include "schemas/spec_keys.h"
 #include "schemas/yaml_util.h"
 
 namespace nmsparse {
@@ -90,11 +91,22 @@ const std::vector<Recipe>& Recipes() {
         {"m_sparsity", {"4"}},
         {"srste_lambda", {"0.001"}, /*default_only=*/true},
         {"phases", {"[{sparse: 0.8333333333333334}, {dense: 0.16666666666666666}]"}, /*default_only=*/true}}},
+      {"SRIGL",
+       "SRigL (Lasby et al., ICLR 2024): RigL with a constant fan-in per output neuron and neuron ablation, "
+       "not M-grouped N:M; a dynamic group (algorithm SRIGL) with the authors' ViT defaults, every 100 steps "
+       "until 0.75 of the run; needs sparsity",
+       {{"algorithm", {"SRIGL"}}}},
   };
   return *recipes;
 }
 
 std::string RecipeOf(const SparsityConfig& sparsity) {
+  if (sparsity.IsDynamic()) {
+    const bool srigl =
+        std::all_of(sparsity.dynamic.begin(), sparsity.dynamic.end(),
+                    [](const DynamicSparsityGroup& g) { return g.algorithm == DynamicAlgorithm::kSrigl; });
+    return srigl ? "SRIGL" : ToString(sparsity.sparsity_type);
+  }
   const YAML::Node keys = SparsityConfigToYaml(sparsity);
   for (const Recipe& r : Recipes()) {
     const bool is = std::all_of(r.keys.begin(), r.keys.end(), [&keys](const RecipeKey& k) {
@@ -162,7 +174,18 @@ absl::StatusOr<YAML::Node> ExpandRecipe(const YAML::Node& sparsity, const std::s
 }
 
 void OverrideRecipe(YAML::Node& sparsity, const YAML::Node& value) {
-  if (const Recipe* recipe = value.IsScalar() ? FindRecipe(value.Scalar()) : nullptr) {
+  const Recipe* recipe = value.IsScalar() ? FindRecipe(value.Scalar()) : nullptr;
+  if (recipe != nullptr && recipe->name == "SRIGL" && sparsity.IsMap()) {
+    // A dynamic group: the base's N:M keys (written out) are not its to keep.
+    const std::vector<std::string> group_keys = DynamicGroupKeys().Names();
+    std::vector<std::string> drop;
+    for (const auto& kv : sparsity) {
+      const std::string name = kv.first.as<std::string>();
+      if (std::find(group_keys.begin(), group_keys.end(), name) == group_keys.end()) drop.push_back(name);
+    }
+    for (const std::string& name : drop) sparsity.remove(name);
+  }
+  if (recipe != nullptr) {
     for (const RecipeKey& k : recipe->keys) {
       const YAML::Node current = sparsity[k.key];
       // A written-out base holds every key: one at the key table's default is the recipe's to set.

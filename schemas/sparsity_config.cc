@@ -248,7 +248,8 @@ const KeyTable<SparsityConfig>& SparsityKeys() {
           "(structure_decay_type as given); SSTE = sparsity_type SSTE (S-STE, 2:4 only); STEP = "
           "sparsity_type STEP (Adam-aware 2:4 with AdamW, step_switch_* and step_z_option); HU24 = "
           "sparsity_type HU24 (Hu et al. 2024, 2:4 only), srste_lambda 0.001 and a dense last sixth (phases) "
-          "unless given. An explicit key "
+          "unless given; SRIGL = one dynamic group of algorithm SRIGL (constant fan-in per neuron, not N:M; "
+          "§7.1; give its sparsity, no N:M keys). An explicit key "
           "that disagrees with the recipe is an "
           "error naming both. Case-insensitive; never stored: runs keep the expanded keys, so a "
           "recipe and its keys hash alike."),
@@ -378,12 +379,12 @@ absl::StatusOr<SparsityConfig> ParseSparsityConfig(const YAML::Node& node, const
   if (!node.IsMap()) {
     return Error(node, section, "value " + yaml_util::Describe(node) + " is not a map of sparsity keys");
   }
-  for (const auto& kv : node) {
-    if (DynamicGroupKeys().Find(kv.first.as<std::string>()) != nullptr)
-      return ParseInlineGroup(node, section, path);
-  }
   absl::StatusOr<YAML::Node> expanded = ExpandRecipe(node, path);  // recipe: MDGF -> its keys.
   if (!expanded.ok()) return expanded.status();
+  for (const auto& kv : *expanded) {  // recipe: SRIGL is a dynamic group.
+    if (DynamicGroupKeys().Find(kv.first.as<std::string>()) != nullptr)
+      return ParseInlineGroup(*expanded, section, path);
+  }
   return ParseSparsityKeys(*expanded, section, path);
 }
 

@@ -53,7 +53,9 @@ struct PhaseSpec {
 };
 
 // Dynamic unstructured sparsity (§7), mirroring v1.DynamicSparsityGroup / v1.UpdateSchedule.
-enum class DynamicAlgorithm { kStatic, kGmp, kSet, kRigl };
+// kSrigl: SRigL (Lasby et al., ICLR 2024), RigL with a constant fan-in per output neuron and neuron ablation
+// (docs/sparsity-method.md §7.1). Not M-grouped N:M.
+enum class DynamicAlgorithm { kStatic, kGmp, kSet, kRigl, kSrigl };
 enum class InitMethod { kRandom, kTopk, kFromZeros };
 
 // Masks exist from optimizer step `start` on (dense before). After optimizer step s they change when s is an
@@ -76,6 +78,15 @@ struct DynamicSparsityGroup {
   std::vector<std::string> param_filter;  // Globs (fnmatch, '*' crosses dots); empty: the default filter.
   int balance_out_groups = 0;             // 0/1: off.
   int balance_in_groups = 0;
+  // SRIGL only (§7.1), the authors' ViT defaults: masks fixed, and the drop fraction (a constant is alpha,
+  // annealed by their cosine) at 0, from t_end x the run's optimizer steps unless update.stop says; the dense
+  // gradient averaged over grad_accumulation_n steps up to an update; neurons ablated below
+  // min_salient_weights_per_neuron x fan-in salient weights, except in no_ablation_filter's parameters.
+  double t_end = 0.75;
+  int grad_accumulation_n = 8;
+  bool dynamic_ablation = true;
+  double min_salient_weights_per_neuron = 0.95;
+  std::vector<std::string> no_ablation_filter = {"head.*"};
 };
 
 bool operator==(const UpdateSchedule& a, const UpdateSchedule& b);

@@ -219,7 +219,8 @@ TEST(SparsityConfigTest, DynamicErrorsNameKeyValueRangeAndLine) {
   EXPECT_EQ(ErrorOf("algorithm: rigl\nsparsity: 0.9\nn_sparsity: 2\n"),
             "line 3: sparsity.n_sparsity: unknown key next to dynamic group keys; a group takes algorithm, "
             "sparsity, drop_fraction, init_method, update, param_filter, balance_out_groups, "
-            "balance_in_groups (N:M keys go in a section without them)");
+            "balance_in_groups, t_end, grad_accumulation_n, dynamic_ablation, "
+            "min_salient_weights_per_neuron, no_ablation_filter (N:M keys go in a section without them)");
   EXPECT_EQ(ErrorOf("sparsity_type: SRSTE\nsparsity: 0.9\n"),
             "line 1: sparsity.sparsity_type: value SRSTE cannot be combined with dynamic group keys "
             "(algorithm, sparsity, ...): dynamic sparsity (§7) is UNSTRUCTURED");
@@ -227,7 +228,7 @@ TEST(SparsityConfigTest, DynamicErrorsNameKeyValueRangeAndLine) {
             "line 1: sparsity.sparsity_type: value STRUCTURED_NM cannot be combined with dynamic groups: "
             "dynamic sparsity (§7) is UNSTRUCTURED");
   EXPECT_EQ(ErrorOf("algorithm: magic\nsparsity: 0.5\n"),
-            "line 1: sparsity.algorithm: value 'magic' is not one of STATIC, GMP, SET, RIGL");
+            "line 1: sparsity.algorithm: value 'magic' is not one of STATIC, GMP, SET, RIGL, SRIGL");
   EXPECT_EQ(ErrorOf("sparsity: 0.5\nupdate: {freq: 0}\n"),
             "line 2: sparsity.update.freq: value 0 is out of range: must be >= 1");
   EXPECT_EQ(ErrorOf("sparsity: 0.5\nupdate: {start: 10, stop: 5}\n"),
@@ -240,7 +241,8 @@ TEST(SparsityConfigTest, DynamicErrorsNameKeyValueRangeAndLine) {
             "line 1: sparsity[0].balance_in_groups: value -1 is out of range: must be in [0, 1048576]");
   EXPECT_EQ(ErrorOf("dynamic: [{sparsity: 0.5, init: topk}]\n"),
             "line 1: sparsity.dynamic[0].init: unknown key; known keys: algorithm, sparsity, drop_fraction, "
-            "init_method, update, param_filter, balance_out_groups, balance_in_groups");
+            "init_method, update, param_filter, balance_out_groups, balance_in_groups, t_end, "
+            "grad_accumulation_n, dynamic_ablation, min_salient_weights_per_neuron, no_ablation_filter");
 }
 
 TEST(SparsityConfigTest, UpdateSteps) {
@@ -342,7 +344,8 @@ TEST(SparsityConfigTest, RecipesExpandToTheExistingKeys) {
             "sparsity.sparsity_type is SRSTE (line 1): drop one of the two");
   EXPECT_EQ(
       ErrorOf("recipe: MDFG\n"),
-      "line 1: sparsity.recipe: value 'MDFG' is not one of DENSE, STE, SRSTE, MDGF, SDGF, SSTE, STEP, HU24");
+      "line 1: sparsity.recipe: value 'MDFG' is not one of DENSE, STE, SRSTE, MDGF, SDGF, SSTE, STEP, HU24, "
+      "SRIGL");
 }
 
 // HU24 (docs/sparsity-method.md §12.3): the recipe fixes the type and 2:4 and writes the authors' defaults
@@ -399,6 +402,48 @@ TEST(SparsityConfigTest, Hu24OverAWrittenOutBaseGetsItsDefaults) {
   YAML::Node tuned = SparsityConfigToYaml(*Parse("srste_lambda: 6e-5\n"));
   OverrideRecipe(tuned, YAML::Node("HU24"));
   EXPECT_DOUBLE_EQ(ParseSparsityConfig(tuned, "sparsity.")->srste_lambda, 6e-5);
+}
+
+// SRIGL (docs/sparsity-method.md §7.1): a dynamic group with the authors' ViT defaults, omitted from the
+// canonical form while at them; N:M keys beside it are refused naming the key and why; SRIGL-only keys are
+// refused with other algorithms; as an axis value over a written-out N:M base it drops the base's N:M keys.
+TEST(SparsityConfigTest, SriglRecipeIsAConstantFanInGroup) {
+  auto srigl = Parse("recipe: SRIGL\nsparsity: 0.9\n");
+  ASSERT_TRUE(srigl.ok()) << srigl.status();
+  ASSERT_EQ(srigl->dynamic.size(), 1u);
+  const DynamicSparsityGroup& g = srigl->dynamic[0];
+  EXPECT_EQ(g.algorithm, DynamicAlgorithm::kSrigl);
+  EXPECT_EQ(g.update.freq, 100);
+  EXPECT_DOUBLE_EQ(g.t_end, 0.75);
+  EXPECT_EQ(g.grad_accumulation_n, 8);
+  EXPECT_TRUE(g.dynamic_ablation);
+  EXPECT_DOUBLE_EQ(g.min_salient_weights_per_neuron, 0.95);
+  EXPECT_EQ(g.no_ablation_filter, std::vector<std::string>{"head.*"});
+  EXPECT_EQ(ScheduleValue(g.drop_fraction, 0), 0.3);
+  EXPECT_EQ(RecipeOf(*srigl), "SRIGL");
+  YAML::Emitter out;
+  out << SparsityConfigToYaml(*srigl);
+  EXPECT_EQ(std::string(out.c_str()).find("t_end"), std::string::npos) << out.c_str();
+  EXPECT_EQ(*ParseSparsityConfig(YAML::Load(out.c_str()), "sparsity."), *srigl);
+  auto tuned = Parse("algorithm: srigl\nsparsity: 0.8\nt_end: 0.5\ndynamic_ablation: false\n");
+  ASSERT_TRUE(tuned.ok()) << tuned.status();
+  YAML::Emitter tuned_out;
+  tuned_out << SparsityConfigToYaml(*tuned);
+  EXPECT_EQ(*ParseSparsityConfig(YAML::Load(tuned_out.c_str()), "sparsity."), *tuned);
+
+  EXPECT_EQ(
+      ErrorOf("recipe: SRIGL\nsparsity: 0.9\nn_sparsity: 2\n"),
+      "line 3: sparsity.n_sparsity: does not apply to algorithm SRIGL: SRigL keeps a constant fan-in per "
+      "output neuron (k non-zeros anywhere in each row), not M-grouped N:M; drop sparsity.n_sparsity");
+  EXPECT_EQ(ErrorOf("algorithm: RIGL\nsparsity: 0.9\nt_end: 0.5\n"),
+            "line 3: sparsity.t_end: is a key of algorithm SRIGL only, not RIGL");
+
+  YAML::Node base = SparsityConfigToYaml(*Parse("sparsity_loc: FF\nn_sparsity: 1\nm_sparsity: 8\n"));
+  OverrideRecipe(base, YAML::Node("SRIGL"));
+  base["sparsity"] = 0.9;
+  auto swept = ParseSparsityConfig(base, "sparsity.");
+  ASSERT_TRUE(swept.ok()) << swept.status();
+  EXPECT_EQ(*swept, *srigl);
 }
 
 }  // namespace

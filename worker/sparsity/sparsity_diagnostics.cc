@@ -50,11 +50,13 @@ void SparsityDiagnostics::Observe(int64_t line_step) {
   for (Layer& layer : layers_) {
     const LayerRule* rule = layer.rule();
     const torch::Tensor& grad = layer.weight.grad();
-    if (rule == nullptr || rule->recipe == Recipe::kDense || !rule->AnySparseBlock() || !grad.defined()) {
+    // A held mask counts on its own: dynamic sparsity's layers keep a dense rule.
+    const torch::Tensor held = held_mask_ ? held_mask_(layer.name) : torch::Tensor();
+    const bool rule_sparse = rule != nullptr && rule->recipe != Recipe::kDense && rule->AnySparseBlock();
+    if ((!held.defined() && !rule_sparse) || !grad.defined()) {
       layer.previous_kept = torch::Tensor();  // A dense stretch breaks the comparison.
       continue;
     }
-    const torch::Tensor held = held_mask_ ? held_mask_(layer.name) : torch::Tensor();
     const torch::Tensor kept =
         held.defined() ? held.ne(0) : LayerMask(layer.weight.detach(), *rule, 0.f).ne(0);
     const torch::Tensor squares = grad.square();

@@ -37,8 +37,9 @@ class SparsityDiagnostics {
   using HeldMaskFunction = std::function<torch::Tensor(const std::string& layer)>;
 
   // Every SparseLinear / SparseConv2d of `model` (which must outlive this); a layer counts at an observation
-  // when the engine has given it a sparse rule and its weight has a gradient. `held_mask`, when set, gives
-  // the mask of a layer whose method holds its own (HU24); the others' masks follow from their rule.
+  // when the engine has given it a sparse rule, or its method holds a mask for it, and its weight has a
+  // gradient. `held_mask`, when set, gives the mask of a layer whose method holds its own (HU24's, dynamic
+  // sparsity's); the others' masks follow from their rule.
   explicit SparsityDiagnostics(torch::nn::Module& model, HeldMaskFunction held_mask = {});
 
   // Device work only. `line_step`: the step count of the metric line(s) that will show it.

@@ -15,7 +15,8 @@ absl::StatusOr<std::unique_ptr<SparsityMethod>> CreateSparsityMethod(const Spars
   if (config.sparsity_type == SparsityType::kStep) return CreateStepMethod(config, model, options);
   if (config.sparsity_type == SparsityType::kHu24) return CreateHu24Method(config, model, options);
   if (config.IsDynamic()) {
-    return CreateDynamicSparsityMethod(config.dynamic, model, options.optimizer(), options.seed());
+    return CreateDynamicSparsityMethod(config.dynamic, model, options.optimizer(), options.seed(),
+                                       options.total_epochs() * options.steps_per_epoch());
   }
   return CreateNMSparsityMethod(config, options.total_epochs(), options.steps_per_epoch(), model,
                                 options.span_epochs(), options.srste_term_scale());

@@ -70,6 +70,9 @@ class SparsityMethod {
   // What the forward and input-gradient GEMMs of the step begun last multiply, for the FLOP count (§10).
   // Dense unless a method says otherwise (dynamic sparsity is counted dense).
   virtual GemmDensity ForwardDensity() const { return {}; }
+  // Dynamic sparsity: each sparsified parameter's GEMM densities, averaged over the steps begun since the
+  // last call (the trainer's FLOP window), then reset; empty for the others, counted by ForwardDensity().
+  virtual std::vector<ParameterDensity> TakeParameterDensities() { return {}; }
 
   // Tensors a resumed run needs besides the model and optimizer (dynamic masks); LoadStateDict restores them.
   virtual NamedTensors StateDict() const = 0;

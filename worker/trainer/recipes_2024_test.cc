@@ -2,7 +2,8 @@
 // a run stopped mid-epoch and resumed ends with the weights of an uninterrupted one, which needs the frozen
 // S-STE scale and HU24's held masks from the checkpoint and the MVUE draws of each step from (seed, step),
 // STEP's switch state and frozen second moment (the interruption falls after its switch); HU24's mask
-// refreshes follow the authors' DeiT counter (golden_deit_schedule.json).
+// refreshes follow the authors' DeiT counter (golden_deit_schedule.json); SRigL's masks and its partial dense
+// gradient.
 #include <torch/torch.h>
 
 #include <fstream>
@@ -23,8 +24,9 @@
 namespace nmsparse {
 namespace {
 
+// `phases`: the N:M engine's phase label is in the log (dynamic sparsity, SRIGL, has none).
 void ExpectResumeIsExact(const std::string& model, const std::string& sparsity, const std::string& name,
-                         std::string* log = nullptr) {
+                         std::string* log = nullptr, bool phases = true) {
   const auto config = ParseValidExperiment(R"(
 seed: 7
 model: {name: )" + model + R"(}
@@ -48,7 +50,7 @@ sparsity: )" + sparsity + "\n");
 
   SCOPED_TRACE(name);
   ExpectSameCheckpointWeights(model, straight.out_dir, interrupted.out_dir);
-  EXPECT_NE(sink.str().find("\"phase\":\"sparse\""), std::string::npos) << sink.str();
+  if (phases) EXPECT_NE(sink.str().find("\"phase\":\"sparse\""), std::string::npos) << sink.str();
   if (log != nullptr) *log = sink.str();
 }
 
@@ -91,6 +93,23 @@ TEST(Recipes2024Test, Hu24ResumesExactlyOnSwinV2) {
   ExpectResumeIsExact("swinv2_micro_window7_28",
                       "{recipe: HU24, mask_refresh_steps: 3, phases: [{sparse: 1}], sparsity_loc: FF}",
                       "hu24_swin");
+}
+
+// SRigL (§7.1) over 8 steps with T_end at the end of the run (t_end 1) and an update after (1-based) step 7,
+// whose dense gradient is the mean of steps 6 and 7: the run stops after step 6, so the resumed run needs
+// step 6's share of it from the checkpoint, besides the masks. The flip rate of the diagnostics reads
+// SRigL's masks.
+constexpr char kSrigl[] =
+    "{recipe: SRIGL, sparsity: 0.75, t_end: 1, update: {freq: 7}, grad_accumulation_n: 2}";
+
+TEST(Recipes2024Test, SriglResumesExactlyOnVit) {
+  std::string out;
+  ExpectResumeIsExact("vit_nano_patch7_28", kSrigl, "srigl_vit", &out, /*phases=*/false);
+  EXPECT_NE(out.find("\"flip_rate\""), std::string::npos) << out;
+}
+
+TEST(Recipes2024Test, SriglResumesExactlyOnSwinV2) {
+  ExpectResumeIsExact("swinv2_micro_window7_28", kSrigl, "srigl_swin", nullptr, /*phases=*/false);
 }
 
 // The authors' DeiT schedule (golden_deit_schedule.json: SparseLinear + Lion of thu-ml/2by4-pretrain-acc-

@@ -378,8 +378,12 @@ class Run {
     state_.epoch_loss_sum += sums[0];
     state_.epoch_samples += sums[1];
     // At the rule of the window's last step: phases and SDGF stages change at epoch ends, which end windows.
-    state_.flops +=
-        TrainingFlopsPerImageAt(arch_, c_.sparsity.locations, sparsity_->ForwardDensity()) * sums[1];
+    // Dynamic sparsity counts each parameter at its own densities, averaged over the window's steps.
+    const std::vector<ParameterDensity> by_parameter = sparsity_->TakeParameterDensities();
+    state_.flops += (by_parameter.empty()
+                         ? TrainingFlopsPerImageAt(arch_, c_.sparsity.locations, sparsity_->ForwardDensity())
+                         : TrainingFlopsPerImageByParameter(arch_, by_parameter)) *
+                    sums[1];
     log_loss_ += sums[0];
     log_images_ += sums[1];
     log_seconds_ += seconds;

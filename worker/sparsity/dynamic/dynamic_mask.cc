@@ -53,6 +53,8 @@ torch::Tensor TopKRows(const torch::Tensor& scores, int64_t k) {
   return BelowRank(scores, std::clamp<int64_t>(k, 0, scores.size(1)));
 }
 
+torch::Tensor RanksBelow(const torch::Tensor& scores, const torch::Tensor& k) { return BelowRank(scores, k); }
+
 torch::Tensor RandomScores(const torch::Tensor& like, uint64_t seed) {
   // Drawn on the CPU (the same numbers on any device), then copied without the host waiting: from pinned
   // memory, asynchronously, to a GPU.

@@ -28,6 +28,9 @@ int64_t ActivePerBlock(int64_t block_size, double sparsity);
 
 // Per row of `scores` [blocks, size], 1 at the k largest (ties by index, lowest first) and 0 elsewhere.
 torch::Tensor TopKRows(const torch::Tensor& scores, int64_t k);
+// The same with `k` a device tensor that broadcasts against [blocks, 1] (one count, or one per row): no host
+// read.
+torch::Tensor RanksBelow(const torch::Tensor& scores, const torch::Tensor& k);
 
 enum class Init { kRandom, kTopk, kFromZeros };
 

@@ -1,13 +1,16 @@
 #include "worker/sparsity/dynamic/dynamic_sparsity_controller.h"
 
 #include <algorithm>
+#include <limits>
 #include <sstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "schemas/param_filter.h"
 #include "schemas/step_schedule.h"
 #include "worker/compat/torch_compat.h"
+#include "worker/sparsity/dynamic/const_fan_in.h"
 
 namespace nmsparse {
 namespace {
@@ -77,6 +80,22 @@ uint64_t SplitMix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+// The checkpoint name of a SRIGL layer's dense gradient while it accumulates.
+constexpr char kDenseGradPrefix[] = "srigl_dense_grad/";
+
+bool IsSrigl(const DynamicSparsityGroup& g) { return g.algorithm == DynamicAlgorithm::kSrigl; }
+
+// SRIGL's T_end: update.stop, else int(t_end x the run's optimizer steps) (never, when unknown).
+int64_t SriglTEnd(const DynamicSparsityGroup& g, int64_t total_steps) {
+  if (g.update.stop > 0) return g.update.stop;
+  if (total_steps <= 0) return std::numeric_limits<int64_t>::max();
+  return static_cast<int64_t>(g.t_end * static_cast<double>(total_steps));
+}
+
+bool MatchesAny(const std::vector<std::string>& globs, const std::string& name) {
+  return std::any_of(globs.begin(), globs.end(), [&](const std::string& g) { return GlobMatch(g, name); });
+}
+
 double MaskSparsity(const torch::Tensor& mask) {
   if (!mask.defined() || mask.numel() == 0) return 0.0;
   return 1.0 - mask.sum().item<double>() / static_cast<double>(mask.numel());
@@ -86,7 +105,7 @@ double MaskSparsity(const torch::Tensor& mask) {
 
 absl::StatusOr<std::unique_ptr<DynamicSparsityController>> DynamicSparsityController::Create(
     const std::vector<DynamicSparsityGroup>& groups, const NamedParameters& parameters,
-    torch::optim::Optimizer* optimizer, uint64_t seed) {
+    torch::optim::Optimizer* optimizer, uint64_t seed, int64_t total_steps) {
   std::vector<ParamInfo> infos;
   for (const auto& [name, p] : parameters) infos.push_back({name, p.dim()});
   auto owner = AssignParamGroups(infos, groups);
@@ -106,7 +125,8 @@ absl::StatusOr<std::unique_ptr<DynamicSparsityController>> DynamicSparsityContro
       if (auto st = CheckBlocks(g, entry.group, name, p); !st.ok()) return st;
       entry.algorithm = g.algorithm;
       entry.sparsity = DescribeSchedule(g.sparsity);
-      const bool drops = g.algorithm == DynamicAlgorithm::kSet || g.algorithm == DynamicAlgorithm::kRigl;
+      const bool drops =
+          g.algorithm == DynamicAlgorithm::kSet || g.algorithm == DynamicAlgorithm::kRigl || IsSrigl(g);
       entry.drop_fraction = drops ? DescribeSchedule(g.drop_fraction) : "";
       entry.init_method = g.init_method;
       entry.update = g.update;
@@ -117,6 +137,8 @@ absl::StatusOr<std::unique_ptr<DynamicSparsityController>> DynamicSparsityContro
       layer.group = entry.group;
       layer.blocks = entry.blocks;
       layer.index = static_cast<int>(c->layers_.size());
+      layer.t_end = SriglTEnd(g, total_steps);
+      layer.ablation = IsSrigl(g) && g.dynamic_ablation && !MatchesAny(g.no_ablation_filter, name);
       c->layers_.push_back(layer);
     }
     c->plan_.push_back(entry);
@@ -139,15 +161,42 @@ void DynamicSparsityController::SetMask(Layer& layer, torch::Tensor mask) {
     layer.param.masked_fill_(mask.gt(0) & layer.mask.eq(0), 0.0);
   }
   layer.param.mul_(mask);
-  MaskOptimizerState(optimizer_, layer.param, mask);
+  // SRigL's authors reset SGD momentum only: Adam's moments of regrown weights carry over.
+  if (!IsSrigl(groups_[layer.group]) || dynamic_cast<torch::optim::SGD*>(optimizer_) != nullptr) {
+    MaskOptimizerState(optimizer_, layer.param, mask);
+  }
   layer.mask = std::move(mask);
 }
 
 void DynamicSparsityController::Init(Layer& layer) {
   const DynamicSparsityGroup& g = groups_[layer.group];
   const double sparsity = ScheduleValue(g.sparsity, g.update.start);
+  if (IsSrigl(g)) {
+    SetMask(layer, dynamic::InitialConstFanInMask(layer.param, sparsity, SeedFor(layer, g.update.start)));
+    return;
+  }
   SetMask(layer, dynamic::InitialMask(layer.param, sparsity, ToInit(g.init_method), layer.blocks,
                                       SeedFor(layer, g.update.start)));
+}
+
+void DynamicSparsityController::UpdateSrigl(Layer& layer, int64_t step) {
+  const DynamicSparsityGroup& g = groups_[layer.group];
+  const int64_t u = step + 1;
+  dynamic::ConstFanInUpdate update;
+  update.sparsity = ScheduleValue(g.sparsity, step);
+  update.drop_fraction =
+      g.drop_fraction.type == StepSchedule::Type::kConstant
+          ? ScheduleValue(dynamic::SriglDropFraction(g.drop_fraction.value, layer.t_end), u)
+          : ScheduleValue(g.drop_fraction, u);
+  update.ablation = layer.ablation;
+  update.min_salient_weights_per_neuron = g.min_salient_weights_per_neuron;
+  torch::Tensor score = layer.dense_grad;
+  if (!score.defined()) {  // AfterBackward was not called in the window: the (masked) gradient is all there
+                           // is.
+    score = layer.param.grad().defined() ? layer.param.grad().detach() : torch::zeros_like(layer.param);
+  }
+  SetMask(layer, dynamic::ConstFanInDropAndGrow(layer.param, layer.mask, score, update));
+  layer.dense_grad = torch::Tensor();
 }
 
 void DynamicSparsityController::Update(Layer& layer, int64_t step) {
@@ -155,6 +204,9 @@ void DynamicSparsityController::Update(Layer& layer, int64_t step) {
   const double sparsity = ScheduleValue(g.sparsity, step);
   switch (g.algorithm) {
     case DynamicAlgorithm::kStatic:
+      return;
+    case DynamicAlgorithm::kSrigl:
+      UpdateSrigl(layer, step);
       return;
     case DynamicAlgorithm::kGmp:
       SetMask(layer, dynamic::PruneByMagnitude(layer.param, layer.mask, sparsity, layer.blocks));
@@ -186,6 +238,11 @@ void DynamicSparsityController::AfterBackward(int64_t step) {
     if (g.algorithm == DynamicAlgorithm::kRigl && g.update.IsUpdateStep(step)) {
       layer.dense_grad = grad.detach().clone();
     }
+    if (IsSrigl(g) &&
+        dynamic::SriglAccumulatesAt(step + 1, g.update.freq, g.grad_accumulation_n, layer.t_end)) {
+      const torch::Tensor part = grad.detach() / static_cast<double>(g.grad_accumulation_n);
+      layer.dense_grad = layer.dense_grad.defined() ? layer.dense_grad.add_(part) : part;
+    }
     grad.mul_(layer.mask);
   }
 }
@@ -199,7 +256,10 @@ void DynamicSparsityController::AfterOptimizerStep(int64_t step) {
       continue;
     }
     layer.param.mul_(layer.mask);
-    if (g.update.IsUpdateStep(step)) Update(layer, step);
+    const bool update = IsSrigl(g) ? step + 1 > g.update.start &&
+                                         dynamic::SriglUpdatesAt(step + 1, g.update.freq, layer.t_end)
+                                   : g.update.IsUpdateStep(step);
+    if (update) Update(layer, step);
   }
 }
 
@@ -225,10 +285,29 @@ DynamicSparsityController::NamedParameters DynamicSparsityController::StateDict(
   for (const Layer& layer : layers_) {
     if (layer.mask.defined()) out.emplace_back(layer.name, layer.mask.detach().clone());
   }
+  for (const Layer& layer : layers_) {
+    if (IsSrigl(groups_[layer.group]) && layer.dense_grad.defined()) {
+      out.emplace_back(kDenseGradPrefix + layer.name, layer.dense_grad.detach().clone());
+    }
+  }
   return out;
 }
 
-absl::Status DynamicSparsityController::LoadStateDict(const NamedParameters& masks) {
+absl::Status DynamicSparsityController::LoadStateDict(const NamedParameters& state) {
+  NamedParameters masks, dense_grads;
+  for (const auto& entry : state) {
+    const bool grad = absl::StartsWith(entry.first, kDenseGradPrefix);
+    (grad ? dense_grads : masks)
+        .emplace_back(grad ? entry.first.substr(sizeof(kDenseGradPrefix) - 1) : entry.first, entry.second);
+  }
+  for (const auto& [name, mask] : dense_grads) {
+    auto it = std::find_if(layers_.begin(), layers_.end(), [&](const Layer& l) { return l.name == name; });
+    if (it == layers_.end() || !IsSrigl(groups_[it->group]) || mask.sizes() != it->param.sizes()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("checkpoint has a SRIGL dense gradient for ", name, " of shape ",
+                       ShapeText(mask.sizes()), ", which no SRIGL group of this run selects at that shape"));
+    }
+  }
   for (const auto& [name, mask] : masks) {
     auto it = std::find_if(layers_.begin(), layers_.end(), [&](const Layer& l) { return l.name == name; });
     if (it == layers_.end()) {
@@ -249,7 +328,26 @@ absl::Status DynamicSparsityController::LoadStateDict(const NamedParameters& mas
     it->mask = mask.to(it->param.device(), it->param.scalar_type());
     it->param.mul_(it->mask);
   }
+  for (Layer& layer : layers_) layer.dense_grad = torch::Tensor();
+  for (const auto& [name, grad] : dense_grads) {
+    auto it = std::find_if(layers_.begin(), layers_.end(), [&](const Layer& l) { return l.name == name; });
+    it->dense_grad = grad.to(it->param.device(), it->param.scalar_type());
+  }
   return absl::OkStatus();
+}
+
+std::vector<ParameterDensity> DynamicSparsityController::StepDensities(int64_t step) const {
+  std::vector<ParameterDensity> out;
+  for (const Layer& layer : layers_) {
+    if (!layer.mask.defined()) continue;
+    const DynamicSparsityGroup& g = groups_[layer.group];
+    const double density = 1.0 - ScheduleValue(g.sparsity, step);
+    const bool dense_gradient =
+        IsSrigl(g) ? dynamic::SriglAccumulatesAt(step + 1, g.update.freq, g.grad_accumulation_n, layer.t_end)
+                   : g.algorithm == DynamicAlgorithm::kRigl && g.update.IsUpdateStep(step);
+    out.push_back({layer.name, density, dense_gradient ? 1.0 : density});
+  }
+  return out;
 }
 
 torch::Tensor DynamicSparsityController::MaskOf(const std::string& name) const {
@@ -270,6 +368,16 @@ std::string DynamicSparsityController::FormatPlan() const {
     }
     out << "group " << e.group << " " << ToString(e.algorithm) << " sparsity " << e.sparsity;
     if (!e.drop_fraction.empty()) out << ", drop_fraction " << e.drop_fraction;
+    if (e.algorithm == DynamicAlgorithm::kSrigl) {
+      const Layer& l =
+          *std::find_if(layers_.begin(), layers_.end(), [&](const Layer& x) { return x.name == e.name; });
+      const int64_t rows = e.shape.empty() ? 1 : e.shape[0];
+      const int64_t numel = l.param.numel();
+      out << " (alpha, cosine to 0 at T_end " << l.t_end << "), constant fan-in "
+          << dynamic::ConstFanIn(numel, ScheduleValue(groups_[e.group].sparsity, 0), rows)
+          << " per output neuron (not M-grouped N:M), neuron ablation " << (l.ablation ? "on" : "off")
+          << ", dense gradient over " << groups_[e.group].grad_accumulation_n << " steps";
+    }
     out << ", init " << ToString(e.init_method) << ", update every " << e.update.freq << " from step "
         << e.update.start;
     if (e.update.stop > 0) out << " until " << e.update.stop;

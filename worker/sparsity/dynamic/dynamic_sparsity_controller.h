@@ -10,7 +10,13 @@
 // AfterOptimizerStep re-applies W *= mask, creates the masks when step + 1 == update.start (Create does it
 // for start 0), and updates them after update steps (UpdateSchedule::IsUpdateStep). Newly active weights
 // start at zero (a weight dropped and regrown in the same update keeps its value, as in RigL). Random choices
-// are seeded by (seed, parameter, step), so a resumed run repeats them; the checkpoint holds only the masks.
+// are seeded by (seed, parameter, step), so a resumed run repeats them; the checkpoint holds the masks.
+//
+// SRIGL (§7.1, const_fan_in.h) keeps its authors' counters instead: steps count from 1 (u = step + 1), an
+// update follows optimizer step u when u % freq == 0 and u < T_end, the growth score is the dense gradient
+// averaged over the grad_accumulation_n steps up to the update (kept in the checkpoint while it
+// accumulates, so that a resume inside that window is exact), and Adam's moments are not cleared (the
+// authors reset SGD momentum only).
 #ifndef NMSPARSE_WORKER_SPARSITY_DYNAMIC_DYNAMIC_SPARSITY_CONTROLLER_H_
 #define NMSPARSE_WORKER_SPARSITY_DYNAMIC_DYNAMIC_SPARSITY_CONTROLLER_H_
 
@@ -23,6 +29,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "schemas/gemm_density.h"
 #include "schemas/sparsity_config.h"
 #include "worker/sparsity/dynamic/dynamic_mask.h"
 
@@ -58,7 +65,7 @@ class DynamicSparsityController {
   // `optimizer` may be null (set it later with SetOptimizer) and must hold the same parameter tensors.
   static absl::StatusOr<std::unique_ptr<DynamicSparsityController>> Create(
       const std::vector<DynamicSparsityGroup>& groups, const NamedParameters& parameters,
-      torch::optim::Optimizer* optimizer = nullptr, uint64_t seed = 0);
+      torch::optim::Optimizer* optimizer = nullptr, uint64_t seed = 0, int64_t total_steps = 0);
 
   void SetOptimizer(torch::optim::Optimizer* optimizer) { optimizer_ = optimizer; }
 
@@ -78,6 +85,11 @@ class DynamicSparsityController {
   // A table of Plan() for --validate-only.
   std::string FormatPlan() const;
 
+  // What a training step computes per sparsified parameter (docs/sparsity-method.md §10): forward and input
+  // gradient at the scheduled density once a mask exists, the weight gradient at it too except on the steps
+  // whose dense gradient RigL (its update steps) and SRIGL (its accumulation windows) read. No host read.
+  std::vector<ParameterDensity> StepDensities(int64_t step) const;
+
   // The mask of a parameter (undefined while dense, or for parameters outside every group).
   torch::Tensor MaskOf(const std::string& name) const;
 
@@ -88,8 +100,11 @@ class DynamicSparsityController {
     int group = 0;  // Index into groups_.
     dynamic::Blocks blocks;
     torch::Tensor mask;
-    torch::Tensor dense_grad;  // RigL, kept from AfterBackward to AfterOptimizerStep of an update step.
+    torch::Tensor dense_grad;  // RigL, kept from AfterBackward to AfterOptimizerStep of an update step;
+                               // SRIGL, the mean so far over its accumulation window.
     int index = 0;
+    int64_t t_end = 0;      // SRIGL: no update from (1-based) step t_end on.
+    bool ablation = false;  // SRIGL: dynamic_ablation, and no no_ablation_filter glob matches.
   };
 
   DynamicSparsityController() = default;
@@ -97,6 +112,7 @@ class DynamicSparsityController {
   void Update(Layer& layer, int64_t step);
   // Applies `mask` to the weight and optimizer state, zeroing weights that were inactive before.
   void SetMask(Layer& layer, torch::Tensor mask);
+  void UpdateSrigl(Layer& layer, int64_t step);
   uint64_t SeedFor(const Layer& layer, int64_t step) const;
 
   std::vector<DynamicSparsityGroup> groups_;

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "gtest/gtest.h"
+#include "worker/compat/torch_compat.h"
 
 namespace nmsparse {
 namespace {
@@ -268,6 +269,45 @@ TEST(DynamicSparsityControllerTest, BadFiltersAndBalanceGroupsFail) {
   EXPECT_EQ(uneven.status().message(),
             "sparsity.dynamic[0].balance_out_groups: value 5 does not divide the 24 output rows of "
             "blocks.0.attn.qkv.weight [24, 8]");
+}
+
+// SRIGL keeps its authors' counters: 16 steps with T_end int(0.75 x 16) = 12 and freq 4 update after the
+// 4th and 8th optimizer steps (0-based 3 and 7), not at the 12th; the dense gradient of the 2 steps up to
+// an update is in the state dict between them, every row of fc1 has the same count (or none), and the AdamW
+// moments of pruned weights are left alone, as the authors leave them.
+TEST(DynamicSparsityControllerTest, SriglUpdatesOnTheAuthorsCountersWithAConstantFanIn) {
+  Model m(3);
+  torch::optim::AdamW opt(m.tensors, torch::optim::AdamWOptions(0.01));
+  DynamicSparsityGroup g = Group(DynamicAlgorithm::kSrigl, StepSchedule::Constant(0.75), {4, 0, 0});
+  g.grad_accumulation_n = 2;
+  g.min_salient_weights_per_neuron = 0.5;
+  g.param_filter = {"blocks.0.mlp.fc1.weight"};
+  auto c = DynamicSparsityController::Create({g}, m.params, &opt, 5, /*total_steps=*/16);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_NE((*c)->FormatPlan().find("not M-grouped N:M"), std::string::npos) << (*c)->FormatPlan();
+  std::vector<int64_t> changed;
+  for (int64_t step = 0; step < 16; ++step) {
+    const torch::Tensor before = (*c)->MaskOf("blocks.0.mlp.fc1.weight").clone();
+    TrainStep(m, opt, **c, step);
+    const torch::Tensor after = (*c)->MaskOf("blocks.0.mlp.fc1.weight");
+    if (!torch::equal(before, after)) {
+      changed.push_back(step);
+      // The weights it pruned keep their AdamW moments.
+      auto& state = static_cast<torch::optim::AdamWParamState&>(
+          *opt.state().at(compat::OptimizerStateKey(m.Get("blocks.0.mlp.fc1.weight"))));
+      const torch::Tensor pruned = before.gt(0) & after.eq(0);
+      EXPECT_GT(state.exp_avg_sq().masked_select(pruned).abs().sum().item<double>(), 0.0) << step;
+    }
+    const bool in_window = step == 2 || step == 6 || step == 10;  // u = 3, 7, 11: one step before an update.
+    bool has_grad = false;
+    for (const auto& [name, t] : (*c)->StateDict())
+      has_grad |= name == "srigl_dense_grad/blocks.0.mlp.fc1.weight";
+    EXPECT_EQ(has_grad, in_window && step != 10) << step;  // u = 12 is T_end: no window before it.
+    const torch::Tensor fan_in = after.sum(1);
+    const torch::Tensor counts = fan_in.masked_select(fan_in.gt(0));
+    EXPECT_EQ(counts.min().item<float>(), counts.max().item<float>()) << step << fan_in;
+  }
+  EXPECT_EQ(changed, (std::vector<int64_t>{3, 7}));
 }
 
 }  // namespace

@@ -17,7 +17,7 @@ namespace nmsparse {
 // InvalidArgument naming the key, as DynamicSparsityController::Create reports it. `optimizer` may be null.
 absl::StatusOr<std::unique_ptr<SparsityMethod>> CreateDynamicSparsityMethod(
     const std::vector<DynamicSparsityGroup>& groups, torch::nn::Module& model,
-    torch::optim::Optimizer* optimizer, uint64_t seed);
+    torch::optim::Optimizer* optimizer, uint64_t seed, int64_t total_steps = 0);
 
 }  // namespace nmsparse
 
