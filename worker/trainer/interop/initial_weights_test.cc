@@ -14,7 +14,7 @@
 #include <string>
 
 #include "schemas/model_catalog.h"
-#include "worker/trainer/checkpoint_digest.h"
+#include "worker/trainer/checkpoint/checkpoint_digest.h"
 #include "worker/trainer/interop/safetensors.h"
 #include "worker/trainer/models/model_factory.h"
 #include "worker/trainer/trainer_error.h"
