@@ -27,3 +27,15 @@ build_service_programs() {  # build_service_programs DIR
   cp -L "$bin/server/nmserver" "$bin/worker/agent/nmworker" "$bin/cli/nmctl" "$bin/worker/trainer/nmtrain" "$1/"
   nmserver=$1/nmserver nmworker=$1/nmworker nmctl=$1/nmctl nmtrain=$1/nmtrain
 }
+
+# The address nmserver prints in LOG once it listens (10 s at most); otherwise prints the log and fails.
+nmserver_address() {  # nmserver_address LOG
+  local address=""
+  for _ in $(seq 100); do
+    address=$(sed -n 's/^nmserver listening on \(.*\)$/\1/p' "$1")
+    [[ -n "$address" ]] && { echo "$address"; return 0; }
+    sleep 0.1
+  done
+  cat "$1" >&2
+  return 1
+}

@@ -279,18 +279,29 @@ Figure MetricVsParameters(const SweepData& data, const std::string& metric) {
 }
 
 Figure FlipRateCurves(const SweepData& data) {
-  Figure f{
-      "diagnostics_flip_rate",
-      "Mask flip rate per run",
-      "Share of the sparse layers' mask entries that changed since the previous log point, at the end of "
-      "each epoch (SR-STE's flip rate).",
-      "epoch",
-      "flip rate",
-      false,
-      {}};
+  // Against step when some run logged flip rates at step points (schedule.log_every_steps): a run of few
+  // epochs is then a curve, not a point or two. Each run gives its step points, or its epoch points at the
+  // step they end.
+  const auto has_step_points = [](const RunData& run) {
+    return std::any_of(run.curve.begin(), run.curve.end(), [](const v1::MetricPoint& p) {
+      return p.kind() == contract::kKindStep && p.values().count(contract::kFlipRate) > 0;
+    });
+  };
+  const bool by_step = std::any_of(data.runs.begin(), data.runs.end(), has_step_points);
+  Figure f{"diagnostics_flip_rate",
+           "Mask flip rate per run",
+           by_step ? "Share of the sparse layers' mask entries that changed since the previous log point, at "
+                     "every log point (SR-STE's flip rate)."
+                   : "Share of the sparse layers' mask entries that changed since the previous log point, at "
+                     "the end of each epoch (SR-STE's flip rate).",
+           by_step ? "step" : "epoch",
+           "flip rate",
+           false,
+           {}};
   std::vector<RunCurve> curves;
   for (const RunData& run : data.runs) {
-    Series s = CurveOf(run, contract::kKindEpoch, contract::kFlipRate, /*x_is_step=*/false);
+    Series s = CurveOf(run, by_step && has_step_points(run) ? contract::kKindStep : contract::kKindEpoch,
+                       contract::kFlipRate, /*x_is_step=*/by_step);
     if (!s.x.empty()) curves.push_back({&run.run, std::move(s)});
   }
   AddRunCurves(std::move(curves), contract::kFlipRate, ReplicateAxes(data.sweep.spec()), &f);

@@ -267,6 +267,44 @@ TEST(FiguresTest, DiagnosticsCurvesPerSparseRun) {
   EXPECT_EQ(ratio.series[0].y, (std::vector<double>{0.25, 0.5}));
 }
 
+// Issue 42: a short run that logs flip rates at step points (log_every_steps) draws them as a curve against
+// step, beside a run that logged them per epoch only (at the step its epochs end); bands per recipe over
+// seeds come from AddRunCurves as for epoch points.
+TEST(FiguresTest, FlipRateCurvesUseStepPointsWhenRunsLogThem) {
+  RunData stepwise = MakeRun(3, "HU24", 2, 4, 0.5, 1e9);
+  for (int step = 5; step <= 20; step += 5) {
+    v1::MetricPoint p;
+    p.set_kind("step");
+    p.set_step(step);
+    if (step > 5) (*p.mutable_values())["flip_rate"] = step / 100.0;  // None at the first log point.
+    stepwise.curve.push_back(p);
+  }
+  v1::MetricPoint end;
+  end.set_kind("epoch");
+  end.set_epoch(0);
+  end.set_step(20);
+  (*end.mutable_values())["flip_rate"] = 0.2;
+  stepwise.curve.push_back(end);
+  RunData epochwise = MakeRun(4, "SRSTE", 2, 4, 0.5, 1e9);
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    v1::MetricPoint e;
+    e.set_kind("epoch");
+    e.set_epoch(epoch);
+    e.set_step(10 * (epoch + 1));
+    (*e.mutable_values())["flip_rate"] = 0.5;
+    epochwise.curve.push_back(e);
+  }
+  SweepData data;
+  data.runs = {stepwise, epochwise};
+  const Figure flips = FlipRateCurves(data);
+  EXPECT_EQ(flips.x_label, "step");
+  ASSERT_EQ(flips.series.size(), 2u);
+  EXPECT_EQ(flips.series[0].x, (std::vector<double>{10, 15, 20}));
+  EXPECT_EQ(flips.series[0].y, (std::vector<double>{0.1, 0.15, 0.2}));
+  EXPECT_EQ(flips.series[1].x, (std::vector<double>{10, 20}));
+  EXPECT_EQ(flips.series[1].y, (std::vector<double>{0.5, 0.5}));
+}
+
 // Issue 22: `nmctl report --metric ../../x` names no file outside the report's directory.
 TEST(FiguresTest, FigureIdsAreFileNames) {
   for (const Figure& f : SweepFigures(SweepData{}, "../../x/" + std::string(500, 'm'))) {

@@ -4,10 +4,14 @@
 #include <fstream>
 #include <iterator>
 #include <set>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "schemas/experiment_config.h"
 #include "schemas/layer_plan.h"
+#include "schemas/recipe.h"
 #include "schemas/sweep.h"
 
 namespace nmsparse {
@@ -110,6 +114,35 @@ TEST(ExamplesTest, RecipesSweepExpandsEachRecipe) {
   EXPECT_TRUE(geometric.structure_decay_flag);
   EXPECT_EQ(geometric.structure_decay_type, StructureDecayType::kFine);
   EXPECT_EQ(geometric.nm, (NM{1, 8}));
+}
+
+// The recipes side by side (issue 42; docs/sweeps.md): every recipe at an N:M it supports on one model, the
+// paper's at 2:4 and 1:8, the 2024 ones at 2:4, each row the run its recipe names.
+TEST(ExamplesTest, Recipes2024SweepPutsEveryRecipeSideBySide) {
+  auto sweep = ParseSweepFile(kDir + "recipes_2024_sweep.yaml");
+  ASSERT_TRUE(sweep.ok()) << sweep.status();
+  auto runs = ExpandSweep(*sweep);
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  const std::vector<std::tuple<std::string, std::string, NM>> expected = {
+      {"dense", "DENSE", NM{0, 0}},     {"ste_2_4", "STE", NM{2, 4}},   {"srste_2_4", "SRSTE", NM{2, 4}},
+      {"mdgf_2_4", "MDGF", NM{2, 4}},   {"sdgf_2_4", "SDGF", NM{2, 4}}, {"ste_1_8", "STE", NM{1, 8}},
+      {"srste_1_8", "SRSTE", NM{1, 8}}, {"mdgf_1_8", "MDGF", NM{1, 8}}, {"sdgf_1_8", "SDGF", NM{1, 8}},
+      {"sste", "SSTE", NM{2, 4}},       {"step", "STEP", NM{2, 4}},     {"hu24", "HU24", NM{2, 4}}};
+  ASSERT_EQ(runs->size(), expected.size());
+  std::set<std::string> models;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const auto& [label, recipe, nm] = expected[i];
+    const ResolvedRun& run = (*runs)[i];
+    SCOPED_TRACE(label);
+    EXPECT_EQ(run.labels[0].second, label);
+    EXPECT_EQ(RecipeOf(run.config.sparsity), recipe);
+    if (recipe != "DENSE") {
+      EXPECT_EQ(run.config.sparsity.nm, nm);
+    }
+    EXPECT_TRUE(ValidateExperiment(run.config).ok()) << ValidateExperiment(run.config);
+    models.insert(run.config.model.name);
+  }
+  EXPECT_EQ(models, std::set<std::string>{"vit_micro_patch4_28"});
 }
 
 // The ASHA example of docs/sweeps.md trains what its text says: SR-STE 1:4 and 1:8 (issue 27: it trained 2:4

@@ -12,6 +12,7 @@
 #include <torch/arg.h>
 #include <torch/types.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -73,6 +74,13 @@ class SparsityMethod {
   // Dynamic sparsity: each sparsified parameter's GEMM densities, averaged over the steps begun since the
   // last call (the trainer's FLOP window), then reset; empty for the others, counted by ForwardDensity().
   virtual std::vector<ParameterDensity> TakeParameterDensities() { return {}; }
+  // The same for each optimizer step in [first_step, end_step), all begun, for the FLOP count at a sync point
+  // (a method whose phase lives on the device may read it here, once). By default ForwardDensity() for each:
+  // the rule of the step begun last, exact where the rule changes only at epoch ends, which end windows.
+  virtual std::vector<GemmDensity> ForwardDensities(int64_t first_step, int64_t end_step) const {
+    return std::vector<GemmDensity>(static_cast<size_t>(std::max<int64_t>(end_step - first_step, 0)),
+                                    ForwardDensity());
+  }
 
   // Tensors a resumed run needs besides the model and optimizer (dynamic masks); LoadStateDict restores them.
   virtual NamedTensors StateDict() const = 0;

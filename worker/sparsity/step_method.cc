@@ -20,6 +20,7 @@ namespace nmsparse {
 namespace {
 
 constexpr char kPrefix[] = "step/";
+constexpr char kDenseStepsKey[] = "step/dense_steps";  // StepMethod's, beside the switch's state.
 
 // One layer's STEP forward (the authors' STEPLinear): training uses W before the switch and its hard 2:4
 // after, chosen on the device from the switch's flag; evaluation always the 2:4 weights. The gradient goes
@@ -58,9 +59,19 @@ class StepMethod : public SparsityMethod {
       linear->set_accelerator(std::make_shared<StepLinear>(switch_));
       switch_->weights.emplace_back(item.key(), linear->weight);
     }
+    const torch::Device device =
+        switch_->weights.empty() ? torch::Device(torch::kCPU) : switch_->weights[0].second.device();
+    dense_steps_ = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device));
   }
 
-  void BeginStep(int epoch, int64_t global_step) override { engine_method_->BeginStep(epoch, global_step); }
+  // The step's forward is dense until the switch: counted on the device, so no step waits for the flag.
+  void BeginStep(int epoch, int64_t global_step) override {
+    engine_method_->BeginStep(epoch, global_step);
+    if (switch_->allocated())
+      dense_steps_.sub_(switch_->sparse).add_(1.0);
+    else
+      dense_steps_.add_(1.0);  // Before the update's first step: dense (StepLinear).
+  }
   void AfterBackward(int64_t step) override { engine_method_->AfterBackward(step); }
   void AfterOptimizerStep(int64_t step) override { engine_method_->AfterOptimizerStep(step); }
 
@@ -73,12 +84,35 @@ class StepMethod : public SparsityMethod {
     }
     return report;
   }
-  // Dense GEMMs until the switch; the count after it is the engine's hard 2:4 (a deviation the FLOP count
-  // states: it does not know the switch step on the host).
+  // After the switch: the engine's hard 2:4.
   GemmDensity ForwardDensity() const override { return engine_method_->ForwardDensity(); }
+  // Exact per step: the switch is one-way, so the first dense_steps_ steps were dense and the rest 2:4. One
+  // read of the count per call (sync points only).
+  std::vector<GemmDensity> ForwardDensities(int64_t first_step, int64_t end_step) const override {
+    std::vector<GemmDensity> densities = SparsityMethod::ForwardDensities(first_step, end_step);
+    const auto dense_steps = static_cast<int64_t>(std::llround(dense_steps_.item<double>()));
+    for (int64_t step = first_step; step < std::min(end_step, dense_steps); ++step)
+      densities[static_cast<size_t>(step - first_step)] = GemmDensity{};
+    return densities;
+  }
 
-  NamedTensors StateDict() const override { return switch_->StateDict(); }
-  absl::Status LoadStateDict(const NamedTensors& state) override { return switch_->LoadStateDict(state); }
+  NamedTensors StateDict() const override {
+    NamedTensors state = switch_->StateDict();
+    state.emplace_back(kDenseStepsKey, dense_steps_);
+    return state;
+  }
+  absl::Status LoadStateDict(const NamedTensors& state) override {
+    NamedTensors switch_state;
+    for (const auto& [name, tensor] : state) {
+      if (name == kDenseStepsKey)
+        dense_steps_ = tensor.to(dense_steps_.device(), torch::kDouble).clone();
+      else
+        switch_state.emplace_back(name, tensor);
+    }
+    // A checkpoint from before the count was kept restores none: the run's later steps count as 2:4, as
+    // they were counted then.
+    return switch_->LoadStateDict(switch_state);
+  }
 
   std::string Describe(int total_epochs, int64_t steps_per_epoch) override {
     return absl::StrCat(engine_method_->Describe(total_epochs, steps_per_epoch),
@@ -90,6 +124,7 @@ class StepMethod : public SparsityMethod {
  private:
   std::unique_ptr<SparsityMethod> engine_method_;
   std::shared_ptr<StepSwitch> switch_;
+  torch::Tensor dense_steps_;  // [] float64 on the weights' device: the optimizer steps begun dense.
 };
 
 }  // namespace

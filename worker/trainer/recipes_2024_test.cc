@@ -6,6 +6,7 @@
 // gradient.
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -15,6 +16,9 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "schemas/experiment_config.h"
+#include "schemas/gemm_density.h"
+#include "schemas/model_catalog.h"
+#include "schemas/model_flops.h"
 #include "worker/trainer/checkpoint/checkpoint.h"
 #include "worker/trainer/models/model_factory.h"
 #include "worker/trainer/trainer.h"
@@ -78,6 +82,55 @@ TEST(Recipes2024Test, StepResumesExactlyOnVit) {
 
 TEST(Recipes2024Test, StepResumesExactlyOnSwinV2) {
   ExpectStepResumes("swinv2_micro_window7_28", "FF", "step_swin");
+}
+
+// STEP's training FLOPs count each step as its forward ran: dense until the switch, 2:4 after, exactly,
+// whether a window holds one step (log_every_steps: 1) or a whole epoch. The run with a step line per step
+// shows where the switch fell: the first line that says sparse is the step whose update switched, whose
+// forward was still dense. (The count before this rule took every step at 2:4: the host never learns the
+// switch step.)
+TEST(Recipes2024Test, StepCountsItsDenseStepsAsDense) {
+  const std::string spec = R"(
+seed: 7
+model: {name: vit_nano_patch7_28}
+data: {dataset: fashion_mnist, train_subset: 128, eval_subset: 32, batch_size: 32}
+optimizer: {lr: 0.002, clip_grad_norm: 1.0}
+sparsity: {recipe: STEP, sparsity_loc: "FF,Q,K,V,O", step_switch_min: 0.25, step_switch_max: 0.5}
+)";
+  std::map<int, double> final_flops;
+  std::vector<std::string> phases;  // Per step, from the run with a line per step.
+  for (const int every : {1, 0}) {
+    const auto config = ParseValidExperiment(
+        spec + "schedule: {epochs: 2, warmup_epochs: 0.5, log_every_steps: " + std::to_string(every) + "}\n");
+    std::ostringstream sink;
+    TrainerOptions options;
+    options.out_dir = TestTempDir("step_flops_" + std::to_string(every));
+    options.metrics = options.log = &sink;
+    ASSERT_EQ(RunTraining(config, options), kExitOk) << sink.str();
+    final_flops[every] = std::stod(LastMetricFields(sink.str(), "final")["flops"]);
+    if (every != 1) continue;
+    for (const std::string& line : MetricLines(sink.str(), "step")) {
+      const auto phase = nlohmann::json::parse(line).value("phase", std::string());
+      phases.push_back(phase);
+    }
+  }
+  ASSERT_EQ(phases.size(), 8u);  // 4 steps per epoch.
+  const auto first_sparse = std::find(phases.begin(), phases.end(), "sparse");
+  ASSERT_NE(first_sparse, phases.end());
+  // T_min = 2, T_max = 4: the switch follows step 3 at the earliest and step 5 at the latest.
+  const int64_t dense_steps = first_sparse - phases.begin() + 1;
+  EXPECT_GE(dense_steps, 3);
+  EXPECT_LE(dense_steps, 5);
+  const ModelArch arch = *LookupModel("vit_nano_patch7_28");
+  const std::vector<SparsityLocation> locations = {SparsityLocation::kFF, SparsityLocation::kQ,
+                                                   SparsityLocation::kK, SparsityLocation::kV,
+                                                   SparsityLocation::kO};
+  const double dense = TrainingFlopsPerImageAt(arch, locations, GemmDensity{});
+  const double sparse = TrainingFlopsPerImageAt(arch, locations, GemmDensity{0.5, 0.5, 1.0});
+  ASSERT_LT(sparse, dense);
+  const double expected = 32 * (dense_steps * dense + (8 - dense_steps) * sparse);
+  // The metric lines print 10 significant digits.
+  for (const auto& [every, flops] : final_flops) EXPECT_NEAR(flops, expected, 1e-9 * expected) << every;
 }
 
 // Refreshes at steps 3 and 6 (the run stops after 6, then takes 7 and 8 with the mask of step 6 from the

@@ -9,12 +9,14 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
 
 #include "absl/strings/str_join.h"
 #include "common/checked_file.h"
 #include "contract/metric_line.h"
 #include "contract/metric_names.h"
 #include "contract/run_directory.h"
+#include "schemas/gemm_density.h"
 #include "schemas/model_arch_text.h"
 #include "schemas/model_catalog.h"
 #include "schemas/model_flops.h"
@@ -273,6 +275,7 @@ class Run {
     for (int64_t step = state_.step_in_epoch; step < steps_per_epoch_; ++step) {
       sync_debug_.BeginStep();
       sparsity_->BeginStep(epoch, state_.global_step);
+      window_step_images_.push_back(0.0);
       if (semi_structured_) semi_structured_->BeginStep(state_.global_step);
       const double lr = schedule_->At(epoch, state_.global_step);
       SetLearningRate(*optimizer_, lr, lr_scales_);
@@ -326,6 +329,7 @@ class Run {
     const int64_t n = batch.labels.size(0);
     window_loss_.add_(loss.detach().to(torch::kDouble) * static_cast<double>(n));
     window_images_ += static_cast<double>(n);
+    window_step_images_.back() += static_cast<double>(n);
   }
 
   bool StopWanted() const {
@@ -358,15 +362,36 @@ class Run {
   void StartWindow() {
     window_loss_ = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device_));
     window_images_ = 0.0;
+    window_step_images_.clear();
     window_start_ = Clock::now();
+  }
+
+  // This rank's training FLOPs of the window, each step at the densities its forward ran with (STEP's dense
+  // steps before its switch as dense; docs/sparsity-method.md §10). Dynamic sparsity counts each parameter at
+  // its own densities, averaged over the window's steps.
+  double WindowFlops() {
+    const std::vector<ParameterDensity> by_parameter = sparsity_->TakeParameterDensities();
+    if (!by_parameter.empty()) return TrainingFlopsPerImageByParameter(arch_, by_parameter) * window_images_;
+    const int64_t end = state_.global_step;
+    const int64_t first = end - static_cast<int64_t>(window_step_images_.size());
+    const std::vector<GemmDensity> densities = sparsity_->ForwardDensities(first, end);
+    double flops = 0.0, per_image = 0.0;  // The latter at the density of the step before (most are equal).
+    for (size_t i = 0; i < densities.size(); ++i) {
+      const GemmDensity& d = densities[i];
+      if (i == 0 || d.ff != densities[i - 1].ff || d.qkv != densities[i - 1].qkv ||
+          d.weight_gradient != densities[i - 1].weight_gradient)
+        per_image = TrainingFlopsPerImageAt(arch_, c_.sparsity.locations, d);
+      flops += per_image * window_step_images_[i];
+    }
+    return flops;
   }
 
   // Reads the window's loss (the one host read), sums it, its images and the stop flags over the ranks, and
   // books them; emits a step line at log points. Returns whether the ranks stop here.
   bool Sync(int epoch, double lr, bool stop_wanted) {
     const double loss_sum = ReadToHost(window_loss_)[0];
-    const auto sums = dist_->SumAcrossRanks(
-        {loss_sum, window_images_, std::isfinite(loss_sum) ? 0.0 : 1.0, stop_wanted ? 1.0 : 0.0});
+    const auto sums = dist_->SumAcrossRanks({loss_sum, window_images_, std::isfinite(loss_sum) ? 0.0 : 1.0,
+                                             stop_wanted ? 1.0 : 0.0, WindowFlops()});
     if (sums[2] > 0) {
       throw TrainerError(kExitTraining, "non-finite loss in epoch " + std::to_string(epoch) +
                                             " before step " + std::to_string(state_.global_step) + " (lr " +
@@ -377,13 +402,7 @@ class Run {
     state_.epoch_seconds += seconds;
     state_.epoch_loss_sum += sums[0];
     state_.epoch_samples += sums[1];
-    // At the rule of the window's last step: phases and SDGF stages change at epoch ends, which end windows.
-    // Dynamic sparsity counts each parameter at its own densities, averaged over the window's steps.
-    const std::vector<ParameterDensity> by_parameter = sparsity_->TakeParameterDensities();
-    state_.flops += (by_parameter.empty()
-                         ? TrainingFlopsPerImageAt(arch_, c_.sparsity.locations, sparsity_->ForwardDensity())
-                         : TrainingFlopsPerImageByParameter(arch_, by_parameter)) *
-                    sums[1];
+    state_.flops += sums[4];
     log_loss_ += sums[0];
     log_images_ += sums[1];
     log_seconds_ += seconds;
@@ -641,7 +660,8 @@ class Run {
   std::unique_ptr<DeviceTransfer> transfer_;
   // The window since the last sync point: its loss sum stays on the device until the sync reads it.
   torch::Tensor window_loss_;
-  double window_images_ = 0.0;  // This rank's.
+  double window_images_ = 0.0;              // This rank's.
+  std::vector<double> window_step_images_;  // This rank's, per optimizer step of the window.
   Clock::time_point window_start_;
   double log_loss_ = 0.0, log_images_ = 0.0, log_seconds_ = 0.0;  // Since the last step line, all ranks.
   ProgressTicker progress_{contract::kProgressIntervalSeconds};
