@@ -61,7 +61,8 @@ std::vector<LayerPlanStage> DefaultTimeline(const SparsityConfig& s, int span, i
     Add(&stages, start, end, "sparse", decay[i].second, SparseText(s, decay[i].second, false));
   }
   const NM last = decay.back().second;
-  Add(&stages, fine_start, total, "fine_tune", last, SparseText(s, last, !srste));
+  Add(&stages, fine_start, total, "fine_tune", last,
+      SparseText(s, last, FollowsStructureDecay(s.sparsity_type)));
   return stages;
 }
 
