@@ -232,10 +232,20 @@ void DashboardServer::Route(CoordinatorService* coordinator, const DashboardOpti
              if (!set.ok()) return Error(res, set.status());
              SendVersioned(req, res, (*set)->etag, (*set)->figures_body, kJsonType);
            }));
+  // A run has no version of its own (its points, state and attempt all change it): the ETag is its answer's
+  // digest, so a poll of an unchanged run costs a read but no transfer.
   http.Get(R"(/api/runs/(\d+))", Guarded(auth, [reader](const httplib::Request& req, httplib::Response& res) {
              absl::StatusOr<int64_t> id = IdOf(req, "run");
              if (!id.ok()) return Error(res, id.status());
-             Json(res, reader->Run(*id));
+             absl::StatusOr<nmsparse::Json> run = reader->Run(*id);
+             if (!run.ok()) return Error(res, run.status());
+             std::string text = ToJsonText(*run, /*pretty=*/false);
+             const std::string etag =
+                 absl::StrCat("run-", *id, "-", absl::Hex(std::hash<std::string>()(text)));
+             if (req.get_header_value("If-None-Match") == absl::StrCat("\"", etag, "\"")) {
+               return SendVersioned(req, res, etag, CompressedBody(), kJsonType);
+             }
+             SendVersioned(req, res, etag, Compress(std::move(text)), kJsonType);
            }));
   http.Get(R"(/api/runs/(\d+)/logs)",
            Guarded(auth, [reader](const httplib::Request& req, httplib::Response& res) {

@@ -173,6 +173,33 @@ TEST_F(DashboardTest, PollAnswers304UntilTheSweepChangesAndSaysWhenItEnded) {
   EXPECT_NE(html.find("data-ended=\"true\""), std::string::npos) << "the page starts without polling";
 }
 
+// Issue 40: /api/runs/ID carries an ETag like the sweep APIs: 304 while the run is unchanged, 200 with a
+// new ETag once it changes.
+TEST_F(DashboardTest, RunAnswers304UntilTheRunChanges) {
+  Submit(2);
+  const std::string path = absl::StrCat("/api/runs/", run_ids_[0]);
+  httplib::Result first = http_->Get(path.c_str());
+  ASSERT_TRUE(first);
+  ASSERT_EQ(first->status, 200) << first->body;
+  const std::string etag = first->get_header_value("ETag");
+  ASSERT_FALSE(etag.empty());
+  httplib::Result same = http_->Get(path.c_str(), {{"If-None-Match", etag}});
+  ASSERT_TRUE(same);
+  EXPECT_EQ(same->status, 304);
+  EXPECT_TRUE(same->body.empty());
+  const std::string other = absl::StrCat("/api/runs/", run_ids_[1]);
+  httplib::Result other_run = http_->Get(other.c_str(), {{"If-None-Match", etag}});
+  ASSERT_TRUE(other_run);
+  EXPECT_EQ(other_run->status, 200) << "another run never matches";
+
+  CancelRun(run_ids_[0]);
+  httplib::Result changed = http_->Get(path.c_str(), {{"If-None-Match", etag}});
+  ASSERT_TRUE(changed);
+  EXPECT_EQ(changed->status, 200);
+  EXPECT_NE(changed->get_header_value("ETag"), etag);
+  EXPECT_EQ(Json::parse(changed->body)["run"]["state"], "CANCELLED") << changed->body;
+}
+
 TEST_F(DashboardTest, FiguresAreBuiltOncePerVersionAndSentGzipped) {
   const int64_t sweep = Submit(2);
   CancelSweep(sweep);  // Ended: its version holds.
@@ -258,7 +285,7 @@ TEST_F(DashboardTest, FinalMetricsAreSortableColumnsAndTheRunPageHasItsData) {
   ASSERT_TRUE(ReportEpoch(server_.gateway(), Attempt(a, 1), 0, {{"loss", 2.0}, {"lr", 0.001}}).ok());
   ASSERT_TRUE(GatewayComplete(server_.gateway(), Attempt(a, 1), v1::FAILED, 137).ok());  // Retried.
   ASSERT_TRUE(GatewayComplete(server_.gateway(), Attempt(b, 1), v1::SUCCEEDED, 0, 9.25).ok());
-  CancelRun(c);  // No final metrics.
+  CancelRun(c);                                     // No final metrics.
   ASSERT_EQ(worker.WaitAssignments(4).size(), 4u);  // Attempt 2 of a.
   ASSERT_TRUE(GatewayStart(server_.gateway(), Attempt(a, 2)).ok());
   ASSERT_TRUE(ReportEpoch(server_.gateway(), Attempt(a, 2), 1, {{"loss", 1.0}, {"lr", 0.0005}}).ok());
