@@ -5,6 +5,8 @@
 # With NMSPARSE_COORDINATOR=host:port set, the sweep goes to that coordinator (its workers train it). Without
 # it, an embedded coordinator (SQLite under .nmsparse/) and one local CPU worker are started and stopped here.
 # Usage: tools/main_job.sh [sweep.yaml] [nmctl submit options, e.g. --set schedule.epochs=1]
+# NMSPARSE_MAIN_JOB_SUMMARY=PROGRAM: after the table, PROGRAM SWEEP_ID runs (NMCTL set to nmctl) while the
+# coordinator is still up (bench/claim/run.sh prints the paired deltas so).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -48,6 +50,10 @@ echo "main job: sweep $sweep_id submitted from $sweep" >&2
 echo
 # The default metric: the deployable (hard-masked) top-1 where the runs report it, the raw top-1 beside it.
 "$nmctl" compare "$sweep_id"
+if [[ -n "${NMSPARSE_MAIN_JOB_SUMMARY:-}" ]]; then
+  echo
+  NMCTL="$nmctl" "$NMSPARSE_MAIN_JOB_SUMMARY" "$sweep_id"
+fi
 # The figures and the table as an HTML page (docs/dashboard.md); not fatal: the table above is the result.
 if "$nmctl" report "$sweep_id" -o "$state/report-$sweep_id" >/dev/null; then
   echo "main job: report in $state/report-$sweep_id/index.html" >&2
