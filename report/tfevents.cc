@@ -7,6 +7,7 @@
 #include "common/visible_text.h"
 #include "report/crc32c.h"
 #include "report/file_name_part.h"
+#include "report/tfevents_hparams.h"
 #include "tensorboard/event.pb.h"
 
 namespace nmsparse::report {
@@ -68,6 +69,8 @@ std::string RunEventFile(const RunData& run) {
   version.set_wall_time(run.run.created_at_ms() / 1000.0);
   version.set_file_version("brain.Event:2");
   std::string out = TfRecord(Serialized(version));
+  out += TfRecord(Serialized(HparamsExperimentEvent(run)));
+  out += TfRecord(Serialized(HparamsSessionStartEvent(run)));
   for (const v1::MetricPoint& p : run.curve) {
     tensorboard::Event event;
     event.set_wall_time(p.at_ms() / 1000.0);
@@ -80,7 +83,7 @@ std::string RunEventFile(const RunData& run) {
     }
     if (event.has_summary()) out += TfRecord(Serialized(event));
   }
-  return out;
+  return out + TfRecord(Serialized(HparamsSessionEndEvent(run)));
 }
 
 std::string RunEventDir(const v1::Run& run) {

@@ -2,7 +2,8 @@
 // CRC-32C of the length, the bytes, masked CRC-32C of the bytes) around Event protos. The first event is
 // file_version "brain.Event:2"; then one event per metric point, its numbers as scalars tagged
 // "<kind>/<name>" ("step/loss", "epoch/top1", "final/top1"; user text made visible and cut to 256 characters)
-// at the point's step and time.
+// at the point's step and time. After the version, the HParams plugin's experiment and session start
+// summaries, and last its session end (report/tfevents_hparams.h).
 #ifndef NMSPARSE_REPORT_TFEVENTS_H_
 #define NMSPARSE_REPORT_TFEVENTS_H_
 

@@ -3,9 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 
 #include "report/crc32c.h"
 #include "tensorboard/event.pb.h"
+#include "tensorboard/hparams.pb.h"
 
 namespace nmsparse::report {
 namespace {
@@ -57,11 +61,12 @@ TEST(RunEventFileTest, VersionThenScalars) {
   run.curve.push_back(p);
   absl::StatusOr<std::vector<std::string>> records = ReadTfRecords(RunEventFile(run));
   ASSERT_TRUE(records.ok()) << records.status();
-  ASSERT_EQ(records->size(), 2u);
+  // Version, the HParams experiment and session start, the point, the session end.
+  ASSERT_EQ(records->size(), 5u);
   tensorboard::Event first, second;
   ASSERT_TRUE(first.ParseFromString((*records)[0]));
   EXPECT_EQ(first.file_version(), "brain.Event:2");
-  ASSERT_TRUE(second.ParseFromString((*records)[1]));
+  ASSERT_TRUE(second.ParseFromString((*records)[3]));
   EXPECT_EQ(second.step(), 40);
   EXPECT_DOUBLE_EQ(second.wall_time(), 1700000001.5);
   ASSERT_EQ(second.summary().value_size(), 2);
@@ -84,7 +89,7 @@ TEST(RunEventFileTest, HostileNamesStayTagsAndOneDirectory) {
   absl::StatusOr<std::vector<std::string>> records = ReadTfRecords(RunEventFile(run));
   ASSERT_TRUE(records.ok()) << records.status();
   tensorboard::Event event;
-  ASSERT_TRUE(event.ParseFromString(records->back()));
+  ASSERT_TRUE(event.ParseFromString((*records)[records->size() - 2]));  // Before the session end.
   const std::string tag = event.summary().value(0).tag();
   EXPECT_EQ(tag.rfind("epoch/acc\uFFFD\\x1b[2J\\u202eyyy", 0), 0u) << tag;
   EXPECT_LE(std::count_if(tag.begin(), tag.end(), [](char c) { return (c & 0xC0) != 0x80; }), 256);
@@ -92,6 +97,94 @@ TEST(RunEventFileTest, HostileNamesStayTagsAndOneDirectory) {
   EXPECT_EQ(dir.rfind("run-12_.._.._etc=xxx", 0), 0u) << dir;
   EXPECT_EQ(dir.find('/'), std::string::npos);
   EXPECT_LE(dir.size(), 200u);
+}
+
+// Issue 40: the HParams plugin's summaries, as TensorBoard reads them (tools/check_tensorboard_hparams.py
+// reads the same file with the tensorboard package): the swept labels as hyperparameters, numbers as numbers,
+// the final metrics' tags as the experiment's metrics, the run's state as the session's status.
+RunData HparamsRun() {
+  RunData run;
+  run.run.set_id(7);
+  run.run.set_created_at_ms(1700000000000);
+  run.run.set_started_at_ms(1700000002000);
+  run.run.set_finished_at_ms(1700000009000);
+  run.run.set_state(v1::SUCCEEDED);
+  (*run.run.mutable_labels())["recipe"] = "srste";
+  (*run.run.mutable_labels())["sparsity.m_sparsity"] = "8";
+  (*run.run.mutable_labels())["optimizer.lr"] = "0.002";
+  (*run.run.mutable_final_metrics())["top1"] = 0.8125;
+  (*run.run.mutable_final_metrics())["loss"] = 0.5;
+  v1::MetricPoint p;
+  p.set_kind("final");
+  p.set_step(100);
+  p.set_at_ms(1700000009000);
+  (*p.mutable_values())["top1"] = 0.8125;
+  (*p.mutable_values())["loss"] = 0.5;
+  run.curve.push_back(p);
+  return run;
+}
+
+tensorboard::HParamsPluginData PluginData(const std::string& record, const std::string& tag) {
+  tensorboard::Event event;
+  EXPECT_TRUE(event.ParseFromString(record));
+  EXPECT_EQ(event.summary().value_size(), 1);
+  const tensorboard::Summary::Value& value = event.summary().value(0);
+  EXPECT_EQ(value.tag(), tag);
+  EXPECT_EQ(value.metadata().plugin_data().plugin_name(), "hparams");
+  EXPECT_TRUE(value.has_tensor());
+  tensorboard::HParamsPluginData data;
+  EXPECT_TRUE(data.ParseFromString(value.metadata().plugin_data().content()));
+  EXPECT_EQ(data.version(), 0);
+  return data;
+}
+
+TEST(RunEventFileTest, HparamsExperimentSessionStartAndEnd) {
+  absl::StatusOr<std::vector<std::string>> records = ReadTfRecords(RunEventFile(HparamsRun()));
+  ASSERT_TRUE(records.ok()) << records.status();
+  ASSERT_EQ(records->size(), 5u);
+
+  const auto experiment = PluginData((*records)[1], "_hparams_/experiment").experiment();
+  ASSERT_EQ(experiment.hparam_infos_size(), 3);
+  EXPECT_EQ(experiment.hparam_infos(0).name(), "optimizer.lr");
+  EXPECT_EQ(experiment.hparam_infos(0).type(), tensorboard::DATA_TYPE_FLOAT64);
+  EXPECT_EQ(experiment.hparam_infos(1).name(), "recipe");
+  EXPECT_EQ(experiment.hparam_infos(1).type(), tensorboard::DATA_TYPE_STRING);
+  EXPECT_EQ(experiment.hparam_infos(2).name(), "sparsity.m_sparsity");
+  ASSERT_EQ(experiment.metric_infos_size(), 2);
+  EXPECT_EQ(experiment.metric_infos(0).name().tag(), "final/loss");
+  EXPECT_EQ(experiment.metric_infos(1).name().tag(), "final/top1");
+
+  const auto start = PluginData((*records)[2], "_hparams_/session_start_info").session_start_info();
+  EXPECT_DOUBLE_EQ(start.start_time_secs(), 1700000002.0);
+  ASSERT_EQ(start.hparams().size(), 3u);
+  EXPECT_EQ(start.hparams().at("recipe").string_value(), "srste");
+  EXPECT_DOUBLE_EQ(start.hparams().at("sparsity.m_sparsity").number_value(), 8.0);
+  EXPECT_DOUBLE_EQ(start.hparams().at("optimizer.lr").number_value(), 0.002);
+
+  const auto end = PluginData(records->back(), "_hparams_/session_end_info").session_end_info();
+  EXPECT_EQ(end.status(), tensorboard::STATUS_SUCCESS);
+  EXPECT_DOUBLE_EQ(end.end_time_secs(), 1700000009.0);
+
+  RunData failed = HparamsRun();
+  failed.run.set_state(v1::FAILED);
+  records = ReadTfRecords(RunEventFile(failed));
+  ASSERT_TRUE(records.ok()) << records.status();
+  EXPECT_EQ(PluginData(records->back(), "_hparams_/session_end_info").session_end_info().status(),
+            tensorboard::STATUS_FAILURE);
+}
+
+// The file tools/check_tensorboard_hparams.py reads with TensorBoard's own reader: RunEventFile of
+// HparamsRun, committed; regenerate with NMSPARSE_WRITE_GOLDENS=1 when the writer changes on purpose.
+TEST(RunEventFileTest, HparamsGoldenIsWhatTheWriterWrites) {
+  const std::string path = "report/testdata/hparams_run.tfevents";
+  const std::string written = RunEventFile(HparamsRun());
+  if (const char* dir = std::getenv("BUILD_WORKSPACE_DIRECTORY");
+      dir && std::getenv("NMSPARSE_WRITE_GOLDENS")) {
+    std::ofstream(std::string(dir) + "/" + path, std::ios::binary) << written;
+  }
+  std::stringstream golden;
+  golden << std::ifstream(path, std::ios::binary).rdbuf();
+  EXPECT_EQ(golden.str(), written) << path;
 }
 
 }  // namespace

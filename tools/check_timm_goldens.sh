@@ -22,6 +22,9 @@
 #   transforms_test:   Pillow resizes, the eval transform, colour jitter, RRC and erasing draws (issue 23)
 #   param_importance_test: Optuna's fANOVA importances on synthetic trials (issue 27; optuna and scikit-learn
 #                      from PyPI into the same venv)
+#   tfevents_test:     the other way round: TensorBoard's own reader and HParams parsers read the event file the
+#                      test pins (report/testdata/hparams_run.tfevents) and find the run's hparams (issue 40;
+#                      tensorboard from PyPI into the same venv, which changes neither torch nor numpy)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 torch_dir=$(bash tools/libtorch2_env.sh)
@@ -39,6 +42,14 @@ if ! "$python" -c "import optuna, sklearn, sys; sys.exit(optuna.__version__ != '
   torch_version=$("$python" -W ignore -c 'import torch; print(torch.__version__.split("+")[0])')
   "$python" -m pip install -q --disable-pip-version-check "optuna==$optuna_version" \
     "scikit-learn==$sklearn_version" "torch==$torch_version" >&2
+fi
+
+# TensorBoard's reader (report/tfevents_test's event file), pinned likewise.
+tensorboard_version=${NMSPARSE_TENSORBOARD_VERSION:-2.21.0}
+if ! "$python" -c "import tensorboard, sys; sys.exit(tensorboard.__version__ != '$tensorboard_version')" 2>/dev/null; then
+  torch_version=$("$python" -W ignore -c 'import torch; print(torch.__version__.split("+")[0])')
+  "$python" -m pip install -q --disable-pip-version-check "tensorboard==$tensorboard_version" \
+    "torch==$torch_version" >&2
 fi
 
 failed=0
@@ -70,4 +81,10 @@ check worker/trainer/interop/testdata/timm_swinv2_import.txt tools/timm_swinv2_i
 check worker/trainer/interop/testdata/timm_export.txt tools/timm_export_golden.py worker/trainer/interop/model_export.cc
 check worker/trainer/testdata/torch_grad_scaler.txt tools/torch_grad_scaler_golden.py worker/trainer/precision/loss_scaler.cc
 check report/testdata/optuna_importances.txt tools/optuna_importance_golden.py report/param_importance.cc
+if "$python" -W ignore tools/check_tensorboard_hparams.py; then
+  echo "check_timm_goldens: tensorboard $tensorboard_version reads report/testdata/hparams_run.tfevents's hparams"
+else
+  echo "check_timm_goldens: tensorboard $tensorboard_version reads other hparams from report/testdata/hparams_run.tfevents (fix report/tfevents_hparams.cc)" >&2
+  failed=1
+fi
 exit $failed
