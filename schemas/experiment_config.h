@@ -5,6 +5,7 @@
 #ifndef NMSPARSE_SCHEMAS_EXPERIMENT_CONFIG_H_
 #define NMSPARSE_SCHEMAS_EXPERIMENT_CONFIG_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -120,7 +121,8 @@ struct ScheduleConfig {
   double warmup_epochs = 0.0;  // Linear warm-up, counted in optimizer steps.
   double min_lr = 1e-6;        // Cosine decay floor.
   double warmup_lr = 1e-6;
-  int log_every_steps = 0;           // 0: per epoch only.
+  int log_every_steps = 0;           // 0: every total_steps / log_points steps.
+  int log_points = 25;               // Step lines over a run when log_every_steps is 0 (0: per epoch only).
   bool sparsity_diagnostics = true;  // Flip rates and pruned / kept gradient norms at log points.
   // timm's schedulers (worker/trainer/scheduler/lr_scheduler.h; create_scheduler_v2's arguments by train.py's
   // names). warmup_cosine: nmsparse's own cosine (per update, the warm-up inside `epochs`).
@@ -137,6 +139,14 @@ struct ScheduleConfig {
 
   double decay_rate = 0.1;
   int patience_epochs = 10;
+
+  // The steps between step lines of a run of `total_steps` optimizer steps (0: none): log_every_steps when
+  // set, else an interval that gives log_points lines or more, so that a curve has tens of points by default.
+  int64_t LogEverySteps(int64_t total_steps) const {
+    if (log_every_steps > 0) return log_every_steps;
+    if (log_points <= 0 || total_steps <= 0) return 0;
+    return std::max<int64_t>(1, total_steps / log_points);
+  }
 };
 
 struct ResourceConfig {

@@ -91,7 +91,8 @@ TEST(ExperimentConfigTest, ErrorsNameFileLineKeyAndValue) {
             "exp.yaml:2: optimizer.name: value 'sgd' is not one of adamw, lion");
   EXPECT_EQ(ParseError("schedule:\n  epochs: 3\n  warmup: 1\n"),
             "exp.yaml:3: schedule.warmup: unknown key; known keys: epochs, warmup_epochs, min_lr, warmup_lr, "
-            "log_every_steps, sparsity_diagnostics, sched, cooldown_epochs, warmup_prefix, sched_on_updates, "
+            "log_every_steps, log_points, sparsity_diagnostics, sched, cooldown_epochs, warmup_prefix, "
+            "sched_on_updates, "
             "lr_k_decay, lr_cycle_mul, "
             "lr_cycle_decay, lr_cycle_limit, decay_epochs, decay_milestones, decay_rate, patience_epochs");
   EXPECT_EQ(ParseError("modle: {name: x}\n"),
@@ -159,6 +160,31 @@ TEST(ExperimentConfigTest, CanonicalYamlRoundTrips) {
                           "structure_decay_start_multiple:", "phases:"}) {
     EXPECT_NE(canonical.find(key), std::string::npos) << key;
   }
+}
+
+// Issue 40: a spec without schedule keys logs tens of step points, and its canonical form (so its hash) is
+// what it was before log_points existed; only a log_points other than the default is written.
+TEST(ExperimentConfigTest, DefaultLogIntervalGivesTensOfPointsWithoutChangingTheCanonicalForm) {
+  const ExperimentConfig c = MustParse(kMicro);
+  const std::string canonical = CanonicalYaml(c);
+  EXPECT_NE(canonical.find("  log_every_steps: 0\n"), std::string::npos) << canonical;
+  EXPECT_EQ(canonical.find("log_points"), std::string::npos) << canonical;
+  for (int64_t total : {1, 24, 25, 26, 49, 50, 128, 1000, 123457}) {
+    const int64_t every = c.schedule.LogEverySteps(total);
+    ASSERT_GE(every, 1) << total;
+    EXPECT_GE(total / every, std::min<int64_t>(total, 25)) << total;  // Tens of points,
+    EXPECT_LT(total / every, 50) << total;                            // not hundreds.
+  }
+  ExperimentConfig off = c;
+  off.schedule.log_points = 0;
+  EXPECT_EQ(off.schedule.LogEverySteps(1000), 0);
+  EXPECT_NE(CanonicalYaml(off).find("  log_points: 0\n"), std::string::npos);
+  EXPECT_NE(ContentHash(off), ContentHash(c));
+  ExperimentConfig every = c;
+  every.schedule.log_every_steps = 7;
+  EXPECT_EQ(every.schedule.LogEverySteps(1000), 7);
+  EXPECT_EQ(ParseError("schedule:\n  log_points: -1\n"),
+            "exp.yaml:2: schedule.log_points: value -1 is out of range: must be in [0, 10000]");
 }
 
 TEST(ExperimentConfigTest, HashIgnoresFormattingButNotValues) {

@@ -208,7 +208,7 @@ const KeyTable<ModelConfig>& ModelKeys() {
                   .Doc("A catalogued model, or a timm alias of one (read as the catalogue's name).")
                   .Alias("model")
                   .Validated();
-          name.info.names = ModelNames();
+          name.info.names = AcceptedModelNames();
           return std::move(name).Required();
         }(),
         IntKey<M>("num_classes", &M::num_classes, 0)
@@ -447,8 +447,12 @@ const KeyTable<ScheduleConfig>& ScheduleKeys() {
           .Doc("Learning rate at the start of the warm-up.")
           .Alias("warmup_lr"),
       IntKey<Sc>("log_every_steps", &Sc::log_every_steps, 0)
-          .Doc("Also emit a metric point every N optimizer steps (0: per epoch only).")
+          .Doc("Also emit a metric point every N optimizer steps (0: every total steps / log_points steps).")
           .Alias("log_interval"),
+      // Omitted at its default so that specs written before it keep their hashes (they now log log_points).
+      OmittedAtDefault(IntKey<Sc>("log_points", &Sc::log_points, 0, limits::kMaxLogPoints))
+          .Doc("With log_every_steps 0: about this many step points over the run (the interval is total "
+               "optimizer steps / log_points, at least 1); 0: per epoch only."),
       OmittedAtDefault(BoolKey<Sc>("sparsity_diagnostics", &Sc::sparsity_diagnostics))
           .Doc("At every log point, each sparse layer kind's mask flip rate and the gradient norms at pruned "
                "and kept weights (docs/sparsity-method.md §11); false turns them off."),

@@ -20,6 +20,8 @@ inline constexpr int kMaxResponseBytes = 256 << 20;
 // What nmserver stores per run; past these, lines and points are dropped and counted.
 inline constexpr int64_t kDefaultMaxLogLinesPerRun = 100'000;
 inline constexpr int64_t kDefaultMaxMetricPointsPerRun = 100'000;
+// schedule.log_points: step lines a run spreads over its steps, well under what nmserver stores of it.
+inline constexpr int64_t kMaxLogPoints = 10'000;
 // Bytes of one log line as nmworker sends it and nmserver stores it; longer lines are cut (CutLogLine).
 inline constexpr int64_t kMaxLogLineBytes = 4 << 10;
 

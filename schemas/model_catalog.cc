@@ -162,9 +162,8 @@ absl::StatusOr<ModelArch> LookupModel(const std::string& name, int img_size, int
   const auto& catalog = Catalog();
   auto it = catalog.find(CatalogName(name));
   if (it == catalog.end()) {
-    std::vector<std::string> names = ModelNames();
-    for (const auto& [alias, entry] : ModelAliases()) names.push_back(alias);
-    return absl::NotFoundError(absl::StrCat("unknown model '", name, "'", DidYouMean(name, names),
+    return absl::NotFoundError(absl::StrCat("unknown model '", name, "'",
+                                            DidYouMean(name, AcceptedModelNames()),
                                             "; known models: ", absl::StrJoin(ModelNames(), ", ")));
   }
   ModelArch arch = it->second;
@@ -197,6 +196,12 @@ std::string CatalogName(const std::string& name) {
 std::vector<std::string> ModelNames() {
   std::vector<std::string> names;
   for (const auto& [name, arch] : Catalog()) names.push_back(name);
+  return names;
+}
+
+std::vector<std::string> AcceptedModelNames() {
+  std::vector<std::string> names = ModelNames();
+  for (const auto& [alias, entry] : ModelAliases()) names.push_back(alias);
   return names;
 }
 

@@ -31,6 +31,10 @@ std::vector<std::string> ModelNames();
 // its VisionTransformer with the widths of vit_{tiny,small,base}_patch16_224, and the same parameters.
 const std::map<std::string, std::string>& ModelAliases();
 
+// Every name a spec may give model.name: the catalogued ones, then the aliases, each group sorted (the JSON
+// Schema's enum and the did-you-mean candidates).
+std::vector<std::string> AcceptedModelNames();
+
 // The catalogue name of `name`: itself when catalogued, the entry an alias stands for, else "".
 std::string CatalogName(const std::string& name);
 

@@ -14,6 +14,7 @@
 #include "nlohmann/json.hpp"
 #include "nmsparse/v1/sweep.pb.h"
 #include "schemas/experiment_config.h"
+#include "schemas/model_catalog.h"
 #include "schemas/sweep.h"
 #include "schemas/sweep_blocks.h"
 #include "schemas/yaml_util.h"
@@ -96,6 +97,24 @@ TEST(SpecKeysTest, EveryKeyIsInTheJsonSchemasAndEveryPropertyAKey) {
   EXPECT_EQ(Properties(sweep.at("properties").at("early_stopping")),
             Names(EarlyStoppingKeyTable().Infos(), false));
   EXPECT_EQ(Properties(sweep.at("properties").at("search")), Names(SearchKeyTable().Infos(), false));
+}
+
+// Issue 40: the JSON Schema lists every name a spec may give model.name, timm's aliases (deit_*) included,
+// from the one catalogue (ModelNames, ModelAliases).
+TEST(SpecKeysTest, JsonSchemaModelNamesAreTheCatalogueAndItsAliases) {
+  const Json experiment = Json::parse(ReadAll("schemas/experiment.schema.json"));
+  const Json& names = experiment.at("oneOf").at(0).at("properties").at("model").at("properties").at("name");
+  std::set<std::string> listed;
+  for (const Json& name : names.at("enum")) listed.insert(name.get<std::string>());
+  std::set<std::string> expected;
+  for (const std::string& name : ModelNames()) expected.insert(name);
+  ASSERT_FALSE(ModelAliases().empty());
+  for (const auto& [alias, entry] : ModelAliases()) {
+    EXPECT_EQ(listed.count(alias), 1u) << alias;
+    expected.insert(alias);
+  }
+  EXPECT_EQ(listed, expected);
+  EXPECT_EQ(listed.count("deit_tiny_patch16_224"), 1u);
 }
 
 // The keys (first column, `key`) of the markdown key table NAME in `doc`.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# End to end (issue 27): with the default log_every_steps 0, `nmctl watch` and `follow` show step progress
-# before the first epoch ends. The real nmserver, nmworker and nmtrain on loopback; the trainer is held after
+# End to end (issue 27): without step lines (log_every_steps 0 and log_points 0, issue 40's default logging
+# off), `nmctl watch` and `follow` show step progress before the first epoch ends. The real nmserver, nmworker and nmtrain on loopback; the trainer is held after
 # its first optimizer step (NMTRAIN_HOLD_FILE with NMTRAIN_HOLD_AFTER_STEPS), so the progress seen can only
 # have come from inside the epoch, however fast or slow the machine is. Also: watch shows the run's labels,
 # never the trainer's (device, devices, nm_stage, ...).
@@ -22,7 +22,8 @@ start_server 0
 start_worker w1
 
 touch "$hold"  # The trainer waits after step 1 of 10 (500 images / 50 per batch) until it is removed.
-sweep=$(ctl submit "$sweep_yaml" --set schedule.epochs=1 --set schedule.log_every_steps=0 --json |
+sweep=$(ctl submit "$sweep_yaml" --set schedule.epochs=1 --set schedule.log_every_steps=0 \
+  --set schedule.log_points=0 --json |
   json "d['sweep']['id']")
 check "submit returns a sweep id" test -n "$sweep"
 run=$(ctl runs --sweep "$sweep" --json | json "d['runs'][0]['id']")

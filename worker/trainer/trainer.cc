@@ -149,6 +149,7 @@ class Run {
     lr_scales_ = std::move(made.lr_scales);
     schedule_ = MakeLrScheduler(config.schedule, config.optimizer.lr, steps_per_epoch_);
     epochs_ = schedule_->TrainedEpochs();
+    log_every_ = config.schedule.LogEverySteps(epochs_ * steps_per_epoch_);
     sparsity_ = MakeSparsity(config, epochs_, steps_per_epoch_, *model_, optimizer_.get(),
                              scaler_ ? scaler_->scale() : torch::Tensor(), step_switch);
     semi_structured_ = MakeSemiStructured(config, epochs_, steps_per_epoch_, *model_, device_);
@@ -337,23 +338,23 @@ class Run {
            (o_.stop_after_steps >= 0 && state_.global_step >= o_.stop_after_steps);
   }
 
-  // Sync points: the end of an epoch, every schedule.log_every_steps steps, and a stop. A single rank stops
+  // Sync points: the end of an epoch, every log_every_ steps, and a stop. A single rank stops
   // at the step it is asked to; ranks of a multi-rank run agree on a stop at their sync points only (one
-  // all-reduce there), every log_every_steps steps or, without step lines, every kStopAgreementSteps.
+  // all-reduce there), every log_every_ steps or, without step lines, every kStopAgreementSteps.
   bool AtLogPoint() const {
-    const int64_t every = c_.schedule.log_every_steps;
+    const int64_t every = log_every_;
     return every > 0 && state_.global_step % every == 0;
   }
 
   // Whether the step being taken (`step` in its epoch, not yet counted) is followed by a metric line.
   bool EndsLogWindow(int64_t step) const {
-    const int64_t every = c_.schedule.log_every_steps;
+    const int64_t every = log_every_;
     return step + 1 == steps_per_epoch_ || (every > 0 && (state_.global_step + 1) % every == 0);
   }
 
   bool AtSyncPoint(bool stop_wanted) const {
     if (state_.step_in_epoch == steps_per_epoch_ || AtLogPoint()) return true;
-    const int64_t every = c_.schedule.log_every_steps;
+    const int64_t every = log_every_;
     if (dist_->world_size() == 1) return stop_wanted;
     const bool agreed_step = o_.stop_after_steps >= 0 && state_.global_step >= o_.stop_after_steps;
     return agreed_step || state_.global_step % (every > 0 ? every : kStopAgreementSteps) == 0;
@@ -674,7 +675,8 @@ class Run {
   std::unique_ptr<SparsityDiagnostics> diagnostics_;  // Root; null when schedule.sparsity_diagnostics off.
   std::unique_ptr<SemiStructuredLayers> semi_structured_;  // After sparsity_: detaches before the model goes.
   std::unique_ptr<LrScheduler> schedule_;
-  int64_t epochs_ = 0;  // Trained, cooldown included (LrScheduler::TrainedEpochs).
+  int64_t epochs_ = 0;     // Trained, cooldown included (LrScheduler::TrainedEpochs).
+  int64_t log_every_ = 0;  // Steps between step lines (ScheduleConfig::LogEverySteps); 0: none.
   std::vector<torch::Tensor> params_;
   std::unique_ptr<GradientAverager> averager_;  // Bucketed all-reduce overlapped with backward.
   std::unique_ptr<ModelEma> ema_;               // model.ema only.

@@ -60,6 +60,33 @@ schedule: {epochs: 1, warmup_epochs: 0.2}
   EXPECT_LT(metrics.find(progress[0]), metrics.find(R"({"kind":"epoch")"));
 }
 
+// Issue 40: without schedule.log_every_steps a run's loss curve has tens of points (schedule.log_points,
+// 25 by default), spread evenly over its steps; log_points 0 keeps the per-epoch lines only.
+TEST(TrainerTest, DefaultLogIntervalGivesTensOfPoints) {
+  const std::string spec = R"(
+seed: 3
+model: {name: vit_nano_patch7_28}
+data: {dataset: synthetic, synthetic_size: 512, eval_subset: 64, batch_size: 8}
+schedule: {epochs: 2)";
+  CapturedRun run("default-log");
+  ASSERT_EQ(RunTraining(ParseValidExperiment(spec + "}\n"), run.options), kExitOk) << run.log.str();
+  const std::vector<std::string> steps = MetricLines(run.metrics.str(), "step");
+  ASSERT_GE(steps.size(), 20u) << run.metrics.str();
+  const int64_t total = 2 * 512 / 8;
+  const int64_t every = total / 25;  // 128 steps: every 5th, 25 points.
+  EXPECT_EQ(steps.size(), static_cast<size_t>(total / every));
+  for (size_t i = 0; i < steps.size(); ++i) {
+    EXPECT_NE(steps[i].find("\"step\":" + std::to_string((i + 1) * every) + ","), std::string::npos)
+        << steps[i];
+  }
+
+  CapturedRun off("no-step-lines");
+  ASSERT_EQ(RunTraining(ParseValidExperiment(spec + ", log_points: 0}\n"), off.options), kExitOk)
+      << off.log.str();
+  EXPECT_TRUE(MetricLines(off.metrics.str(), "step").empty()) << off.metrics.str();
+  EXPECT_EQ(MetricLines(off.metrics.str(), "epoch").size(), 2u);
+}
+
 // Nothing in a training step reads a device value on the host (on a GPU each read drains the device's queue):
 // reads happen at sync points only, every log_every_steps steps and around the epoch's end (evaluation,
 // checkpoint). Counted through the one accessor every read goes through (host_reads.h).
