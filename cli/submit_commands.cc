@@ -268,9 +268,7 @@ int RunValidateCommand(const CommandContext& context) {
     const ResolvedRun& run = (*runs)[i];
     const SparsityConfig& s = run.config.sparsity;
     std::string sparsity = RecipeOf(s);
-    if (s.sparsity_type == SparsityType::kStructuredNM || s.sparsity_type == SparsityType::kSrste ||
-        s.sparsity_type == SparsityType::kSste || s.sparsity_type == SparsityType::kStep ||
-        s.sparsity_type == SparsityType::kHu24) {
+    if (IsNMSparsityType(s.sparsity_type)) {
       absl::StrAppend(&sparsity, " ", s.nm.n, ":", s.nm.m);
       if (s.nm_qkv != s.nm) absl::StrAppend(&sparsity, " (qkv ", s.nm_qkv.n, ":", s.nm_qkv.m, ")");
     }

@@ -80,10 +80,7 @@ std::vector<const RunCurve*> TopRuns(const std::vector<RunCurve>& curves, const 
 
 std::string CurveGroupOf(const v1::Run& run) {
   const SparsityConfig s = RunSparsity(run);
-  const bool nm = s.sparsity_type == SparsityType::kStructuredNM || s.sparsity_type == SparsityType::kSrste ||
-                  s.sparsity_type == SparsityType::kSste ||
-                  s.sparsity_type == SparsityType::kStep ||
-                  s.sparsity_type == SparsityType::kHu24;  // Dense and unstructured runs ignore their N:M.
+  const bool nm = IsNMSparsityType(s.sparsity_type);  // Dense and unstructured runs ignore their N:M.
   return nm ? absl::StrCat(RecipeOf(s), " ", s.nm.n, ":", s.nm.m) : RecipeOf(s);
 }
 

@@ -29,6 +29,8 @@ std::string SparseText(const SparsityConfig& s, const NM& nm, bool hard) {
       return "STEP " + NMText(nm) + " after its switch";
     case SparsityType::kHu24:
       return "HU24 transposable " + NMText(nm);
+    case SparsityType::kBimask:
+      return "Bi-Mask " + NMText(nm) + " (permuted backward mask)";
     case SparsityType::kUnstructured:
       return absl::StrCat("prune ", std::round(s.prune_rate * 1000) / 10, "%");
     default:
@@ -52,9 +54,8 @@ std::vector<LayerPlanStage> DefaultTimeline(const SparsityConfig& s, int span, i
   const int f = FineTuneEpochs(s, span);
   // Fine-tune covers epochs > T - f (strictly greater, as the reference does), after T too.
   const int fine_start = std::min(total, std::max(d, span - f + 1));
-  // SR-STE, S-STE, STEP and HU24 have no structure decay, and no hard mask in a fine-tune.
-  const bool srste = s.sparsity_type == SparsityType::kSrste || s.sparsity_type == SparsityType::kSste ||
-                     s.sparsity_type == SparsityType::kStep || s.sparsity_type == SparsityType::kHu24;
+  // SR-STE and the 2024 recipes have no structure decay, and no hard mask in a fine-tune.
+  const bool srste = HasFixedNMTarget(s.sparsity_type);
   const auto decay =
       srste ? std::vector<std::pair<int, NM>>{{d, target}} : StructureDecayStages(s, span, target);
   Add(&stages, 0, d, "dense", {0, 0}, "dense");

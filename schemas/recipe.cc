@@ -90,6 +90,11 @@ const std::vector<Recipe>& Recipes() {
         {"m_sparsity", {"4"}},
         {"srste_lambda", {"0.001"}, /*default_only=*/true},
         {"phases", {"[{sparse: 0.8333333333333334}, {dense: 0.16666666666666666}]"}, /*default_only=*/true}}},
+      {"BIMASK",
+       "Bi-Mask (Zhang et al., ICML 2023): N:M forward mask of |W| at every forward, backward mask N:M "
+       "along output rows under a permutation searched every permutation_refresh_forwards forward calls, "
+       "SR-STE decay inside the backward (times the batch for [B, T, C] inputs); all four block linears",
+       {{"sparsity_type", {"BIMASK"}}, {"sparsity_loc", {"[FF, Q, K, V, O]"}, /*default_only=*/true}}},
   };
   return *recipes;
 }

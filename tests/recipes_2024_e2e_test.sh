@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The 2024 recipes end to end (issue 42): a sweep of STE 2:4, S-STE (on the MLP, and on every linear of the
-# blocks), STEP and HU24 through the real nmserver, one nmworker and nmtrain; every run SUCCEEDS, its stored
-# spec has sparsity_type SSTE, STEP or HU24 at 2:4, its epoch lines are in the sparse phase, HU24's last epoch
-# line shows the mask refreshed at step 8, and `nmctl compare` has one row per recipe.
+# blocks), STEP, HU24 and BIMASK through the real nmserver, one nmworker and nmtrain; every run SUCCEEDS, its
+# stored spec has sparsity_type SSTE, STEP, HU24 or BIMASK at 2:4, its epoch lines are in the sparse phase,
+# HU24's last epoch line shows the mask refreshed at step 8, BIMASK's the forward calls of 8 steps and 2
+# evaluations on all four block linears, and `nmctl compare` has one row per recipe.
 #
 # Usage: recipes_2024_e2e_test.sh NMSERVER NMWORKER NMCTL NMTRAIN SWEEP_YAML
 set -uo pipefail
@@ -20,8 +21,8 @@ start_worker w1
 
 sweep=$(ctl submit "$sweep_yaml" --json | json "d['sweep']['id']")
 check "the sweep is submitted" test -n "$sweep"
-check "its 5 runs end SUCCEEDED" wait_runs "$sweep" \
-  "len(runs) == 5 and all(r['state'] == 'SUCCEEDED' for r in runs)" 180
+check "its 6 runs end SUCCEEDED" wait_runs "$sweep" \
+  "len(runs) == 6 and all(r['state'] == 'SUCCEEDED' for r in runs)" 180
 ctl runs --sweep "$sweep" >"$tmp/runs.out" 2>&1
 log "nmctl runs:"; cat "$tmp/runs.out" >&2
 for run in $(ctl runs --sweep "$sweep" --json | json "' '.join(str(r['id']) for r in d['runs'])"); do
@@ -37,9 +38,14 @@ check "one run's stored spec says HU24" test -n "$hu24_run"
 check "HU24's last epoch line has the mask of step 8" test "$(json \
   "float([p['values'].get('mask_refresh_step') for p in d['metrics'] if p['kind'] == 'epoch'][-1]) == 8" \
   <"${hu24_run%.out}.json")" = True
+bimask_run=$(grep -l "sparsity_type: BIMASK" "$tmp"/run_*.out | head -1)
+check "one run's stored spec says BIMASK" test -n "$bimask_run"
+check "BIMASK's last epoch line counts 8 training and 2 evaluation forwards" test "$(json \
+  "float([p['values'].get('bimask_forward_calls') for p in d['metrics'] if p['kind'] == 'epoch'][-1]) == 10" \
+  <"${bimask_run%.out}.json")" = True
 ctl compare "$sweep" --metric top1 >"$tmp/compare.out" 2>&1
 log "nmctl compare:"; cat "$tmp/compare.out" >&2
-for label in ste_2_4 sste sste_all_linears step hu24; do
+for label in ste_2_4 sste sste_all_linears step hu24 bimask; do
   check "compare has a row for $label" grep -qw "$label" "$tmp/compare.out"
 done
 finish
