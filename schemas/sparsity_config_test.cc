@@ -125,7 +125,7 @@ TEST(SparsityConfigTest, TypeAndKeyErrors) {
       "n_sparsity_qkv, m_sparsity_qkv, decay_type, decay_coef, structure_decay_flag, structure_decay_type, "
       "structure_decay_start_multiple, dense_steps, fine_tune_steps, sparsity_loc, sparse_dim, prune_rate, "
       "srste_lambda, srste_decay_under_loss_scale, step_switch_min, step_switch_max, step_z_option, "
-      "mask_refresh_steps, phases, dynamic");
+      "mask_refresh_steps, permutation_refresh_forwards, phases, dynamic");
   EXPECT_EQ(
       ErrorOf("algorithm: rigl\n"),
       "line 1: sparsity.sparsity: missing: a dynamic sparsity group needs its sparsity (a number in [0, "
