@@ -62,6 +62,12 @@ constexpr char kGradNormKept[] = "grad_norm_kept";
 constexpr char kMaskRefreshStep[] = "mask_refresh_step";
 constexpr char kRefreshFlipRate[] = "refresh_flip_rate";
 
+// BIMASK (docs/sparsity-method.md §14), at step and epoch lines: the forward calls its layers have run (the
+// authors' counter, evaluation included; the permutation is searched at calls 0, I, 2I, ...), and the share
+// of the sparse weights the last backward masks keep (what the permutation search maximises; N/M at best).
+constexpr char kBimaskForwardCalls[] = "bimask_forward_calls";
+constexpr char kBackwardMaskDensity[] = "backward_mask_density";
+
 // Labels of the epoch and final lines: rank 0's device ("cuda:0 (GPU 2) NVIDIA H100 80GB HBM3", "cpu") and
 // every rank's, joined with "; " in rank order.
 constexpr char kDeviceLabel[] = "device";

@@ -480,6 +480,29 @@ TEST(ExperimentConfigTest, Hu24IsTwoFourOnLinearsOnly) {
             std::string::npos);
 }
 
+// BIMASK (docs/sparsity-method.md §14) groups M in-features and M output rows of linears, with one N:M for
+// all of them: anything else is refused with the key that asks for it.
+TEST(ExperimentConfigTest, BimaskIsOneNMOnLinearsOnly) {
+  const std::string vit = "model: {name: vit_nano_patch7_28}\nsparsity: {";
+  for (const char* extra : {"", ", n_sparsity: 1", ", sparsity_loc: FF"}) {
+    const ExperimentConfig bimask = MustParse(vit + "recipe: BIMASK" + extra + "}\n");
+    EXPECT_EQ(bimask.sparsity.sparsity_type, SparsityType::kBimask);
+    EXPECT_TRUE(ValidateExperiment(bimask).ok()) << extra << ": " << ValidateExperiment(bimask);
+  }
+  const ExperimentConfig swin =
+      MustParse("model: {name: swinv2_micro_window7_28}\nsparsity: {recipe: BIMASK}\n");
+  EXPECT_TRUE(ValidateExperiment(swin).ok()) << ValidateExperiment(swin);
+  EXPECT_EQ(ValidateError(vit + "recipe: BIMASK, n_sparsity_qkv: 1}\n"),
+            "sparsity.n_sparsity_qkv: BIMASK uses one N:M for every linear, but qkv's 1:4 is not 2:4");
+  EXPECT_EQ(ValidateError(vit + "recipe: BIMASK, sparsity_loc: FFC}\n"),
+            "sparsity.sparsity_loc: BIMASK sparsifies linears only: drop C");
+  EXPECT_EQ(ValidateError(vit + "recipe: BIMASK, sparse_dim: COL}\n"),
+            "sparsity.sparse_dim: BIMASK's forward mask groups the in-features (ROW) only");
+  EXPECT_NE(ValidateError(vit + "recipe: BIMASK, n_sparsity: 3, m_sparsity: 64}\n")
+                .find("BIMASK's backward mask groups 64 output rows"),
+            std::string::npos);
+}
+
 TEST(ExperimentConfigTest, ValidationChecksEveryNMEverUsed) {
   // Patch embedding [32, 1, 7, 7] = 1568 weights: a multiple of 32, not of 64.
   const std::string conv = "model: {name: vit_nano_patch7_28}\nsparsity: {sparsity_type: STRUCTURED_NM, ";

@@ -150,6 +150,42 @@ absl::Status ValidateHu24Layer(const LayerShape& layer) {
                               "]: both dimensions must be multiples of 4"));
 }
 
+// Bi-Mask (§14) groups M in-features for its forward mask and M (permuted) output rows for its backward
+// mask, on linears: one N:M for every location, and both dimensions of every sparse weight (block) multiples
+// of M.
+absl::Status ValidateBimask(const SparsityConfig& s) {
+  const bool qkv = s.HasLocation(SparsityLocation::kQ) || s.HasLocation(SparsityLocation::kK) ||
+                   s.HasLocation(SparsityLocation::kV);
+  if (qkv && s.nm_qkv != s.nm) {
+    return Invalid(s.nm_qkv.n != s.nm.n ? "sparsity.n_sparsity_qkv" : "sparsity.m_sparsity_qkv",
+                   absl::StrCat("BIMASK uses one N:M for every linear, but qkv's ", NMText(s.nm_qkv),
+                                " is not ", NMText(s.nm)));
+  }
+  if (s.HasLocation(SparsityLocation::kC)) {
+    return Invalid("sparsity.sparsity_loc", "BIMASK sparsifies linears only: drop C");
+  }
+  if (s.sparse_dim != SparseDim::kRow) {
+    return Invalid("sparsity.sparse_dim", "BIMASK's forward mask groups the in-features (ROW) only");
+  }
+  if (s.structure_decay_flag) {
+    return Invalid("sparsity.structure_decay_flag", "BIMASK has no structure decay");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateBimaskLayer(const LayerShape& layer, const NM& nm) {
+  if (layer.shape.size() == 2 && layer.shape[0] % nm.m == 0 && layer.shape[1] % nm.m == 0) {
+    return absl::OkStatus();
+  }
+  std::vector<std::string> dims;
+  for (int64_t d : layer.shape) dims.push_back(absl::StrCat(d));
+  return Invalid(
+      "sparsity.sparsity_loc",
+      absl::StrCat("BIMASK's backward mask groups ", nm.m, " output rows and its forward mask ", nm.m,
+                   " in-features, but layer ", layer.name, " (", ToString(layer.location), ") is [",
+                   absl::StrJoin(dims, ", "), "]: both dimensions must be multiples of ", nm.m));
+}
+
 absl::Status ValidateSparsity(const ExperimentConfig& c, const ModelArch& arch) {
   const SparsityConfig& s = c.sparsity;
   if (s.sparsity_type == SparsityType::kSste || s.sparsity_type == SparsityType::kHu24) {
@@ -157,6 +193,9 @@ absl::Status ValidateSparsity(const ExperimentConfig& c, const ModelArch& arch) 
   }
   if (s.sparsity_type == SparsityType::kStep) {
     if (absl::Status step = ValidateStep(c); !step.ok()) return step;
+  }
+  if (s.sparsity_type == SparsityType::kBimask) {
+    if (absl::Status st = ValidateBimask(s); !st.ok()) return st;
   }
   for (const NM* nm : {&s.nm, &s.nm_qkv}) {
     if (nm->n < 1 || nm->n > nm->m) {
@@ -174,6 +213,9 @@ absl::Status ValidateSparsity(const ExperimentConfig& c, const ModelArch& arch) 
   for (const LayerShape& layer : *LayersAt(c.model, arch, s.locations)) {
     if (s.sparsity_type == SparsityType::kHu24) {
       if (absl::Status st = ValidateHu24Layer(layer); !st.ok()) return st;
+    }
+    if (s.sparsity_type == SparsityType::kBimask) {
+      if (absl::Status st = ValidateBimaskLayer(layer, s.nm); !st.ok()) return st;
     }
     for (const auto& [start, nm] : TargetFor(s, layer.location) == s.nm ? main_stages : qkv_stages) {
       if (layer.numel() % nm.m != 0) {

@@ -29,6 +29,8 @@ std::string SparseText(const SparsityConfig& s, const NM& nm, bool hard) {
       return "STEP " + NMText(nm) + " after its switch";
     case SparsityType::kHu24:
       return "HU24 transposable " + NMText(nm);
+    case SparsityType::kBimask:
+      return "Bi-Mask " + NMText(nm) + " (permuted backward mask)";
     case SparsityType::kUnstructured:
       return absl::StrCat("prune ", std::round(s.prune_rate * 1000) / 10, "%");
     default:

@@ -96,6 +96,11 @@ const std::vector<Recipe>& Recipes() {
        "not M-grouped N:M; a dynamic group (algorithm SRIGL) with the authors' ViT defaults, every 100 steps "
        "until 0.75 of the run; needs sparsity",
        {{"algorithm", {"SRIGL"}}}},
+      {"BIMASK",
+       "Bi-Mask (Zhang et al., ICML 2023): N:M forward mask of |W| at every forward, backward mask N:M "
+       "along output rows under a permutation searched every permutation_refresh_forwards forward calls, "
+       "SR-STE decay inside the backward (times the batch for [B, T, C] inputs); all four block linears",
+       {{"sparsity_type", {"BIMASK"}}, {"sparsity_loc", {"[FF, Q, K, V, O]"}, /*default_only=*/true}}},
   };
   return *recipes;
 }

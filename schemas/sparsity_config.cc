@@ -179,6 +179,10 @@ absl::Status CheckCrossKeys(const SparsityConfig& c, const KeyNodes& read, const
     return Error(at("mask_refresh_steps"), prefix + "mask_refresh_steps",
                  "is a key of sparsity_type HU24 only, not " + ToString(c.sparsity_type));
   }
+  if (ReadNode(read, "permutation_refresh_forwards") && c.sparsity_type != SparsityType::kBimask) {
+    return Error(at("permutation_refresh_forwards"), prefix + "permutation_refresh_forwards",
+                 "is a key of sparsity_type BIMASK only, not " + ToString(c.sparsity_type));
+  }
   return absl::OkStatus();
 }
 
@@ -202,7 +206,7 @@ struct SparsityEnumNames {
       {"DENSE", SparsityType::kDense}, {"STRUCTURED_NM", SparsityType::kStructuredNM},
       {"SRSTE", SparsityType::kSrste}, {"UNSTRUCTURED", SparsityType::kUnstructured},
       {"SSTE", SparsityType::kSste},   {"STEP", SparsityType::kStep},
-      {"HU24", SparsityType::kHu24}};
+      {"HU24", SparsityType::kHu24},   {"BIMASK", SparsityType::kBimask}};
   EnumTable<DecayType> decay_types{
       {"STEP", DecayType::kStep}, {"LINEAR", DecayType::kLinear}, {"EXP", DecayType::kExp}};
   EnumTable<StructureDecayType> structure_decay_types{{"SPARSIFY", StructureDecayType::kSparsify},
@@ -249,7 +253,9 @@ const KeyTable<SparsityConfig>& SparsityKeys() {
           "sparsity_type STEP (Adam-aware 2:4 with AdamW, step_switch_* and step_z_option); HU24 = "
           "sparsity_type HU24 (Hu et al. 2024, 2:4 only), srste_lambda 0.001 and a dense last sixth (phases) "
           "unless given; SRIGL = one dynamic group of algorithm SRIGL (constant fan-in per neuron, not N:M; "
-          "§7.1; give its sparsity, no N:M keys). An explicit key "
+          "§7.1; give its sparsity, no N:M keys); BIMASK = sparsity_type BIMASK (Bi-Mask, Zhang et al. "
+          "2023), all four linears of "
+          "every block (sparsity_loc FFQKVO) unless given. An explicit key "
           "that disagrees with the recipe is an "
           "error naming both. Case-insensitive; never stored: runs keep the expanded keys, so a "
           "recipe and its keys hash alike."),
@@ -311,7 +317,8 @@ const KeyTable<SparsityConfig>& SparsityKeys() {
           .Doc("UNSTRUCTURED: fraction pruned per layer by magnitude (keep int((1 - rate) * numel))."),
       NumberKey<S>("srste_lambda", &S::srste_lambda, 0.0)
           .Doc("SR-STE lambda: the gradient gets + lambda * (1 - mask) * W. HU24: its masked decay, added "
-               "after clipping, before the optimizer's update."),
+               "after clipping, before the optimizer's update. BIMASK: added inside the layer's backward "
+               "once per sample, so a [B, T, C] input multiplies it by B (the authors' ViT)."),
       OmittedAtDefault(
           EnumKey<S>("srste_decay_under_loss_scale", &S::srste_decay_under_loss_scale, SrsteLossScales()))
           .Doc("SR-STE under fp16 loss scaling: EXACT (the term above, whatever the loss scale) or "
@@ -334,6 +341,12 @@ const KeyTable<SparsityConfig>& SparsityKeys() {
           .Doc("HU24 only: the transposable mask is recomputed from |W| at optimizer steps k, 2k, 3k, ... "
                "(1-based) and held in between; all ones before step k (the authors' DeiT schedule, k = "
                "10). Written only when not 10.")
+          .Validated(),
+      OmittedAtDefault(
+          IntKey<S>("permutation_refresh_forwards", &S::permutation_refresh_forwards, 1, kMaxRefreshSteps))
+          .Doc("BIMASK only: the backward mask's output-row permutation is searched (best of 100 random "
+               "candidates) at every layer's forward calls 0, I, 2I, ..., counting every forward, "
+               "evaluation included, as the authors' code (I = 100). Written only when not 100.")
           .Validated(),
       MemberKey<S, std::vector<PhaseSpec>>("phases", KeyKind::kPhases, &S::phases, ReadPhases, WritePhases)
           .Keys(PhaseKeys().Infos())
@@ -415,6 +428,7 @@ bool IsNMSparsity(SparsityType type) {
     case SparsityType::kSste:
     case SparsityType::kStep:
     case SparsityType::kHu24:
+    case SparsityType::kBimask:
       return true;
   }
   return false;

@@ -20,7 +20,8 @@ namespace nmsparse {
 // kStep: STEP, Adam-aware 2:4 that switches to sparse once Adam's second moment settles and then freezes it
 // (docs/sparsity-method.md §13).
 // kHu24: Hu et al. 2024, transposable 2:4 held between refreshes, MVUE weight gradient, masked decay (§12).
-enum class SparsityType { kDense, kStructuredNM, kSrste, kUnstructured, kSste, kStep, kHu24 };
+// kBimask: Bi-Mask (Zhang et al. 2023), an N:M forward mask and a permutation-searched backward mask (§14).
+enum class SparsityType { kDense, kStructuredNM, kSrste, kUnstructured, kSste, kStep, kHu24, kBimask };
 enum class DecayType { kStep, kLinear, kExp };
 
 // Whether a run of this type keeps N of every M weights, so that sparsity.nm and nm_qkv apply (dense and
@@ -109,6 +110,9 @@ struct SparsityConfig {
   double srste_lambda = 2e-4;
   SrsteLossScale srste_decay_under_loss_scale = SrsteLossScale::kExact;  // fp16 only.
   int mask_refresh_steps = 10;  // HU24 only: its mask is recomputed at optimizer steps k, 2k, ... (1-based).
+  // BIMASK only: the backward mask's permutation is searched at the layer's forward calls 0, I, 2I, ...
+  // (0-based, every forward counted, evaluation included, as the authors' counter; I = 100).
+  int permutation_refresh_forwards = 100;
   std::vector<PhaseSpec> phases;  // Empty: dense_fraction / fine_tune_fraction decide.
   // STEP only (§13): the switch test's bounds T_min and T_max as fractions of the run's optimizer steps, and
   // Z_t's mean of |v_t - v_{t-1}| (1: arithmetic, 2: geometric), the authors' `clipping` and `option`.

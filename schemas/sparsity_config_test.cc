@@ -112,7 +112,7 @@ TEST(SparsityConfigTest, RangeErrorsNameKeyValueRangeAndLine) {
 TEST(SparsityConfigTest, TypeAndKeyErrors) {
   EXPECT_EQ(ErrorOf("sparsity_type: SPARSE\n"),
             "line 1: sparsity.sparsity_type: value 'SPARSE' is not one of DENSE, STRUCTURED_NM, SRSTE, "
-            "UNSTRUCTURED, SSTE, STEP, HU24");
+            "UNSTRUCTURED, SSTE, STEP, HU24, BIMASK");
   EXPECT_EQ(ErrorOf("\nn_sparsity: two\n"), "line 2: sparsity.n_sparsity: value 'two' is not an integer");
   EXPECT_EQ(ErrorOf("n_sparsity: 1.5\n"), "line 1: sparsity.n_sparsity: value '1.5' is not an integer");
   EXPECT_EQ(ErrorOf("decay_coef: [1]\n"), "line 1: sparsity.decay_coef: value [1] is not a number");
@@ -125,7 +125,7 @@ TEST(SparsityConfigTest, TypeAndKeyErrors) {
       "n_sparsity_qkv, m_sparsity_qkv, decay_type, decay_coef, structure_decay_flag, structure_decay_type, "
       "structure_decay_start_multiple, dense_steps, fine_tune_steps, sparsity_loc, sparse_dim, prune_rate, "
       "srste_lambda, srste_decay_under_loss_scale, step_switch_min, step_switch_max, step_z_option, "
-      "mask_refresh_steps, phases, dynamic");
+      "mask_refresh_steps, permutation_refresh_forwards, phases, dynamic");
   EXPECT_EQ(
       ErrorOf("algorithm: rigl\n"),
       "line 1: sparsity.sparsity: missing: a dynamic sparsity group needs its sparsity (a number in [0, "
@@ -345,7 +345,7 @@ TEST(SparsityConfigTest, RecipesExpandToTheExistingKeys) {
   EXPECT_EQ(
       ErrorOf("recipe: MDFG\n"),
       "line 1: sparsity.recipe: value 'MDFG' is not one of DENSE, STE, SRSTE, MDGF, SDGF, SSTE, STEP, HU24, "
-      "SRIGL");
+      "SRIGL, BIMASK");
 }
 
 // HU24 (docs/sparsity-method.md §12.3): the recipe fixes the type and 2:4 and writes the authors' defaults
@@ -444,7 +444,50 @@ TEST(SparsityConfigTest, SriglRecipeIsAConstantFanInGroup) {
   auto swept = ParseSparsityConfig(base, "sparsity.");
   ASSERT_TRUE(swept.ok()) << swept.status();
   EXPECT_EQ(*swept, *srigl);
-}
+
+  // BIMASK (docs/sparsity-method.md §14): the recipe fixes the type and writes the authors' locations (all
+  // four block linears) unless given; its N:M, decay and search period are the keys' (2:4, 2e-4, 100
+  // forwards).
+  TEST(SparsityConfigTest, BimaskRecipeWritesTheAuthorsLocations) {
+    auto bimask = Parse("recipe: BIMASK\n");
+    ASSERT_TRUE(bimask.ok()) << bimask.status();
+    EXPECT_EQ(bimask->sparsity_type, SparsityType::kBimask);
+    EXPECT_EQ(bimask->nm, (NM{2, 4}));
+    EXPECT_DOUBLE_EQ(bimask->srste_lambda, 2e-4);
+    EXPECT_EQ(bimask->permutation_refresh_forwards, 100);
+    EXPECT_EQ(bimask->locations, (std::vector<SparsityLocation>{SparsityLocation::kFF, SparsityLocation::kQ,
+                                                                SparsityLocation::kK, SparsityLocation::kV,
+                                                                SparsityLocation::kO}));
+    EXPECT_EQ(RecipeOf(*bimask), "BIMASK");
+
+    auto tuned = Parse("recipe: BIMASK\nsparsity_loc: FF\nn_sparsity: 1\npermutation_refresh_forwards: 7\n");
+    ASSERT_TRUE(tuned.ok()) << tuned.status();
+    EXPECT_EQ(tuned->locations, std::vector<SparsityLocation>{SparsityLocation::kFF});
+    EXPECT_EQ(tuned->nm, (NM{1, 4}));
+    EXPECT_EQ(tuned->permutation_refresh_forwards, 7);
+    EXPECT_EQ(RecipeOf(*tuned), "BIMASK");
+    // Written only when not 100; the canonical form parses back to the same run.
+    YAML::Emitter out;
+    out << SparsityConfigToYaml(*tuned);
+    EXPECT_NE(std::string(out.c_str()).find("permutation_refresh_forwards: 7"), std::string::npos)
+        << out.c_str();
+    EXPECT_EQ(*ParseSparsityConfig(YAML::Load(out.c_str()), "sparsity."), *tuned);
+    YAML::Emitter plain;
+    plain << SparsityConfigToYaml(*bimask);
+    EXPECT_EQ(std::string(plain.c_str()).find("permutation_refresh_forwards"), std::string::npos)
+        << plain.c_str();
+    // As a sweep axis over a written-out base, a base at the default location (FF) gets the authors' four.
+    YAML::Node base = SparsityConfigToYaml(*Parse("sparsity_loc: FF\n"));
+    OverrideRecipe(base, YAML::Node("BIMASK"));
+    EXPECT_EQ(*ParseSparsityConfig(base, "sparsity."), *bimask);
+
+    EXPECT_EQ(
+        ErrorOf("recipe: HU24\npermutation_refresh_forwards: 20\n"),
+        "line 2: sparsity.permutation_refresh_forwards: is a key of sparsity_type BIMASK only, not HU24");
+    EXPECT_EQ(
+        ErrorOf("sparsity_type: BIMASK\npermutation_refresh_forwards: 0\n"),
+        "line 2: sparsity.permutation_refresh_forwards: value 0 is out of range: must be in [1, 1000000]");
+  }
 
 }  // namespace
 }  // namespace nmsparse

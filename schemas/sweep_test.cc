@@ -251,7 +251,8 @@ TEST(SweepTest, ParseErrorsNameFileLineAndPath) {
       "recipe, sparsity_type, n_sparsity, m_sparsity, n_sparsity_qkv, m_sparsity_qkv, decay_type, "
       "decay_coef, structure_decay_flag, structure_decay_type, structure_decay_start_multiple, dense_steps, "
       "fine_tune_steps, sparsity_loc, sparse_dim, prune_rate, srste_lambda, srste_decay_under_loss_scale, "
-      "step_switch_min, step_switch_max, step_z_option, mask_refresh_steps, phases, dynamic");
+      "step_switch_min, step_switch_max, step_z_option, mask_refresh_steps, permutation_refresh_forwards, "
+      "phases, dynamic");
   EXPECT_EQ(
       ParseError(std::string(kBase) + "grid:\n  recipe:\n    a: {optimizer.lrate: 1}\n"),
       "sweep.yaml:9: grid.recipe.a.optimizer.lrate: unknown key path 'optimizer.lrate': known keys of "

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The 2024 recipes end to end (issue 42): a sweep of STE 2:4, S-STE (on the MLP, and on every linear of the
-# blocks), STEP, HU24 and SRIGL through the real nmserver, one nmworker and nmtrain; every run SUCCEEDS, its
-# stored spec has sparsity_type SSTE, STEP or HU24 at 2:4 or a SRIGL group, its epoch lines are in the sparse
-# phase, HU24's last epoch line shows the mask refreshed at step 8, SRIGL's shows fc1 of block 0 within its
-# budget (sparsity at least 0.75: k x active rows <= int(0.25 x numel); ablated neurons make it more), and
+# blocks), STEP, HU24, SRIGL and BIMASK through the real nmserver, one nmworker and nmtrain; every run
+# SUCCEEDS, its stored spec has sparsity_type SSTE, STEP, HU24 or BIMASK at 2:4 or a SRIGL group, its epoch
+# lines are in the sparse phase, HU24's last epoch line shows the mask refreshed at step 8, SRIGL's shows fc1 of
+# block 0 within its budget (sparsity at least 0.75: k x active rows <= int(0.25 x numel); ablated neurons make
+# it more), BIMASK's the forward calls of 8 steps and 2 evaluations on all four block linears, and
 # `nmctl compare` has one row per recipe.
 #
 # Usage: recipes_2024_e2e_test.sh NMSERVER NMWORKER NMCTL NMTRAIN SWEEP_YAML
@@ -45,9 +46,14 @@ check "one run's stored spec has a SRIGL group" test -n "$srigl_run"
 check "SRIGL's last epoch line has fc1 of block 0 within its budget" test "$(json \
   "0.75 <= [p['values'].get('sparsity/blocks.0.mlp.fc1.weight') for p in d['metrics'] if p['kind'] == 'epoch'][-1] < 1" \
   <"${srigl_run%.out}.json")" = True
+bimask_run=$(grep -l "sparsity_type: BIMASK" "$tmp"/run_*.out | head -1)
+check "one run's stored spec says BIMASK" test -n "$bimask_run"
+check "BIMASK's last epoch line counts 8 training and 2 evaluation forwards" test "$(json \
+  "float([p['values'].get('bimask_forward_calls') for p in d['metrics'] if p['kind'] == 'epoch'][-1]) == 10" \
+  <"${bimask_run%.out}.json")" = True
 ctl compare "$sweep" --metric top1 >"$tmp/compare.out" 2>&1
 log "nmctl compare:"; cat "$tmp/compare.out" >&2
-for label in ste_2_4 sste sste_all_linears step hu24 srigl; do
+for label in ste_2_4 sste sste_all_linears step hu24 srigl bimask; do
   check "compare has a row for $label" grep -qw "$label" "$tmp/compare.out"
 done
 finish

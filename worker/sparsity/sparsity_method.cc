@@ -1,5 +1,6 @@
 #include "worker/sparsity/sparsity_method.h"
 
+#include "worker/sparsity/bimask_method.h"
 #include "worker/sparsity/dynamic/dynamic_sparsity_method.h"
 #include "worker/sparsity/hu24_method.h"
 #include "worker/sparsity/nm_sparsity_method.h"
@@ -14,6 +15,7 @@ absl::StatusOr<std::unique_ptr<SparsityMethod>> CreateSparsityMethod(const Spars
   if (config.sparsity_type == SparsityType::kSste) return CreateSsteMethod(config, model, options);
   if (config.sparsity_type == SparsityType::kStep) return CreateStepMethod(config, model, options);
   if (config.sparsity_type == SparsityType::kHu24) return CreateHu24Method(config, model, options);
+  if (config.sparsity_type == SparsityType::kBimask) return CreateBimaskMethod(config, model, options);
   if (config.IsDynamic()) {
     return CreateDynamicSparsityMethod(config.dynamic, model, options.optimizer(), options.seed(),
                                        options.total_epochs() * options.steps_per_epoch());

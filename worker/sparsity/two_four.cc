@@ -17,12 +17,14 @@ torch::Tensor DrawIndex(const torch::Tensor& cum, const torch::Tensor& target) {
 
 }  // namespace
 
-torch::Tensor HardTwoFourMask(const torch::Tensor& x) {
-  TORCH_CHECK(x.numel() % 4 == 0, "HardTwoFourMask: ", x.numel(), " elements are not groups of 4");
-  // Reversing the flattened tensor maps each group of 4 onto a group, with its order reversed: NMMask's
+torch::Tensor HardTwoFourMask(const torch::Tensor& x) { return HardNMMask(x, NM{2, 4}); }
+
+torch::Tensor HardNMMask(const torch::Tensor& x, NM nm) {
+  TORCH_CHECK(x.numel() % nm.m == 0, "HardNMMask: ", x.numel(), " elements are not groups of ", nm.m);
+  // Reversing the flattened tensor maps each group of m onto a group, with its order reversed: NMMask's
   // "lower index wins" on the reversed groups is "higher index wins" on the originals.
-  const torch::Tensor reversed = x.detach().reshape({-1}).flip(0).view({-1, 4});
-  return NMMask(reversed, NM{2, 4}, SparseDim::kRow, /*is_conv=*/false).reshape({-1}).flip(0).view(x.sizes());
+  const torch::Tensor reversed = x.detach().reshape({-1}).flip(0).view({-1, nm.m});
+  return NMMask(reversed, nm, SparseDim::kRow, /*is_conv=*/false).reshape({-1}).flip(0).view(x.sizes());
 }
 
 torch::Tensor AuthorsTransposableMask(const torch::Tensor& weight) {

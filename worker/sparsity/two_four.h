@@ -10,6 +10,8 @@
 
 #include <cstdint>
 
+#include "schemas/sparsity_config.h"
+
 namespace nmsparse {
 
 // The eps the authors' MVUE adds to |x| (sparse/utils.py _MVUE24_approx: 1.19209e-07), so that a group of
@@ -22,6 +24,11 @@ inline constexpr double kMvueEps = 1.19209e-07;
 // `_sparse24`. It is NMMask (nm_mask.h, lower index wins) on the reversed tensor, so the CPU loops and the
 // CUDA kernel of cuda/nm_sparse_weight.h serve this rule too. x.numel() must be a multiple of 4.
 torch::Tensor HardTwoFourMask(const torch::Tensor& x);
+
+// HardTwoFourMask for any N:M: the top n of each group of m consecutive elements, the higher index winning
+// among equal magnitudes (Bi-Mask's argsort, whose ties the authors' CPU runs break so). x.numel() must be
+// a multiple of m.
+torch::Tensor HardNMMask(const torch::Tensor& x, NM nm);
 
 // The transposable 2:4 mask of `weight` [4a, 4b] in the authors' pattern order (first maximum wins): 2 of 4
 // kept along every row group and every column group of each 4x4 tile, so both W~ and W~^T are 2:4.

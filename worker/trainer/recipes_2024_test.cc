@@ -1,9 +1,10 @@
 // The 2024 recipes (docs/sparsity-method.md §12) through the real training loop on the tiny ViT and SwinV2:
 // a run stopped mid-epoch and resumed ends with the weights of an uninterrupted one, which needs the frozen
 // S-STE scale and HU24's held masks from the checkpoint and the MVUE draws of each step from (seed, step),
-// STEP's switch state and frozen second moment (the interruption falls after its switch); HU24's mask
-// refreshes follow the authors' DeiT counter (golden_deit_schedule.json); SRigL's masks and its partial dense
-// gradient.
+// STEP's switch state and frozen second moment (the interruption falls after its switch), Bi-Mask's
+// forward-call counters and permutations, SRigL's masks and its partial dense gradient; HU24's mask refreshes
+// follow the authors' DeiT counter (golden_deit_schedule.json) and Bi-Mask's counter counts every forward,
+// evaluation included (§14).
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -163,6 +164,51 @@ TEST(Recipes2024Test, SriglResumesExactlyOnVit) {
 
 TEST(Recipes2024Test, SriglResumesExactlyOnSwinV2) {
   ExpectResumeIsExact("swinv2_micro_window7_28", kSrigl, "srigl_swin", nullptr, /*phases=*/false);
+}
+
+// Bi-Mask at the authors' defaults (all four block linears) but a permutation search every 3 forward calls,
+// so that searches fall before and after the interruption (after step 6, with an evaluation in between).
+TEST(Recipes2024Test, BimaskResumesExactlyOnVit) {
+  ExpectResumeIsExact("vit_nano_patch7_28", "{recipe: BIMASK, permutation_refresh_forwards: 3}",
+                      "bimask_vit");
+}
+
+TEST(Recipes2024Test, BimaskResumesExactlyOnSwinV2) {
+  ExpectResumeIsExact("swinv2_micro_window7_28",
+                      "{recipe: BIMASK, permutation_refresh_forwards: 3, sparsity_loc: FF}", "bimask_swin");
+}
+
+// The authors' counter (`iter` of NMConv) grows at every forward of the layer, training and evaluation
+// alike: one per step within an epoch, and one per evaluation batch (2 here: 32 images in batches of 16)
+// across each epoch's evaluation.
+TEST(Recipes2024Test, BimaskCountsEveryForwardCallThroughTheTrainer) {
+  const auto config = ParseValidExperiment(R"(
+seed: 5
+model: {name: vit_nano_patch7_28}
+data: {dataset: fashion_mnist, train_subset: 64, eval_subset: 32, batch_size: 16, eval_batch_size: 16}
+schedule: {epochs: 2, warmup_epochs: 0, log_every_steps: 1}
+sparsity: {recipe: BIMASK}
+)");
+  ASSERT_EQ(config.sparsity.permutation_refresh_forwards, 100);
+  std::ostringstream metrics, sink;
+  TrainerOptions options;
+  options.out_dir = TestTempDir("bimask_counter");
+  options.metrics = &metrics;
+  options.log = &sink;
+  ASSERT_EQ(RunTraining(config, options), kExitOk) << sink.str();
+  const std::vector<std::string> steps = MetricLines(metrics.str(), "step");
+  ASSERT_EQ(steps.size(), 8u) << metrics.str();
+  constexpr int kEvalBatches = 2;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    std::map<std::string, std::string> fields = MetricFields(steps[i]);
+    const int step = std::stoi(fields["step"]);
+    const int evaluations_before = step > 4 ? 1 : 0;
+    EXPECT_EQ(std::stod(fields["bimask_forward_calls"]), step + kEvalBatches * evaluations_before)
+        << steps[i];
+    const double density = std::stod(fields["backward_mask_density"]);
+    EXPECT_GT(density, 0.25) << steps[i];
+    EXPECT_LE(density, 0.5) << steps[i];
+  }
 }
 
 // The authors' DeiT schedule (golden_deit_schedule.json: SparseLinear + Lion of thu-ml/2by4-pretrain-acc-
