@@ -127,7 +127,8 @@ TEST(ExamplesTest, Recipes2024SweepPutsEveryRecipeSideBySide) {
       {"dense", "DENSE", NM{0, 0}},     {"ste_2_4", "STE", NM{2, 4}},   {"srste_2_4", "SRSTE", NM{2, 4}},
       {"mdgf_2_4", "MDGF", NM{2, 4}},   {"sdgf_2_4", "SDGF", NM{2, 4}}, {"ste_1_8", "STE", NM{1, 8}},
       {"srste_1_8", "SRSTE", NM{1, 8}}, {"mdgf_1_8", "MDGF", NM{1, 8}}, {"sdgf_1_8", "SDGF", NM{1, 8}},
-      {"sste", "SSTE", NM{2, 4}},       {"step", "STEP", NM{2, 4}},     {"hu24", "HU24", NM{2, 4}}};
+      {"sste", "SSTE", NM{2, 4}},       {"step", "STEP", NM{2, 4}},     {"hu24", "HU24", NM{2, 4}},
+      {"bimask", "BIMASK", NM{2, 4}},   {"srigl", "SRIGL", NM{0, 0}}};
   ASSERT_EQ(runs->size(), expected.size());
   std::set<std::string> models;
   for (size_t i = 0; i < expected.size(); ++i) {
@@ -136,7 +137,10 @@ TEST(ExamplesTest, Recipes2024SweepPutsEveryRecipeSideBySide) {
     SCOPED_TRACE(label);
     EXPECT_EQ(run.labels[0].second, label);
     EXPECT_EQ(RecipeOf(run.config.sparsity), recipe);
-    if (recipe != "DENSE") {
+    if (recipe == "SRIGL") {
+      ASSERT_EQ(run.config.sparsity.dynamic.size(), 1u);  // A density, not an N:M.
+      EXPECT_EQ(run.config.sparsity.dynamic[0].algorithm, DynamicAlgorithm::kSrigl);
+    } else if (recipe != "DENSE") {
       EXPECT_EQ(run.config.sparsity.nm, nm);
     }
     EXPECT_TRUE(ValidateExperiment(run.config).ok()) << ValidateExperiment(run.config);
