@@ -12,6 +12,7 @@
 #include "schemas/recipe.h"
 #include "schemas/reference_config.h"
 #include "schemas/request_bounds.h"
+#include "schemas/sparsity_config.h"
 #include "schemas/spec_text.h"
 #include "schemas/sweep_blocks.h"
 #include "schemas/trained_epochs.h"
@@ -257,7 +258,10 @@ absl::Status CheckKeyPath(const std::string& key_path) {
     return absl::InvalidArgumentError(
         absl::StrCat("unknown key path '", key_path, "': ", parts[0], " has no keys"));
   }
-  if (parts.size() != 2 || !known(section, parts[1])) {
+  // A sparsity map holding a dynamic group's keys (recipe: SRIGL, sparsity: 0.9) is that group inline.
+  const bool inline_group =
+      parts.size() == 2 && parts[0] == "sparsity" && DynamicGroupKeys().Find(parts[1]) != nullptr;
+  if (parts.size() != 2 || !(known(section, parts[1]) || inline_group)) {
     const std::string hint = parts.size() == 2 ? DidYouMean(parts[1], section) : "";
     return absl::InvalidArgumentError(absl::StrCat("unknown key path '", key_path, "'", hint,
                                                    ": known keys of ", parts[0], ": ",
