@@ -13,7 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
 #include "contract/dataset_location.h"
-#include "schemas/experiment_config.h"
+#include "yaml-cpp/yaml.h"
 
 namespace nmsparse::agent {
 namespace {
@@ -30,22 +30,6 @@ bool IsUnder(const std::string& path, const std::string& root) {
   return path == root || absl::StartsWith(path, root + "/");
 }
 
-// The run's spec through the experiment key table, as nmtrain reads it, so that every key's default, alias
-// and path is the table's.
-absl::StatusOr<ExperimentConfig> ReadResolvedSpec(const std::string& resolved_spec) {
-  absl::StatusOr<ExperimentConfig> config = ParseExperimentYaml(resolved_spec, "the run's resolved spec");
-  if (!config.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the run's resolved spec cannot be read: ", config.status().message()));
-  }
-  return config;
-}
-
-std::string FromRunDir(std::string path, const std::string& run_dir) {
-  if (!path.empty() && path[0] != '/') path = absl::StrCat(run_dir, "/", path);
-  return path;
-}
-
 }  // namespace
 
 std::vector<std::string> DefaultDataRoots(const std::string& work_dir) {
@@ -57,17 +41,32 @@ std::vector<std::string> DefaultDataRoots(const std::string& work_dir) {
 }
 
 absl::StatusOr<std::string> DatasetDirectory(const std::string& resolved_spec, const std::string& run_dir) {
-  NM_ASSIGN_OR_RETURN(const ExperimentConfig config, ReadResolvedSpec(resolved_spec));
-  if (config.data.dataset == "synthetic") return std::string();
-  std::string path = config.data.path;
-  if (config.data.dataset == "fashion_mnist") path = FashionMnistDir(path);
-  return FromRunDir(path, run_dir);
+  std::string dataset = "fashion_mnist", path;
+  try {
+    const YAML::Node data = YAML::Load(resolved_spec)["data"];
+    if (data && data["dataset"]) dataset = data["dataset"].as<std::string>();
+    if (data && data["path"]) path = data["path"].as<std::string>();
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("the run's resolved spec cannot be read: ", e.what()));
+  }
+  if (dataset == "synthetic") return std::string();
+  if (dataset == "fashion_mnist") path = FashionMnistDir(path);
+  if (!path.empty() && path[0] != '/') path = absl::StrCat(run_dir, "/", path);
+  return path;
 }
 
 absl::StatusOr<std::string> InitialCheckpointPath(const std::string& resolved_spec,
                                                   const std::string& run_dir) {
-  NM_ASSIGN_OR_RETURN(const ExperimentConfig config, ReadResolvedSpec(resolved_spec));
-  return FromRunDir(config.model.initial_checkpoint, run_dir);
+  std::string path;
+  try {
+    const YAML::Node model = YAML::Load(resolved_spec)["model"];
+    if (model && model.IsMap() && model["initial_checkpoint"])
+      path = model["initial_checkpoint"].as<std::string>();
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("the run's resolved spec cannot be read: ", e.what()));
+  }
+  if (!path.empty() && path[0] != '/') path = absl::StrCat(run_dir, "/", path);
+  return path;
 }
 
 absl::Status CheckRunDataAccess(const std::string& resolved_spec, const std::string& run_dir,

@@ -1,7 +1,6 @@
 // Confined dataset paths: what nmtrain would read, and the check against the worker's roots after symlinks.
 #include "worker/agent/data_roots.h"
 
-#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -69,19 +68,6 @@ TEST_F(DataRootsTest, DatasetDirectoryIsWhatNmtrainReads) {
   unsetenv("NMSPARSE_FASHION_MNIST");
   EXPECT_EQ(DefaultDataRoots("/w"), (std::vector<std::string>{"/usr/share/datasets/fashion-mnist", "/w"}));
   EXPECT_FALSE(DatasetDirectory("data: [unclosed\n", "/w").ok());
-}
-
-// The spec is read through the experiment key table, as nmtrain reads it: a reference config's flat keys
-// (data_dir) name the directory nmtrain reads, and a value the table refuses is refused here, naming the key.
-TEST_F(DataRootsTest, DatasetDirectoryComesFromTheKeyTable) {
-  EXPECT_EQ(*DatasetDirectory("model: vit_tiny_patch16_224\ndata_dir: /data/imagenet\n", "/w/runs/1"),
-            "/data/imagenet");
-  EXPECT_EQ(*InitialCheckpointPath("model: {name: vit_micro_patch4_28, initial_checkpoint: w.safetensors}\n",
-                                   "/w/runs/1"),
-            "/w/runs/1/w.safetensors");
-  const absl::Status unknown = DatasetDirectory("data: {dataset: shards, pth: /x}\n", "/w").status();
-  EXPECT_EQ(unknown.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(unknown.message()), testing::HasSubstr("data.pth"));
 }
 
 // A relative data.path is read from the run directory, which does not exist before the run's first attempt:
