@@ -444,50 +444,50 @@ TEST(SparsityConfigTest, SriglRecipeIsAConstantFanInGroup) {
   auto swept = ParseSparsityConfig(base, "sparsity.");
   ASSERT_TRUE(swept.ok()) << swept.status();
   EXPECT_EQ(*swept, *srigl);
+}
 
-  // BIMASK (docs/sparsity-method.md §14): the recipe fixes the type and writes the authors' locations (all
-  // four block linears) unless given; its N:M, decay and search period are the keys' (2:4, 2e-4, 100
-  // forwards).
-  TEST(SparsityConfigTest, BimaskRecipeWritesTheAuthorsLocations) {
-    auto bimask = Parse("recipe: BIMASK\n");
-    ASSERT_TRUE(bimask.ok()) << bimask.status();
-    EXPECT_EQ(bimask->sparsity_type, SparsityType::kBimask);
-    EXPECT_EQ(bimask->nm, (NM{2, 4}));
-    EXPECT_DOUBLE_EQ(bimask->srste_lambda, 2e-4);
-    EXPECT_EQ(bimask->permutation_refresh_forwards, 100);
-    EXPECT_EQ(bimask->locations, (std::vector<SparsityLocation>{SparsityLocation::kFF, SparsityLocation::kQ,
-                                                                SparsityLocation::kK, SparsityLocation::kV,
-                                                                SparsityLocation::kO}));
-    EXPECT_EQ(RecipeOf(*bimask), "BIMASK");
+// BIMASK (docs/sparsity-method.md §14): the recipe fixes the type and writes the authors' locations (all
+// four block linears) unless given; its N:M, decay and search period are the keys' (2:4, 2e-4, 100
+// forwards).
+TEST(SparsityConfigTest, BimaskRecipeWritesTheAuthorsLocations) {
+  auto bimask = Parse("recipe: BIMASK\n");
+  ASSERT_TRUE(bimask.ok()) << bimask.status();
+  EXPECT_EQ(bimask->sparsity_type, SparsityType::kBimask);
+  EXPECT_EQ(bimask->nm, (NM{2, 4}));
+  EXPECT_DOUBLE_EQ(bimask->srste_lambda, 2e-4);
+  EXPECT_EQ(bimask->permutation_refresh_forwards, 100);
+  EXPECT_EQ(bimask->locations,
+            (std::vector<SparsityLocation>{SparsityLocation::kFF, SparsityLocation::kQ, SparsityLocation::kK,
+                                           SparsityLocation::kV, SparsityLocation::kO}));
+  EXPECT_EQ(RecipeOf(*bimask), "BIMASK");
 
-    auto tuned = Parse("recipe: BIMASK\nsparsity_loc: FF\nn_sparsity: 1\npermutation_refresh_forwards: 7\n");
-    ASSERT_TRUE(tuned.ok()) << tuned.status();
-    EXPECT_EQ(tuned->locations, std::vector<SparsityLocation>{SparsityLocation::kFF});
-    EXPECT_EQ(tuned->nm, (NM{1, 4}));
-    EXPECT_EQ(tuned->permutation_refresh_forwards, 7);
-    EXPECT_EQ(RecipeOf(*tuned), "BIMASK");
-    // Written only when not 100; the canonical form parses back to the same run.
-    YAML::Emitter out;
-    out << SparsityConfigToYaml(*tuned);
-    EXPECT_NE(std::string(out.c_str()).find("permutation_refresh_forwards: 7"), std::string::npos)
-        << out.c_str();
-    EXPECT_EQ(*ParseSparsityConfig(YAML::Load(out.c_str()), "sparsity."), *tuned);
-    YAML::Emitter plain;
-    plain << SparsityConfigToYaml(*bimask);
-    EXPECT_EQ(std::string(plain.c_str()).find("permutation_refresh_forwards"), std::string::npos)
-        << plain.c_str();
-    // As a sweep axis over a written-out base, a base at the default location (FF) gets the authors' four.
-    YAML::Node base = SparsityConfigToYaml(*Parse("sparsity_loc: FF\n"));
-    OverrideRecipe(base, YAML::Node("BIMASK"));
-    EXPECT_EQ(*ParseSparsityConfig(base, "sparsity."), *bimask);
+  auto tuned = Parse("recipe: BIMASK\nsparsity_loc: FF\nn_sparsity: 1\npermutation_refresh_forwards: 7\n");
+  ASSERT_TRUE(tuned.ok()) << tuned.status();
+  EXPECT_EQ(tuned->locations, std::vector<SparsityLocation>{SparsityLocation::kFF});
+  EXPECT_EQ(tuned->nm, (NM{1, 4}));
+  EXPECT_EQ(tuned->permutation_refresh_forwards, 7);
+  EXPECT_EQ(RecipeOf(*tuned), "BIMASK");
+  // Written only when not 100; the canonical form parses back to the same run.
+  YAML::Emitter out;
+  out << SparsityConfigToYaml(*tuned);
+  EXPECT_NE(std::string(out.c_str()).find("permutation_refresh_forwards: 7"), std::string::npos)
+      << out.c_str();
+  EXPECT_EQ(*ParseSparsityConfig(YAML::Load(out.c_str()), "sparsity."), *tuned);
+  YAML::Emitter plain;
+  plain << SparsityConfigToYaml(*bimask);
+  EXPECT_EQ(std::string(plain.c_str()).find("permutation_refresh_forwards"), std::string::npos)
+      << plain.c_str();
+  // As a sweep axis over a written-out base, a base at the default location (FF) gets the authors' four.
+  YAML::Node base = SparsityConfigToYaml(*Parse("sparsity_loc: FF\n"));
+  OverrideRecipe(base, YAML::Node("BIMASK"));
+  EXPECT_EQ(*ParseSparsityConfig(base, "sparsity."), *bimask);
 
-    EXPECT_EQ(
-        ErrorOf("recipe: HU24\npermutation_refresh_forwards: 20\n"),
-        "line 2: sparsity.permutation_refresh_forwards: is a key of sparsity_type BIMASK only, not HU24");
-    EXPECT_EQ(
-        ErrorOf("sparsity_type: BIMASK\npermutation_refresh_forwards: 0\n"),
-        "line 2: sparsity.permutation_refresh_forwards: value 0 is out of range: must be in [1, 1000000]");
-  }
+  EXPECT_EQ(ErrorOf("recipe: HU24\npermutation_refresh_forwards: 20\n"),
+            "line 2: sparsity.permutation_refresh_forwards: is a key of sparsity_type BIMASK only, not HU24");
+  EXPECT_EQ(
+      ErrorOf("sparsity_type: BIMASK\npermutation_refresh_forwards: 0\n"),
+      "line 2: sparsity.permutation_refresh_forwards: value 0 is out of range: must be in [1, 1000000]");
+}
 
 }  // namespace
 }  // namespace nmsparse
