@@ -6,6 +6,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/visible_text.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "tensorboard/hparams.pb.h"
 
 namespace nmsparse::report {
@@ -32,7 +34,14 @@ tensorboard::Event PluginEvent(const char* tag, double wall_time,
   value->set_tag(tag);
   auto* plugin = value->mutable_metadata()->mutable_plugin_data();
   plugin->set_plugin_name(kPluginName);
-  data.SerializeToString(plugin->mutable_content());
+  // Deterministic: the session's hyperparameters are a proto map, whose default order varies from process to
+  // process; sorted keys make the file the same bytes every time (tfevents_test pins it).
+  {
+    google::protobuf::io::StringOutputStream stream(plugin->mutable_content());
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    data.SerializeToCodedStream(&coded);
+  }
   value->mutable_tensor()->set_dtype(kDtFloat);
   value->mutable_tensor()->mutable_tensor_shape()->add_dim()->set_size(0);
   return event;
