@@ -23,8 +23,8 @@ start_worker w1
 
 sweep=$(ctl submit "$sweep_yaml" --json | json "d['sweep']['id']")
 check "the sweep is submitted" test -n "$sweep"
-check "its 6 runs end SUCCEEDED" wait_runs "$sweep" \
-  "len(runs) == 6 and all(r['state'] == 'SUCCEEDED' for r in runs)" 180
+check "its 7 runs end SUCCEEDED" wait_runs "$sweep" \
+  "len(runs) == 7 and all(r['state'] == 'SUCCEEDED' for r in runs)" 180
 ctl runs --sweep "$sweep" >"$tmp/runs.out" 2>&1
 log "nmctl runs:"; cat "$tmp/runs.out" >&2
 for run in $(ctl runs --sweep "$sweep" --json | json "' '.join(str(r['id']) for r in d['runs'])"); do
