@@ -190,14 +190,10 @@ schedule: {epochs: 2, warmup_epochs: 0, log_every_steps: 1}
 sparsity: {recipe: BIMASK}
 )");
   ASSERT_EQ(config.sparsity.permutation_refresh_forwards, 100);
-  std::ostringstream metrics, sink;
-  TrainerOptions options;
-  options.out_dir = TestTempDir("bimask_counter");
-  options.metrics = &metrics;
-  options.log = &sink;
-  ASSERT_EQ(RunTraining(config, options), kExitOk) << sink.str();
-  const std::vector<std::string> steps = MetricLines(metrics.str(), "step");
-  ASSERT_EQ(steps.size(), 8u) << metrics.str();
+  CapturedRun run("bimask_counter");
+  ASSERT_EQ(RunTraining(config, run.options), kExitOk) << run.log.str();
+  const std::vector<std::string> steps = MetricLines(run.metrics.str(), "step");
+  ASSERT_EQ(steps.size(), 8u) << run.metrics.str();
   constexpr int kEvalBatches = 2;
   for (size_t i = 0; i < steps.size(); ++i) {
     std::map<std::string, std::string> fields = MetricFields(steps[i]);
@@ -234,14 +230,10 @@ schedule: {epochs: 1, warmup_epochs: 0, log_every_steps: 1}
 sparsity: {recipe: HU24, sparsity_loc: FF, phases: [{sparse: 1}]}
 )");
   ASSERT_EQ(config.sparsity.mask_refresh_steps, 10);
-  std::ostringstream metrics, sink;
-  TrainerOptions options;
-  options.out_dir = TestTempDir("hu24_deit_schedule");
-  options.metrics = &metrics;
-  options.log = &sink;
-  ASSERT_EQ(RunTraining(config, options), kExitOk) << sink.str();
-  const std::vector<std::string> steps = MetricLines(metrics.str(), "step");
-  ASSERT_EQ(steps.size(), log.size()) << metrics.str();
+  CapturedRun run("hu24_deit_schedule");
+  ASSERT_EQ(RunTraining(config, run.options), kExitOk) << run.log.str();
+  const std::vector<std::string> steps = MetricLines(run.metrics.str(), "step");
+  ASSERT_EQ(steps.size(), log.size()) << run.metrics.str();
 
   int64_t last_refresh = 0;
   std::string previous_flips;
