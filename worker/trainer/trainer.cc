@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -329,7 +330,6 @@ class Run {
     (scaler_ ? scaler_->Scale(loss / accum_) : loss / accum_).backward();
     const int64_t n = batch.labels.size(0);
     window_loss_.add_(loss.detach().to(torch::kDouble) * static_cast<double>(n));
-    window_images_ += static_cast<double>(n);
     window_step_images_.back() += static_cast<double>(n);
   }
 
@@ -362,9 +362,12 @@ class Run {
 
   void StartWindow() {
     window_loss_ = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device_));
-    window_images_ = 0.0;
     window_step_images_.clear();
     window_start_ = Clock::now();
+  }
+
+  double WindowImages() const {
+    return std::accumulate(window_step_images_.begin(), window_step_images_.end(), 0.0);
   }
 
   // This rank's training FLOPs of the window, each step at the densities its forward ran with (STEP's dense
@@ -372,7 +375,7 @@ class Run {
   // its own densities, averaged over the window's steps.
   double WindowFlops() {
     const std::vector<ParameterDensity> by_parameter = sparsity_->TakeParameterDensities();
-    if (!by_parameter.empty()) return TrainingFlopsPerImageByParameter(arch_, by_parameter) * window_images_;
+    if (!by_parameter.empty()) return TrainingFlopsPerImageByParameter(arch_, by_parameter) * WindowImages();
     const int64_t end = state_.global_step;
     const int64_t first = end - static_cast<int64_t>(window_step_images_.size());
     const std::vector<GemmDensity> densities = sparsity_->ForwardDensities(first, end);
@@ -391,7 +394,7 @@ class Run {
   // books them; emits a step line at log points. Returns whether the ranks stop here.
   bool Sync(int epoch, double lr, bool stop_wanted) {
     const double loss_sum = ReadToHost(window_loss_)[0];
-    const auto sums = dist_->SumAcrossRanks({loss_sum, window_images_, std::isfinite(loss_sum) ? 0.0 : 1.0,
+    const auto sums = dist_->SumAcrossRanks({loss_sum, WindowImages(), std::isfinite(loss_sum) ? 0.0 : 1.0,
                                              stop_wanted ? 1.0 : 0.0, WindowFlops()});
     if (sums[2] > 0) {
       throw TrainerError(kExitTraining, "non-finite loss in epoch " + std::to_string(epoch) +
@@ -661,8 +664,7 @@ class Run {
   std::unique_ptr<DeviceTransfer> transfer_;
   // The window since the last sync point: its loss sum stays on the device until the sync reads it.
   torch::Tensor window_loss_;
-  double window_images_ = 0.0;              // This rank's.
-  std::vector<double> window_step_images_;  // This rank's, per optimizer step of the window.
+  std::vector<double> window_step_images_;  // This rank's images, per optimizer step of the window.
   Clock::time_point window_start_;
   double log_loss_ = 0.0, log_images_ = 0.0, log_seconds_ = 0.0;  // Since the last step line, all ranks.
   ProgressTicker progress_{contract::kProgressIntervalSeconds};

@@ -70,8 +70,8 @@ torch::Tensor Adapted(const std::string& name, const torch::Tensor& value, const
 }
 
 // The file's bytes, read once in 1 MiB chunks and hashed as they are read (where there is a digest to
-// check): the digest check and the load see the same bytes. A non-empty `sha256` that differs is TrainerError(kExitUsage) naming the file and
-// both digests.
+// check): the digest check and the load see the same bytes. A non-empty `sha256` that differs is
+// TrainerError(kExitUsage) naming the file and both digests.
 std::string ReadCheckedBytes(const std::string& file, const std::string& sha256) {
   std::ifstream in(file, std::ios::binary | std::ios::ate);
   if (!in) throw TrainerError(kExitUsage, "model.initial_checkpoint: cannot open " + file);
